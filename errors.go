@@ -1,0 +1,41 @@
+package webhooks
+
+import "errors"
+
+// Sentinel errors returned by stores, the gateway and the processor. Compare
+// with errors.Is; stores wrap them with context using %w.
+var (
+	// ErrLeaseLost is returned by Complete, Fail, Abandon and ExtendLease when
+	// the lease token is no longer the item's current token: the lease
+	// expired and another worker acquired the item, or the item was already
+	// finished. Nothing was changed. The worker must stop working on the item.
+	ErrLeaseLost = errors.New("webhooks: lease lost: the item was leased again or finished by someone else")
+
+	// ErrNotFound is returned when no inbox item exists for a key.
+	ErrNotFound = errors.New("webhooks: inbox item not found")
+
+	// ErrUnknownProvider is returned by Gateway.Receive when no verifier is
+	// registered for the route's provider. Unknown providers are refused:
+	// accepting unsigned traffic needs an explicitly registered verifier.
+	ErrUnknownProvider = errors.New("webhooks: no verifier registered for this provider")
+
+	// ErrPayloadConflict is returned when an event ID (or replay key) that was
+	// already received arrives again with a different payload digest.
+	ErrPayloadConflict = errors.New("webhooks: event ID reused with a different payload")
+
+	// ErrNoHandler is the cause of the permanent failure a Mux reports for an
+	// event type no pattern matches (unless it was told to ignore such events).
+	ErrNoHandler = errors.New("webhooks: no handler registered for this event type")
+
+	// ErrDuplicateProvider is returned by Resolver.Register when the provider
+	// key is already registered.
+	ErrDuplicateProvider = errors.New("webhooks: provider already registered")
+
+	// ErrDuplicatePattern is returned by Mux.Handle when the pattern is
+	// already registered.
+	ErrDuplicatePattern = errors.New("webhooks: handler pattern already registered")
+
+	// ErrInvalidCursor is returned by ParseDeadLetterCursor (and so by
+	// InboxStore.DeadLetters) for a cursor it did not produce.
+	ErrInvalidCursor = errors.New("webhooks: invalid dead-letter cursor")
+)

@@ -1,0 +1,3 @@
+module github.com/hookinbox/webhooks
+
+go 1.26

@@ -1,0 +1,53 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"time"
+)
+
+// ReplayKey identifies a registration in the ReplayStore.
+type ReplayKey struct {
+	Provider string
+	Tenant   string
+	Key      string
+}
+
+// ReplayOutcome says what ReplayStore.Register found.
+type ReplayOutcome int
+
+const (
+	// ReplayNew means the key was not registered (or its registration had
+	// expired) and is now registered.
+	ReplayNew ReplayOutcome = iota + 1
+	// ReplaySeen means the key is registered with the same payload digest: a
+	// redelivery of the same webhook.
+	ReplaySeen
+	// ReplayConflict means the key is registered with a different payload
+	// digest: the key was reused for other content.
+	ReplayConflict
+)
+
+func (o ReplayOutcome) String() string {
+	switch o {
+	case ReplayNew:
+		return "new"
+	case ReplaySeen:
+		return "seen"
+	case ReplayConflict:
+		return "conflict"
+	}
+	return fmt.Sprintf("ReplayOutcome(%d)", int(o))
+}
+
+// ReplayStore remembers which replay keys were seen, with their payload
+// digests, until they expire.
+//
+// Register atomically registers key with payloadSHA256 until expiresAt unless
+// it is registered and not expired at now; of concurrent calls with one key
+// exactly one reports ReplayNew. An existing registration is not extended.
+// Implementations must be safe for concurrent use.
+type ReplayStore interface {
+	Register(ctx context.Context, key ReplayKey, payloadSHA256 [sha256.Size]byte, now, expiresAt time.Time) (ReplayOutcome, error)
+}
