@@ -102,7 +102,9 @@ type Item struct {
 	// Attempts counts processing attempts started and not abandoned
 	// (an attempt whose lease expired because the worker died counts).
 	Attempts int
-	// NextAttemptAt is when a pending item becomes due.
+	// NextAttemptAt is when the item becomes due: for a pending item the
+	// time of its next attempt, for a leased item its lease expiry (when it
+	// becomes due again if the worker dies), zero once it succeeded or died.
 	NextAttemptAt time.Time
 	// LeaseExpiresAt is set while the item is leased.
 	LeaseExpiresAt time.Time
@@ -194,9 +196,12 @@ type LeaseStore interface {
 	// ExtendLease moves the lease's expiry to now+d and updates
 	// lease.ExpiresAt.
 	//
-	// All four return an error wrapping ErrLeaseLost, and change nothing,
-	// when lease.Token is not the item's current token or the lease has
-	// expired by now.
+	//
+	// Complete, Fail, Abandon and ExtendLease are fenced by the lease token:
+	// they return an error wrapping ErrLeaseLost, and change nothing, when
+	// lease.Token is not the item's current token (the item was leased again
+	// or finished). A lease that expired but was not taken by anyone else is
+	// still current: settling it is safe, since nobody else holds the item.
 	ExtendLease(ctx context.Context, lease *Lease, now time.Time, d time.Duration) error
 }
 
