@@ -1,0 +1,76 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestMuxRouting(t *testing.T) {
+	t.Parallel()
+	m := NewMux()
+	var got string
+	reg := func(pattern string) {
+		require.NoError(t, m.HandleFunc(pattern, func(context.Context, Event) error { got = pattern; return nil }))
+	}
+	reg("invoice.paid")
+	reg("invoice.*")
+	reg("invoice.payment.*")
+	reg("*")
+	for typ, want := range map[string]string{
+		"invoice.paid":           "invoice.paid",
+		"invoice.created":        "invoice.*",
+		"invoice.payment.failed": "invoice.payment.*",
+		"invoice":                "*",
+		"invoice.":               "*",
+		"push":                   "*",
+		"":                       "*",
+	} {
+		got = ""
+		require.NoError(t, m.Dispatch(context.Background(), Event{Type: typ}))
+		assert.Equal(t, want, got, "event type %q", typ)
+	}
+}
+
+func TestMuxUnhandled(t *testing.T) {
+	t.Parallel()
+	m := NewMux()
+	require.NoError(t, m.HandleFunc("push", func(context.Context, Event) error { return nil }))
+	err := m.Dispatch(context.Background(), Event{Type: "issues"})
+	require.ErrorIs(t, err, ErrNoHandler)
+	assert.True(t, IsPermanent(err), "unhandled types are dead-lettered by default")
+	assert.Equal(t, FailureNoHandler, FailureFromError(err).Class)
+
+	m.SetUnhandled(UnhandledIgnore)
+	assert.NoError(t, m.Dispatch(context.Background(), Event{Type: "issues"}))
+}
+
+func TestMuxHandleErrors(t *testing.T) {
+	t.Parallel()
+	m := NewMux()
+	h := HandlerFunc(func(context.Context, Event) error { return nil })
+	require.NoError(t, m.Handle("a.*", h))
+	assert.ErrorIs(t, m.Handle("a.*", h), ErrDuplicatePattern)
+	require.NoError(t, m.Handle("*", h))
+	assert.ErrorIs(t, m.Handle("*", h), ErrDuplicatePattern)
+	require.NoError(t, m.Handle("x", h))
+	assert.ErrorIs(t, m.Handle("x", h), ErrDuplicatePattern)
+	for _, bad := range []string{"", ".*", "a*", "*.b", "a.*.*", "a.*b"} {
+		err := m.Handle(bad, h)
+		assert.Error(t, err, "pattern %q", bad)
+		assert.False(t, errors.Is(err, ErrDuplicatePattern), "pattern %q is invalid, not a duplicate", bad)
+	}
+	assert.Error(t, m.Handle("y", nil))
+	assert.Error(t, m.HandleFunc("y", nil))
+}
+
+func TestMuxHandlerErrorPassesThrough(t *testing.T) {
+	t.Parallel()
+	m := NewMux()
+	boom := errors.New("boom")
+	require.NoError(t, m.HandleFunc("e", func(context.Context, Event) error { return boom }))
+	assert.ErrorIs(t, m.Dispatch(context.Background(), Event{Type: "e"}), boom)
+}
