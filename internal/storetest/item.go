@@ -1,0 +1,136 @@
+package storetest
+
+import (
+	"crypto/sha256"
+	"errors"
+	"net/http"
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+var itemCases = []inboxCase{
+	{"GetMissing", testGetMissing},
+	{"ItemsAreCopies", testItemsAreCopies},
+	{"PayloadAndHeadersRoundTrip", testPayloadAndHeadersRoundTrip},
+	{"CanceledContext", testCanceledContext},
+}
+
+func testGetMissing(t *testing.T, s webhooks.InboxStore) {
+	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
+	for _, k := range []webhooks.InboxKey{key("evt_2"), {Provider: "acme", Tenant: "", EventID: "evt_1"}, {}} {
+		if _, err := s.Get(t.Context(), k); !errors.Is(err, webhooks.ErrNotFound) {
+			t.Errorf("Get(%s) of a missing key: error %v; want an error wrapping webhooks.ErrNotFound", fmtKey(k), err)
+		}
+	}
+}
+
+func testItemsAreCopies(t *testing.T, s webhooks.InboxStore) {
+	env := envelope(key("evt_1"), `{"id":"evt_1"}`, base)
+	want := enqueuedItem(env)
+	want.Payload = []byte(`{"id":"evt_1"}`)
+	want.Headers = env.Headers.Clone()
+	mustEnqueue(t, s, env)
+	// The caller's envelope is the caller's to reuse.
+	env.Payload[0] = 'X'
+	env.Headers.Set("Content-Type", "text/plain")
+	env.Headers["X-Trace"][0] = "changed"
+	checkStored(t, s, want, "after the caller changed the enqueued envelope's payload and headers")
+
+	got := mustGet(t, s, env.Key)
+	got.Payload[0] = 'Y'
+	got.Headers.Add("X-New", "1")
+	got.Headers["X-Trace"][1] = "changed"
+	checkStored(t, s, want, "after the caller changed an item Get returned")
+
+	now := at(time.Second)
+	l := mustAcquire(t, s, now, leaseFor)
+	l.Item.Payload[0] = 'Z'
+	l.Item.Headers.Del("Content-Type")
+	checkStored(t, s, leasedItem(want, now, leaseFor), "after the caller changed Lease.Item")
+
+	mustFail(t, s, l, permanent, webhooks.DeadLetterDecision(), at(2*time.Second))
+	page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{}, 10)
+	if err != nil || len(page.Items) != 1 {
+		t.Fatalf("DeadLetters = %d items, error %v; want the one dead item", len(page.Items), err)
+	}
+	page.Items[0].Payload[0] = 'W'
+	page.Items[0].Headers.Del("X-Trace")
+	page.Items[0].LastError.Message = "changed"
+	after := mustGet(t, s, env.Key)
+	if string(after.Payload) != string(want.Payload) || !headersEqual(after.Headers, want.Headers) || after.LastError.Message != permanent.Message {
+		t.Errorf("after the caller changed a DeadLetters item: stored Payload %q, Headers %v, LastError.Message %q; want %q, %v, %q (items must be copies)",
+			after.Payload, after.Headers, after.LastError.Message, want.Payload, want.Headers, permanent.Message)
+	}
+}
+
+func testPayloadAndHeadersRoundTrip(t *testing.T, s webhooks.InboxStore) {
+	cases := []struct {
+		id      string
+		payload []byte
+		headers http.Header
+	}{
+		{"binary", []byte{0x00, 0xff, 0xfe, '{', 0x80, 0xc3, 0x28, 0x00}, http.Header{
+			"X-Multi":      {"one", "two", "three"},
+			"X-Empty":      {""},
+			"Content-Type": {"application/octet-stream"},
+			"X-Unicode":    {"héllo, 世界"},
+		}},
+		{"empty", []byte{}, http.Header{}},
+		{"nil", nil, nil},
+		{"json", []byte(`{"a":"b\u0000","n":1.50}`), http.Header{"X-Order": {"b", "a"}}},
+	}
+	for i, c := range cases {
+		now := at(time.Duration(i) * time.Second)
+		env := webhooks.Envelope{
+			Key:           key(c.id),
+			EventType:     "raw",
+			Payload:       c.payload,
+			Headers:       c.headers,
+			PayloadSHA256: sha256.Sum256(c.payload),
+			ReceivedAt:    now,
+		}
+		mustEnqueue(t, s, env)
+		checkStored(t, s, enqueuedItem(env), "of a "+c.id+" payload (payload byte for byte, every header value in order)")
+		l := mustAcquireKey(t, s, env.Key, now, leaseFor)
+		checkItem(t, "Lease.Item of a "+c.id+" payload", l.Item, leasedItem(enqueuedItem(env), now, leaseFor))
+	}
+}
+
+func testCanceledContext(t *testing.T, s webhooks.InboxStore) {
+	ctx := canceledContext()
+	env := envelope(key("evt_1"), "p", base)
+
+	_, err := s.Enqueue(ctx, env)
+	wantCanceled(t, err, "Enqueue")
+	if _, err := s.Get(t.Context(), env.Key); !errors.Is(err, webhooks.ErrNotFound) {
+		t.Errorf("Get after Enqueue with a canceled context: error %v; want webhooks.ErrNotFound (nothing stored)", err)
+	}
+
+	mustEnqueue(t, s, env)
+	l, err := s.AcquireNext(ctx, base, leaseFor)
+	wantCanceled(t, err, "AcquireNext")
+	if l != nil {
+		t.Errorf("AcquireNext with a canceled context leased %s; want nil", l.Key())
+	}
+	checkStored(t, s, enqueuedItem(env), "after AcquireNext with a canceled context (nothing may change)")
+
+	l = mustAcquire(t, s, base, leaseFor)
+	leased := mustGet(t, s, env.Key)
+	wantCanceled(t, s.Complete(ctx, l, at(time.Second)), "Complete")
+	wantCanceled(t, s.Fail(ctx, l, permanent, webhooks.DeadLetterDecision(), at(time.Second)), "Fail")
+	wantCanceled(t, s.Abandon(ctx, l, at(time.Second)), "Abandon")
+	wantCanceled(t, s.ExtendLease(ctx, l, at(time.Second), time.Hour), "ExtendLease")
+	_, err = s.Get(ctx, env.Key)
+	wantCanceled(t, err, "Get")
+	_, err = s.DeadLetters(ctx, webhooks.DeadLetterQuery{}, 10)
+	wantCanceled(t, err, "DeadLetters")
+	_, err = s.ReplayDeadLetter(ctx, env.Key, at(time.Second), false)
+	wantCanceled(t, err, "ReplayDeadLetter")
+	checkStored(t, s, leased, "after settling with a canceled context (nothing may change)")
+
+	if err := s.Complete(t.Context(), l, at(time.Second)); err != nil {
+		t.Errorf("Complete after calls with a canceled context: %v; want no error (the lease is still current)", err)
+	}
+}

@@ -1,0 +1,410 @@
+package memstore
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+// Inbox is an in-memory webhooks.InboxStore. It also implements
+// webhooks.BatchAcquirer. It is safe for concurrent use; it is not durable
+// (see the package documentation).
+//
+// Acquisition takes O(log n) time per item through a heap of the items by
+// due time; DeadLetters sorts the matching dead items on every call.
+type Inbox struct {
+	mu    sync.Mutex
+	items map[webhooks.InboxKey]*entry
+	due   dueQueue                     // pending and leased entries
+	dead  map[webhooks.InboxKey]*entry // dead entries
+	seq   uint64                       // last entry.seq handed out
+}
+
+// entry is one stored item with its lease token. Its item is owned by the
+// Inbox and only leaves it as a copy.
+type entry struct {
+	item  webhooks.Item
+	token string // current lease token; "" unless leased
+	seq   uint64 // enqueue order, breaks ties between equal due times
+	index int    // position in Inbox.due, -1 when not queued
+}
+
+var (
+	_ webhooks.InboxStore    = (*Inbox)(nil)
+	_ webhooks.BatchAcquirer = (*Inbox)(nil)
+)
+
+// NewInbox returns an empty in-memory inbox.
+func NewInbox() *Inbox {
+	return &Inbox{
+		items: make(map[webhooks.InboxKey]*entry),
+		dead:  make(map[webhooks.InboxKey]*entry),
+	}
+}
+
+// Enqueue implements webhooks.Enqueuer. The envelope's payload and headers
+// are copied.
+func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	if err := ctxErr(ctx); err != nil {
+		return webhooks.EnqueueResult{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if e, ok := s.items[env.Key]; ok {
+		if e.item.PayloadSHA256 != env.PayloadSHA256 {
+			return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict, State: e.item.State}, nil
+		}
+		e.item.DuplicateCount++
+		e.item.LastSeenAt = env.ReceivedAt
+		return webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: e.item.State}, nil
+	}
+
+	s.seq++
+	e := &entry{
+		seq:   s.seq,
+		index: -1,
+		item: webhooks.Item{
+			Key:           env.Key,
+			EventType:     env.EventType,
+			Payload:       bytes.Clone(env.Payload),
+			Headers:       env.Headers.Clone(),
+			PayloadSHA256: env.PayloadSHA256,
+			KeyID:         env.KeyID,
+			State:         webhooks.StatePending,
+			NextAttemptAt: env.ReceivedAt,
+			LastSeenAt:    env.ReceivedAt,
+			OccurredAt:    env.OccurredAt,
+			ReceivedAt:    env.ReceivedAt,
+			UpdatedAt:     env.ReceivedAt,
+		},
+	}
+	s.items[env.Key] = e
+	s.due.update(e)
+	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, nil
+}
+
+// AcquireNext implements webhooks.LeaseStore.
+func (s *Inbox) AcquireNext(ctx context.Context, now time.Time, leaseDuration time.Duration) (*webhooks.Lease, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkLeaseDuration("AcquireNext", leaseDuration); err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e := s.due.peekDue(now)
+	if e == nil {
+		return nil, nil
+	}
+	return s.leaseLocked(e, now, leaseDuration)
+}
+
+// AcquireBatch implements webhooks.BatchAcquirer: it leases up to max due
+// items, the longest due first, each with its own token.
+func (s *Inbox) AcquireBatch(ctx context.Context, now time.Time, leaseDuration time.Duration, max int) ([]*webhooks.Lease, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkLeaseDuration("AcquireBatch", leaseDuration); err != nil {
+		return nil, err
+	}
+	if max <= 0 {
+		return nil, fmt.Errorf("memstore: AcquireBatch max is %d; it must be at least 1", max)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var leases []*webhooks.Lease
+	for len(leases) < max {
+		// A leased entry is due again only at now+leaseDuration, after now,
+		// so the loop never takes one entry twice.
+		e := s.due.peekDue(now)
+		if e == nil {
+			break
+		}
+		l, err := s.leaseLocked(e, now, leaseDuration)
+		if err != nil {
+			return leases, err
+		}
+		leases = append(leases, l)
+	}
+	return leases, nil
+}
+
+// leaseLocked leases the due entry e with a fresh token.
+func (s *Inbox) leaseLocked(e *entry, now time.Time, d time.Duration) (*webhooks.Lease, error) {
+	token, err := uuid.NewRandom()
+	if err != nil {
+		return nil, fmt.Errorf("memstore: generating a lease token failed (the system's random source is broken): %w", err)
+	}
+	expires := now.Add(d)
+	e.token = token.String()
+	e.item.State = webhooks.StateLeased
+	e.item.Attempts++
+	e.item.LeaseExpiresAt = expires
+	e.item.NextAttemptAt = expires
+	e.item.UpdatedAt = now
+	s.due.update(e)
+	return &webhooks.Lease{
+		Token:     e.token,
+		ExpiresAt: expires,
+		Attempt:   e.item.Attempts,
+		Item:      cloneItem(e.item),
+	}, nil
+}
+
+// Complete implements webhooks.LeaseStore.
+func (s *Inbox) Complete(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e, err := s.currentLocked("Complete", lease)
+	if err != nil {
+		return err
+	}
+	s.releaseLocked(e, now)
+	e.item.State = webhooks.StateSucceeded
+	e.item.CompletedAt = now
+	e.item.NextAttemptAt = time.Time{}
+	s.due.remove(e)
+	return nil
+}
+
+// Fail implements webhooks.LeaseStore. The failure message is shortened with
+// webhooks.TruncateErrorMessage.
+func (s *Inbox) Fail(ctx context.Context, lease *webhooks.Lease, failure webhooks.Failure, decision webhooks.RetryDecision, now time.Time) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e, err := s.currentLocked("Fail", lease)
+	if err != nil {
+		return err
+	}
+	s.releaseLocked(e, now)
+	e.item.LastError = &webhooks.ErrorRecord{
+		Class:   failure.Class,
+		Message: webhooks.TruncateErrorMessage(failure.Message),
+		At:      now,
+	}
+	if decision.DeadLetter {
+		e.item.State = webhooks.StateDead
+		e.item.DeadAt = now
+		e.item.NextAttemptAt = time.Time{}
+		s.due.remove(e)
+		s.dead[e.item.Key] = e
+		return nil
+	}
+	e.item.State = webhooks.StatePending
+	e.item.NextAttemptAt = decision.RetryAt
+	s.due.update(e)
+	return nil
+}
+
+// Abandon implements webhooks.LeaseStore.
+func (s *Inbox) Abandon(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e, err := s.currentLocked("Abandon", lease)
+	if err != nil {
+		return err
+	}
+	s.releaseLocked(e, now)
+	e.item.State = webhooks.StatePending
+	e.item.Attempts--
+	e.item.NextAttemptAt = now
+	s.due.update(e)
+	return nil
+}
+
+// ExtendLease implements webhooks.LeaseStore.
+func (s *Inbox) ExtendLease(ctx context.Context, lease *webhooks.Lease, now time.Time, d time.Duration) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if err := checkLeaseDuration("ExtendLease", d); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e, err := s.currentLocked("ExtendLease", lease)
+	if err != nil {
+		return err
+	}
+	expires := now.Add(d)
+	e.item.LeaseExpiresAt = expires
+	e.item.NextAttemptAt = expires
+	e.item.UpdatedAt = now
+	s.due.update(e)
+	lease.ExpiresAt = expires
+	return nil
+}
+
+// currentLocked returns the entry lease refers to if lease holds its current
+// token, or an error wrapping webhooks.ErrLeaseLost.
+func (s *Inbox) currentLocked(op string, lease *webhooks.Lease) (*entry, error) {
+	if lease == nil {
+		return nil, fmt.Errorf("memstore: %s: the lease is nil; pass the lease returned by AcquireNext", op)
+	}
+	e := s.items[lease.Item.Key]
+	if e == nil || e.item.State != webhooks.StateLeased || e.token != lease.Token {
+		return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrLeaseLost)
+	}
+	return e, nil
+}
+
+// releaseLocked clears e's lease.
+func (s *Inbox) releaseLocked(e *entry, now time.Time) {
+	e.token = ""
+	e.item.LeaseExpiresAt = time.Time{}
+	e.item.UpdatedAt = now
+}
+
+// Get implements webhooks.InboxStore. The item is a copy.
+func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, error) {
+	if err := ctxErr(ctx); err != nil {
+		return webhooks.Item{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e := s.items[key]
+	if e == nil {
+		return webhooks.Item{}, fmt.Errorf("memstore: Get %s: %w", key, webhooks.ErrNotFound)
+	}
+	return cloneItem(e.item), nil
+}
+
+// ReplayDeadLetter implements webhooks.InboxStore.
+func (s *Inbox) ReplayDeadLetter(ctx context.Context, key webhooks.InboxKey, now time.Time, resetAttempts bool) (bool, error) {
+	if err := ctxErr(ctx); err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e := s.items[key]
+	if e == nil {
+		return false, fmt.Errorf("memstore: ReplayDeadLetter %s: %w", key, webhooks.ErrNotFound)
+	}
+	if e.item.State != webhooks.StateDead {
+		return false, nil
+	}
+	delete(s.dead, key)
+	e.item.State = webhooks.StatePending
+	e.item.NextAttemptAt = now
+	e.item.DeadAt = time.Time{}
+	e.item.UpdatedAt = now
+	if resetAttempts {
+		e.item.Attempts = 0
+	}
+	s.due.update(e)
+	return true, nil
+}
+
+// DeadLetters implements webhooks.InboxStore. It sorts the matching dead
+// items on every call, which is fine for the numbers memstore is meant for.
+func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max int) (webhooks.DeadLetterPage, error) {
+	if err := ctxErr(ctx); err != nil {
+		return webhooks.DeadLetterPage{}, err
+	}
+	if max <= 0 {
+		return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters max is %d; it must be at least 1", max)
+	}
+	var after *webhooks.DeadLetterCursor
+	if q.After != "" {
+		c, err := webhooks.ParseDeadLetterCursor(q.After)
+		if err != nil {
+			return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters: pass a Next value from an earlier page, or an empty After for the first page: %w", err)
+		}
+		after = &c
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var matches []*entry
+	for _, e := range s.dead {
+		it := &e.item
+		if (q.Provider != "" && it.Key.Provider != q.Provider) ||
+			(q.Tenant != "" && it.Key.Tenant != q.Tenant) ||
+			(q.EventType != "" && it.EventType != q.EventType) {
+			continue
+		}
+		if after != nil && !after.Before(it.DeadAt, it.Key) {
+			continue
+		}
+		matches = append(matches, e)
+	}
+	slices.SortFunc(matches, func(a, b *entry) int { return newestFirst(&a.item, &b.item) })
+
+	var page webhooks.DeadLetterPage
+	for _, e := range matches[:min(max, len(matches))] {
+		page.Items = append(page.Items, cloneItem(e.item))
+	}
+	if len(matches) > max {
+		last := page.Items[max-1]
+		page.Next = webhooks.DeadLetterCursor{DeadAt: last.DeadAt, Key: last.Key}.String()
+	}
+	return page, nil
+}
+
+// newestFirst orders dead items by DeadAt, then key, both descending.
+func newestFirst(a, b *webhooks.Item) int {
+	if c := b.DeadAt.Compare(a.DeadAt); c != 0 {
+		return c
+	}
+	return cmp.Or(
+		cmp.Compare(b.Key.Provider, a.Key.Provider),
+		cmp.Compare(b.Key.Tenant, a.Key.Tenant),
+		cmp.Compare(b.Key.EventID, a.Key.EventID),
+	)
+}
+
+// cloneItem returns a deep copy of it.
+func cloneItem(it webhooks.Item) webhooks.Item {
+	it.Payload = bytes.Clone(it.Payload)
+	it.Headers = it.Headers.Clone()
+	if it.LastError != nil {
+		rec := *it.LastError
+		it.LastError = &rec
+	}
+	return it
+}
+
+func checkLeaseDuration(op string, d time.Duration) error {
+	if d <= 0 {
+		return fmt.Errorf("memstore: %s lease duration is %v; it must be positive", op, d)
+	}
+	return nil
+}
+
+var errNilContext = errors.New("memstore: nil context; pass context.Background() or a request context")
+
+// ctxErr returns ctx.Err(), or an error for a nil ctx.
+func ctxErr(ctx context.Context) error {
+	if ctx == nil {
+		return errNilContext
+	}
+	return ctx.Err()
+}

@@ -1,0 +1,98 @@
+package memstore
+
+import (
+	"container/heap"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+// dueQueue is a min-heap of the pending and leased entries by due time
+// (Item.NextAttemptAt, which equals LeaseExpiresAt while leased), ties broken
+// by enqueue order. Succeeded and dead entries are not in it.
+type dueQueue []*entry
+
+var _ heap.Interface = (*dueQueue)(nil)
+
+func (q dueQueue) Len() int { return len(q) }
+
+func (q dueQueue) Less(i, j int) bool {
+	a, b := q[i], q[j]
+	if !a.item.NextAttemptAt.Equal(b.item.NextAttemptAt) {
+		return a.item.NextAttemptAt.Before(b.item.NextAttemptAt)
+	}
+	return a.seq < b.seq
+}
+
+func (q dueQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index = i
+	q[j].index = j
+}
+
+func (q *dueQueue) Push(x any) {
+	e := x.(*entry)
+	e.index = len(*q)
+	*q = append(*q, e)
+}
+
+func (q *dueQueue) Pop() any {
+	old := *q
+	n := len(old) - 1
+	e := old[n]
+	old[n] = nil
+	e.index = -1
+	*q = old[:n]
+	return e
+}
+
+// peekDue returns the entry due the longest if it is due at now, else nil.
+func (q dueQueue) peekDue(now time.Time) *entry {
+	if len(q) == 0 || q[0].item.NextAttemptAt.After(now) {
+		return nil
+	}
+	return q[0]
+}
+
+// update restores heap order after e's due time changed, adding e if it is
+// not queued.
+func (q *dueQueue) update(e *entry) {
+	if e.index < 0 {
+		heap.Push(q, e)
+		return
+	}
+	heap.Fix(q, e.index)
+}
+
+// remove takes e out of the queue if it is in it.
+func (q *dueQueue) remove(e *entry) {
+	if e.index >= 0 {
+		heap.Remove(q, e.index)
+	}
+}
+
+// expiryQueue is a min-heap of replay registrations by expiry. It may hold
+// stale entries for keys that were registered again after expiring; eviction
+// checks the live registration before deleting it.
+type expiryQueue []expiry
+
+type expiry struct {
+	key webhooks.ReplayKey
+	at  time.Time
+}
+
+var _ heap.Interface = (*expiryQueue)(nil)
+
+func (q expiryQueue) Len() int           { return len(q) }
+func (q expiryQueue) Less(i, j int) bool { return q[i].at.Before(q[j].at) }
+func (q expiryQueue) Swap(i, j int)      { q[i], q[j] = q[j], q[i] }
+func (q *expiryQueue) Push(x any)        { *q = append(*q, x.(expiry)) }
+
+func (q *expiryQueue) Pop() any {
+	old := *q
+	n := len(old) - 1
+	x := old[n]
+	old[n] = expiry{}
+	*q = old[:n]
+	return x
+}
