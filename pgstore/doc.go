@@ -1,0 +1,87 @@
+// Package pgstore is the PostgreSQL inbox and replay store, on pgx v5
+// (pgxpool). Several gateway and processor instances share one database; every
+// guarantee of the webhooks package holds across processes, because each is
+// enforced by a single SQL statement on a row.
+//
+//	pool, err := pgxpool.New(ctx, dsn)
+//	…
+//	store, err := pgstore.New(pool) // or pgstore.New(pool, pgstore.WithSchema("hooks"))
+//	…
+//	if err := store.Migrate(ctx); err != nil { … }
+//	gw := webhooks.NewGateway(resolver, store, store, …)
+//	proc := webhooks.NewProcessor(store, dispatcher, webhooks.WithWakeSource(store.Listener()), …)
+//
+// # Tables and migrations
+//
+// The tables live in their own schema (DefaultSchema unless WithSchema), so
+// they sit beside a host's tables. Migrate applies the embedded, versioned
+// migrations (see Migrations) under an advisory lock and records them in
+// MigrationsTable. The README in this directory lists the schema.
+//
+// # Statements
+//
+// Enqueue is one INSERT … ON CONFLICT … DO UPDATE … RETURNING: the primary key
+// (provider, tenant, event_id) makes concurrent deliveries of one event
+// produce one row, and the returned row tells new, duplicate and conflict
+// apart. Register does the same for replay keys, replacing an expired
+// registration in the same statement. AcquireNext and AcquireBatch lock due
+// rows with FOR UPDATE SKIP LOCKED and give each a fresh random lease token
+// in the same statement. Complete, Fail, Abandon and ExtendLease are one
+// UPDATE each, conditional on the item being leased under the caller's
+// token; when no row matches they return an error wrapping
+// webhooks.ErrLeaseLost.
+//
+// # Time and clock skew
+//
+// By default the store uses the now the caller passes, as the
+// webhooks.InboxStore contract says: lease expiry, due times and every
+// recorded time come from the caller's clock, which keeps the store
+// deterministic under test. With several instances their clocks differ, and
+// this is what holds:
+//
+//   - Never two settleable leases. Whether a lease is valid for Complete,
+//     Fail, Abandon and ExtendLease is decided only by the token stored in
+//     the row, never by a clock. Acquisition replaces the token while holding
+//     the row lock, and PostgreSQL re-checks the due condition on the row's
+//     latest version once it has the lock, so acquisitions of one item are
+//     serialised and each one invalidates the previous token. Whatever the
+//     clocks say, exactly one token is current, and only its holder changes
+//     the item: a worker whose lease was taken over gets ErrLeaseLost and
+//     changes nothing. No skew can make an item succeed twice or be settled
+//     by a stale worker.
+//   - Exclusive execution needs the clocks to agree within the lease. Skew
+//     does decide when an item counts as expired: an instance whose clock
+//     runs Δ ahead treats leases as expired Δ early and may take an item
+//     while the holder's handler is still running, so the handler can run
+//     twice at once (the late one is then fenced out as above). With skew
+//     well below the lease duration, and leases extended well before they
+//     expire, this does not happen.
+//
+// WithDatabaseClock removes the second caveat: every comparison and every
+// expiry uses the database server's now(), one clock for all instances, so
+// an item's lease expires at the same moment for everyone whatever the
+// instances' clocks say. Times the caller gives as instants (a retry's
+// RetryAt, a replay key's expiry) keep their distance from the caller's
+// now. A worker should still extend its lease by elapsed time (as the
+// Processor does), not by comparing Lease.ExpiresAt, now a server time,
+// with its own clock. The caller's times are still what the conformance suite
+// exercises, so the option is off by default; turn it on in production when
+// you cannot vouch for the hosts' clocks.
+//
+// # Wake-ups
+//
+// Enqueue (for a new item) and ReplayDeadLetter notify NotifyChannel with
+// pg_notify in the same statement, so the notification is sent when the
+// transaction commits and never for a rolled-back EnqueueTx. Listener LISTENs
+// on a dedicated connection and wakes the Processor; it reconnects with
+// backoff when the connection drops. Notifications are hints: work is found by
+// polling too, so a missed notification only delays it. Every notifying
+// commit takes PostgreSQL's notification queue lock, which serialises such
+// commits; it is not a bottleneck at webhook rates.
+//
+// # Retention
+//
+// Rows are never deleted by the store's normal operation. DeleteSucceeded
+// and DeleteExpiredReplayKeys delete old rows in bounded batches; run them
+// periodically.
+package pgstore

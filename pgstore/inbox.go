@@ -1,0 +1,194 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+// Enqueue implements webhooks.Enqueuer in one statement (INSERT … ON
+// CONFLICT … DO UPDATE … RETURNING) that commits before it returns, so a
+// nil error means the item is durable. A new item notifies
+// NotifyChannel on commit.
+func (s *Store) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	return s.enqueue(ctx, s.pool, env)
+}
+
+// EnqueueTx is Enqueue inside the host's transaction tx: the item is stored,
+// and listeners are woken, only if tx commits, together with whatever else
+// the host wrote in it. The outcome reports what the statement found inside
+// tx; if tx rolls back, nothing was stored.
+//
+// A concurrent Enqueue of the same key waits for tx to end. In a REPEATABLE
+// READ or SERIALIZABLE transaction, a row committed by another transaction
+// after tx's snapshot makes the statement fail with a serialization error
+// (SQLSTATE 40001); retry the transaction then.
+func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	if tx == nil {
+		return webhooks.EnqueueResult{}, errors.New("pgstore: EnqueueTx needs the host's pgx.Tx; got nil (use Enqueue outside a transaction)")
+	}
+	return s.enqueue(ctx, tx, env)
+}
+
+func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	if err := checkKey(env.Key); err != nil {
+		return webhooks.EnqueueResult{}, err
+	}
+	if err := checkText("event type", env.EventType); err != nil {
+		return webhooks.EnqueueResult{}, err
+	}
+	if err := checkText("key ID", env.KeyID); err != nil {
+		return webhooks.EnqueueResult{}, err
+	}
+	headers, err := encodeHeaders(env.Headers)
+	if err != nil {
+		return webhooks.EnqueueResult{}, err
+	}
+	payload := env.Payload
+	if payload == nil {
+		payload = []byte{}
+	}
+	var (
+		inserted, sameDigest bool
+		state                string
+		notified             int64
+	)
+	err = q.QueryRow(ctx, s.sql.enqueue,
+		env.Key.Provider, env.Key.Tenant, env.Key.EventID, env.EventType,
+		payload, headers, env.PayloadSHA256[:], env.KeyID,
+		nullTime(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), s.channel,
+	).Scan(&inserted, &sameDigest, &state, &notified)
+	if err != nil {
+		return webhooks.EnqueueResult{}, wrapErr("enqueue "+env.Key.String(), err)
+	}
+	res := webhooks.EnqueueResult{State: webhooks.State(state)}
+	switch {
+	case inserted:
+		res.Outcome = webhooks.EnqueueNew
+	case sameDigest:
+		res.Outcome = webhooks.EnqueueDuplicate
+	default:
+		res.Outcome = webhooks.EnqueueConflict
+	}
+	return res, nil
+}
+
+// Get implements webhooks.InboxStore.
+func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, error) {
+	if err := checkKey(key); err != nil {
+		return webhooks.Item{}, err
+	}
+	var r itemRow
+	err := s.pool.QueryRow(ctx, s.sql.get, key.Provider, key.Tenant, key.EventID).Scan(r.dest()...)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return webhooks.Item{}, fmt.Errorf("pgstore: get %s: %w", key, webhooks.ErrNotFound)
+	}
+	if err != nil {
+		return webhooks.Item{}, wrapErr("get "+key.String(), err)
+	}
+	return r.item()
+}
+
+// DeadLetters implements webhooks.InboxStore. Pages are read through the
+// inbox_items_dead_idx index in its order.
+func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max int) (webhooks.DeadLetterPage, error) {
+	if max <= 0 {
+		return webhooks.DeadLetterPage{}, fmt.Errorf("pgstore: DeadLetters max is %d; it must be at least 1", max)
+	}
+	sql := s.sql.deadLetters
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	for _, f := range []struct{ col, v, what string }{
+		{"i.provider", q.Provider, "provider"},
+		{"i.tenant", q.Tenant, "tenant"},
+		{"i.event_type", q.EventType, "event type"},
+	} {
+		if f.v == "" {
+			continue
+		}
+		if err := checkText(f.what, f.v); err != nil {
+			return webhooks.DeadLetterPage{}, err
+		}
+		sql += " AND " + f.col + " = " + arg(f.v)
+	}
+	if q.After != "" {
+		c, err := webhooks.ParseDeadLetterCursor(q.After)
+		if err != nil {
+			return webhooks.DeadLetterPage{}, fmt.Errorf("pgstore: dead letters: %w", err)
+		}
+		if checkKey(c.Key) != nil {
+			return webhooks.DeadLetterPage{}, fmt.Errorf("pgstore: dead letters: %w", webhooks.ErrInvalidCursor)
+		}
+		sql += " AND (i.dead_at, i.provider, i.tenant, i.event_id) < (" +
+			arg(c.DeadAt) + "::timestamptz, " + arg(c.Key.Provider) + ", " +
+			arg(c.Key.Tenant) + ", " + arg(c.Key.EventID) + ")"
+	}
+	sql += s.sql.deadLettersOrder + arg(max+1)
+
+	rows, err := s.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
+	}
+	defer rows.Close()
+	var page webhooks.DeadLetterPage
+	for rows.Next() {
+		var r itemRow
+		if err := rows.Scan(r.dest()...); err != nil {
+			return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
+		}
+		it, err := r.item()
+		if err != nil {
+			return webhooks.DeadLetterPage{}, err
+		}
+		page.Items = append(page.Items, it)
+	}
+	if err := rows.Err(); err != nil {
+		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
+	}
+	if len(page.Items) > max {
+		page.Items = page.Items[:max]
+		last := page.Items[max-1]
+		page.Next = webhooks.DeadLetterCursor{DeadAt: last.DeadAt, Key: last.Key}.String()
+	}
+	return page, nil
+}
+
+// ReplayDeadLetter implements webhooks.InboxStore. A replayed item notifies
+// NotifyChannel on commit.
+func (s *Store) ReplayDeadLetter(ctx context.Context, key webhooks.InboxKey, now time.Time, resetAttempts bool) (bool, error) {
+	if err := checkKey(key); err != nil {
+		return false, err
+	}
+	var (
+		replayed, exists bool
+		notified         int64
+	)
+	err := s.pool.QueryRow(ctx, s.sql.replayDeadLetter,
+		key.Provider, key.Tenant, key.EventID, s.now(now), resetAttempts, s.channel,
+	).Scan(&replayed, &exists, &notified)
+	if err != nil {
+		return false, wrapErr("replay dead letter "+key.String(), err)
+	}
+	if !exists {
+		return false, fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotFound)
+	}
+	return replayed, nil
+}
+
+// now returns the caller's time as a statement's "now" parameter, or nil
+// (SQL NULL, meaning the server's now()) with the database clock.
+func (s *Store) now(t time.Time) *time.Time {
+	if s.dbClock {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,170 @@
+// Package pgtest gives pgstore's tests a PostgreSQL database: the one named
+// by WEBHOOKS_TEST_DATABASE_URL, else a container started with
+// testcontainers-go when a Docker engine is reachable, else the test is
+// skipped with one line saying how to enable it (or fails, when
+// WEBHOOKS_TEST_REQUIRE_DB=1). Each test works in its own schema, dropped
+// when it ends, so tests run in parallel on one database.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/testcontainers/testcontainers-go"
+	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+)
+
+// Environment variables read by DSN.
+const (
+	// EnvDatabaseURL names the test database.
+	EnvDatabaseURL = "WEBHOOKS_TEST_DATABASE_URL"
+	// EnvRequireDB set to 1 turns a missing database into a failure.
+	EnvRequireDB = "WEBHOOKS_TEST_REQUIRE_DB"
+)
+
+// ExampleURL is the value the skip message suggests.
+const ExampleURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// containerImage is the image started when no URL is given.
+const containerImage = "postgres:15-alpine"
+
+var (
+	once      sync.Once
+	dsn       string
+	dsnErr    error // a database was expected but is broken
+	skip      string
+	container *tcpostgres.PostgresContainer
+)
+
+// DSN returns the connection string of the test database, skipping t (or
+// failing it, with WEBHOOKS_TEST_REQUIRE_DB=1) when there is none.
+func DSN(t testing.TB) string {
+	t.Helper()
+	once.Do(resolve)
+	switch {
+	case dsnErr != nil:
+		t.Fatalf("pgtest: %v", dsnErr)
+	case skip != "" && os.Getenv(EnvRequireDB) == "1":
+		t.Fatalf("pgtest: %s=1 but %s", EnvRequireDB, skip)
+	case skip != "":
+		t.Skipf("pgtest: %s; set %s=%s to run the PostgreSQL tests", skip, EnvDatabaseURL, ExampleURL)
+	}
+	return dsn
+}
+
+func resolve() {
+	if u := os.Getenv(EnvDatabaseURL); u != "" {
+		if _, err := pgxpool.ParseConfig(u); err != nil {
+			dsnErr = fmt.Errorf("%s is not a valid connection string: %w", EnvDatabaseURL, err)
+			return
+		}
+		dsn = u
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	if !dockerReachable(ctx) {
+		skip = EnvDatabaseURL + " is not set and no Docker engine is reachable"
+		return
+	}
+	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := tcpostgres.Run(ctx, containerImage,
+		tcpostgres.WithDatabase("test"),
+		tcpostgres.WithUsername("postgres"),
+		tcpostgres.WithPassword("postgres"),
+		tcpostgres.BasicWaitStrategies(),
+	)
+	if err != nil {
+		if c != nil {
+			_ = c.Terminate(context.Background())
+		}
+		skip = fmt.Sprintf("%s is not set and starting a %s container failed (%v)", EnvDatabaseURL, containerImage, err)
+		return
+	}
+	u, err := c.ConnectionString(ctx, "sslmode=disable")
+	if err != nil {
+		_ = c.Terminate(context.Background())
+		dsnErr = fmt.Errorf("reading the container's connection string: %w", err)
+		return
+	}
+	container, dsn = c, u
+}
+
+// dockerReachable reports whether testcontainers can talk to an engine. It
+// fails fast when there is no socket.
+func dockerReachable(ctx context.Context) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	provider, err := testcontainers.ProviderDefault.GetProvider()
+	if err != nil {
+		return false
+	}
+	defer func() { _ = provider.Close() }()
+	err = provider.Health(ctx)
+	return err == nil
+}
+
+// Main runs the package's tests and then stops the container DSN may have
+// started. Call it from TestMain: os.Exit(pgtest.Main(m)).
+func Main(m *testing.M) int {
+	code := m.Run()
+	if container != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		_ = container.Terminate(ctx)
+	}
+	return code
+}
+
+// NewPool returns a pool of at most maxConns connections to the test
+// database, closed when t ends.
+func NewPool(t testing.TB, maxConns int32) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(DSN(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	cfg.MaxConns = maxConns
+	cfg.MinConns = 0
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: connecting to the test database: %v", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		t.Fatalf("pgtest: connecting to the test database: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewSchema returns a fresh random schema name, unused so far, and drops the
+// schema (with everything in it) when t ends. It does not create it.
+func NewSchema(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	name := "pgstore_test_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("pgtest: dropping test schema %s: %v", name, err)
+		}
+	})
+	return name
+}

@@ -1,0 +1,177 @@
+package pgstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+// AcquireNext implements webhooks.LeaseStore with one statement: the due
+// row is locked with FOR UPDATE SKIP LOCKED and given a fresh token
+// (gen_random_uuid) and expiry.
+func (s *Store) AcquireNext(ctx context.Context, now time.Time, leaseDuration time.Duration) (*webhooks.Lease, error) {
+	leases, err := s.acquire(ctx, "AcquireNext", now, leaseDuration, 1)
+	if err != nil || len(leases) == 0 {
+		return nil, err
+	}
+	return leases[0], nil
+}
+
+// AcquireBatch implements webhooks.BatchAcquirer: it leases up to max due
+// items in one statement and returns them the longest due first. Rows that
+// other transactions are leasing at that moment are skipped, so it may
+// return fewer than max items while more are due.
+func (s *Store) AcquireBatch(ctx context.Context, now time.Time, leaseDuration time.Duration, max int) ([]*webhooks.Lease, error) {
+	if max <= 0 {
+		return nil, fmt.Errorf("pgstore: AcquireBatch max is %d; it must be at least 1", max)
+	}
+	return s.acquire(ctx, "AcquireBatch", now, leaseDuration, max)
+}
+
+func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
+	if err := checkDuration(op, "lease duration", d); err != nil {
+		return nil, err
+	}
+	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), d.Microseconds(), max)
+	if err != nil {
+		return nil, wrapErr(op, err)
+	}
+	defer rows.Close()
+	type acquired struct {
+		dueAt time.Time
+		lease *webhooks.Lease
+	}
+	var got []acquired
+	for rows.Next() {
+		var (
+			a     acquired
+			token string
+			r     itemRow
+		)
+		if err := rows.Scan(append([]any{&a.dueAt, &token}, r.dest()...)...); err != nil {
+			return nil, wrapErr(op, err)
+		}
+		it, err := r.item()
+		if err != nil {
+			return nil, err
+		}
+		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: it.Attempts, Item: it}
+		got = append(got, a)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, wrapErr(op, err)
+	}
+	// RETURNING has no order; restore the due order of the CTE.
+	slices.SortStableFunc(got, func(a, b acquired) int { return a.dueAt.Compare(b.dueAt) })
+	leases := make([]*webhooks.Lease, len(got))
+	for i, a := range got {
+		leases[i] = a.lease
+	}
+	return leases, nil
+}
+
+// Complete implements webhooks.LeaseStore.
+func (s *Store) Complete(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
+	return s.settle(ctx, "complete", lease, s.sql.complete, s.now(now))
+}
+
+// Fail implements webhooks.LeaseStore. The message is truncated with
+// webhooks.TruncateErrorMessage. With the database clock, the item is due
+// decision.RetryAt.Sub(now) after the server's now().
+func (s *Store) Fail(ctx context.Context, lease *webhooks.Lease, failure webhooks.Failure, decision webhooks.RetryDecision, now time.Time) error {
+	// A handler's error text is not ours to reject: keep what text can hold.
+	msg := webhooks.TruncateErrorMessage(sanitizeText(failure.Message))
+	class := sanitizeText(string(failure.Class))
+	var retryAt *time.Time
+	if !decision.DeadLetter && !s.dbClock {
+		retryAt = &decision.RetryAt
+	}
+	return s.settle(ctx, "fail", lease, s.sql.fail, s.now(now),
+		decision.DeadLetter, retryAt, decision.RetryAt.Sub(now).Microseconds(), class, msg)
+}
+
+// Abandon implements webhooks.LeaseStore.
+func (s *Store) Abandon(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
+	return s.settle(ctx, "abandon", lease, s.sql.abandon, s.now(now))
+}
+
+// ExtendLease implements webhooks.LeaseStore.
+func (s *Store) ExtendLease(ctx context.Context, lease *webhooks.Lease, now time.Time, d time.Duration) error {
+	if err := checkDuration("ExtendLease", "lease duration", d); err != nil {
+		return err
+	}
+	if lease == nil {
+		return errors.New("pgstore: ExtendLease needs a lease; got nil")
+	}
+	args, err := leaseArgs(lease)
+	if err != nil {
+		return fmt.Errorf("pgstore: extend lease on %s: %w", lease.Key(), err)
+	}
+	var expires time.Time
+	err = s.pool.QueryRow(ctx, s.sql.extend, append(args, s.now(now), d.Microseconds())...).Scan(&expires)
+	if err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("pgstore: extend lease on %s: %w", lease.Key(), webhooks.ErrLeaseLost)
+		}
+		return wrapErr("extend lease on "+lease.Key().String(), err)
+	}
+	lease.ExpiresAt = expires.UTC()
+	return nil
+}
+
+// settle runs a token-fenced UPDATE: no row changed means the token is not
+// current, which is ErrLeaseLost.
+func (s *Store) settle(ctx context.Context, op string, lease *webhooks.Lease, sql string, extra ...any) error {
+	if lease == nil {
+		return fmt.Errorf("pgstore: %s needs a lease; got nil", op)
+	}
+	args, err := leaseArgs(lease)
+	if err != nil {
+		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), err)
+	}
+	tag, err := s.pool.Exec(ctx, sql, append(args, extra...)...)
+	if err != nil {
+		return wrapErr(op+" "+lease.Key().String(), err)
+	}
+	if tag.RowsAffected() == 0 {
+		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrLeaseLost)
+	}
+	return nil
+}
+
+// leaseArgs returns the key and token parameters of a fenced statement. A
+// token that is not a UUID was never issued by this store, so it is lost.
+func leaseArgs(lease *webhooks.Lease) ([]any, error) {
+	k := lease.Key()
+	if err := checkKey(k); err != nil {
+		return nil, err
+	}
+	tok, err := uuid.Parse(lease.Token)
+	if err != nil {
+		return nil, webhooks.ErrLeaseLost
+	}
+	return []any{k.Provider, k.Tenant, k.EventID, pgtype.UUID{Bytes: tok, Valid: true}}, nil
+}
+
+func checkDuration(op, what string, d time.Duration) error {
+	if d < time.Microsecond {
+		return fmt.Errorf("pgstore: %s %s is %v; it must be at least 1µs (PostgreSQL keeps microseconds)", op, what, d)
+	}
+	return nil
+}
+
+// sanitizeText makes s storable as PostgreSQL text: invalid UTF-8 becomes
+// U+FFFD and NUL bytes are dropped.
+func sanitizeText(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "")
+}

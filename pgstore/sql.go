@@ -1,0 +1,235 @@
+package pgstore
+
+import "strings"
+
+// The statements below are written with {{schema}} for the quoted schema
+// name. A parameter named "now" is NULL when the store uses the database
+// clock, so coalesce($n::timestamptz, now()) picks the caller's time or the
+// server's. Durations travel as microseconds (bigint).
+
+// itemColumns lists the columns scanItem reads, in order.
+const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
+	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
+	i.last_error_class, i.last_error_message, i.last_error_at, i.duplicate_count, i.last_seen_at,
+	i.occurred_at, i.received_at, i.updated_at, i.completed_at, i.dead_at`
+
+// enqueueSQL inserts an item or, when the key exists, counts a duplicate
+// (same digest) or leaves the row as it was (other digest). The DO UPDATE
+// always runs on conflict so the statement returns exactly one row even when
+// the conflicting row was committed by a concurrent transaction after this
+// statement's snapshot; a conflict rewrites the row with its own values.
+// (xmax = 0) is true only for a row version this statement inserted: an
+// updated version carries the updating transaction as its locker. The
+// notify CTE sends the wake-up only for a new item; NOTIFY is delivered on
+// commit, so a rolled-back enqueue wakes nobody.
+//
+// $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload, $6 headers,
+// $7 digest, $8 key_id, $9 occurred_at, $10 received_at, $11 now (due and
+// updated time), $12 channel.
+const enqueueSQL = `
+WITH upsert AS (
+	INSERT INTO {{schema}}.inbox_items AS i (
+		provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
+		state, attempts, next_attempt_at, duplicate_count, last_seen_at,
+		occurred_at, received_at, updated_at)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+		'pending', 0, coalesce($11::timestamptz, now()), 0, $10,
+		$9, $10, coalesce($11::timestamptz, now()))
+	ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
+		duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+			THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
+		last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+			THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END
+	RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state
+), notified AS (
+	SELECT pg_notify($12, '') FROM upsert WHERE inserted
+)
+SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert`
+
+// acquireSQL leases up to $3 due items, the longest due first. The CTE
+// locks candidate rows, skipping rows another transaction holds; locking
+// re-checks the WHERE clause against the row's latest version, so a row
+// leased (or finished) by a transaction that committed after this
+// statement's snapshot is not taken. Each row gets its own fresh token.
+//
+// $1 now, $2 lease duration (µs), $3 limit.
+const acquireSQL = `
+WITH due AS (
+	SELECT provider, tenant, event_id, next_attempt_at AS due_at
+	FROM {{schema}}.inbox_items
+	WHERE state IN ('pending', 'leased')
+		AND next_attempt_at <= coalesce($1::timestamptz, now())
+	ORDER BY next_attempt_at
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED
+)
+UPDATE {{schema}}.inbox_items AS i SET
+	state = 'leased',
+	attempts = i.attempts + 1,
+	lease_token = gen_random_uuid(),
+	lease_expires_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
+	next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
+	updated_at = coalesce($1::timestamptz, now())
+FROM due
+WHERE i.provider = due.provider AND i.tenant = due.tenant AND i.event_id = due.event_id
+RETURNING due.due_at, i.lease_token::text, ` + itemColumns
+
+// leaseWhere fences a settlement on the current token. $1..$3 key, $4 token.
+const leaseWhere = `
+WHERE provider = $1 AND tenant = $2 AND event_id = $3
+	AND state = 'leased' AND lease_token = $4::uuid`
+
+// completeSQL: $5 now.
+const completeSQL = `
+UPDATE {{schema}}.inbox_items SET
+	state = 'succeeded',
+	completed_at = coalesce($5::timestamptz, now()),
+	updated_at = coalesce($5::timestamptz, now()),
+	next_attempt_at = NULL,
+	lease_token = NULL,
+	lease_expires_at = NULL` + leaseWhere
+
+// failSQL: $5 now, $6 dead-letter, $7 retry at (NULL with the database
+// clock), $8 retry delay from now (µs), $9 error class, $10 error message.
+const failSQL = `
+UPDATE {{schema}}.inbox_items SET
+	state = CASE WHEN $6::boolean THEN 'dead' ELSE 'pending' END,
+	dead_at = CASE WHEN $6::boolean THEN coalesce($5::timestamptz, now()) END,
+	next_attempt_at = CASE WHEN $6::boolean THEN NULL
+		ELSE coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond') END,
+	last_error_class = $9,
+	last_error_message = $10,
+	last_error_at = coalesce($5::timestamptz, now()),
+	updated_at = coalesce($5::timestamptz, now()),
+	lease_token = NULL,
+	lease_expires_at = NULL` + leaseWhere
+
+// abandonSQL: $5 now.
+const abandonSQL = `
+UPDATE {{schema}}.inbox_items SET
+	state = 'pending',
+	attempts = greatest(attempts - 1, 0),
+	next_attempt_at = coalesce($5::timestamptz, now()),
+	updated_at = coalesce($5::timestamptz, now()),
+	lease_token = NULL,
+	lease_expires_at = NULL` + leaseWhere
+
+// extendSQL: $5 now, $6 duration (µs).
+const extendSQL = `
+UPDATE {{schema}}.inbox_items SET
+	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
+	next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
+	updated_at = coalesce($5::timestamptz, now())` + leaseWhere + `
+RETURNING lease_expires_at`
+
+// getSQL: $1..$3 key.
+const getSQL = `
+SELECT ` + itemColumns + `
+FROM {{schema}}.inbox_items AS i
+WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3`
+
+// deadLettersSQL is completed by DeadLetters with the filters, then
+// deadLettersOrder. The ORDER BY matches inbox_items_dead_idx.
+const deadLettersSQL = `
+SELECT ` + itemColumns + `
+FROM {{schema}}.inbox_items AS i
+WHERE i.state = 'dead'`
+
+const deadLettersOrder = `
+ORDER BY i.dead_at DESC, i.provider DESC, i.tenant DESC, i.event_id DESC
+LIMIT `
+
+// replayDeadLetterSQL makes a dead item pending and reports whether it did
+// and whether the item exists. A concurrent replay of the same item waits
+// for the row lock, then finds it no longer dead. It wakes listeners when
+// it replayed the item.
+//
+// $1..$3 key, $4 now, $5 reset attempts, $6 channel.
+const replayDeadLetterSQL = `
+WITH replayed AS (
+	UPDATE {{schema}}.inbox_items SET
+		state = 'pending',
+		next_attempt_at = coalesce($4::timestamptz, now()),
+		dead_at = NULL,
+		updated_at = coalesce($4::timestamptz, now()),
+		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
+	RETURNING 1
+), notified AS (
+	SELECT pg_notify($6, '') FROM replayed
+)
+SELECT EXISTS (SELECT 1 FROM replayed),
+	EXISTS (SELECT 1 FROM {{schema}}.inbox_items
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3),
+	(SELECT count(*) FROM notified)`
+
+// registerSQL registers a replay key, replacing an expired registration in
+// the same statement. Like enqueueSQL it always updates on conflict, so it
+// returns exactly one row; the SET expressions all read the old row. The
+// registration ID is fresh per call, so finding it in the row means this
+// call made the registration.
+//
+// $1 provider, $2 tenant, $3 key, $4 digest, $5 registration ID, $6 now,
+// $7 expires at (NULL with the database clock), $8 expiry from now (µs).
+const registerSQL = `
+INSERT INTO {{schema}}.replay_keys AS r (
+	provider, tenant, replay_key, payload_sha256, registration_id, registered_at, expires_at)
+VALUES ($1, $2, $3, $4, $5, coalesce($6::timestamptz, now()),
+	coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond'))
+ON CONFLICT (provider, tenant, replay_key) DO UPDATE SET
+	payload_sha256 = CASE WHEN r.expires_at <= EXCLUDED.registered_at
+		THEN EXCLUDED.payload_sha256 ELSE r.payload_sha256 END,
+	registration_id = CASE WHEN r.expires_at <= EXCLUDED.registered_at
+		THEN EXCLUDED.registration_id ELSE r.registration_id END,
+	registered_at = CASE WHEN r.expires_at <= EXCLUDED.registered_at
+		THEN EXCLUDED.registered_at ELSE r.registered_at END,
+	expires_at = CASE WHEN r.expires_at <= EXCLUDED.registered_at
+		THEN EXCLUDED.expires_at ELSE r.expires_at END
+RETURNING (r.registration_id = $5) AS registered, (r.payload_sha256 = $4) AS same_digest`
+
+// deleteSucceededSQL deletes one batch: $1 cutoff, $2 batch size. The rows
+// are locked first (skipping rows in use) and deleted by physical address.
+const deleteSucceededSQL = `
+DELETE FROM {{schema}}.inbox_items
+WHERE ctid = ANY (ARRAY(
+		SELECT ctid FROM {{schema}}.inbox_items
+		WHERE state = 'succeeded' AND completed_at < $1
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED))
+	AND state = 'succeeded' AND completed_at < $1`
+
+// deleteExpiredReplayKeysSQL deletes one batch: $1 now, $2 batch size.
+const deleteExpiredReplayKeysSQL = `
+DELETE FROM {{schema}}.replay_keys
+WHERE ctid = ANY (ARRAY(
+		SELECT ctid FROM {{schema}}.replay_keys
+		WHERE expires_at <= coalesce($1::timestamptz, now())
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED))
+	AND expires_at <= coalesce($1::timestamptz, now())`
+
+// statements are the SQL texts with the schema filled in.
+type statements struct {
+	enqueue, acquire, complete, fail, abandon, extend    string
+	get, deadLetters, deadLettersOrder, replayDeadLetter string
+	register, deleteSucceeded, deleteExpiredReplayKeys   string
+}
+
+func renderStatements(quotedSchema string) statements {
+	r := strings.NewReplacer("{{schema}}", quotedSchema)
+	return statements{
+		enqueue:                 r.Replace(enqueueSQL),
+		acquire:                 r.Replace(acquireSQL),
+		complete:                r.Replace(completeSQL),
+		fail:                    r.Replace(failSQL),
+		abandon:                 r.Replace(abandonSQL),
+		extend:                  r.Replace(extendSQL),
+		get:                     r.Replace(getSQL),
+		deadLetters:             r.Replace(deadLettersSQL),
+		deadLettersOrder:        deadLettersOrder,
+		replayDeadLetter:        r.Replace(replayDeadLetterSQL),
+		register:                r.Replace(registerSQL),
+		deleteSucceeded:         r.Replace(deleteSucceededSQL),
+		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
+	}
+}
