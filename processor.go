@@ -346,7 +346,7 @@ func (p *Processor) process(handlerBase, detached context.Context, lease *Lease)
 		defer close(renewDone)
 		p.renew(detached, log, lease, stopRenew, cancel)
 	}()
-	err, failure := p.dispatch(hctx, ev, log)
+	failure, err := p.dispatch(hctx, ev, log)
 	close(stopRenew)
 	<-renewDone
 
@@ -380,7 +380,7 @@ func (p *Processor) process(handlerBase, detached context.Context, lease *Lease)
 }
 
 // dispatch calls the dispatcher, turning a panic into a failure.
-func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (err error, failure Failure) {
+func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (failure Failure, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -392,7 +392,7 @@ func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (e
 	if err != nil {
 		failure = FailureFromError(err)
 	}
-	return err, failure
+	return failure, err
 }
 
 // renew extends the lease every third of its duration until stop is closed,

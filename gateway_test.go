@@ -1,0 +1,367 @@
+package webhooks_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/memstore"
+)
+
+var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// fakeClock is a settable clock for tests.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+func (c *fakeClock) Set(t time.Time)         { c.ns.Store(t.UnixNano()) }
+
+// headerVerifier accepts requests whose X-Sig header is "ok", taking the event
+// ID and type from X-Id and X-Type.
+var headerVerifier = webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Route, r *webhooks.Request) (webhooks.Verification, error) {
+	switch r.Header.Get("X-Sig") {
+	case "":
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMissingSignature, "no X-Sig")
+	case "ok":
+	case "down":
+		return webhooks.Verification{}, errors.New("credential store unreachable")
+	case "panic":
+		panic("verifier bug")
+	default:
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
+	}
+	return webhooks.Verification{EventID: r.Header.Get("X-Id"), EventType: r.Header.Get("X-Type"), KeyID: "k1"}, nil
+})
+
+type gatewayFixture struct {
+	gw     *webhooks.Gateway
+	inbox  *memstore.Inbox
+	replay *memstore.Replay
+	clock  *fakeClock
+	wakes  *atomic.Int32
+}
+
+type wakeCounter struct{ n *atomic.Int32 }
+
+func (w wakeCounter) Wake() { w.n.Add(1) }
+
+func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.ReplayStore, opts ...webhooks.GatewayOption) *gatewayFixture {
+	t.Helper()
+	f := &gatewayFixture{inbox: memstore.NewInbox(), replay: memstore.NewReplay(), clock: newFakeClock(base), wakes: new(atomic.Int32)}
+	if inbox == nil {
+		inbox = f.inbox
+	}
+	if replay == nil {
+		replay = f.replay
+	}
+	r := webhooks.NewResolver()
+	r.MustRegister("acme", headerVerifier)
+	opts = append([]webhooks.GatewayOption{webhooks.WithGatewayClock(f.clock), webhooks.WithWaker(wakeCounter{f.wakes})}, opts...)
+	gw, err := webhooks.NewGateway(r, inbox, replay, opts...)
+	require.NoError(t, err)
+	f.gw = gw
+	return f
+}
+
+type response struct {
+	Code       int
+	Status     string `json:"status"`
+	Reason     string `json:"reason"`
+	EventID    string `json:"event_id"`
+	RetryAfter string
+	Allow      string
+	Raw        string
+}
+
+func post(t *testing.T, h http.Handler, path string, body string, headers map[string]string) response {
+	t.Helper()
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return serve(t, h, req)
+}
+
+func serve(t *testing.T, h http.Handler, req *http.Request) response {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	var r response
+	r.Raw = rec.Body.String()
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &r), "body %q is not JSON", r.Raw)
+	r.Code = rec.Code
+	r.RetryAfter = rec.Header().Get("Retry-After")
+	r.Allow = rec.Header().Get("Allow")
+	assert.Equal(t, "application/json", rec.Header().Get("Content-Type"))
+	return r
+}
+
+func okHeaders(id string) map[string]string {
+	return map[string]string{"X-Sig": "ok", "X-Id": id, "X-Type": "order.created", "Authorization": "Bearer secret-token"}
+}
+
+func TestGatewayAcceptDuplicateConflict(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+
+	r := post(t, f.gw, "/webhooks/acme/t1", `{"n":1}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusAccepted, r.Code)
+	assert.Equal(t, "accepted", r.Status)
+	assert.Equal(t, "ev1", r.EventID)
+	assert.EqualValues(t, 1, f.wakes.Load(), "a new item wakes the processor")
+
+	key := webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: "ev1"}
+	it, err := f.inbox.Get(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.Equal(t, "order.created", it.EventType)
+	assert.Equal(t, []byte(`{"n":1}`), it.Payload)
+	assert.Equal(t, sha256.Sum256([]byte(`{"n":1}`)), it.PayloadSHA256)
+	assert.Equal(t, "k1", it.KeyID)
+	assert.True(t, it.ReceivedAt.Equal(base))
+	assert.True(t, it.NextAttemptAt.Equal(base), "due as soon as received")
+	assert.Empty(t, it.Headers.Get("Authorization"), "credentials are not stored")
+	assert.Equal(t, "ev1", it.Headers.Get("X-Id"))
+
+	f.clock.Advance(time.Minute)
+	r = post(t, f.gw, "/webhooks/acme/t1", `{"n":1}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusOK, r.Code)
+	assert.Equal(t, "duplicate", r.Status)
+	it, err = f.inbox.Get(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, 1, it.DuplicateCount)
+	assert.True(t, it.LastSeenAt.Equal(base.Add(time.Minute)))
+	assert.EqualValues(t, 1, f.wakes.Load(), "a duplicate does not wake anyone")
+
+	r = post(t, f.gw, "/webhooks/acme/t1", `{"n":2}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusConflict, r.Code)
+	assert.Equal(t, "conflict", r.Status)
+	it, err = f.inbox.Get(context.Background(), key)
+	require.NoError(t, err)
+	assert.Equal(t, []byte(`{"n":1}`), it.Payload, "a conflict changes nothing")
+
+	// The same event ID for another tenant is another item.
+	r = post(t, f.gw, "/webhooks/acme", `{"n":2}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusAccepted, r.Code)
+	_, err = f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
+	require.NoError(t, err)
+}
+
+func TestGatewayRefusals(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil, webhooks.WithMaxBodyBytes(16))
+	cases := []struct {
+		name, method, path, body string
+		headers                  map[string]string
+		code                     int
+		status, reason           string
+	}{
+		{"unknown provider", "POST", "/webhooks/stripe", `{}`, okHeaders("a"), 404, "unknown_provider", ""},
+		{"path outside prefix", "POST", "/hooks/acme", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"no provider", "POST", "/webhooks/", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"too many segments", "POST", "/webhooks/acme/t1/x", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"trailing slash", "POST", "/webhooks/acme/", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"GET", "GET", "/webhooks/acme", ``, okHeaders("a"), 405, "method_not_allowed", ""},
+		{"PUT", "PUT", "/webhooks/acme", `{}`, okHeaders("a"), 405, "method_not_allowed", ""},
+		{"body over limit", "POST", "/webhooks/acme", strings.Repeat("x", 17), okHeaders("a"), 413, "too_large", ""},
+		{"missing signature", "POST", "/webhooks/acme", `{}`, map[string]string{"X-Id": "a"}, 401, "rejected", "missing_signature"},
+		{"bad signature", "POST", "/webhooks/acme", `{}`, map[string]string{"X-Sig": "forged", "X-Id": "a"}, 401, "rejected", "bad_signature"},
+		{"verifier gives no ID", "POST", "/webhooks/acme", `{}`, map[string]string{"X-Sig": "ok"}, 401, "rejected", "missing_event_id"},
+		{"credential store down", "POST", "/webhooks/acme", `{}`, map[string]string{"X-Sig": "down", "X-Id": "a"}, 503, "unavailable", ""},
+		{"verifier panics", "POST", "/webhooks/acme", `{}`, map[string]string{"X-Sig": "panic", "X-Id": "a"}, 500, "internal_error", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+			for k, v := range c.headers {
+				req.Header.Set(k, v)
+			}
+			r := serve(t, f.gw, req)
+			assert.Equal(t, c.code, r.Code, r.Raw)
+			assert.Equal(t, c.status, r.Status)
+			assert.Equal(t, c.reason, r.Reason)
+			assert.NotContains(t, r.Raw, "panic", "no internals in answers")
+			if c.code == 405 {
+				assert.Equal(t, "POST", r.Allow)
+			}
+			if c.code == 503 {
+				assert.Equal(t, "5", r.RetryAfter)
+			}
+		})
+	}
+	_, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "a"})
+	assert.ErrorIs(t, err, webhooks.ErrNotFound, "no refused request left anything in the inbox")
+	assert.EqualValues(t, 0, f.wakes.Load())
+}
+
+// flakyInbox fails Enqueue while down is set, panics while crash is set.
+type flakyInbox struct {
+	webhooks.Enqueuer
+	down, crash atomic.Bool
+}
+
+func (f *flakyInbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	if f.crash.Load() {
+		panic("store bug")
+	}
+	if f.down.Load() {
+		return webhooks.EnqueueResult{}, errors.New("connection refused")
+	}
+	return f.Enqueuer.Enqueue(ctx, env)
+}
+
+type flakyReplay struct {
+	webhooks.ReplayStore
+	down atomic.Bool
+}
+
+func (f *flakyReplay) Register(ctx context.Context, k webhooks.ReplayKey, d [32]byte, now, exp time.Time) (webhooks.ReplayOutcome, error) {
+	if f.down.Load() {
+		return 0, errors.New("replay store timeout")
+	}
+	return f.ReplayStore.Register(ctx, k, d, now, exp)
+}
+
+func TestGatewayStoreDownThenRetried(t *testing.T) {
+	t.Parallel()
+	inbox := &flakyInbox{Enqueuer: memstore.NewInbox()}
+	f := newGatewayFixture(t, inbox, nil, webhooks.WithRetryAfter(7*time.Second))
+	inbox.down.Store(true)
+
+	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusServiceUnavailable, r.Code)
+	assert.Equal(t, "unavailable", r.Status)
+	assert.Equal(t, "7", r.RetryAfter)
+	assert.NotContains(t, r.Raw, "connection refused", "store errors are logged, not answered")
+	assert.EqualValues(t, 0, f.wakes.Load())
+
+	// The replay key was registered before the store failed; the provider's
+	// retry must still be stored, not refused as a replay.
+	inbox.down.Store(false)
+	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusAccepted, r.Code)
+	_, err := inbox.Enqueuer.(*memstore.Inbox).Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
+	require.NoError(t, err)
+
+	inbox.crash.Store(true)
+	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
+	assert.Equal(t, http.StatusInternalServerError, r.Code)
+	assert.NotContains(t, r.Raw, "store bug")
+}
+
+func TestGatewayReplayStore(t *testing.T) {
+	t.Parallel()
+	replay := &flakyReplay{ReplayStore: memstore.NewReplay()}
+	f := newGatewayFixture(t, nil, replay, webhooks.WithReplayTTL(time.Hour))
+
+	replay.down.Store(true)
+	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusServiceUnavailable, r.Code)
+	_, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
+	assert.ErrorIs(t, err, webhooks.ErrNotFound)
+	replay.down.Store(false)
+
+	// A replay key registered with another payload is a conflict even when
+	// the inbox no longer has the item (for example after retention).
+	_, err = replay.Register(context.Background(), webhooks.ReplayKey{Provider: "acme", Key: "ev2"}, sha256.Sum256([]byte("other")), base, base.Add(time.Hour))
+	require.NoError(t, err)
+	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
+	assert.Equal(t, http.StatusConflict, r.Code)
+	_, err = f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev2"})
+	assert.ErrorIs(t, err, webhooks.ErrNotFound)
+
+	// After the TTL the key may be used again.
+	f.clock.Advance(time.Hour)
+	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
+	assert.Equal(t, http.StatusAccepted, r.Code)
+}
+
+func TestGatewayReceiveErrors(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	ctx := context.Background()
+
+	res, err := f.gw.Receive(ctx, webhooks.Route{Provider: "nope"}, &webhooks.Request{})
+	assert.Equal(t, webhooks.StatusUnknownProvider, res.Status)
+	assert.ErrorIs(t, err, webhooks.ErrUnknownProvider)
+
+	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, nil)
+	assert.Equal(t, webhooks.StatusRejected, res.Status, "a nil request is refused, not a panic")
+	assert.ErrorIs(t, err, webhooks.ErrMissingSignature)
+
+	req := &webhooks.Request{Header: http.Header{"X-Sig": {"bad"}}, Body: []byte("{}")}
+	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, req)
+	assert.Equal(t, webhooks.StatusRejected, res.Status)
+	assert.Equal(t, webhooks.ReasonBadSignature, res.Reason)
+	var ve *webhooks.VerificationError
+	require.ErrorAs(t, err, &ve)
+
+	req = &webhooks.Request{Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"e"}}, Body: []byte("{}")}
+	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, req)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatusAccepted, res.Status)
+	req.Body = []byte("{ }")
+	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, req)
+	assert.Equal(t, webhooks.StatusConflict, res.Status)
+	assert.ErrorIs(t, err, webhooks.ErrPayloadConflict)
+}
+
+func TestGatewaySemanticDigestAndReplayKey(t *testing.T) {
+	t.Parallel()
+	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
+	r := webhooks.NewResolver()
+	// This provider re-signs every delivery with a new body field, so its
+	// verifier supplies a digest of the stable part only.
+	r.MustRegister("semantic", webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
+		stable, _, _ := bytes.Cut(req.Body, []byte("|"))
+		return webhooks.Verification{EventID: "e1", PayloadSHA256: sha256.Sum256(stable), ReplayKey: "nonce-" + string(stable)}, nil
+	}))
+	gw, err := webhooks.NewGateway(r, inbox, replay, webhooks.WithGatewayClock(newFakeClock(base)))
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/semantic", "data|delivery-1", nil).Code)
+	assert.Equal(t, http.StatusOK, post(t, gw, "/webhooks/semantic", "data|delivery-2", nil).Code, "same semantic digest: a duplicate")
+	assert.Equal(t, http.StatusConflict, post(t, gw, "/webhooks/semantic", "other|delivery-3", nil).Code)
+
+	outcome, err := replay.Register(context.Background(), webhooks.ReplayKey{Provider: "semantic", Key: "nonce-data"}, sha256.Sum256([]byte("data")), base, base.Add(time.Hour))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ReplaySeen, outcome, "the verifier's replay key was registered with the semantic digest")
+}
+
+func TestGatewayOptions(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil, webhooks.WithPathPrefix("/in/"))
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/in/acme", `{}`, okHeaders("x")).Code)
+	assert.Equal(t, http.StatusNotFound, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("y")).Code)
+
+	r := webhooks.NewResolver()
+	in, rp := memstore.NewInbox(), memstore.NewReplay()
+	for _, o := range []webhooks.GatewayOption{
+		webhooks.WithMaxBodyBytes(0),
+		webhooks.WithPathPrefix("webhooks"),
+		webhooks.WithReplayTTL(0),
+		webhooks.WithRetryAfter(time.Millisecond),
+	} {
+		_, err := webhooks.NewGateway(r, in, rp, o)
+		assert.Error(t, err)
+	}
+	_, err := webhooks.NewGateway(nil, in, rp)
+	assert.Error(t, err)
+}

@@ -1,0 +1,490 @@
+package webhooks_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/memstore"
+)
+
+// settled is one lease settlement seen by observedStore.
+type settled struct {
+	Op  string // complete, fail, abandon, extend
+	Key webhooks.InboxKey
+	Err error
+}
+
+// observedStore reports every settlement on a channel, so tests wait on a
+// signal instead of sleeping.
+type observedStore struct {
+	*memstore.Inbox
+	events chan settled
+}
+
+func newObservedStore() *observedStore {
+	return &observedStore{Inbox: memstore.NewInbox(), events: make(chan settled, 100)}
+}
+
+func (s *observedStore) Complete(ctx context.Context, l *webhooks.Lease, now time.Time) error {
+	err := s.Inbox.Complete(ctx, l, now)
+	s.events <- settled{"complete", l.Key(), err}
+	return err
+}
+
+func (s *observedStore) Fail(ctx context.Context, l *webhooks.Lease, f webhooks.Failure, d webhooks.RetryDecision, now time.Time) error {
+	err := s.Inbox.Fail(ctx, l, f, d, now)
+	s.events <- settled{"fail", l.Key(), err}
+	return err
+}
+
+func (s *observedStore) Abandon(ctx context.Context, l *webhooks.Lease, now time.Time) error {
+	err := s.Inbox.Abandon(ctx, l, now)
+	s.events <- settled{"abandon", l.Key(), err}
+	return err
+}
+
+func (s *observedStore) ExtendLease(ctx context.Context, l *webhooks.Lease, now time.Time, d time.Duration) error {
+	err := s.Inbox.ExtendLease(ctx, l, now, d)
+	s.events <- settled{"extend", l.Key(), err}
+	return err
+}
+
+// next waits for the next settlement other than lease extensions.
+func (s *observedStore) next(t *testing.T) settled {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-s.events:
+			if e.Op != "extend" {
+				return e
+			}
+		case <-timeout:
+			t.Fatal("no lease was settled within 10s")
+		}
+	}
+}
+
+func (s *observedStore) nextExtend(t *testing.T) settled {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case e := <-s.events:
+			if e.Op == "extend" {
+				return e
+			}
+		case <-timeout:
+			t.Fatal("no lease extension within 10s")
+		}
+	}
+}
+
+func enqueue(t *testing.T, s webhooks.Enqueuer, id, typ string, at time.Time) webhooks.InboxKey {
+	t.Helper()
+	key := webhooks.InboxKey{Provider: "acme", EventID: id}
+	res, err := s.Enqueue(context.Background(), webhooks.Envelope{Key: key, EventType: typ, Payload: []byte(`{}`), ReceivedAt: at})
+	require.NoError(t, err)
+	require.Equal(t, webhooks.EnqueueNew, res.Outcome)
+	return key
+}
+
+// runProcessor starts p.Run and returns a stop function that cancels it and
+// waits for it to return.
+func runProcessor(t *testing.T, p *webhooks.Processor) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				assert.NoError(t, err)
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return within 10s of cancellation")
+			}
+		})
+	}
+	t.Cleanup(stop)
+	return stop
+}
+
+func get(t *testing.T, s *observedStore, key webhooks.InboxKey) webhooks.Item {
+	t.Helper()
+	it, err := s.Get(context.Background(), key)
+	require.NoError(t, err)
+	return it
+}
+
+func TestProcessorRetriesThenSucceeds(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	var calls atomic.Int32
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("order.*", func(_ context.Context, ev webhooks.Event) error {
+		n := calls.Add(1)
+		assert.EqualValues(t, n, ev.Attempt, "the event carries its attempt number")
+		if n <= 2 {
+			return errors.New("downstream unavailable")
+		}
+		return nil
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithPollInterval(time.Hour))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e1", "order.created", base)
+	runProcessor(t, p)
+	p.Wake()
+
+	require.Equal(t, "fail", store.next(t).Op)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.Equal(t, 1, it.Attempts)
+	assert.True(t, it.NextAttemptAt.Equal(base.Add(5*time.Second)), "first retry after the 5s initial delay, got %v", it.NextAttemptAt)
+	require.NotNil(t, it.LastError)
+	assert.Equal(t, webhooks.FailureError, it.LastError.Class)
+	assert.Equal(t, "downstream unavailable", it.LastError.Message)
+
+	clock.Advance(5 * time.Second)
+	p.Wake()
+	require.Equal(t, "fail", store.next(t).Op)
+	it = get(t, store, key)
+	assert.Equal(t, 2, it.Attempts)
+	assert.True(t, it.NextAttemptAt.Equal(base.Add(15*time.Second)), "second retry 10s after the second failure, got %v", it.NextAttemptAt)
+
+	clock.Advance(9 * time.Second)
+	p.Wake()
+	clock.Advance(time.Second)
+	p.Wake()
+	require.Equal(t, "complete", store.next(t).Op)
+	it = get(t, store, key)
+	assert.Equal(t, webhooks.StateSucceeded, it.State)
+	assert.Equal(t, 3, it.Attempts)
+	assert.True(t, it.CompletedAt.Equal(base.Add(15*time.Second)))
+	assert.EqualValues(t, 3, calls.Load())
+}
+
+func TestProcessorDeadLetters(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("bad", func(context.Context, webhooks.Event) error {
+		return webhooks.Permanent(errors.New("cannot parse order"))
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock))
+	require.NoError(t, err)
+	bad := enqueue(t, store, "bad", "bad", base)
+	unknown := enqueue(t, store, "unknown", "nobody.handles.this", base)
+	runProcessor(t, p)
+	p.Wake()
+	store.next(t)
+	store.next(t)
+
+	it := get(t, store, bad)
+	assert.Equal(t, webhooks.StateDead, it.State)
+	assert.Equal(t, 1, it.Attempts)
+	assert.True(t, it.DeadAt.Equal(base))
+	assert.Equal(t, webhooks.FailurePermanent, it.LastError.Class)
+	assert.Equal(t, "cannot parse order", it.LastError.Message)
+
+	it = get(t, store, unknown)
+	assert.Equal(t, webhooks.StateDead, it.State, "unhandled types are dead-lettered by default")
+	assert.Equal(t, webhooks.FailureNoHandler, it.LastError.Class)
+}
+
+func TestProcessorExhaustsAttempts(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error {
+		return webhooks.RetryAfter(errors.New("429"), time.Minute)
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock),
+		webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{MaxAttempts: 2}))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+	p.Wake()
+	store.next(t)
+	it := get(t, store, key)
+	assert.True(t, it.NextAttemptAt.Equal(base.Add(time.Minute)), "the handler's Retry-After (1m) beats the 5s backoff")
+	clock.Advance(time.Minute)
+	p.Wake()
+	store.next(t)
+	it = get(t, store, key)
+	assert.Equal(t, webhooks.StateDead, it.State)
+	assert.Equal(t, 2, it.Attempts)
+}
+
+func TestProcessorRecoversPanics(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { panic("nil map") }))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "fail", store.next(t).Op)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StatePending, it.State, "a panic is a transient failure")
+	assert.Equal(t, webhooks.FailurePanic, it.LastError.Class)
+	assert.Contains(t, it.LastError.Message, "nil map")
+}
+
+func TestProcessorShutdownAbandons(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	started := make(chan struct{})
+	var sawCancel atomic.Bool
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		close(started)
+		<-ctx.Done()
+		sawCancel.Store(true)
+		return ctx.Err()
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	stop := runProcessor(t, p)
+	p.Wake()
+	<-started
+	stop()
+	assert.True(t, sawCancel.Load())
+	require.Equal(t, "abandon", store.next(t).Op)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.Equal(t, 0, it.Attempts, "cancellation does not spend an attempt")
+	assert.Nil(t, it.LastError)
+	assert.True(t, it.NextAttemptAt.Equal(base), "due again at once")
+}
+
+func TestProcessorShutdownGraceLetsHandlersFinish(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	started, release := make(chan struct{}), make(chan struct{})
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		close(started)
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithShutdownGrace(time.Minute))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	stop := runProcessor(t, p)
+	p.Wake()
+	<-started
+	stopped := make(chan struct{})
+	go func() { stop(); close(stopped) }()
+	select {
+	case <-stopped:
+		t.Fatal("Run returned while a handler within its grace period was still running")
+	case <-time.After(50 * time.Millisecond):
+	}
+	close(release)
+	<-stopped
+	require.Equal(t, "complete", store.next(t).Op)
+	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+}
+
+func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	}))
+	const lease = 30 * time.Millisecond
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithLeaseDuration(lease))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+	p.Wake()
+	<-started
+
+	// The renewal moves the expiry forward from the clock's now, so another
+	// worker cannot take the item while the handler runs.
+	clock.Advance(20 * time.Millisecond)
+	require.NoError(t, store.nextExtend(t).Err)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StateLeased, it.State)
+	assert.False(t, it.LeaseExpiresAt.Before(base.Add(20*time.Millisecond+lease)), "lease extended to now+duration, got %v", it.LeaseExpiresAt)
+	stolen, err := store.AcquireNext(context.Background(), clock.Now(), time.Minute)
+	require.NoError(t, err)
+	assert.Nil(t, stolen, "a renewed lease is not up for grabs")
+
+	// Let the lease lapse and another worker take it: the handler is told.
+	clock.Advance(time.Hour)
+	stolen, err = store.AcquireNext(context.Background(), clock.Now(), time.Hour)
+	require.NoError(t, err)
+	require.NotNil(t, stolen)
+	select {
+	case c := <-cause:
+		assert.ErrorIs(t, c, webhooks.ErrLeaseLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler was not cancelled after its lease was lost")
+	}
+	it = get(t, store, key)
+	assert.Equal(t, webhooks.StateLeased, it.State, "the loser settles nothing")
+	assert.Equal(t, 2, it.Attempts)
+	require.NoError(t, store.Complete(context.Background(), stolen, clock.Now()), "the new holder's token still works")
+}
+
+func TestProcessorHandlerTimeout(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithHandlerTimeout(10*time.Millisecond))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "fail", store.next(t).Op)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.FailureTimeout, it.LastError.Class)
+	assert.Equal(t, 1, it.Attempts, "a timeout spends the attempt")
+}
+
+func TestProcessorRunsWorkersConcurrently(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	const workers = 4
+	var running sync.WaitGroup
+	running.Add(workers)
+	allIn := make(chan struct{})
+	go func() { running.Wait(); close(allIn) }()
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		running.Done()
+		select {
+		case <-allIn:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithWorkers(workers), webhooks.WithBatchSize(2))
+	require.NoError(t, err)
+	var keys []webhooks.InboxKey
+	for i := range workers {
+		keys = append(keys, enqueue(t, store, string(rune('a'+i)), "x", base))
+	}
+	runProcessor(t, p)
+	p.Wake()
+	for range workers {
+		require.Equal(t, "complete", store.next(t).Op, "all four handlers must run at once to get past the barrier")
+	}
+	for _, k := range keys {
+		assert.Equal(t, webhooks.StateSucceeded, get(t, store, k).State)
+	}
+}
+
+// fakeWakeSource wakes the processor on demand and records its lifetime.
+type fakeWakeSource struct {
+	listening, stopped chan struct{}
+	wake               func()
+}
+
+func (f *fakeWakeSource) Listen(ctx context.Context, wake func()) error {
+	f.wake = wake
+	close(f.listening)
+	<-ctx.Done()
+	close(f.stopped)
+	return ctx.Err()
+}
+
+func TestProcessorWakeSource(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { return nil }))
+	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: make(chan struct{})}
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithWakeSource(ws), webhooks.WithPollInterval(time.Hour))
+	require.NoError(t, err)
+	stop := runProcessor(t, p)
+	<-ws.listening
+	key := enqueue(t, store, "e", "x", base)
+	ws.wake()
+	require.Equal(t, "complete", store.next(t).Op, "a wake-up from the source starts the work without waiting an hour's poll")
+	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+	stop()
+	select {
+	case <-ws.stopped:
+	default:
+		t.Fatal("Run returned before the wake source's Listen did")
+	}
+}
+
+func TestProcessorRunOnce(t *testing.T) {
+	t.Parallel()
+	store := newObservedStore()
+	started := make(chan struct{})
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		close(started)
+		<-ctx.Done()
+		return ctx.Err()
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(newFakeClock(base)))
+	require.NoError(t, err)
+	enqueue(t, store, "e", "x", base)
+	stop := runProcessor(t, p)
+	<-started // a handler runs, so Run is running
+
+	err = p.Run(context.Background())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "already running")
+	stop()
+	require.Equal(t, "abandon", store.next(t).Op)
+
+	// Once stopped, it can run again.
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	assert.NoError(t, p.Run(ctx))
+}
+
+func TestNewProcessorValidates(t *testing.T) {
+	t.Parallel()
+	s, m := newObservedStore(), webhooks.NewMux()
+	for _, o := range []webhooks.ProcessorOption{
+		webhooks.WithWorkers(0),
+		webhooks.WithLeaseDuration(time.Millisecond),
+		webhooks.WithPollInterval(0),
+		webhooks.WithBatchSize(0),
+		webhooks.WithHandlerTimeout(-1),
+		webhooks.WithStoreTimeout(0),
+		webhooks.WithRetryPolicy(nil),
+		webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{Jitter: 2}),
+	} {
+		_, err := webhooks.NewProcessor(s, m, o)
+		assert.Error(t, err)
+	}
+	_, err := webhooks.NewProcessor(nil, m)
+	assert.Error(t, err)
+}
