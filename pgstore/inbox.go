@@ -98,42 +98,10 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, 
 // DeadLetters implements webhooks.InboxStore. Pages are read through the
 // inbox_items_dead_idx index in its order.
 func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max int) (webhooks.DeadLetterPage, error) {
-	if max <= 0 {
-		return webhooks.DeadLetterPage{}, fmt.Errorf("pgstore: DeadLetters max is %d; it must be at least 1", max)
+	sql, args, err := s.deadLettersQuery(q, max)
+	if err != nil {
+		return webhooks.DeadLetterPage{}, err
 	}
-	sql := s.sql.deadLetters
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	for _, f := range []struct{ col, v, what string }{
-		{"i.provider", q.Provider, "provider"},
-		{"i.tenant", q.Tenant, "tenant"},
-		{"i.event_type", q.EventType, "event type"},
-	} {
-		if f.v == "" {
-			continue
-		}
-		if err := checkText(f.what, f.v); err != nil {
-			return webhooks.DeadLetterPage{}, err
-		}
-		sql += " AND " + f.col + " = " + arg(f.v)
-	}
-	if q.After != "" {
-		c, err := webhooks.ParseDeadLetterCursor(q.After)
-		if err != nil {
-			return webhooks.DeadLetterPage{}, fmt.Errorf("pgstore: dead letters: %w", err)
-		}
-		if checkKey(c.Key) != nil {
-			return webhooks.DeadLetterPage{}, fmt.Errorf("pgstore: dead letters: %w", webhooks.ErrInvalidCursor)
-		}
-		sql += " AND (i.dead_at, i.provider, i.tenant, i.event_id) < (" +
-			arg(c.DeadAt) + "::timestamptz, " + arg(c.Key.Provider) + ", " +
-			arg(c.Key.Tenant) + ", " + arg(c.Key.EventID) + ")"
-	}
-	sql += s.sql.deadLettersOrder + arg(max+1)
-
 	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
@@ -191,4 +159,45 @@ func (s *Store) now(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// deadLettersQuery builds the statement for DeadLetters: only the filters
+// given, so the planner sees plain equalities, and the cursor as a row
+// comparison in the index's order.
+func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery, max int) (string, []any, error) {
+	if max <= 0 {
+		return "", nil, fmt.Errorf("pgstore: DeadLetters max is %d; it must be at least 1", max)
+	}
+	sql := s.sql.deadLetters
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	for _, f := range []struct{ col, v, what string }{
+		{"i.provider", q.Provider, "provider"},
+		{"i.tenant", q.Tenant, "tenant"},
+		{"i.event_type", q.EventType, "event type"},
+	} {
+		if f.v == "" {
+			continue
+		}
+		if err := checkText(f.what, f.v); err != nil {
+			return "", nil, err
+		}
+		sql += " AND " + f.col + " = " + arg(f.v)
+	}
+	if q.After != "" {
+		c, err := webhooks.ParseDeadLetterCursor(q.After)
+		if err != nil {
+			return "", nil, fmt.Errorf("pgstore: dead letters: %w", err)
+		}
+		if checkKey(c.Key) != nil {
+			return "", nil, fmt.Errorf("pgstore: dead letters: %w", webhooks.ErrInvalidCursor)
+		}
+		sql += " AND (i.dead_at, i.provider, i.tenant, i.event_id) < (" +
+			arg(c.DeadAt) + "::timestamptz, " + arg(c.Key.Provider) + ", " +
+			arg(c.Key.Tenant) + ", " + arg(c.Key.EventID) + ")"
+	}
+	return sql + s.sql.deadLettersOrder + arg(max+1), args, nil
 }

@@ -1,0 +1,106 @@
+package pgstore_test
+
+import (
+	"crypto/sha256"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+// TestDatabaseClock runs instances whose clocks are hours apart. With
+// WithDatabaseClock their leases follow the server's clock; without it, a
+// fast clock takes a lease early, but the token still fences the slow
+// worker out.
+func TestDatabaseClock(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 3)
+	schema := pgtest.NewSchema(t, pool)
+	slow := newStoreOn(t, pool, schema, pgstore.WithDatabaseClock())
+	fast := newStoreOn(t, pgtest.NewPool(t, 2), schema, pgstore.WithDatabaseClock())
+	fastCallerClock := newStoreOn(t, pgtest.NewPool(t, 2), schema)
+	ctx := t.Context()
+	dbNow := func() time.Time {
+		var now time.Time
+		require.NoError(t, pool.QueryRow(ctx, "SELECT now()").Scan(&now))
+		return now
+	}
+	const skew = 2 * time.Hour
+	slowNow := func() time.Time { return time.Now().Add(-skew) }
+	fastNow := func() time.Time { return time.Now().Add(skew) }
+	const near = 10 * time.Second
+
+	// A gateway running fast enqueues: the item is due by the server's
+	// clock, not in two hours.
+	k := testKey("skewed")
+	env := testEnvelope(k, "{}", fastNow())
+	mustEnqueueNew(t, fast, env)
+	it, err := slow.Get(ctx, k)
+	require.NoError(t, err)
+	assert.WithinDuration(t, dbNow(), it.NextAttemptAt, near, "due at the server's now")
+	assert.True(t, it.ReceivedAt.Equal(env.ReceivedAt.Truncate(time.Microsecond)), "ReceivedAt keeps the gateway's time")
+
+	// The slow worker gets it, with an expiry in server time.
+	l, err := slow.AcquireNext(ctx, slowNow(), time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, l, "due by the server's clock although the worker's clock is behind")
+	assert.WithinDuration(t, dbNow().Add(time.Minute), l.ExpiresAt, near)
+
+	// The fast instance does not see the lease as expired.
+	none, err := fast.AcquireNext(ctx, fastNow(), time.Minute)
+	require.NoError(t, err)
+	assert.Nil(t, none, "with the database clock, a fast host clock cannot expire a lease early")
+
+	// ExtendLease, too, counts from the server's now.
+	require.NoError(t, slow.ExtendLease(ctx, l, slowNow(), 5*time.Minute))
+	assert.WithinDuration(t, dbNow().Add(5*time.Minute), l.ExpiresAt, near)
+
+	// Fail keeps the retry delay relative to the caller's now.
+	callerNow := slowNow()
+	require.NoError(t, slow.Fail(ctx, l, webhooks.Failure{Class: webhooks.FailureError, Message: "503", Transient: true},
+		webhooks.RetryAtTime(callerNow.Add(10*time.Minute)), callerNow))
+	it, err = slow.Get(ctx, k)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.WithinDuration(t, dbNow().Add(10*time.Minute), it.NextAttemptAt, near)
+	assert.WithinDuration(t, dbNow(), it.UpdatedAt, near)
+	assert.WithinDuration(t, dbNow(), it.LastError.At, near)
+
+	// Without the database clock, a caller clock two hours fast treats the
+	// retry as due now and takes it: the hazard WithDatabaseClock removes.
+	stolen, err := fastCallerClock.AcquireNext(ctx, fastNow(), time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, stolen, "a caller clock two hours fast treats the item as due")
+	// Tokens do not depend on the clock mode: the database-clock instance
+	// may settle it, and the item is due at the server's now.
+	require.NoError(t, fast.Abandon(ctx, stolen, fastNow()))
+
+	// Replay keys: registered by a slow clock, checked by a fast one.
+	digest := sha256.Sum256([]byte("body"))
+	rk := webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: "r1"}
+	n := slowNow()
+	out, err := slow.Register(ctx, rk, digest, n, n.Add(5*time.Minute))
+	require.NoError(t, err)
+	require.Equal(t, webhooks.ReplayNew, out)
+	n = fastNow()
+	out, err = fast.Register(ctx, rk, digest, n, n.Add(5*time.Minute))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.ReplaySeen, out, "not expired by the server's clock")
+	deleted, err := fast.DeleteExpiredReplayKeys(ctx, fastNow(), 10)
+	require.NoError(t, err)
+	assert.Zero(t, deleted, "cleanup follows the server's clock too")
+
+	// Completing records the server's time.
+	l, err = fast.AcquireNext(ctx, fastNow(), time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, l, "abandoned: due at the server's now")
+	require.NoError(t, fast.Complete(ctx, l, fastNow()))
+	it, err = slow.Get(ctx, k)
+	require.NoError(t, err)
+	assert.WithinDuration(t, dbNow(), it.CompletedAt, near)
+}

@@ -1,0 +1,265 @@
+package pgstore_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+// enqueueConcurrently enqueues envs[i] from goroutine i, all released at
+// once, and returns the outcomes.
+func enqueueConcurrently(t *testing.T, s *pgstore.Store, envs []webhooks.Envelope) []webhooks.EnqueueOutcome {
+	t.Helper()
+	outcomes := make([]webhooks.EnqueueOutcome, len(envs))
+	errs := make([]error, len(envs))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, env := range envs {
+		wg.Go(func() {
+			<-start
+			res, err := s.Enqueue(t.Context(), env)
+			outcomes[i], errs[i] = res.Outcome, err
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i, err := range errs {
+		require.NoError(t, err, "Enqueue from goroutine %d", i)
+	}
+	return outcomes
+}
+
+func count[T comparable](xs []T, x T) int {
+	n := 0
+	for _, v := range xs {
+		if v == x {
+			n++
+		}
+	}
+	return n
+}
+
+func TestConcurrentDuplicateEnqueue(t *testing.T) {
+	t.Parallel()
+	const n = 48
+	pool := pgtest.NewPool(t, 8)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+	k := testKey("evt-dup")
+	envs := make([]webhooks.Envelope, n)
+	for i := range envs {
+		envs[i] = testEnvelope(k, `{"n":1}`, baseTime.Add(time.Duration(i)*time.Microsecond))
+	}
+	outcomes := enqueueConcurrently(t, s, envs)
+	assert.Equal(t, 1, count(outcomes, webhooks.EnqueueNew), "outcomes %v", outcomes)
+	assert.Equal(t, n-1, count(outcomes, webhooks.EnqueueDuplicate), "outcomes %v", outcomes)
+
+	it, err := s.Get(t.Context(), k)
+	require.NoError(t, err)
+	assert.Equal(t, n-1, it.DuplicateCount)
+	var rows int
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM "`+s.Schema()+`".inbox_items`).Scan(&rows))
+	assert.Equal(t, 1, rows)
+}
+
+func TestConcurrentEnqueueMixedDigests(t *testing.T) {
+	t.Parallel()
+	const n = 40
+	pool := pgtest.NewPool(t, 8)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+	k := testKey("evt-mixed")
+	envs := make([]webhooks.Envelope, n)
+	for i := range envs {
+		envs[i] = testEnvelope(k, []string{`{"v":"a"}`, `{"v":"b"}`}[i%2], baseTime)
+	}
+	outcomes := enqueueConcurrently(t, s, envs)
+	require.Equal(t, 1, count(outcomes, webhooks.EnqueueNew), "outcomes %v", outcomes)
+
+	winner := envs[0]
+	for i, o := range outcomes {
+		if o == webhooks.EnqueueNew {
+			winner = envs[i]
+		}
+	}
+	for i, o := range outcomes {
+		if o == webhooks.EnqueueNew {
+			continue
+		}
+		want := webhooks.EnqueueConflict
+		if envs[i].PayloadSHA256 == winner.PayloadSHA256 {
+			want = webhooks.EnqueueDuplicate
+		}
+		assert.Equal(t, want, o, "goroutine %d", i)
+	}
+	it, err := s.Get(t.Context(), k)
+	require.NoError(t, err)
+	assert.Equal(t, winner.PayloadSHA256, it.PayloadSHA256)
+	assert.Equal(t, string(winner.Payload), string(it.Payload))
+	assert.Equal(t, n/2-1, it.DuplicateCount, "only same-digest repeats count")
+}
+
+// notifications LISTENs on s's channel on a connection of its own and
+// returns a channel of the payloads received.
+func notifications(t *testing.T, s *pgstore.Store) <-chan string {
+	t.Helper()
+	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
+	require.NoError(t, err)
+	_, err = conn.Exec(t.Context(), "LISTEN "+pgx.Identifier{s.NotifyChannel()}.Sanitize())
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	out := make(chan string, 100)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			n, err := conn.WaitForNotification(ctx)
+			if err != nil {
+				return
+			}
+			out <- n.Payload
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+		_ = conn.Close(context.Background())
+	})
+	return out
+}
+
+// sendMarker notifies s's channel with payload marker. Notifications arrive
+// in commit order, so once the marker is received, every notification
+// committed before it has been received too.
+func sendMarker(t *testing.T, s *pgstore.Store, db interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, marker string) {
+	t.Helper()
+	_, err := db.Exec(t.Context(), "SELECT pg_notify($1, $2)", s.NotifyChannel(), marker)
+	require.NoError(t, err)
+}
+
+// nextNotification returns the next payload, failing after a generous
+// timeout.
+func nextNotification(t *testing.T, ch <-chan string) string {
+	t.Helper()
+	select {
+	case p := <-ch:
+		return p
+	case <-time.After(10 * time.Second):
+		t.Fatal("no notification within 10s")
+		return ""
+	}
+}
+
+func TestEnqueueTx(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 3)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+	ctx := t.Context()
+	note := notifications(t, s)
+	hostTable := `"` + s.Schema() + `".host_orders`
+	_, err := pool.Exec(ctx, `CREATE TABLE `+hostTable+` (id text PRIMARY KEY)`)
+	require.NoError(t, err)
+
+	t.Run("rollback stores nothing and wakes nobody", func(t *testing.T) {
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := s.EnqueueTx(ctx, tx, testEnvelope(testKey("rolled-back"), "{}", baseTime))
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+		_, err = tx.Exec(ctx, `INSERT INTO `+hostTable+` VALUES ('o1')`)
+		require.NoError(t, err)
+		require.NoError(t, tx.Rollback(ctx))
+
+		_, err = s.Get(ctx, testKey("rolled-back"))
+		require.ErrorIs(t, err, webhooks.ErrNotFound)
+		sendMarker(t, s, pool, "after-rollback")
+		assert.Equal(t, "after-rollback", nextNotification(t, note), "a rolled-back enqueue must not notify")
+	})
+
+	t.Run("commit stores the item with the host's write and wakes once", func(t *testing.T) {
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := s.EnqueueTx(ctx, tx, testEnvelope(testKey("committed"), "{}", baseTime))
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+		// Same key again in the same transaction: a duplicate, no wake.
+		res, err = s.EnqueueTx(ctx, tx, testEnvelope(testKey("committed"), "{}", baseTime))
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.EnqueueDuplicate, res.Outcome)
+		// And inside a savepoint (a subtransaction).
+		sub, err := tx.Begin(ctx)
+		require.NoError(t, err)
+		res, err = s.EnqueueTx(ctx, sub, testEnvelope(testKey("committed"), `{"other":1}`, baseTime))
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.EnqueueConflict, res.Outcome)
+		require.NoError(t, sub.Commit(ctx))
+		_, err = tx.Exec(ctx, `INSERT INTO `+hostTable+` VALUES ('o2')`)
+		require.NoError(t, err)
+
+		// Invisible to others until commit.
+		_, err = s.Get(ctx, testKey("committed"))
+		require.ErrorIs(t, err, webhooks.ErrNotFound)
+		require.NoError(t, tx.Commit(ctx))
+
+		it, err := s.Get(ctx, testKey("committed"))
+		require.NoError(t, err)
+		assert.Equal(t, 1, it.DuplicateCount)
+		var orders int
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+hostTable).Scan(&orders))
+		assert.Equal(t, 1, orders, "only the committed host write is there")
+
+		assert.Equal(t, "", nextNotification(t, note), "the commit notifies")
+		sendMarker(t, s, pool, "after-commit")
+		assert.Equal(t, "after-commit", nextNotification(t, note), "one notification per new item")
+	})
+
+	t.Run("nil tx", func(t *testing.T) {
+		_, err := s.EnqueueTx(ctx, nil, testEnvelope(testKey("x"), "{}", baseTime))
+		require.ErrorContains(t, err, "pgstore:")
+	})
+}
+
+func TestEnqueueNotifiesOnlyNewItems(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	note := notifications(t, s)
+	env := testEnvelope(testKey("once"), "{}", baseTime)
+	mustEnqueueNew(t, s, env)
+	res, err := s.Enqueue(t.Context(), env)
+	require.NoError(t, err)
+	require.Equal(t, webhooks.EnqueueDuplicate, res.Outcome)
+	assert.Equal(t, "", nextNotification(t, note))
+
+	pool := pgtest.NewPool(t, 1)
+	sendMarker(t, s, pool, "marker")
+	assert.Equal(t, "marker", nextNotification(t, note), "a duplicate must not notify")
+}
+
+func TestEnqueueRejectsTextPostgresCannotStore(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	for _, k := range []webhooks.InboxKey{
+		{Provider: "acme", Tenant: "t1", EventID: "bad\xff"},
+		{Provider: "acme", Tenant: "t\x00", EventID: "e"},
+	} {
+		_, err := s.Enqueue(t.Context(), testEnvelope(k, "{}", baseTime))
+		assert.ErrorContains(t, err, "pgstore:", "key %q", k)
+	}
+	// Payloads are bytes: anything goes.
+	env := testEnvelope(testKey("binary"), "", baseTime)
+	env.Payload = []byte{0, 0xff, 0xfe, '\n'}
+	mustEnqueueNew(t, s, env)
+	it, err := s.Get(t.Context(), env.Key)
+	require.NoError(t, err)
+	assert.Equal(t, env.Payload, it.Payload)
+}

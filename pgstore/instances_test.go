@@ -1,0 +1,235 @@
+package pgstore_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+// leaseRecord is one acquisition seen by a worker in TestMultipleInstances.
+type leaseRecord struct {
+	start, expires time.Time // the now passed to Acquire, and the lease expiry
+	runStart       time.Time // when the handler started
+	token          string
+}
+
+// TestMultipleInstances runs three "instances", each with its own pool and
+// two workers running a plain lease loop, through a few thousand items.
+// Some handler runs stall past their lease, so items are also taken over
+// after expiry. Every item must succeed exactly once, and no item may be
+// handed to a worker while another worker's lease on it is still valid.
+func TestMultipleInstances(t *testing.T) {
+	t.Parallel()
+	const (
+		items     = 2000
+		instances = 3
+		workers   = 2 // per instance
+		batch     = 8
+		lease     = 400 * time.Millisecond
+		stallEach = 250 // the first run of every stallEach-th item stalls
+	)
+	schemaPool := pgtest.NewPool(t, 4)
+	schema := pgtest.NewSchema(t, schemaPool)
+	seed := newStoreOn(t, schemaPool, schema)
+
+	// Enqueue in parallel; all due at once.
+	var wg sync.WaitGroup
+	keys := make(chan int)
+	for range 4 {
+		wg.Go(func() {
+			for i := range keys {
+				res, err := seed.Enqueue(t.Context(), testEnvelope(testKey(fmt.Sprintf("evt-%05d", i)), fmt.Sprint(i), baseTime))
+				if !assert.NoError(t, err) || !assert.Equal(t, webhooks.EnqueueNew, res.Outcome) {
+					return
+				}
+			}
+		})
+	}
+	for i := range items {
+		keys <- i
+	}
+	close(keys)
+	wg.Wait()
+	require.False(t, t.Failed())
+
+	var (
+		mu        sync.Mutex
+		records   = map[webhooks.InboxKey][]leaseRecord{}
+		completes = map[webhooks.InboxKey]int{}
+		lost      atomic.Int64 // settlements refused with ErrLeaseLost
+		done      atomic.Int64 // successful Completes
+	)
+	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
+	defer cancel()
+
+	worker := func(s *pgstore.Store, useBatch bool) error {
+		for done.Load() < items {
+			if ctx.Err() != nil {
+				return fmt.Errorf("gave up with %d of %d items done: %w", done.Load(), items, ctx.Err())
+			}
+			now := time.Now()
+			var leases []*webhooks.Lease
+			if useBatch {
+				ls, err := s.AcquireBatch(ctx, now, lease, batch)
+				if err != nil {
+					return err
+				}
+				leases = ls
+			} else {
+				l, err := s.AcquireNext(ctx, now, lease)
+				if err != nil {
+					return err
+				}
+				if l != nil {
+					leases = append(leases, l)
+				}
+			}
+			if len(leases) == 0 {
+				time.Sleep(5 * time.Millisecond) // idle poll
+				continue
+			}
+			for _, l := range leases {
+				if !l.ExpiresAt.Equal(now.Add(lease).Truncate(time.Microsecond)) {
+					return fmt.Errorf("lease on %s expires at %s; want now+%v", l.Key(), l.ExpiresAt, lease)
+				}
+				rec := leaseRecord{start: now, expires: l.ExpiresAt, runStart: time.Now(), token: l.Token}
+				mu.Lock()
+				records[l.Key()] = append(records[l.Key()], rec)
+				stall := l.Attempt == 1 && len(records[l.Key()]) == 1 && itemNumber(l.Key())%stallEach == 0
+				mu.Unlock()
+				if stall {
+					time.Sleep(lease + 100*time.Millisecond)
+				}
+				err := s.Complete(ctx, l, time.Now())
+				switch {
+				case err == nil:
+					mu.Lock()
+					completes[l.Key()]++
+					mu.Unlock()
+					done.Add(1)
+				case errors.Is(err, webhooks.ErrLeaseLost):
+					lost.Add(1)
+				default:
+					return err
+				}
+			}
+		}
+		return nil
+	}
+
+	errs := make(chan error, instances*workers)
+	for i := range instances {
+		s := newStoreOn(t, pgtest.NewPool(t, workers+1), schema)
+		for w := range workers {
+			wg.Go(func() { errs <- worker(s, (i+w)%2 == 0) })
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	// Every item succeeded exactly once.
+	require.Len(t, completes, items)
+	for k, n := range completes {
+		require.Equal(t, 1, n, "item %s completed %d times", k, n)
+	}
+	var notSucceeded int
+	require.NoError(t, schemaPool.QueryRow(t.Context(),
+		`SELECT count(*) FROM `+quote(schema)+`.inbox_items WHERE state <> 'succeeded'`).Scan(&notSucceeded))
+	require.Zero(t, notSucceeded)
+
+	// No item was handed out while another lease on it was valid, and each
+	// acquisition issued a new token.
+	var retaken int
+	for k, recs := range records {
+		slices.SortFunc(recs, func(a, b leaseRecord) int { return a.start.Compare(b.start) })
+		seen := map[string]bool{}
+		for i, r := range recs {
+			require.False(t, seen[r.token], "item %s: token %s issued twice", k, r.token)
+			seen[r.token] = true
+			if i > 0 {
+				prev := recs[i-1]
+				require.False(t, r.start.Before(prev.expires),
+					"item %s leased at %s while the lease from %s was valid until %s",
+					k, r.start.Format(time.StampMicro), prev.start.Format(time.StampMicro), prev.expires.Format(time.StampMicro))
+				require.False(t, r.runStart.Before(prev.expires), "item %s: handler started before the previous lease expired", k)
+				retaken++
+			}
+		}
+	}
+	t.Logf("%d items, %d re-acquisitions after expiry, %d settlements refused with ErrLeaseLost", items, retaken, lost.Load())
+	assert.Positive(t, retaken, "stalled items were taken over")
+	assert.Positive(t, lost.Load(), "stalled workers were fenced out")
+}
+
+func itemNumber(k webhooks.InboxKey) int {
+	var n int
+	_, _ = fmt.Sscanf(k.EventID, "evt-%d", &n)
+	return n
+}
+
+// TestLateWorkerIsFencedOut: a worker whose lease expired and was taken by
+// another instance can neither complete, fail, abandon nor extend it, and
+// the item stays exactly as the new holder has it.
+func TestLateWorkerIsFencedOut(t *testing.T) {
+	t.Parallel()
+	poolA := pgtest.NewPool(t, 2)
+	schema := pgtest.NewSchema(t, poolA)
+	a := newStoreOn(t, poolA, schema)
+	b := newStoreOn(t, pgtest.NewPool(t, 2), schema)
+	ctx := t.Context()
+	k := testKey("late")
+	mustEnqueueNew(t, a, testEnvelope(k, "{}", baseTime))
+
+	late, err := a.AcquireNext(ctx, baseTime, time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, late)
+
+	none, err := b.AcquireNext(ctx, baseTime.Add(59*time.Second), time.Minute)
+	require.NoError(t, err)
+	require.Nil(t, none, "the lease is valid until baseTime+1m")
+
+	current, err := b.AcquireNext(ctx, baseTime.Add(time.Minute), time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, current, "the expired lease is taken over")
+	require.NotEqual(t, late.Token, current.Token)
+	require.Equal(t, 2, current.Attempt)
+
+	before, err := b.Get(ctx, k)
+	require.NoError(t, err)
+	later := baseTime.Add(90 * time.Second)
+	assert.ErrorIs(t, a.Complete(ctx, late, later), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Fail(ctx, late, webhooks.Failure{Class: webhooks.FailureError, Message: "late", Transient: true},
+		webhooks.RetryAtTime(later.Add(time.Minute)), later), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Fail(ctx, late, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "late"},
+		webhooks.DeadLetterDecision(), later), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Abandon(ctx, late, later), webhooks.ErrLeaseLost)
+	lateExpiry := late.ExpiresAt
+	assert.ErrorIs(t, a.ExtendLease(ctx, late, later, time.Hour), webhooks.ErrLeaseLost)
+	assert.True(t, late.ExpiresAt.Equal(lateExpiry), "a refused extension leaves the lease alone")
+	after, err := b.Get(ctx, k)
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "the late worker changed the item")
+
+	// A token that was never issued is lost too.
+	forged := *current
+	forged.Token = "not-a-uuid"
+	assert.ErrorIs(t, b.Complete(ctx, &forged, later), webhooks.ErrLeaseLost)
+
+	require.NoError(t, b.Complete(ctx, current, later))
+	assert.ErrorIs(t, b.Complete(ctx, current, later), webhooks.ErrLeaseLost, "completing twice")
+}

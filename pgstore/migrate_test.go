@@ -1,0 +1,122 @@
+package pgstore_test
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+func allVersions(t *testing.T) []int {
+	t.Helper()
+	ms, err := pgstore.Migrations(pgstore.DefaultSchema)
+	require.NoError(t, err)
+	var vs []int
+	for _, m := range ms {
+		vs = append(vs, m.Version)
+	}
+	return vs
+}
+
+func TestMigrationsRender(t *testing.T) {
+	t.Parallel()
+	ms, err := pgstore.Migrations(`My "Hooks"`)
+	require.NoError(t, err)
+	require.NotEmpty(t, ms)
+	for i, m := range ms {
+		assert.Equal(t, i+1, m.Version)
+		assert.NotEmpty(t, m.Name)
+		assert.NotContains(t, m.SQL, "{{schema}}", "migration %d still has the placeholder", m.Version)
+		assert.Contains(t, m.SQL, `"My ""Hooks"""`, "migration %d does not use the quoted schema", m.Version)
+	}
+	assert.Equal(t, "init", ms[0].Name)
+
+	_, err = pgstore.Migrations("")
+	require.Error(t, err)
+}
+
+func TestMigrateIdempotent(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	schema := pgtest.NewSchema(t, pool)
+	s := newStoreOn(t, pool, schema) // migrates once
+	ctx := t.Context()
+
+	for range 2 {
+		require.NoError(t, s.Migrate(ctx))
+	}
+	got, err := s.AppliedMigrations(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, allVersions(t), got)
+
+	var rows int
+	require.NoError(t, pool.QueryRow(ctx,
+		`SELECT count(*) FROM "`+schema+`".`+pgstore.MigrationsTable).Scan(&rows))
+	assert.Equal(t, len(allVersions(t)), rows, "each migration recorded once")
+}
+
+func TestMigrateConcurrentInstances(t *testing.T) {
+	t.Parallel()
+	poolA := pgtest.NewPool(t, 2)
+	poolB := pgtest.NewPool(t, 2)
+	schema := pgtest.NewSchema(t, poolA)
+	a, err := pgstore.New(poolA, pgstore.WithSchema(schema))
+	require.NoError(t, err)
+	b, err := pgstore.New(poolB, pgstore.WithSchema(schema))
+	require.NoError(t, err)
+
+	for round := range 3 {
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, s := range []*pgstore.Store{a, b} {
+			wg.Go(func() {
+				<-start
+				errs[i] = s.Migrate(t.Context())
+			})
+		}
+		close(start)
+		wg.Wait()
+		require.NoError(t, errs[0], "round %d, instance A", round)
+		require.NoError(t, errs[1], "round %d, instance B", round)
+	}
+	got, err := a.AppliedMigrations(t.Context())
+	require.NoError(t, err)
+	assert.Equal(t, allVersions(t), got)
+	mustEnqueueNew(t, b, testEnvelope(testKey("e1"), "{}", baseTime))
+}
+
+func TestMigrateQuotesSchema(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	schema := pgtest.NewSchema(t, pool) + `."; DROP TABLE x; --`
+	t.Cleanup(func() {
+		_, _ = pool.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+quote(schema)+` CASCADE`)
+	})
+	s := newStoreOn(t, pool, schema)
+	mustEnqueueNew(t, s, testEnvelope(testKey("e1"), "{}", baseTime))
+	l, err := s.AcquireNext(t.Context(), baseTime, 1)
+	require.Error(t, err, "a sub-microsecond lease is refused")
+	require.Nil(t, l)
+}
+
+func TestNotMigratedErrorSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 1)
+	s, err := pgstore.New(pool, pgstore.WithSchema(pgtest.NewSchema(t, pool)))
+	require.NoError(t, err)
+	_, err = s.Enqueue(t.Context(), testEnvelope(testKey("e1"), "{}", baseTime))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Migrate")
+	applied, err := s.AppliedMigrations(t.Context())
+	require.NoError(t, err)
+	assert.Empty(t, applied)
+}
+
+func quote(ident string) string { return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"` }

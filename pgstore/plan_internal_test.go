@@ -1,0 +1,72 @@
+package pgstore
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+// TestQueriesUseTheirIndexes checks that each index matches its query
+// exactly: with sequential scans discouraged, the plan reads the index and
+// needs no Sort step.
+func TestQueriesUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 1)
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)))
+	require.NoError(t, err)
+	ctx := t.Context()
+	require.NoError(t, s.Migrate(ctx))
+	_, err = pool.Exec(ctx, "ANALYZE "+quoteSchema(s.schema)+".inbox_items")
+	require.NoError(t, err)
+
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cursor := webhooks.DeadLetterCursor{DeadAt: now, Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}}.String()
+	dlSQL, dlArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{After: cursor}, 50)
+	require.NoError(t, err)
+	dlFilteredSQL, dlFilteredArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{Provider: "p", EventType: "x"}, 50)
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		name, sql, index string
+		args             []any
+	}{
+		{"acquire", s.sql.acquire, "inbox_items_due_idx", []any{now, int64(60e6), 10}},
+		{"acquire with database clock", s.sql.acquire, "inbox_items_due_idx", []any{nil, int64(60e6), 10}},
+		{"dead letters after a cursor", dlSQL, "inbox_items_dead_idx", dlArgs},
+		{"dead letters filtered", dlFilteredSQL, "inbox_items_dead_idx", dlFilteredArgs},
+		{"delete succeeded", s.sql.deleteSucceeded, "inbox_items_succeeded_idx", []any{now, 100}},
+		{"delete expired replay keys", s.sql.deleteExpiredReplayKeys, "replay_keys_expires_at_idx", []any{now, 100}},
+		{"get", s.sql.get, "inbox_items_pkey", []any{"p", "t", "e"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			plan := explain(t, s, c.sql, c.args)
+			assert.Contains(t, plan, c.index, "plan:\n%s", plan)
+			assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+		})
+	}
+}
+
+func explain(t *testing.T, s *Store, sql string, args []any) string {
+	t.Helper()
+	var lines []string
+	err := pgx.BeginFunc(t.Context(), s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(t.Context(), "SET LOCAL enable_seqscan = off"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(t.Context(), "EXPLAIN "+sql, args...)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		return err
+	})
+	require.NoError(t, err)
+	return strings.Join(lines, "\n")
+}
