@@ -1,0 +1,213 @@
+// Command server is a small host for hookinbox: it receives GitHub webhooks
+// and a demo provider's webhooks, stores them in an inbox, and logs one JSON
+// line per handled event.
+//
+//	GITHUB_WEBHOOK_SECRET=... go run ./examples/server
+//	DEMO_WEBHOOK_SECRET=... go run ./examples/server -addr :9000 -fail-types order.refund
+//	DEMO_WEBHOOK_SECRET=... go run ./examples/server -dsn postgres://postgres@127.0.0.1:5432/test
+//
+// Endpoints: POST /webhooks/github and POST /webhooks/demo (each also with a
+// /{tenant} suffix). Without -dsn (or DATABASE_URL) the inbox is in memory and
+// is lost on exit; with it the inbox is in PostgreSQL, migrated at start.
+//
+// The demo provider signs "timestamp.body" with HMAC-SHA256:
+//
+//	X-Demo-Timestamp:  Unix seconds
+//	X-Demo-Signature:  sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">
+//	X-Demo-Event-Id:   the event ID
+//	X-Demo-Event-Type: the event type
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/pgstore"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr, nil); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}
+
+// DemoOptions is the demo provider's scheme: HMAC-SHA256 over
+// "timestamp.body", hex with a "sha256=" prefix, 5-minute tolerance.
+func DemoOptions() webhooks.HMACOptions {
+	return webhooks.HMACOptions{
+		SignatureHeader: "X-Demo-Signature",
+		SignaturePrefix: "sha256=",
+		TimestampHeader: "X-Demo-Timestamp",
+		SignedContent:   webhooks.SignTimestampBody,
+		EventIDHeader:   "X-Demo-Event-Id",
+		EventTypeHeader: "X-Demo-Event-Type",
+	}
+}
+
+type stores interface {
+	webhooks.InboxStore
+	webhooks.ReplayStore
+}
+
+// run starts the server and blocks until ctx is done. When ready is not nil it
+// receives the listening address once the server accepts connections.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer, ready chan<- string) error {
+	fs := flag.NewFlagSet("server", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", ":8080", "address to listen on")
+	dsn := fs.String("dsn", getenv("DATABASE_URL"), "PostgreSQL connection string; empty keeps the inbox in memory (default $DATABASE_URL)")
+	schema := fs.String("schema", pgstore.DefaultSchema, "PostgreSQL schema for the inbox tables (with -dsn)")
+	failTypes := fs.String("fail-types", "", "comma-separated event types the demo handler rejects permanently (to see dead letters)")
+	workers := fs.Int("workers", webhooks.DefaultWorkers, "concurrent handlers")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+
+	// Events go to stdout, one JSON line each; the library's own logs to stderr.
+	events := slog.New(slog.NewJSONHandler(stdout, nil))
+	logger := slog.New(slog.NewJSONHandler(stderr, nil))
+
+	resolver := webhooks.NewResolver()
+	var configured []string
+	if secret := getenv("GITHUB_WEBHOOK_SECRET"); secret != "" {
+		v, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(), webhooks.StaticSecrets(secret), nil)
+		if err != nil {
+			return err
+		}
+		resolver.MustRegister("github", v)
+		configured = append(configured, "github")
+	}
+	if secret := getenv("DEMO_WEBHOOK_SECRET"); secret != "" {
+		v, err := webhooks.NewHMACVerifier("demo", DemoOptions(), webhooks.StaticSecrets(secret), nil)
+		if err != nil {
+			return err
+		}
+		resolver.MustRegister("demo", v)
+		configured = append(configured, "demo")
+	}
+	if len(configured) == 0 {
+		return errors.New("no webhook secret configured: set GITHUB_WEBHOOK_SECRET (for POST /webhooks/github) or DEMO_WEBHOOK_SECRET (for POST /webhooks/demo), or both")
+	}
+
+	var store stores
+	var procOpts []webhooks.ProcessorOption
+	if *dsn == "" {
+		store = struct {
+			*memstore.Inbox
+			*memstore.Replay
+		}{memstore.NewInbox(), memstore.NewReplay()}
+		logger.Info("inbox in memory; pass -dsn to keep it in PostgreSQL")
+	} else {
+		pool, err := pgxpool.New(ctx, *dsn)
+		if err != nil {
+			return fmt.Errorf("connecting to PostgreSQL: %w", err)
+		}
+		defer pool.Close()
+		pg, err := pgstore.New(pool, pgstore.WithSchema(*schema), pgstore.WithDatabaseClock())
+		if err != nil {
+			return err
+		}
+		if err := pg.Migrate(ctx); err != nil {
+			return fmt.Errorf("migrating the inbox schema: %w", err)
+		}
+		store = pg
+		procOpts = append(procOpts, webhooks.WithWakeSource(pg.Listener()))
+		logger.Info("inbox in PostgreSQL", "schema", pg.Schema())
+	}
+
+	fail := map[string]bool{}
+	for _, t := range strings.Split(*failTypes, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			fail[t] = true
+		}
+	}
+	mux := webhooks.NewMux()
+	if err := mux.HandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
+		if fail[ev.Type] {
+			return webhooks.Permanent(fmt.Errorf("demo handler rejects event type %q (-fail-types)", ev.Type))
+		}
+		events.InfoContext(ctx, "event handled", "provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt, "bytes", len(ev.Payload))
+		return nil
+	}); err != nil {
+		return err
+	}
+
+	proc, err := webhooks.NewProcessor(store, mux, append(procOpts,
+		webhooks.WithWorkers(*workers),
+		webhooks.WithProcessorLogger(logger),
+		webhooks.WithShutdownGrace(10*time.Second),
+	)...)
+	if err != nil {
+		return err
+	}
+	gw, err := webhooks.NewGateway(resolver, store, store,
+		webhooks.WithGatewayLogger(logger),
+		webhooks.WithWaker(proc),
+	)
+	if err != nil {
+		return err
+	}
+
+	httpMux := http.NewServeMux()
+	httpMux.Handle(webhooks.DefaultPathPrefix, gw)
+	srv := &http.Server{
+		Handler:           httpMux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      30 * time.Second,
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return err
+	}
+	logger.Info("listening", "addr", ln.Addr().String(), "providers", configured)
+	if ready != nil {
+		ready <- ln.Addr().String()
+	}
+
+	runCtx, stopProcessor := context.WithCancel(ctx)
+	defer stopProcessor()
+	procDone := make(chan error, 1)
+	go func() { procDone <- proc.Run(runCtx) }()
+	serveDone := make(chan error, 1)
+	go func() { serveDone <- srv.Serve(ln) }()
+
+	select {
+	case err = <-serveDone:
+	case <-ctx.Done():
+	}
+	// Stop taking requests first, then let the processor finish in-flight
+	// handlers (within its shutdown grace) and abandon the rest.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+	defer cancel()
+	if serr := srv.Shutdown(shutdownCtx); serr != nil && err == nil {
+		err = serr
+	}
+	stopProcessor()
+	if perr := <-procDone; perr != nil && err == nil {
+		err = perr
+	}
+	if errors.Is(err, http.ErrServerClosed) {
+		err = nil
+	}
+	logger.Info("stopped")
+	return err
+}

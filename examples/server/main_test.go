@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// lines collects what the server writes, one JSON log line at a time, and
+// lets a test wait for a line instead of sleeping.
+type lines struct {
+	mu   sync.Mutex
+	all  []string
+	more chan struct{}
+}
+
+func newLines() *lines { return &lines{more: make(chan struct{}, 1)} }
+
+func (l *lines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	for _, s := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
+		l.all = append(l.all, s)
+	}
+	l.mu.Unlock()
+	select {
+	case l.more <- struct{}{}:
+	default:
+	}
+	return len(p), nil
+}
+
+func (l *lines) matching(substr string) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, s := range l.all {
+		if strings.Contains(s, substr) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// waitFor waits until a line containing substr was written.
+func (l *lines) waitFor(t *testing.T, substr string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		if m := l.matching(substr); len(m) > 0 {
+			return m[0]
+		}
+		select {
+		case <-l.more:
+		case <-deadline:
+			t.Fatalf("no log line containing %q within 10s", substr)
+		}
+	}
+}
+
+type server struct {
+	url            string
+	stdout, stderr *lines
+	stop           func()
+}
+
+func start(t *testing.T, env map[string]string, args ...string) *server {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &server{stdout: newLines(), stderr: newLines()}
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, append([]string{"-addr", "127.0.0.1:0"}, args...), func(k string) string { return env[k] }, s.stdout, s.stderr, ready)
+	}()
+	select {
+	case addr := <-ready:
+		s.url = "http://" + addr
+	case err := <-done:
+		cancel()
+		t.Fatalf("server did not start: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("server did not start within 30s")
+	}
+	var once sync.Once
+	s.stop = func() {
+		once.Do(func() {
+			cancel()
+			require.NoError(t, <-done)
+		})
+	}
+	t.Cleanup(s.stop)
+	return s
+}
+
+func (s *server) post(t *testing.T, path, body string, headers map[string]string) (int, map[string]string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	var out map[string]string
+	require.NoError(t, json.Unmarshal(raw, &out), "answer %q", raw)
+	return resp.StatusCode, out
+}
+
+// GitHub's documented example from "Validating webhook deliveries".
+const (
+	githubSecret    = "It's a Secret to Everybody"
+	githubPayload   = "Hello, World!"
+	githubSignature = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+)
+
+func githubHeaders(delivery string) map[string]string {
+	return map[string]string{"X-Hub-Signature-256": githubSignature, "X-GitHub-Event": "ping", "X-GitHub-Delivery": delivery}
+}
+
+func TestRefusesToStartWithoutSecrets(t *testing.T) {
+	t.Parallel()
+	var stderr bytes.Buffer
+	err := run(context.Background(), []string{"-addr", "127.0.0.1:0"}, func(string) string { return "" }, io.Discard, &stderr, nil)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "GITHUB_WEBHOOK_SECRET")
+	assert.Contains(t, err.Error(), "DEMO_WEBHOOK_SECRET")
+}
+
+func TestGitHubDocumentedSample(t *testing.T) {
+	t.Parallel()
+	s := start(t, map[string]string{"GITHUB_WEBHOOK_SECRET": githubSecret})
+
+	code, body := s.post(t, "/webhooks/github", githubPayload, githubHeaders("d1"))
+	assert.Equal(t, http.StatusAccepted, code, "GitHub's documented signature is accepted")
+	assert.Equal(t, "accepted", body["status"])
+
+	code, body = s.post(t, "/webhooks/github", "Hello, World?", githubHeaders("d2"))
+	assert.Equal(t, http.StatusUnauthorized, code, "a tampered body is refused")
+	assert.Equal(t, "bad_signature", body["reason"])
+
+	line := s.stdout.waitFor(t, `"event_id":"d1"`)
+	code, _ = s.post(t, "/webhooks/github", githubPayload, githubHeaders("d1"))
+	assert.Equal(t, http.StatusOK, code, "a repeat is a duplicate")
+
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal([]byte(line), &ev))
+	assert.Equal(t, "github", ev["provider"])
+	assert.Equal(t, "ping", ev["event_type"])
+	s.stop() // the processor has finished all work once Run returns
+	assert.Len(t, s.stdout.matching(`"msg":"event handled"`), 1, "the event is logged once, the repeat not at all")
+	assert.Empty(t, s.stdout.matching("d2"))
+	for _, l := range append(s.stdout.matching(""), s.stderr.matching("")...) {
+		assert.NotContains(t, l, githubSecret, "no secret in any log line")
+	}
+}
+
+func signDemo(secret, ts, body string) string {
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(ts + "." + body))
+	return "sha256=" + hex.EncodeToString(m.Sum(nil))
+}
+
+func demoHeaders(secret, id, typ, body string, at time.Time) map[string]string {
+	ts := strconv.FormatInt(at.Unix(), 10)
+	return map[string]string{"X-Demo-Timestamp": ts, "X-Demo-Signature": signDemo(secret, ts, body), "X-Demo-Event-Id": id, "X-Demo-Event-Type": typ}
+}
+
+func TestDemoProviderAndFailTypes(t *testing.T) {
+	t.Parallel()
+	const secret = "demo-secret"
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": secret}, "-fail-types", "order.refund, order.void")
+
+	code, _ := s.post(t, "/webhooks/demo/shop1", `{"a":1}`, demoHeaders(secret, "o1", "order.created", `{"a":1}`, time.Now()))
+	assert.Equal(t, http.StatusAccepted, code)
+	code, _ = s.post(t, "/webhooks/demo/shop1", `{"a":2}`, demoHeaders(secret, "o2", "order.refund", `{"a":2}`, time.Now()))
+	assert.Equal(t, http.StatusAccepted, code)
+	code, body := s.post(t, "/webhooks/demo", `{"a":3}`, demoHeaders(secret, "o3", "order.created", `{"a":3}`, time.Now().Add(-time.Hour)))
+	assert.Equal(t, http.StatusUnauthorized, code)
+	assert.Equal(t, "timestamp_expired", body["reason"])
+	code, _ = s.post(t, "/webhooks/github", githubPayload, githubHeaders("g"))
+	assert.Equal(t, http.StatusNotFound, code, "github is not registered without its secret")
+
+	line := s.stdout.waitFor(t, `"event_id":"o1"`)
+	assert.Contains(t, line, `"tenant":"shop1"`)
+	dead := s.stderr.waitFor(t, "event dead-lettered")
+	assert.Contains(t, dead, `"event_id":"o2"`)
+	assert.Contains(t, dead, `"failure_class":"permanent"`)
+	s.stop()
+	assert.Empty(t, s.stdout.matching(`"event_id":"o2"`), "a rejected type is not logged as handled")
+}
+
+// TestPostgresDedupAcrossRestart needs WEBHOOKS_TEST_DATABASE_URL (see the
+// README); .ci/run sets it.
+func TestPostgresDedupAcrossRestart(t *testing.T) {
+	dsn := os.Getenv("WEBHOOKS_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("WEBHOOKS_TEST_REQUIRE_DB") == "1" {
+			t.Fatal("WEBHOOKS_TEST_REQUIRE_DB=1 but WEBHOOKS_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("set WEBHOOKS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the Postgres example test")
+	}
+	t.Parallel()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "example_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	env := map[string]string{"GITHUB_WEBHOOK_SECRET": githubSecret, "DATABASE_URL": dsn}
+
+	first := start(t, env, "-schema", schema)
+	code, _ := first.post(t, "/webhooks/github", githubPayload, githubHeaders("restart-1"))
+	require.Equal(t, http.StatusAccepted, code)
+	first.stdout.waitFor(t, `"event_id":"restart-1"`)
+	first.stop()
+
+	second := start(t, env, "-schema", schema)
+	code, body := second.post(t, "/webhooks/github", githubPayload, githubHeaders("restart-1"))
+	assert.Equal(t, http.StatusOK, code, "after a restart the repeat is still a duplicate")
+	assert.Equal(t, "duplicate", body["status"])
+	second.stop()
+	assert.Empty(t, second.stdout.matching("event handled"), "the restarted server does not handle the event again")
+}
