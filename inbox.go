@@ -19,6 +19,7 @@ type InboxKey struct {
 	EventID  string
 }
 
+// String returns "provider/tenant/eventID", for logs.
 func (k InboxKey) String() string {
 	return k.Provider + "/" + k.Tenant + "/" + k.EventID
 }
@@ -57,6 +58,7 @@ const (
 	EnqueueConflict
 )
 
+// String returns "new", "duplicate" or "conflict".
 func (o EnqueueOutcome) String() string {
 	switch o {
 	case EnqueueNew:
@@ -174,6 +176,12 @@ type Enqueuer interface {
 
 // LeaseStore hands out and settles leases. It is the part of InboxStore the
 // Processor uses. All methods take now from the caller's clock.
+//
+// Complete, Fail, Abandon and ExtendLease are fenced by the lease token: they
+// return an error wrapping ErrLeaseLost, and change nothing, when lease.Token
+// is not the item's current token (the item was leased again or finished). A
+// lease that expired but was not taken by anyone else is still current:
+// settling it is safe, since nobody else holds the item.
 type LeaseStore interface {
 	// AcquireNext leases the item that has been due the longest (pending
 	// with NextAttemptAt <= now, or leased with LeaseExpiresAt <= now),
@@ -195,13 +203,6 @@ type LeaseStore interface {
 
 	// ExtendLease moves the lease's expiry to now+d and updates
 	// lease.ExpiresAt.
-	//
-	//
-	// Complete, Fail, Abandon and ExtendLease are fenced by the lease token:
-	// they return an error wrapping ErrLeaseLost, and change nothing, when
-	// lease.Token is not the item's current token (the item was leased again
-	// or finished). A lease that expired but was not taken by anyone else is
-	// still current: settling it is safe, since nobody else holds the item.
 	ExtendLease(ctx context.Context, lease *Lease, now time.Time, d time.Duration) error
 }
 
@@ -278,7 +279,7 @@ func ParseDeadLetterCursor(s string) (DeadLetterCursor, error) {
 		return DeadLetterCursor{}, ErrInvalidCursor
 	}
 	var c cursorJSON
-	if err := json.Unmarshal(b, &c); err != nil {
+	if err := json.Unmarshal(b, &c); err != nil || c.P == "" || c.E == "" {
 		return DeadLetterCursor{}, ErrInvalidCursor
 	}
 	return DeadLetterCursor{DeadAt: time.Unix(0, c.T).UTC(), Key: InboxKey{Provider: c.P, Tenant: c.N, EventID: c.E}}, nil

@@ -29,6 +29,7 @@ const (
 	ReplayConflict
 )
 
+// String returns "new", "seen" or "conflict".
 func (o ReplayOutcome) String() string {
 	switch o {
 	case ReplayNew:

@@ -110,3 +110,19 @@ func TestTruncateErrorMessage(t *testing.T) {
 	got := TruncateErrorMessage(s)
 	assert.Len(t, got, MaxErrorMessageBytes-1)
 }
+
+func TestDeadLetterCursorRoundTrip(t *testing.T) {
+	t.Parallel()
+	c := DeadLetterCursor{DeadAt: t0.Add(123456 * time.Microsecond), Key: InboxKey{Provider: "p", Tenant: "", EventID: "e/1"}}
+	got, err := ParseDeadLetterCursor(c.String())
+	require.NoError(t, err)
+	assert.True(t, got.DeadAt.Equal(c.DeadAt))
+	assert.Equal(t, c.Key, got.Key)
+	for _, bad := range []string{"", "!!!", "e30", "bm90IGpzb24"} { // "", junk, "{}", "not json"
+		_, err := ParseDeadLetterCursor(bad)
+		assert.ErrorIs(t, err, ErrInvalidCursor, "cursor %q", bad)
+	}
+	assert.True(t, c.Before(c.DeadAt.Add(-time.Nanosecond), c.Key), "older items come after the cursor")
+	assert.True(t, c.Before(c.DeadAt, InboxKey{Provider: "a"}), "same time, smaller key: after the cursor")
+	assert.False(t, c.Before(c.DeadAt, c.Key), "the cursor's own item is not after it")
+}
