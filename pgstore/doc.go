@@ -8,8 +8,9 @@
 //	store, err := pgstore.New(pool) // or pgstore.New(pool, pgstore.WithSchema("hooks"))
 //	…
 //	if err := store.Migrate(ctx); err != nil { … }
-//	gw := webhooks.NewGateway(resolver, store, store, …)
-//	proc := webhooks.NewProcessor(store, dispatcher, webhooks.WithWakeSource(store.Listener()), …)
+//	gw, err := webhooks.NewGateway(resolver, store, store, …)
+//	…
+//	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithWakeSource(store.Listener()), …)
 //
 // # Tables and migrations
 //

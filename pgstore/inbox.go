@@ -81,8 +81,8 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope) (
 
 // Get implements webhooks.InboxStore.
 func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, error) {
-	if err := checkKey(key); err != nil {
-		return webhooks.Item{}, err
+	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
+		return webhooks.Item{}, fmt.Errorf("pgstore: get %q: %w", key.String(), webhooks.ErrNotFound)
 	}
 	var r itemRow
 	err := s.pool.QueryRow(ctx, s.sql.get, key.Provider, key.Tenant, key.EventID).Scan(r.dest()...)
@@ -99,6 +99,9 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, 
 // inbox_items_dead_idx index in its order.
 func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max int) (webhooks.DeadLetterPage, error) {
 	sql, args, err := s.deadLettersQuery(q, max)
+	if errors.Is(err, errUnstorableFilter) {
+		return webhooks.DeadLetterPage{}, nil // no stored item can match
+	}
 	if err != nil {
 		return webhooks.DeadLetterPage{}, err
 	}
@@ -133,8 +136,8 @@ func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max
 // ReplayDeadLetter implements webhooks.InboxStore. A replayed item notifies
 // NotifyChannel on commit.
 func (s *Store) ReplayDeadLetter(ctx context.Context, key webhooks.InboxKey, now time.Time, resetAttempts bool) (bool, error) {
-	if err := checkKey(key); err != nil {
-		return false, err
+	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
+		return false, fmt.Errorf("pgstore: replay dead letter %q: %w", key.String(), webhooks.ErrNotFound)
 	}
 	var (
 		replayed, exists bool
@@ -161,6 +164,10 @@ func (s *Store) now(t time.Time) *time.Time {
 	return &t
 }
 
+// errUnstorableFilter reports a DeadLetters filter value no stored item can
+// have.
+var errUnstorableFilter = errors.New("pgstore: filter value is not storable text")
+
 // deadLettersQuery builds the statement for DeadLetters: only the filters
 // given, so the planner sees plain equalities, and the cursor as a row
 // comparison in the index's order.
@@ -182,8 +189,8 @@ func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery, max int) (string, [
 		if f.v == "" {
 			continue
 		}
-		if err := checkText(f.what, f.v); err != nil {
-			return "", nil, err
+		if checkText(f.what, f.v) != nil {
+			return "", nil, errUnstorableFilter
 		}
 		sql += " AND " + f.col + " = " + arg(f.v)
 	}

@@ -152,8 +152,8 @@ func (s *Store) settle(ctx context.Context, op string, lease *webhooks.Lease, sq
 // token that is not a UUID was never issued by this store, so it is lost.
 func leaseArgs(lease *webhooks.Lease) ([]any, error) {
 	k := lease.Key()
-	if err := checkKey(k); err != nil {
-		return nil, err
+	if checkKey(k) != nil { // PostgreSQL cannot hold such a key
+		return nil, webhooks.ErrLeaseLost
 	}
 	tok, err := uuid.Parse(lease.Token)
 	if err != nil {

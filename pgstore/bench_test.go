@@ -1,0 +1,129 @@
+package pgstore_test
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+// The benchmarks are sized for a small machine (two cores, a local server):
+// pools of at most four connections.
+
+func BenchmarkEnqueue(b *testing.B) {
+	s := newStore(b)
+	payload := `{"id":"evt","type":"invoice.paid","data":{"amount":1200,"currency":"eur"}}`
+	i := 0
+	for b.Loop() {
+		i++
+		env := testEnvelope(testKey(fmt.Sprintf("evt-%09d", i)), payload, baseTime)
+		if _, err := s.Enqueue(b.Context(), env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkEnqueueParallel(b *testing.B) {
+	s := newStore(b)
+	payload := `{"id":"evt","type":"invoice.paid","data":{"amount":1200,"currency":"eur"}}`
+	var n atomic.Int64
+	b.SetParallelism(2) // 2×GOMAXPROCS goroutines on a 4-connection pool
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			env := testEnvelope(testKey(fmt.Sprintf("evt-%09d", n.Add(1))), payload, baseTime)
+			if _, err := s.Enqueue(b.Context(), env); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+}
+
+func BenchmarkEnqueueDuplicate(b *testing.B) {
+	s := newStore(b)
+	env := testEnvelope(testKey("evt-dup"), "{}", baseTime)
+	mustEnqueueNew(b, s, env)
+	for b.Loop() {
+		if _, err := s.Enqueue(b.Context(), env); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// fillPending inserts n due items directly, outside the timer.
+func fillPending(b *testing.B, pool *pgxpool.Pool, s *pgstore.Store, from, n int) {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	_, err := pool.Exec(b.Context(), `
+		INSERT INTO `+quote(s.Schema())+`.inbox_items (provider, tenant, event_id, event_type, payload,
+			payload_sha256, key_id, state, next_attempt_at, last_seen_at, received_at, updated_at)
+		SELECT 'acme', 't1', 'evt-' || g, 'invoice.paid', '\x7b7d', sha256('\x7b7d'), 'k1',
+			'pending', $1, $1, $1, $1
+		FROM generate_series($2::int, $3::int) AS g`, baseTime, from, from+n-1)
+	require.NoError(b, err)
+}
+
+func benchmarkAcquireComplete(b *testing.B, batch int) {
+	pool := pgtest.NewPool(b, 2)
+	s := newStoreOn(b, pool, pgtest.NewSchema(b, pool))
+	const fill = 2000
+	next := 0
+	var leases []*webhooks.Lease
+	now := baseTime.Add(time.Second)
+	for b.Loop() {
+		if len(leases) == 0 {
+			var err error
+			if batch == 1 {
+				var l *webhooks.Lease
+				l, err = s.AcquireNext(b.Context(), now, time.Minute)
+				if l != nil {
+					leases = append(leases, l)
+				}
+			} else {
+				leases, err = s.AcquireBatch(b.Context(), now, time.Minute, batch)
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			if len(leases) == 0 {
+				fillPending(b, pool, s, next, fill)
+				next += fill
+				continue
+			}
+		}
+		if err := s.Complete(b.Context(), leases[0], now); err != nil {
+			b.Fatal(err)
+		}
+		leases = leases[1:]
+	}
+}
+
+// BenchmarkAcquireComplete measures one item's AcquireNext and Complete
+// (an iteration that finds nothing due refills the inbox untimed).
+func BenchmarkAcquireComplete(b *testing.B) { benchmarkAcquireComplete(b, 1) }
+
+// BenchmarkAcquireBatchComplete is BenchmarkAcquireComplete with
+// AcquireBatch of 16: one iteration is one Complete, plus an acquisition
+// every 16.
+func BenchmarkAcquireBatchComplete(b *testing.B) { benchmarkAcquireComplete(b, 16) }
+
+func BenchmarkRegister(b *testing.B) {
+	s := newStore(b)
+	d := [32]byte{1}
+	i := 0
+	for b.Loop() {
+		i++
+		k := webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r-%09d", i)}
+		if _, err := s.Register(b.Context(), k, d, baseTime, baseTime.Add(time.Hour)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
