@@ -50,6 +50,7 @@ var statusNames = map[ReceiveStatus]string{
 	StatusInternalError:   "internal_error",
 }
 
+// String returns the status's name as used in answers, such as "accepted".
 func (s ReceiveStatus) String() string {
 	if n, ok := statusNames[s]; ok {
 		return n

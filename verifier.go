@@ -111,6 +111,7 @@ type VerificationError struct {
 	Detail string
 }
 
+// Error returns the reason code and the detail.
 func (e *VerificationError) Error() string {
 	if e.Detail == "" {
 		return "webhooks: verification failed: " + string(e.Reason)

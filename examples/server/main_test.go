@@ -34,9 +34,7 @@ func newLines() *lines { return &lines{more: make(chan struct{}, 1)} }
 
 func (l *lines) Write(p []byte) (int, error) {
 	l.mu.Lock()
-	for _, s := range strings.Split(strings.TrimRight(string(p), "\n"), "\n") {
-		l.all = append(l.all, s)
-	}
+	l.all = append(l.all, strings.Split(strings.TrimRight(string(p), "\n"), "\n")...)
 	l.mu.Unlock()
 	select {
 	case l.more <- struct{}{}:
