@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,12 +12,17 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// Listener timing. Reconnection waits ListenerMinBackoff after the first
-// failure, doubling up to ListenerMaxBackoff; a connection that stays idle
-// for listenerPingInterval is pinged so a silently dead one is noticed.
+// Listener reconnection backoff: Listen waits ListenerMinBackoff after a
+// connection failure, doubling the wait on each failure in a row up to
+// ListenerMaxBackoff.
 const (
-	ListenerMinBackoff   = 100 * time.Millisecond
-	ListenerMaxBackoff   = 10 * time.Second
+	ListenerMinBackoff = 100 * time.Millisecond
+	ListenerMaxBackoff = 10 * time.Second
+)
+
+// An idle listening connection is pinged every listenerPingInterval, so a
+// silently dead one is noticed.
+const (
 	listenerPingInterval = 30 * time.Second
 	listenerPingTimeout  = 5 * time.Second
 )
@@ -25,14 +31,18 @@ const (
 // LISTEN/NOTIFY. It implements webhooks.WakeSource. Get one from
 // (*Store).Listener.
 type Listener struct {
-	store *Store
+	store     *Store
+	pingEvery time.Duration // listenerPingInterval; shorter in tests
+	pid       atomic.Uint32 // backend PID of the current connection, 0 when none
 }
 
 var _ webhooks.WakeSource = (*Listener)(nil)
 
 // Listener returns a webhooks.WakeSource listening on NotifyChannel, which
 // Enqueue, EnqueueTx and ReplayDeadLetter notify when they make an item due.
-func (s *Store) Listener() *Listener { return &Listener{store: s} }
+func (s *Store) Listener() *Listener {
+	return &Listener{store: s, pingEvery: listenerPingInterval}
+}
 
 // Listen implements webhooks.WakeSource. It takes a connection out of the
 // store's pool for as long as it runs (the pool may open one more to replace
@@ -59,7 +69,7 @@ func (l *Listener) Listen(ctx context.Context, wake func()) error {
 			backoff = ListenerMinBackoff
 		}
 		l.store.logger.WarnContext(ctx, "pgstore: listener lost its connection; reconnecting",
-			"channel", l.store.channel, "retry_in", backoff, "error", err)
+			"channel", l.store.channel, "listened", connected, "retry_in", backoff, "error", err)
 		t := time.NewTimer(backoff)
 		select {
 		case <-ctx.Done():
@@ -89,9 +99,11 @@ func (l *Listener) session(ctx context.Context, wake func()) (connected bool, er
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.store.channel}.Sanitize()); err != nil {
 		return false, fmt.Errorf("pgstore: listener: LISTEN: %w", err)
 	}
+	l.pid.Store(conn.PgConn().PID())
+	defer l.pid.Store(0)
 	wake()
 	for {
-		wctx, cancel := context.WithTimeout(ctx, listenerPingInterval)
+		wctx, cancel := context.WithTimeout(ctx, l.pingEvery)
 		_, err := conn.WaitForNotification(wctx)
 		cancel()
 		switch {
