@@ -38,6 +38,7 @@ const (
 	StatusUnknownProvider                          // 404: no verifier for the provider
 	StatusUnavailable                              // 503: a store or credential source failed; retry later
 	StatusInternalError                            // 500: a verifier or store panicked
+	StatusHandshake                                // the verifier's HandshakeResponse (200 by default): a provider challenge, nothing stored
 )
 
 var statusNames = map[ReceiveStatus]string{
@@ -48,6 +49,7 @@ var statusNames = map[ReceiveStatus]string{
 	StatusUnknownProvider: "unknown_provider",
 	StatusUnavailable:     "unavailable",
 	StatusInternalError:   "internal_error",
+	StatusHandshake:       "handshake",
 }
 
 // String returns the status's name as used in answers, such as "accepted".
@@ -73,6 +75,8 @@ func (s ReceiveStatus) HTTPStatus() int {
 		return http.StatusNotFound
 	case StatusUnavailable:
 		return http.StatusServiceUnavailable
+	case StatusHandshake:
+		return http.StatusOK
 	}
 	return http.StatusInternalServerError
 }
@@ -85,6 +89,8 @@ type ReceiveResult struct {
 	// Key is the inbox key once the request verified.
 	Key       InboxKey
 	EventType string
+	// Handshake is the response to write when Status is StatusHandshake.
+	Handshake *HandshakeResponse
 }
 
 // Gateway verifies inbound webhooks and stores them in the inbox. It is an
@@ -187,7 +193,8 @@ func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, o
 
 // Receive verifies req for route and stores it in the inbox. It never panics:
 // a panicking verifier or store yields StatusInternalError. The error is nil exactly
-// when the status is StatusAccepted or StatusDuplicate; otherwise it says why
+// when the status is StatusAccepted, StatusDuplicate or StatusHandshake;
+// otherwise it says why
 // (a *VerificationError, ErrUnknownProvider, ErrPayloadConflict, or the store's
 // error) and is safe to log: it holds no secret.
 func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res ReceiveResult, err error) {
@@ -213,6 +220,9 @@ func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res R
 			return ReceiveResult{Status: StatusRejected, Reason: ve.Reason}, err
 		}
 		return ReceiveResult{Status: StatusUnavailable}, fmt.Errorf("webhooks: verifier for %q could not decide: %w", route.Provider, err)
+	}
+	if ver.Handshake != nil {
+		return ReceiveResult{Status: StatusHandshake, Handshake: ver.Handshake, EventType: ver.EventType}, nil
 	}
 	if ver.EventID == "" {
 		err := Reject(ReasonMissingEventID, "the verifier returned no event ID")
@@ -295,7 +305,9 @@ func (g *Gateway) keptHeaders(h http.Header) http.Header {
 // new webhook, 200 for a duplicate, 409 for an event ID reused with another
 // payload, 401 when verification fails, 404 for an unknown provider or path,
 // 405 for other methods, 413 for bodies over the limit, 503 with Retry-After
-// when a store fails, and 500 if a verifier or store panics. Bodies are small JSON
+// when a store fails, and 500 if a verifier or store panics. A provider
+// challenge the verifier answered (see Verification.Handshake) gets the
+// verifier's response and stores nothing. Other bodies are small JSON
 // objects such as {"status":"rejected","reason":"bad_signature"}.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, ok := g.route(r.URL.Path)
@@ -331,6 +343,10 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		RemoteAddr: r.RemoteAddr,
 	})
 	g.log(r.Context(), route, res, err)
+	if res.Status == StatusHandshake {
+		writeHandshake(w, res.Handshake)
+		return
+	}
 	if res.Status == StatusUnavailable {
 		w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
 	}
@@ -364,7 +380,7 @@ func (g *Gateway) log(ctx context.Context, route Route, res ReceiveResult, err e
 		attrs = append(attrs, "event_id", res.Key.EventID, "event_type", res.EventType)
 	}
 	switch res.Status {
-	case StatusAccepted, StatusDuplicate:
+	case StatusAccepted, StatusDuplicate, StatusHandshake:
 		g.cfg.logger.DebugContext(ctx, "webhook received", attrs...)
 	case StatusRejected:
 		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, "reason", string(res.Reason), "err", err)...)
@@ -386,4 +402,19 @@ func writeJSON(w http.ResponseWriter, code int, body responseBody) {
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(body)
+}
+
+func writeHandshake(w http.ResponseWriter, h *HandshakeResponse) {
+	for k, vs := range h.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	code := h.StatusCode
+	if code == 0 {
+		code = http.StatusOK
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(h.Body)
 }

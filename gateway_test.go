@@ -365,3 +365,43 @@ func TestGatewayOptions(t *testing.T) {
 	_, err := webhooks.NewGateway(nil, in, rp)
 	assert.Error(t, err)
 }
+
+func TestGatewayHandshake(t *testing.T) {
+	t.Parallel()
+	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
+	r := webhooks.NewResolver()
+	r.MustRegister("chat", webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
+		if req.Header.Get("X-Sig") != "ok" {
+			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
+		}
+		return webhooks.Verification{Handshake: &webhooks.HandshakeResponse{
+			Header: http.Header{"Content-Type": {"text/plain"}},
+			Body:   []byte("challenge-accepted"),
+		}}, nil
+	}))
+	wakes := new(atomic.Int32)
+	gw, err := webhooks.NewGateway(r, inbox, replay, webhooks.WithWaker(wakeCounter{wakes}))
+	require.NoError(t, err)
+
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/chat", strings.NewReader(`{"type":"url_verification"}`))
+	req.Header.Set("X-Sig", "ok")
+	rec := httptest.NewRecorder()
+	gw.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "challenge-accepted", rec.Body.String())
+	assert.Equal(t, "text/plain", rec.Header().Get("Content-Type"))
+	assert.Zero(t, wakes.Load())
+	lease, err := inbox.AcquireNext(context.Background(), base.Add(time.Hour), time.Minute)
+	require.NoError(t, err)
+	assert.Nil(t, lease, "a handshake stores nothing")
+	assert.Zero(t, replay.Len(), "a handshake registers no replay key")
+
+	// An unsigned challenge is refused like any unsigned request.
+	req = httptest.NewRequest(http.MethodPost, "/webhooks/chat", strings.NewReader(`{"type":"url_verification"}`))
+	assert.Equal(t, http.StatusUnauthorized, serve(t, gw, req).Code)
+
+	res, err := gw.Receive(context.Background(), webhooks.Route{Provider: "chat"}, &webhooks.Request{Header: http.Header{"X-Sig": {"ok"}}})
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatusHandshake, res.Status)
+	assert.Equal(t, "challenge-accepted", string(res.Handshake.Body))
+}

@@ -56,6 +56,21 @@ type Verification struct {
 	// ReplayKey is the key registered with the ReplayStore. When empty the
 	// gateway uses EventID.
 	ReplayKey string
+	// Handshake, when not nil, is a provider challenge (Slack's
+	// url_verification, Zoom's endpoint.url_validation, Discord's PING) that
+	// the verifier answered itself: the gateway writes this response and
+	// stores nothing. A verifier sets it only after the request verified,
+	// wherever the provider signs its challenges. EventID may then be empty.
+	Handshake *HandshakeResponse
+}
+
+// HandshakeResponse is the answer to a provider's challenge request.
+type HandshakeResponse struct {
+	// StatusCode defaults to 200.
+	StatusCode int
+	// Header is added to the response; set Content-Type here.
+	Header http.Header
+	Body   []byte
 }
 
 // Verifier checks that a request really comes from the provider and returns
