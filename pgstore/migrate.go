@@ -94,8 +94,8 @@ func loadMigrations() ([]Migration, error) {
 // exactly once, one after the other. A database with migrations newer than
 // this version of the package knows is left alone.
 //
-// The database user needs the CREATE privilege on the database (for the
-// schema) the first time, and on the schema afterwards.
+// The database user needs the CREATE privilege on the database when the
+// schema does not exist yet, and on the schema to create the tables.
 func (s *Store) Migrate(ctx context.Context) error {
 	ms, err := Migrations(s.schema)
 	if err != nil {
@@ -117,21 +117,26 @@ func (s *Store) migrate(ctx context.Context, m Migration) error {
 	}
 	// After Commit, Rollback does nothing.
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	setup := []struct {
-		sql  string
-		args []any
-	}{
-		{"SELECT pg_advisory_xact_lock($1)", []any{migrationLockKey(s.schema)}},
-		{"CREATE SCHEMA IF NOT EXISTS " + q, nil},
-		{"CREATE TABLE IF NOT EXISTS " + q + "." + MigrationsTable + ` (
-			version    integer PRIMARY KEY,
-			name       text NOT NULL,
-			applied_at timestamptz NOT NULL DEFAULT now())`, nil},
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", migrationLockKey(s.schema)); err != nil {
+		return wrapMigrateErr(m, err)
 	}
-	for _, st := range setup {
-		if _, err := tx.Exec(ctx, st.sql, st.args...); err != nil {
+	// CREATE SCHEMA needs the CREATE privilege on the database even with IF
+	// NOT EXISTS, so only ask for it when the schema is missing: a schema
+	// made by an administrator is enough.
+	var schemaExists bool
+	if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)", s.schema).Scan(&schemaExists); err != nil {
+		return wrapMigrateErr(m, err)
+	}
+	if !schemaExists {
+		if _, err := tx.Exec(ctx, "CREATE SCHEMA "+q); err != nil {
 			return wrapMigrateErr(m, err)
 		}
+	}
+	if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS "+q+"."+MigrationsTable+` (
+		version    integer PRIMARY KEY,
+		name       text NOT NULL,
+		applied_at timestamptz NOT NULL DEFAULT now())`); err != nil {
+		return wrapMigrateErr(m, err)
 	}
 	var applied bool
 	err = tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM "+q+"."+MigrationsTable+" WHERE version = $1)", m.Version).Scan(&applied)

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -120,3 +121,51 @@ func TestNotMigratedErrorSaysWhatToDo(t *testing.T) {
 }
 
 func quote(ident string) string { return `"` + strings.ReplaceAll(ident, `"`, `""`) + `"` }
+
+// TestMigrateWithoutDatabaseCreatePrivilege: a role that may not create
+// schemas can migrate into a schema an administrator made for it, and is
+// told clearly when the schema is missing.
+func TestMigrateWithoutDatabaseCreatePrivilege(t *testing.T) {
+	t.Parallel()
+	admin := pgtest.NewPool(t, 1)
+	ctx := t.Context()
+	schema := pgtest.NewSchema(t, admin)
+	role := schema + "_role"
+	password := schema // random enough for a throwaway role
+	_, err := admin.Exec(ctx, `CREATE ROLE `+quote(role)+` LOGIN PASSWORD '`+password+`'`)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		// Runs after the role's pool is closed and the schema dropped.
+		_, err := admin.Exec(context.Background(), `DROP ROLE `+quote(role))
+		assert.NoError(t, err)
+	})
+	var canCreate bool
+	require.NoError(t, admin.QueryRow(ctx, `SELECT has_database_privilege($1, current_database(), 'CREATE')`, role).Scan(&canCreate))
+	if canCreate {
+		t.Skip("PUBLIC may create schemas in this database; nothing to test")
+	}
+	_, err = admin.Exec(ctx, `CREATE SCHEMA `+quote(schema)+` AUTHORIZATION `+quote(role))
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		_, _ = admin.Exec(context.Background(), `DROP SCHEMA IF EXISTS `+quote(schema)+` CASCADE`)
+	})
+
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	require.NoError(t, err)
+	cfg.ConnConfig.User, cfg.ConnConfig.Password, cfg.MaxConns = role, password, 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(ctx))
+	require.NoError(t, s.Migrate(ctx))
+	mustEnqueueNew(t, s, testEnvelope(testKey("e1"), "{}", baseTime))
+
+	missing, err := pgstore.New(pool, pgstore.WithSchema(schema+"_missing"))
+	require.NoError(t, err)
+	err = missing.Migrate(ctx)
+	require.ErrorContains(t, err, "pgstore: migration 0001_init")
+	require.ErrorContains(t, err, "permission denied")
+}
