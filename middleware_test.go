@@ -1,0 +1,115 @@
+package webhooks_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+const (
+	ghSecret    = "It's a Secret to Everybody"
+	ghPayload   = "Hello, World!"
+	ghSignature = "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17"
+)
+
+func githubRequest(body string) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, "/hooks", strings.NewReader(body))
+	req.Header.Set("X-Hub-Signature-256", ghSignature)
+	req.Header.Set("X-GitHub-Event", "ping")
+	req.Header.Set("X-GitHub-Delivery", "d-1")
+	return req
+}
+
+func githubVerifier(t *testing.T, secrets ...string) webhooks.Verifier {
+	t.Helper()
+	v, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(), webhooks.StaticSecrets(secrets...), nil)
+	require.NoError(t, err)
+	return v
+}
+
+func TestVerifyHTTPRequestRestoresBody(t *testing.T) {
+	t.Parallel()
+	req := githubRequest(ghPayload)
+	ver, err := webhooks.VerifyHTTPRequest(context.Background(), githubVerifier(t, "old", ghSecret), webhooks.Route{Provider: "github"}, req, 0)
+	require.NoError(t, err)
+	assert.Equal(t, "d-1", ver.EventID)
+	assert.Equal(t, "ping", ver.EventType)
+	assert.Equal(t, "static:1", ver.KeyID, "the rotated-in secret matched")
+	again, err := io.ReadAll(req.Body)
+	require.NoError(t, err)
+	assert.Equal(t, ghPayload, string(again), "the next handler reads the same body")
+
+	_, err = webhooks.VerifyHTTPRequest(context.Background(), githubVerifier(t, ghSecret), webhooks.Route{Provider: "github"}, githubRequest(ghPayload), 5)
+	assert.ErrorIs(t, err, webhooks.ErrBodyTooLarge)
+
+	_, err = webhooks.VerifyHTTPRequest(context.Background(), githubVerifier(t, ghSecret), webhooks.Route{Provider: "github"}, githubRequest("Hello, World?"), 0)
+	assert.ErrorIs(t, err, webhooks.ErrBadSignature)
+}
+
+func TestVerifyMiddleware(t *testing.T) {
+	t.Parallel()
+	var seen []string
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ver, ok := webhooks.VerificationFromContext(r.Context())
+		require.True(t, ok)
+		body, _ := io.ReadAll(r.Body)
+		seen = append(seen, ver.EventID+":"+string(body))
+		w.WriteHeader(http.StatusNoContent)
+	})
+	var tenants []string
+	h := webhooks.VerifyMiddleware("github", webhooks.VerifierFunc(func(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
+		tenants = append(tenants, route.Tenant)
+		return githubVerifier(t, ghSecret).Verify(ctx, route, req)
+	}), webhooks.WithVerifyMaxBodyBytes(64), webhooks.WithVerifyTenant(func(r *http.Request) string { return r.URL.Query().Get("t") }))(next)
+
+	req := githubRequest(ghPayload)
+	req.URL.RawQuery = "t=acme"
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusNoContent, rec.Code)
+	assert.Equal(t, []string{"d-1:" + ghPayload}, seen)
+	assert.Equal(t, []string{"acme"}, tenants)
+
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, githubRequest("Hello, World?"))
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.JSONEq(t, `{"status":"rejected","reason":"bad_signature"}`, rec.Body.String())
+
+	rec = httptest.NewRecorder()
+	h.ServeHTTP(rec, githubRequest(strings.Repeat("x", 65)))
+	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+	assert.Len(t, seen, 1, "refused requests never reach the next handler")
+}
+
+func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
+	t.Parallel()
+	called := false
+	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true })
+	handshake := webhooks.VerifyMiddleware("chat", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
+		return webhooks.Verification{Handshake: &webhooks.HandshakeResponse{Body: []byte(`{"challenge":"c"}`)}}, nil
+	}))(next)
+	rec := httptest.NewRecorder()
+	handshake.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")))
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, `{"challenge":"c"}`, rec.Body.String())
+	assert.False(t, called, "a handshake is answered by the middleware")
+
+	down := webhooks.VerifyMiddleware("x", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
+		return webhooks.Verification{}, errors.New("vault sealed")
+	}))(next)
+	rec = httptest.NewRecorder()
+	down.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")))
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
+	assert.NotContains(t, rec.Body.String(), "vault")
+	assert.False(t, called)
+}
