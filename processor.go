@@ -279,7 +279,13 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 				break collect
 			}
 		}
-		leases, err := p.acquire(ctx, free)
+		// The acquisition itself is not cut short by the shutdown: a
+		// statement cancelled mid-way may still have leased rows that the
+		// caller then never sees (they would wait out their lease). Leases
+		// acquired as the shutdown begins are abandoned unrun by process.
+		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
+		leases, err := p.acquire(actx, free)
+		cancel()
 		for range free - len(leases) {
 			slots <- struct{}{}
 		}
