@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Gateway defaults.
@@ -39,7 +40,27 @@ const (
 	StatusUnavailable                              // 503: a store or credential source failed; retry later
 	StatusInternalError                            // 500: a verifier or store panicked
 	StatusHandshake                                // the verifier's HandshakeResponse (200 by default): a provider challenge, nothing stored
+	StatusInvalid                                  // 400: a tenant, event ID, type or replay key that cannot be stored (see MaxKeyBytes)
 )
+
+// MaxKeyBytes bounds the tenant, event ID, event type and replay key of a
+// webhook. Each must also be valid UTF-8 without NUL bytes, so every store
+// (PostgreSQL text included) can hold it; other requests get StatusInvalid.
+const MaxKeyBytes = 512
+
+// ReasonInvalidKey is the Reason of StatusInvalid results.
+const ReasonInvalidKey Reason = "invalid_key"
+
+// checkKey reports why s cannot be stored as part of a key, or nil.
+func checkKey(what, s string) error {
+	switch {
+	case len(s) > MaxKeyBytes:
+		return fmt.Errorf("webhooks: the %s is %d bytes; at most %d are allowed", what, len(s), MaxKeyBytes)
+	case !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0:
+		return fmt.Errorf("webhooks: the %s is not valid UTF-8 or contains a NUL byte", what)
+	}
+	return nil
+}
 
 var statusNames = map[ReceiveStatus]string{
 	StatusAccepted:        "accepted",
@@ -50,6 +71,7 @@ var statusNames = map[ReceiveStatus]string{
 	StatusUnavailable:     "unavailable",
 	StatusInternalError:   "internal_error",
 	StatusHandshake:       "handshake",
+	StatusInvalid:         "invalid",
 }
 
 // String returns the status's name as used in answers, such as "accepted".
@@ -77,6 +99,8 @@ func (s ReceiveStatus) HTTPStatus() int {
 		return http.StatusServiceUnavailable
 	case StatusHandshake:
 		return http.StatusOK
+	case StatusInvalid:
+		return http.StatusBadRequest
 	}
 	return http.StatusInternalServerError
 }
@@ -213,6 +237,9 @@ func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res R
 	if !ok {
 		return ReceiveResult{Status: StatusUnknownProvider}, fmt.Errorf("%w: %q", ErrUnknownProvider, route.Provider)
 	}
+	if err := checkKey("tenant", route.Tenant); err != nil {
+		return ReceiveResult{Status: StatusInvalid, Reason: ReasonInvalidKey}, err
+	}
 	ver, err := v.Verify(ctx, route, req)
 	if err != nil {
 		var ve *VerificationError
@@ -227,6 +254,9 @@ func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res R
 	if ver.EventID == "" {
 		err := Reject(ReasonMissingEventID, "the verifier returned no event ID")
 		return ReceiveResult{Status: StatusRejected, Reason: err.Reason}, err
+	}
+	if err := errors.Join(checkKey("event ID", ver.EventID), checkKey("event type", ver.EventType), checkKey("replay key", ver.ReplayKey)); err != nil {
+		return ReceiveResult{Status: StatusInvalid, Reason: ReasonInvalidKey}, err
 	}
 	res = ReceiveResult{
 		Key:       InboxKey{Provider: route.Provider, Tenant: route.Tenant, EventID: ver.EventID},
@@ -304,6 +334,7 @@ func (g *Gateway) keptHeaders(h http.Header) http.Header {
 // ServeHTTP serves POST {prefix}{provider}[/{tenant}]. It answers 202 for a
 // new webhook, 200 for a duplicate, 409 for an event ID reused with another
 // payload, 401 when verification fails, 404 for an unknown provider or path,
+// 400 for a tenant, event ID or type that cannot be stored (see MaxKeyBytes),
 // 405 for other methods, 413 for bodies over the limit, 503 with Retry-After
 // when a store fails, and 500 if a verifier or store panics. A provider
 // challenge the verifier answered (see Verification.Handshake) gets the

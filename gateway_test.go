@@ -405,3 +405,27 @@ func TestGatewayHandshake(t *testing.T) {
 	assert.Equal(t, webhooks.StatusHandshake, res.Status)
 	assert.Equal(t, "challenge-accepted", string(res.Handshake.Body))
 }
+
+func TestGatewayRefusesUnstorableKeys(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	for name, c := range map[string]struct{ path, id string }{
+		"NUL in tenant":         {"/webhooks/acme/t%00x", "e1"},
+		"invalid UTF-8 tenant":  {"/webhooks/acme/%ff", "e1"},
+		"invalid UTF-8 ID":      {"/webhooks/acme", "e\xff"},
+		"NUL in ID":             {"/webhooks/acme", "e\x00"},
+		"ID over MaxKeyBytes":   {"/webhooks/acme", strings.Repeat("i", webhooks.MaxKeyBytes+1)},
+		"tenant over the limit": {"/webhooks/acme/" + strings.Repeat("t", webhooks.MaxKeyBytes+1), "e1"},
+	} {
+		r := post(t, f.gw, c.path, `{}`, map[string]string{"X-Sig": "ok", "X-Id": c.id, "X-Type": "x"})
+		assert.Equal(t, http.StatusBadRequest, r.Code, name)
+		assert.Equal(t, "invalid", r.Status, name)
+		assert.Equal(t, "invalid_key", r.Reason, name)
+	}
+	lease, err := f.inbox.AcquireNext(context.Background(), base.Add(time.Hour), time.Minute)
+	require.NoError(t, err)
+	assert.Nil(t, lease, "nothing was stored")
+	assert.Zero(t, f.replay.Len(), "nothing was registered")
+	r := post(t, f.gw, "/webhooks/acme/"+strings.Repeat("t", webhooks.MaxKeyBytes), `{}`, okHeaders(strings.Repeat("i", webhooks.MaxKeyBytes)))
+	assert.Equal(t, http.StatusAccepted, r.Code, "keys of exactly MaxKeyBytes are fine")
+}
