@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -135,9 +136,12 @@ type ErrorRecord struct {
 // MaxErrorMessageBytes is how much of a failure message stores keep.
 const MaxErrorMessageBytes = 2048
 
-// TruncateErrorMessage shortens msg to at most MaxErrorMessageBytes bytes
-// without splitting a UTF-8 sequence. Stores use it so all keep the same text.
+// TruncateErrorMessage makes a failure message storable everywhere: invalid
+// UTF-8 becomes U+FFFD, NUL bytes are dropped, and the result is cut to at
+// most MaxErrorMessageBytes bytes without splitting a UTF-8 sequence. Stores
+// apply it to Failure.Message so all keep the same text.
 func TruncateErrorMessage(msg string) string {
+	msg = strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "")
 	if len(msg) <= MaxErrorMessageBytes {
 		return msg
 	}

@@ -3,8 +3,10 @@ package webhooks
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -103,10 +105,10 @@ func TestFailureFromError(t *testing.T) {
 func TestTruncateErrorMessage(t *testing.T) {
 	t.Parallel()
 	assert.Equal(t, "short", TruncateErrorMessage("short"))
-	long := string(make([]byte, MaxErrorMessageBytes+10))
+	long := strings.Repeat("x", MaxErrorMessageBytes+10)
 	assert.Len(t, TruncateErrorMessage(long), MaxErrorMessageBytes)
 	// A 3-byte rune straddling the limit is dropped whole.
-	s := string(make([]byte, MaxErrorMessageBytes-1)) + "€"
+	s := strings.Repeat("x", MaxErrorMessageBytes-1) + "€"
 	got := TruncateErrorMessage(s)
 	assert.Len(t, got, MaxErrorMessageBytes-1)
 }
@@ -125,4 +127,13 @@ func TestDeadLetterCursorRoundTrip(t *testing.T) {
 	assert.True(t, c.Before(c.DeadAt.Add(-time.Nanosecond), c.Key), "older items come after the cursor")
 	assert.True(t, c.Before(c.DeadAt, InboxKey{Provider: "a"}), "same time, smaller key: after the cursor")
 	assert.False(t, c.Before(c.DeadAt, c.Key), "the cursor's own item is not after it")
+}
+
+func TestTruncateErrorMessageSanitizes(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "a\uFFFDb c", TruncateErrorMessage("a\xffb\x00 c"))
+	// Replacement runes may lengthen the text; the limit still holds.
+	got := TruncateErrorMessage(strings.Repeat("\xff", MaxErrorMessageBytes))
+	assert.LessOrEqual(t, len(got), MaxErrorMessageBytes)
+	assert.True(t, utf8.ValidString(got))
 }

@@ -17,6 +17,8 @@ var leaseCases = []inboxCase{
 	{"AcquireNextDueOrder", testAcquireNextDueOrder},
 	{"AcquireNextExclusive", testAcquireNextExclusive},
 	{"AcquireNextExpiredLease", testAcquireNextExpiredLease},
+	{"ReacquireExpiredExclusive", testReacquireExpiredExclusive},
+	{"SettleRacesReacquire", testSettleRacesReacquire},
 	{"LeaseDurationMustBePositive", testLeaseDurationMustBePositive},
 }
 
@@ -189,4 +191,103 @@ func testLeaseDurationMustBePositive(t *testing.T, s webhooks.InboxStore) {
 		}
 	}
 	checkStored(t, s, want, "after ExtendLease with a non-positive duration (nothing may change)")
+}
+
+// testReacquireExpiredExclusive: many acquirers racing for items whose leases
+// all expired at once each get a distinct item, exactly once.
+func testReacquireExpiredExclusive(t *testing.T, s webhooks.InboxStore) {
+	const items, workers = 60, 12
+	for i := range items {
+		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%03d", i)), fmt.Sprint(i), base))
+	}
+	old := make(map[webhooks.InboxKey]string)
+	for range items {
+		l := mustAcquire(t, s, base, 10*time.Second)
+		old[l.Key()] = l.Token
+	}
+	now := at(10 * time.Second)
+	got := make([][]*webhooks.Lease, workers)
+	runConcurrently(workers, func(w int) {
+		for {
+			l, err := s.AcquireNext(t.Context(), now, time.Hour)
+			if err != nil {
+				t.Errorf("concurrent AcquireNext of expired leases: %v; want no error", err)
+				return
+			}
+			if l == nil {
+				return
+			}
+			got[w] = append(got[w], l)
+		}
+	})
+	byKey := make(map[webhooks.InboxKey]int)
+	for _, ls := range got {
+		for _, l := range ls {
+			byKey[l.Key()]++
+			if l.Token == old[l.Key()] {
+				t.Errorf("re-acquired %s with its expired token; want a fresh one", l.Key())
+			}
+			if l.Attempt != 2 {
+				t.Errorf("re-acquired %s with Attempt %d; want 2", l.Key(), l.Attempt)
+			}
+		}
+	}
+	if len(byKey) != items {
+		t.Errorf("concurrent re-acquisition covered %d of %d expired items", len(byKey), items)
+	}
+	for k, c := range byKey {
+		if c != 1 {
+			t.Errorf("expired %s re-acquired %d times by concurrent acquirers; want exactly once", k, c)
+		}
+	}
+}
+
+// testSettleRacesReacquire: the old holder settling (Complete or
+// ExtendLease) while another acquirer takes over its expired lease. Exactly
+// one side wins: either the settle succeeded and nothing is due, or the
+// acquirer got the item and the old token is fenced.
+func testSettleRacesReacquire(t *testing.T, s webhooks.InboxStore) {
+	const rounds = 40
+	for i := range rounds {
+		env := envelope(key(fmt.Sprintf("evt_%03d", i)), "p", base)
+		mustEnqueue(t, s, env)
+		first := mustAcquireKey(t, s, env.Key, base, time.Second)
+		now := at(time.Second)
+		var settleErr, acquireErr error
+		var second *webhooks.Lease
+		extend := i%2 == 1
+		runConcurrently(2, func(w int) {
+			if w == 0 {
+				if extend {
+					settleErr = s.ExtendLease(t.Context(), first, now, time.Hour)
+				} else {
+					settleErr = s.Complete(t.Context(), first, now)
+				}
+				return
+			}
+			second, acquireErr = s.AcquireNext(t.Context(), now, time.Hour)
+		})
+		if acquireErr != nil {
+			t.Fatalf("AcquireNext racing a settle: %v", acquireErr)
+		}
+		switch {
+		case settleErr == nil && second != nil:
+			t.Errorf("round %d: the old holder's settle succeeded and another acquirer also got %s; want exactly one winner", i, second.Key())
+		case settleErr != nil && second == nil:
+			t.Errorf("round %d: the settle failed (%v) and nobody acquired the item; want exactly one winner", i, settleErr)
+		case settleErr != nil:
+			wantLeaseLost(t, settleErr, "settle of a lease taken over concurrently")
+			if err := s.Complete(t.Context(), second, now); err != nil {
+				t.Errorf("round %d: the new holder could not complete: %v", i, err)
+			}
+		default:
+			if !extend {
+				if it := mustGet(t, s, env.Key); it.State != webhooks.StateSucceeded {
+					t.Errorf("round %d: Complete won, but the item is %s", i, it.State)
+				}
+			} else if err := s.Complete(t.Context(), first, now); err != nil {
+				t.Errorf("round %d: ExtendLease won, but its holder could not complete: %v", i, err)
+			}
+		}
+	}
 }

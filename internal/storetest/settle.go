@@ -14,6 +14,7 @@ var settleCases = []inboxCase{
 	{"FailRetry", testFailRetry},
 	{"FailDeadLetter", testFailDeadLetter},
 	{"FailTruncatesMessage", testFailTruncatesMessage},
+	{"FailSanitizesMessage", testFailSanitizesMessage},
 	{"Abandon", testAbandon},
 	{"ExtendLease", testExtendLease},
 	{"StaleTokenIsFenced", testStaleTokenIsFenced},
@@ -241,5 +242,18 @@ func testExpiredCurrentLeaseMaySettle(t *testing.T, s webhooks.InboxStore) {
 	mustFail(t, s, lb, transient, webhooks.RetryAtTime(late.Add(time.Minute)), late)
 	if got := mustGet(t, s, b.Key); got.State != webhooks.StatePending || !got.NextAttemptAt.Equal(late.Add(time.Minute)) {
 		t.Errorf("after failing an expired lease: State %s, NextAttemptAt %s; want %s at %s", got.State, fmtTime(got.NextAttemptAt), webhooks.StatePending, fmtTime(late.Add(time.Minute)))
+	}
+}
+
+func testFailSanitizesMessage(t *testing.T, s webhooks.InboxStore) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	l := mustAcquire(t, s, base, leaseFor)
+	msg := "bad \xff byte and a NUL \x00 here"
+	mustFail(t, s, l, webhooks.Failure{Class: webhooks.FailureError, Message: msg, Transient: true}, webhooks.RetryAtTime(at(time.Minute)), at(time.Second))
+	got := mustGet(t, s, env.Key)
+	want := webhooks.TruncateErrorMessage(msg)
+	if got.LastError == nil || got.LastError.Message != want {
+		t.Errorf("after Fail with a message holding invalid UTF-8 and NUL, LastError = %s; want Message %q (webhooks.TruncateErrorMessage)", fmtErrorRecord(got.LastError), want)
 	}
 }
