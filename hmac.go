@@ -1,19 +1,14 @@
 package webhooks
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
 	"crypto/sha512"
-	"encoding/base64"
-	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -153,9 +148,17 @@ func (f TimestampFormat) String() string {
 	return "TimestampFormat(" + strconv.Itoa(int(f)) + ")"
 }
 
+// DefaultSignedContentSeparator joins the parts of the signed content (the
+// prefix, the ID, the timestamp and the body) when
+// HMACOptions.SignedContentSeparator is empty.
+const DefaultSignedContentSeparator = "."
+
 // HMACOptions configures an HMACVerifier. The zero value of each field is its
 // documented default; SignatureHeader and one event ID source are required.
 // NewHMACVerifier validates the options and reports every problem it finds.
+// The presets (StripeOptions, GitHubOptions, StandardWebhooksOptions,
+// SlackOptions, ShopifyOptions, PaddleOptions, LinearOptions, ZoomOptions)
+// return filled-in options that may be adjusted field by field.
 //
 // The signature header has one of two shapes:
 //
@@ -176,6 +179,12 @@ func (f TimestampFormat) String() string {
 // as is a signature header (or timestamp or event ID header) sent more than
 // once. A well-formed signature that matches no secret is rejected with
 // ReasonBadSignature.
+//
+// A timestamp counts only when the signature covers it: a header or list
+// timestamp needs a signed content that includes it, and a timestamp read
+// from the body (TimestampPath) is covered because the body is. Nothing
+// about the payload beyond the configured ID, type and timestamp is
+// checked, so a new payload version never fails verification.
 type HMACOptions struct {
 	// SignatureHeader is the name of the header that carries the
 	// signature, for example "X-Hub-Signature-256". Required.
@@ -204,19 +213,29 @@ type HMACOptions struct {
 	SignatureKey string
 
 	// TimestampKey is the key of the signing timestamp inside a list
-	// header, for example "t" for Stripe. At most one of TimestampKey and
-	// TimestampHeader may be set. Defaults to none.
+	// header, for example "t" for Stripe. At most one of TimestampKey,
+	// TimestampHeader and TimestampPath may be set. Defaults to none.
 	TimestampKey string
 
 	// TimestampHeader is the name of a separate header that carries the
 	// signing timestamp, for example "Webhook-Timestamp". Defaults to none.
 	//
-	// When a timestamp source (this or TimestampKey) is set, the timestamp
-	// is required, the signed content must cover it (SignTimestampBody,
-	// SignIDTimestampBody or a SignedContentFunc), and it must lie within
-	// Tolerance of the clock. The window is checked only after the
-	// signature verified.
+	// When a timestamp source (this, TimestampKey or TimestampPath) is
+	// set, the timestamp is required, the signature must cover it, and it
+	// must lie within Tolerance of the clock. The window is checked only
+	// after the signature verified. A header or list timestamp needs a
+	// signed content that includes it (SignTimestampBody,
+	// SignIDTimestampBody or a SignedContentFunc).
 	TimestampHeader string
+
+	// TimestampPath is a dotted path to the signing timestamp in the JSON
+	// body, for example "webhookTimestamp" for Linear, with the same
+	// syntax as EventIDPath. The value may be a string or a number in
+	// TimestampFormat. The body is signed, so the timestamp is too; it is
+	// read only after the signature verified, and an absent timestamp is
+	// rejected with ReasonMissingTimestamp. Needs SignedContent SignBody
+	// (or a SignedContentFunc). Defaults to none.
+	TimestampPath string
 
 	// TimestampFormat is how the timestamp is written. Defaults to
 	// TimestampUnixSeconds.
@@ -239,11 +258,24 @@ type HMACOptions struct {
 	// SignedContentFunc is set. Defaults to SignBody.
 	SignedContent SignedContent
 
+	// SignedContentPrefix, when set, is a fixed first part of the signed
+	// content, followed by SignedContentSeparator: Slack and Zoom sign
+	// "v0:" + timestamp + ":" + body, which is SignTimestampBody with
+	// prefix "v0" and separator ":". Only for SignTimestampBody and
+	// SignIDTimestampBody. Defaults to none.
+	SignedContentPrefix string
+
+	// SignedContentSeparator joins the parts of a timestamped signed
+	// content: ":" for Paddle's ts + ":" + body. Only for
+	// SignTimestampBody and SignIDTimestampBody. Defaults to
+	// DefaultSignedContentSeparator (".").
+	SignedContentSeparator string
+
 	// SignedContentFunc, when set, builds the signed bytes instead of
-	// SignedContent, for layouts such as Slack's "v0:" + timestamp + ":" +
-	// body. It is called before the signature is verified, with the raw
-	// timestamp ("" when no timestamp source is set) and the raw value of
-	// EventIDHeader ("" when it is absent or the ID comes from the body).
+	// SignedContent, for layouts the other fields cannot describe. It is
+	// called before the signature is verified, with the raw timestamp (""
+	// when no header or list timestamp is configured) and the raw value of
+	// EventIDHeader ("" when it is absent or the ID comes from elsewhere).
 	// It must not modify req. A *VerificationError it returns is passed on
 	// as the rejection; any other error is returned wrapped, so the gateway
 	// answers 503. Defaults to nil.
@@ -257,17 +289,43 @@ type HMACOptions struct {
 	// nothing are skipped. Defaults to nil: the secret's bytes are the key.
 	DecodeSecret func(secret []byte) ([]byte, error)
 
+	// SecretPrefix is the text the provider's secrets start with, such as
+	// "whsec_" for Stripe and Standard Webhooks. A secret that is exactly
+	// this prefix (a truncated copy and paste) is skipped like an empty
+	// one, so a route with no other secret is rejected with
+	// ReasonNoCredentials instead of being verified with a guessable key.
+	// Secrets without the prefix are still used. Defaults to none.
+	SecretPrefix string
+
+	// HeaderFallbacks maps a configured header name (SignatureHeader,
+	// TimestampHeader, EventIDHeader or EventTypeHeader) to another name
+	// that carries the same value when the first is absent, for providers
+	// that use two sets of names: Standard Webhooks' "Webhook-Id" is
+	// "Svix-Id" on Svix's default deployment. A request that carries the
+	// configured name is read by that name only. Defaults to none.
+	HeaderFallbacks map[string]string
+
 	// EventIDHeader is the name of the header that carries the event ID,
-	// for example "X-GitHub-Delivery". Exactly one of EventIDHeader and
-	// EventIDPath must be set.
+	// for example "X-GitHub-Delivery". Exactly one of EventIDHeader,
+	// EventIDPath and EventIDFunc must be set.
 	EventIDHeader string
 
 	// EventIDPath is a dotted path to the event ID in the JSON body, for
 	// example "id" or "data.object.id". Object keys are separated by ".";
 	// a segment of decimal digits also indexes an array. The value must be
 	// a string or a number. The body is parsed only after the signature
-	// verified. Exactly one of EventIDHeader and EventIDPath must be set.
+	// verified. Exactly one of EventIDHeader, EventIDPath and EventIDFunc
+	// must be set.
 	EventIDPath string
+
+	// EventIDFunc computes the event ID after the signature verified, for
+	// providers that send none (Zoom). It gets the request and the
+	// verification so far (EventType, OccurredAt, PayloadSHA256 and KeyID
+	// are set). An empty ID is rejected with ReasonMissingEventID; a
+	// *VerificationError it returns is passed on as the rejection, any
+	// other error is returned wrapped. Exactly one of EventIDHeader,
+	// EventIDPath and EventIDFunc must be set.
+	EventIDFunc func(req *Request, v Verification) (string, error)
 
 	// EventTypeHeader is the name of the header that carries the event
 	// type, for example "X-GitHub-Event". At most one of EventTypeHeader
@@ -279,40 +337,44 @@ type HMACOptions struct {
 	// for example "type". Same syntax as EventIDPath. Defaults to none.
 	EventTypePath string
 
+	// EventTypeSuffixPath, when set, is a dotted path in the JSON body
+	// whose string value is appended to the event type after a ".":
+	// GitHub's X-GitHub-Event "pull_request" with the body's "action"
+	// "opened" becomes "pull_request.opened". When the body is not JSON
+	// or has no non-empty string there, the type is left as it is: the
+	// suffix never rejects a request. Needs EventTypeHeader or
+	// EventTypePath. Defaults to none.
+	EventTypeSuffixPath string
+
+	// Handshake, when set, is called after the signature (and timestamp,
+	// if any) verified and before the event ID and type are read. It may
+	// answer a provider challenge: a non-nil response becomes
+	// Verification.Handshake, and the gateway writes it and stores
+	// nothing. It gets the verification so far (OccurredAt,
+	// PayloadSHA256, KeyID) and the HMAC key that verified the request,
+	// for challenges that must be answered with it (Zoom's
+	// endpoint.url_validation); it must neither keep nor reveal the key.
+	// Returning nil, nil lets the request go on as an event. A
+	// *VerificationError it returns is passed on as the rejection; any
+	// other error is returned wrapped. An unsigned challenge never reaches
+	// it. Defaults to nil.
+	Handshake func(req *Request, v Verification, key []byte) (*HandshakeResponse, error)
+
 	// AllowEmptyBody accepts requests with an empty body. Defaults to
 	// false: an empty body is rejected with ReasonEmptyBody.
 	AllowEmptyBody bool
-}
-
-// GitHubOptions returns the options for GitHub webhooks: the signature is
-// "sha256=" and the lower-case hex HMAC-SHA-256 of the raw body in
-// X-Hub-Signature-256, the delivery GUID in X-GitHub-Delivery is the event
-// ID and X-GitHub-Event is the event type. GitHub sends no signed timestamp,
-// so replays are stopped only by the delivery ID.
-//
-// See https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries
-// and https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers.
-func GitHubOptions() HMACOptions {
-	return HMACOptions{
-		SignatureHeader: "X-Hub-Signature-256",
-		SignaturePrefix: "sha256=",
-		Algorithm:       HMACSHA256,
-		Encoding:        EncodingHex,
-		SignedContent:   SignBody,
-		EventIDHeader:   "X-GitHub-Delivery",
-		EventTypeHeader: "X-GitHub-Event",
-	}
 }
 
 // HMACVerifier verifies webhooks signed with an HMAC of the request, as
 // configured by HMACOptions. It is safe for concurrent use.
 //
 // Verify checks, in this order: the signature header's syntax, the body,
-// the timestamp's presence and syntax, the presence of an event ID that the
-// signed content includes; then it asks the CredentialResolver for secrets
-// and compares signatures in constant time; only after a signature matched
-// does it check the timestamp window, read the event ID and type, and parse
-// the JSON body. A request with a bad signature is therefore never told
+// the presence and syntax of a header or list timestamp, the presence of an
+// event ID that the signed content includes; then it asks the
+// CredentialResolver for secrets and compares signatures in constant time;
+// only after a signature matched does it parse the JSON body, check the
+// timestamp window, offer the request to the Handshake hook and read the
+// event ID and type. A request with a bad signature is therefore never told
 // whether its timestamp or payload would have passed.
 type HMACVerifier struct {
 	provider string
@@ -321,8 +383,14 @@ type HMACVerifier struct {
 	clock    Clock
 	newHash  func() hash.Hash
 	format   signatureFormat
-	// hasTimestamp is true when a timestamp source is configured.
-	hasTimestamp bool
+	// fallbacks maps canonical configured header names to their
+	// canonical fallback names.
+	fallbacks map[string]string
+	// headerTimestamp is true when the timestamp comes from a header or
+	// the signature header's list; hasTimestamp when any timestamp
+	// source is configured.
+	headerTimestamp bool
+	hasTimestamp    bool
 }
 
 // NewHMACVerifier returns a verifier for the named provider (used in error
@@ -404,49 +472,115 @@ func NewHMACVerifier(provider string, opts HMACOptions, creds CredentialResolver
 			bad("TimestampKey and SignatureKey are both %q: they must differ", opts.TimestampKey)
 		}
 	}
-	if opts.TimestampKey != "" && opts.TimestampHeader != "" {
-		bad("TimestampKey and TimestampHeader are both set: choose one timestamp source")
+	sources := 0
+	for _, s := range []string{opts.TimestampKey, opts.TimestampHeader, opts.TimestampPath} {
+		if s != "" {
+			sources++
+		}
 	}
-	hasTimestamp := opts.TimestampKey != "" || opts.TimestampHeader != ""
+	if sources > 1 {
+		bad("more than one of TimestampKey, TimestampHeader and TimestampPath is set: choose one timestamp source")
+	}
+	headerTimestamp := opts.TimestampKey != "" || opts.TimestampHeader != ""
+	hasTimestamp := headerTimestamp || opts.TimestampPath != ""
 
 	// Signed content must cover what is checked.
 	if opts.SignedContentFunc == nil {
 		switch opts.SignedContent {
 		case SignBody:
-			if hasTimestamp {
+			if headerTimestamp {
 				bad("a timestamp source is set but SignedContent is SignBody, so the signature would not cover the timestamp: use SignTimestampBody, SignIDTimestampBody or SignedContentFunc, or remove the timestamp source")
 			}
+			if opts.SignedContentPrefix != "" || opts.SignedContentSeparator != "" {
+				bad("SignedContentPrefix or SignedContentSeparator is set but SignedContent is SignBody, which has no parts to join")
+			}
 		case SignTimestampBody, SignIDTimestampBody:
-			if !hasTimestamp {
-				bad("SignedContent %v needs a timestamp: set TimestampHeader or TimestampKey", opts.SignedContent)
+			if !headerTimestamp {
+				bad("SignedContent %v needs a timestamp in a header or the signature header: set TimestampHeader or TimestampKey", opts.SignedContent)
 			}
 			if opts.SignedContent == SignIDTimestampBody && opts.EventIDHeader == "" {
-				bad("SignedContent %v needs the event ID before the body is trusted: set EventIDHeader (not EventIDPath)", opts.SignedContent)
+				bad("SignedContent %v needs the event ID before the body is trusted: set EventIDHeader (not EventIDPath or EventIDFunc)", opts.SignedContent)
 			}
 		default:
 			bad("SignedContent %v is unknown: use SignBody, SignTimestampBody, SignIDTimestampBody or SignedContentFunc", opts.SignedContent)
 		}
+	} else if opts.SignedContentPrefix != "" || opts.SignedContentSeparator != "" {
+		bad("SignedContentPrefix or SignedContentSeparator is set with SignedContentFunc, which builds the signed content itself")
+	}
+	if opts.SignedContentSeparator == "" {
+		opts.SignedContentSeparator = DefaultSignedContentSeparator
 	}
 
 	// Event metadata.
+	idSources := 0
+	if opts.EventIDHeader != "" {
+		idSources++
+	}
+	if opts.EventIDPath != "" {
+		idSources++
+	}
+	if opts.EventIDFunc != nil {
+		idSources++
+	}
 	switch {
-	case opts.EventIDHeader == "" && opts.EventIDPath == "":
-		bad("no event ID source: set EventIDHeader or EventIDPath")
-	case opts.EventIDHeader != "" && opts.EventIDPath != "":
-		bad("EventIDHeader and EventIDPath are both set: choose one event ID source")
+	case idSources == 0:
+		bad("no event ID source: set EventIDHeader, EventIDPath or EventIDFunc")
+	case idSources > 1:
+		bad("more than one of EventIDHeader, EventIDPath and EventIDFunc is set: choose one event ID source")
 	}
 	if opts.EventTypeHeader != "" && opts.EventTypePath != "" {
 		bad("EventTypeHeader and EventTypePath are both set: choose one event type source")
 	}
-	for _, p := range []struct{ field, path string }{{"EventIDPath", opts.EventIDPath}, {"EventTypePath", opts.EventTypePath}} {
+	if opts.EventTypeSuffixPath != "" && opts.EventTypeHeader == "" && opts.EventTypePath == "" {
+		bad("EventTypeSuffixPath is set without an event type: set EventTypeHeader or EventTypePath")
+	}
+	for _, p := range []struct{ field, path string }{
+		{"EventIDPath", opts.EventIDPath},
+		{"EventTypePath", opts.EventTypePath},
+		{"EventTypeSuffixPath", opts.EventTypeSuffixPath},
+		{"TimestampPath", opts.TimestampPath},
+	} {
 		if p.path != "" && !validJSONPath(p.path) {
 			bad("%s %q is not a dotted path: use keys separated by single dots, for example \"data.object.id\"", p.field, p.path)
+		}
+	}
+
+	// Header fallbacks.
+	configured := make(map[string]string) // canonical name -> field
+	for _, h := range []struct{ field, name string }{
+		{"SignatureHeader", opts.SignatureHeader},
+		{"TimestampHeader", opts.TimestampHeader},
+		{"EventIDHeader", opts.EventIDHeader},
+		{"EventTypeHeader", opts.EventTypeHeader},
+	} {
+		if h.name != "" {
+			configured[http.CanonicalHeaderKey(h.name)] = h.field
+		}
+	}
+	var fallbacks map[string]string
+	if len(opts.HeaderFallbacks) > 0 {
+		fallbacks = make(map[string]string, len(opts.HeaderFallbacks))
+		for name, alt := range opts.HeaderFallbacks {
+			cname, calt := http.CanonicalHeaderKey(name), http.CanonicalHeaderKey(alt)
+			switch {
+			case configured[cname] == "":
+				bad("HeaderFallbacks has a fallback for %q, which is none of SignatureHeader, TimestampHeader, EventIDHeader and EventTypeHeader", name)
+			case !isHeaderName(alt):
+				bad("HeaderFallbacks[%q] %q is not a valid header name", name, alt)
+			case configured[calt] != "":
+				bad("HeaderFallbacks[%q] is %q, which is already the %s", name, alt, configured[calt])
+			case fallbacks[cname] != "":
+				bad("HeaderFallbacks has two fallbacks for %q", cname)
+			default:
+				fallbacks[cname] = calt
+			}
 		}
 	}
 
 	if len(problems) > 0 {
 		return nil, fmt.Errorf("webhooks: invalid HMAC options for provider %q: %w", provider, errors.Join(problems...))
 	}
+	opts.HeaderFallbacks = nil // the verifier keeps its own copy
 	return &HMACVerifier{
 		provider: provider,
 		opts:     opts,
@@ -462,7 +596,9 @@ func NewHMACVerifier(provider string, opts HMACOptions, creds CredentialResolver
 			encoding:     opts.Encoding,
 			size:         size,
 		},
-		hasTimestamp: hasTimestamp,
+		fallbacks:       fallbacks,
+		headerTimestamp: headerTimestamp,
+		hasTimestamp:    hasTimestamp,
 	}, nil
 }
 
@@ -471,8 +607,9 @@ func (v *HMACVerifier) Provider() string { return v.provider }
 
 // Verify implements Verifier. Rejections are *VerificationError values whose
 // details name headers and keys but never echo secrets or signatures. An
-// error from the CredentialResolver, from DecodeSecret, or a non-rejection
-// error from SignedContentFunc is returned wrapped, not as a rejection.
+// error from the CredentialResolver or DecodeSecret, or a non-rejection
+// error from SignedContentFunc, EventIDFunc or Handshake, is returned
+// wrapped, not as a rejection.
 func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (Verification, error) {
 	if req == nil {
 		return Verification{}, errors.New("webhooks: HMAC verifier: nil request")
@@ -480,11 +617,12 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 	o := &v.opts
 
 	// Syntax checks: nothing here needs a secret.
-	sigValue, rej := singleHeader(req.Header, o.SignatureHeader, ReasonMissingSignature)
+	sigValue, rej := v.header(req.Header, o.SignatureHeader, ReasonMissingSignature)
 	if rej != nil {
 		return Verification{}, rej
 	}
-	parsed, rej := v.format.parse(sigValue, o.SignatureHeader)
+	sigHeaderName := v.headerName(req.Header, o.SignatureHeader)
+	parsed, rej := v.format.parse(sigValue, sigHeaderName)
 	if rej != nil {
 		return Verification{}, rej
 	}
@@ -495,14 +633,14 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 		timestamp  string
 		occurredAt time.Time
 	)
-	if v.hasTimestamp {
+	if v.headerTimestamp {
 		if o.TimestampKey != "" {
 			if parsed.timestamp == "" {
-				return Verification{}, Reject(ReasonMissingTimestamp, "signature header %s has no %q item", o.SignatureHeader, o.TimestampKey)
+				return Verification{}, Reject(ReasonMissingTimestamp, "signature header %s has no %q item", sigHeaderName, o.TimestampKey)
 			}
 			timestamp = parsed.timestamp
 		} else {
-			timestamp, rej = singleHeader(req.Header, o.TimestampHeader, ReasonMissingTimestamp)
+			timestamp, rej = v.header(req.Header, o.TimestampHeader, ReasonMissingTimestamp)
 			if rej != nil {
 				return Verification{}, rej
 			}
@@ -515,7 +653,7 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 	}
 	var headerID string
 	if o.EventIDHeader != "" {
-		headerID, rej = singleHeader(req.Header, o.EventIDHeader, ReasonMissingEventID)
+		headerID, rej = v.header(req.Header, o.EventIDHeader, ReasonMissingEventID)
 		if rej != nil && rej.Reason != ReasonMissingEventID {
 			return Verification{}, rej
 		}
@@ -534,18 +672,30 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 	if err != nil {
 		return Verification{}, fmt.Errorf("webhooks: HMAC verifier %q: resolving secrets: %w", v.provider, err)
 	}
-	keyID, matched, tried, err := v.match(secrets, content, parsed.signatures)
+	keyID, key, tried, err := v.match(secrets, content, parsed.signatures)
 	if err != nil {
 		return Verification{}, err
 	}
 	if tried == 0 {
-		return Verification{}, Reject(ReasonNoCredentials, "no secret is configured for this route")
+		return Verification{}, Reject(ReasonNoCredentials, "no usable secret is configured for this route")
 	}
-	if !matched {
-		return Verification{}, Reject(ReasonBadSignature, "no signature in %s matches", o.SignatureHeader)
+	if key == nil {
+		return Verification{}, Reject(ReasonBadSignature, "no signature in %s matches", sigHeaderName)
 	}
 
 	// The request is authentic from here on.
+	doc := &jsonDocument{body: req.Body}
+	if o.TimestampPath != "" {
+		raw, rej := doc.lookup(o.TimestampPath, ReasonMissingTimestamp, "timestamp")
+		if rej != nil {
+			return Verification{}, rej
+		}
+		t, ok := parseTimestamp(raw, o.TimestampFormat)
+		if !ok {
+			return Verification{}, Reject(ReasonMalformedTime, "the timestamp at %q is not in %v format", o.TimestampPath, o.TimestampFormat)
+		}
+		occurredAt = t
+	}
 	if v.hasTimestamp {
 		// Compare instants rather than a Duration, which saturates for
 		// timestamps centuries away.
@@ -562,16 +712,24 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 		PayloadSHA256: sha256.Sum256(req.Body),
 		KeyID:         keyID,
 	}
-	var doc *jsonDocument
-	if o.EventIDPath != "" || o.EventTypePath != "" {
-		doc = &jsonDocument{body: req.Body}
+	if o.Handshake != nil {
+		resp, err := o.Handshake(req, out, key)
+		if err != nil {
+			return Verification{}, v.hookError("answering a handshake", err)
+		}
+		if resp != nil {
+			out.Handshake = resp
+			return out, nil
+		}
 	}
-	if o.EventIDHeader != "" {
+
+	switch {
+	case o.EventIDHeader != "":
 		out.EventID = headerID
 		if out.EventID == "" {
 			return Verification{}, Reject(ReasonMissingEventID, "header %s is missing", o.EventIDHeader)
 		}
-	} else {
+	case o.EventIDPath != "":
 		out.EventID, rej = doc.lookup(o.EventIDPath, ReasonMissingEventID, "event ID")
 		if rej != nil {
 			return Verification{}, rej
@@ -579,14 +737,53 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 	}
 	switch {
 	case o.EventTypeHeader != "":
-		out.EventType, rej = singleHeader(req.Header, o.EventTypeHeader, ReasonMissingEventType)
+		out.EventType, rej = v.header(req.Header, o.EventTypeHeader, ReasonMissingEventType)
 	case o.EventTypePath != "":
 		out.EventType, rej = doc.lookup(o.EventTypePath, ReasonMissingEventType, "event type")
 	}
 	if rej != nil {
 		return Verification{}, rej
 	}
+	if o.EventTypeSuffixPath != "" {
+		if suffix, ok := doc.lookupString(o.EventTypeSuffixPath); ok {
+			out.EventType += "." + suffix
+		}
+	}
+	if o.EventIDFunc != nil {
+		id, err := o.EventIDFunc(req, out)
+		if err != nil {
+			return Verification{}, v.hookError("computing the event ID", err)
+		}
+		if id == "" {
+			return Verification{}, Reject(ReasonMissingEventID, "the request has no event ID")
+		}
+		out.EventID = id
+	}
 	return out, nil
+}
+
+// hookError passes a *VerificationError from a hook on as the rejection and
+// wraps any other error.
+func (v *HMACVerifier) hookError(doing string, err error) error {
+	if vErr, ok := errors.AsType[*VerificationError](err); ok {
+		return vErr
+	}
+	return fmt.Errorf("webhooks: HMAC verifier %q: %s: %w", v.provider, doing, err)
+}
+
+// headerName returns the name a configured header is read by in h: the
+// configured name, or its fallback when h carries the fallback but not the
+// configured name.
+func (v *HMACVerifier) headerName(h http.Header, name string) string {
+	if alt, ok := v.fallbacks[http.CanonicalHeaderKey(name)]; ok && len(h.Values(name)) == 0 && len(h.Values(alt)) > 0 {
+		return alt
+	}
+	return name
+}
+
+// header is singleHeader for a configured header, honouring its fallback.
+func (v *HMACVerifier) header(h http.Header, name string, missing Reason) (string, *VerificationError) {
+	return singleHeader(h, v.headerName(h, name), missing)
 }
 
 // signedContent returns the pieces whose concatenation is the signed bytes.
@@ -595,311 +792,54 @@ func (v *HMACVerifier) signedContent(req *Request, timestamp, id string) ([][]by
 	if o.SignedContentFunc != nil {
 		b, err := o.SignedContentFunc(req, timestamp, id)
 		if err != nil {
-			if vErr, ok := errors.AsType[*VerificationError](err); ok {
-				return nil, vErr
-			}
-			return nil, fmt.Errorf("webhooks: HMAC verifier %q: building signed content: %w", v.provider, err)
+			return nil, v.hookError("building signed content", err)
 		}
 		return [][]byte{b}, nil
 	}
-	dot := []byte{'.'}
-	switch o.SignedContent {
-	case SignTimestampBody:
-		return [][]byte{[]byte(timestamp), dot, req.Body}, nil
-	case SignIDTimestampBody:
-		return [][]byte{[]byte(id), dot, []byte(timestamp), dot, req.Body}, nil
+	if o.SignedContent == SignBody {
+		return [][]byte{req.Body}, nil
 	}
-	return [][]byte{req.Body}, nil
+	sep := []byte(o.SignedContentSeparator)
+	var pieces [][]byte
+	if o.SignedContentPrefix != "" {
+		pieces = append(pieces, []byte(o.SignedContentPrefix), sep)
+	}
+	if o.SignedContent == SignIDTimestampBody {
+		pieces = append(pieces, []byte(id), sep)
+	}
+	return append(pieces, []byte(timestamp), sep, req.Body), nil
 }
 
 // match computes the HMAC of content under each usable secret and compares
-// it in constant time with every signature. It returns the ID of the first
-// secret that matched, and how many secrets were tried.
-func (v *HMACVerifier) match(secrets []Secret, content, signatures [][]byte) (keyID string, matched bool, tried int, err error) {
+// it in constant time with every signature. It returns the ID and key of
+// the first secret that matched (key is nil when none did), and how many
+// secrets were usable.
+func (v *HMACVerifier) match(secrets []Secret, content, signatures [][]byte) (keyID string, key []byte, tried int, err error) {
 	for _, s := range secrets {
-		key := s.Value
-		if v.opts.DecodeSecret != nil && len(key) > 0 {
-			key, err = v.opts.DecodeSecret(key)
+		k := s.Value
+		if len(k) == 0 || (v.opts.SecretPrefix != "" && string(k) == v.opts.SecretPrefix) {
+			continue
+		}
+		if v.opts.DecodeSecret != nil {
+			k, err = v.opts.DecodeSecret(k)
 			if err != nil {
-				return "", false, tried, fmt.Errorf("webhooks: HMAC verifier %q: decoding secret %q: %w", v.provider, s.ID, err)
+				return "", nil, tried, fmt.Errorf("webhooks: HMAC verifier %q: decoding secret %q: %w", v.provider, s.ID, err)
 			}
 		}
-		if len(key) == 0 {
+		if len(k) == 0 {
 			continue
 		}
 		tried++
-		mac := hmac.New(v.newHash, key)
+		mac := hmac.New(v.newHash, k)
 		for _, piece := range content {
 			mac.Write(piece)
 		}
 		expected := mac.Sum(nil)
 		for _, sig := range signatures {
 			if hmac.Equal(expected, sig) {
-				return s.ID, true, tried, nil
+				return s.ID, k, tried, nil
 			}
 		}
 	}
-	return "", false, tried, nil
-}
-
-// singleHeader returns the one value of header name. An absent or empty
-// header is rejected with the missing reason; a header sent more than once
-// with ReasonMalformedHeader, since the two copies could disagree.
-func singleHeader(h http.Header, name string, missing Reason) (string, *VerificationError) {
-	values := h.Values(name)
-	switch {
-	case len(values) > 1:
-		return "", Reject(ReasonMalformedHeader, "header %s is sent %d times", name, len(values))
-	case len(values) == 0 || strings.TrimSpace(values[0]) == "":
-		return "", Reject(missing, "header %s is missing", name)
-	}
-	return strings.TrimSpace(values[0]), nil
-}
-
-// maxUnixSeconds is 9999-12-31T23:59:59Z, the last instant RFC 3339 can
-// write. Larger Unix timestamps are malformed rather than far in the future.
-const maxUnixSeconds = 253402300799
-
-// parseTimestamp parses a timestamp in the given format. Unix forms must be
-// plain decimal digits, up to the end of year 9999.
-func parseTimestamp(s string, f TimestampFormat) (time.Time, bool) {
-	switch f {
-	case TimestampUnixSeconds, TimestampUnixMillis:
-		if s == "" || strings.TrimLeft(s, "0123456789") != "" {
-			return time.Time{}, false
-		}
-		n, err := strconv.ParseInt(s, 10, 64)
-		if err != nil {
-			return time.Time{}, false
-		}
-		if f == TimestampUnixMillis {
-			if n > maxUnixSeconds*1000+999 {
-				return time.Time{}, false
-			}
-			return time.UnixMilli(n).UTC(), true
-		}
-		if n > maxUnixSeconds {
-			return time.Time{}, false
-		}
-		return time.Unix(n, 0).UTC(), true
-	case TimestampRFC3339:
-		t, err := time.Parse(time.RFC3339, s)
-		if err != nil {
-			return time.Time{}, false
-		}
-		return t.UTC(), true
-	}
-	return time.Time{}, false
-}
-
-// signatureFormat describes the signature header's syntax. It is derived
-// from validated HMACOptions.
-type signatureFormat struct {
-	prefix       string // single-value form
-	itemSep      string // list form when non-empty
-	kvSep        string
-	signatureKey string
-	timestampKey string
-	encoding     SignatureEncoding
-	size         int // digest length in bytes
-}
-
-// parsedSignatureHeader is the content of a signature header.
-type parsedSignatureHeader struct {
-	// signatures holds the decoded digests, each of the algorithm's size,
-	// in header order. Never empty after a successful parse.
-	signatures [][]byte
-	// timestamp is the raw value of the timestamp item, "" when the format
-	// has no timestamp key or the item is absent.
-	timestamp string
-}
-
-// parse reads a signature header value. headerName is used in rejection
-// details only. It never panics, and its rejections never contain the value.
-func (f *signatureFormat) parse(value, headerName string) (parsedSignatureHeader, *VerificationError) {
-	var out parsedSignatureHeader
-	value = strings.Trim(value, " \t")
-	if value == "" {
-		return out, Reject(ReasonMissingSignature, "header %s is empty", headerName)
-	}
-	if f.itemSep == "" {
-		rest, ok := strings.CutPrefix(value, f.prefix)
-		if !ok {
-			return out, Reject(ReasonMalformedHeader, "header %s does not start with %q", headerName, f.prefix)
-		}
-		sig, ok := f.decode(rest)
-		if !ok {
-			return out, Reject(ReasonMalformedHeader, "header %s does not hold a %d-byte %v digest", headerName, f.size, f.encoding)
-		}
-		out.signatures = [][]byte{sig}
-		return out, nil
-	}
-	sawTimestamp := false
-	for item := range strings.SplitSeq(value, f.itemSep) {
-		item = strings.Trim(item, " \t")
-		if item == "" {
-			continue
-		}
-		key, val, ok := strings.Cut(item, f.kvSep)
-		if !ok {
-			return parsedSignatureHeader{}, Reject(ReasonMalformedHeader, "header %s has an item without %q", headerName, f.kvSep)
-		}
-		key, val = strings.Trim(key, " \t"), strings.Trim(val, " \t")
-		switch {
-		case key == f.signatureKey:
-			sig, ok := f.decode(val)
-			if !ok {
-				return parsedSignatureHeader{}, Reject(ReasonMalformedHeader, "header %s has a %q item that is not a %d-byte %v digest", headerName, f.signatureKey, f.size, f.encoding)
-			}
-			out.signatures = append(out.signatures, sig)
-		case f.timestampKey != "" && key == f.timestampKey:
-			if sawTimestamp {
-				return parsedSignatureHeader{}, Reject(ReasonMalformedHeader, "header %s has more than one %q item", headerName, f.timestampKey)
-			}
-			sawTimestamp = true
-			out.timestamp = val
-		}
-	}
-	if len(out.signatures) == 0 {
-		return parsedSignatureHeader{}, Reject(ReasonMissingSignature, "header %s has no %q item", headerName, f.signatureKey)
-	}
-	return out, nil
-}
-
-// decode decodes one signature value and checks its length.
-func (f *signatureFormat) decode(s string) ([]byte, bool) {
-	var (
-		b   []byte
-		err error
-	)
-	switch f.encoding {
-	case EncodingHex:
-		if len(s) != hex.EncodedLen(f.size) {
-			return nil, false
-		}
-		b, err = hex.DecodeString(s)
-	case EncodingBase64:
-		if len(s) > base64.StdEncoding.EncodedLen(f.size) {
-			return nil, false
-		}
-		b, err = decodeBase64(s)
-	default:
-		return nil, false
-	}
-	if err != nil || len(b) != f.size {
-		return nil, false
-	}
-	return b, true
-}
-
-// decodeBase64 accepts the standard and the URL-safe alphabets, padded or
-// not, and nothing else (the base64 package would skip CR and LF).
-func decodeBase64(s string) ([]byte, error) {
-	std, url := false, false
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '=':
-		case c == '+' || c == '/':
-			std = true
-		case c == '-' || c == '_':
-			url = true
-		default:
-			return nil, errors.New("invalid base64 character")
-		}
-	}
-	if std && url {
-		return nil, errors.New("mixed base64 alphabets")
-	}
-	enc := base64.StdEncoding
-	if url {
-		enc = base64.URLEncoding
-	}
-	if !strings.HasSuffix(s, "=") {
-		enc = enc.WithPadding(base64.NoPadding)
-	}
-	return enc.Strict().DecodeString(s)
-}
-
-// isHeaderName reports whether s is a valid HTTP field name (an RFC 9110
-// token).
-func isHeaderName(s string) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch {
-		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9':
-		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// validJSONPath reports whether p is a dotted path of non-empty segments.
-func validJSONPath(p string) bool {
-	for seg := range strings.SplitSeq(p, ".") {
-		if seg == "" {
-			return false
-		}
-	}
-	return p != ""
-}
-
-// jsonDocument parses a verified body once, on first lookup.
-type jsonDocument struct {
-	body   []byte
-	parsed bool
-	root   any
-	err    bool
-}
-
-// lookup returns the string or number at a dotted path. A missing, null or
-// empty value is rejected with the missing reason; a body that is not JSON,
-// or a value of another kind, with ReasonMalformedPayload.
-func (d *jsonDocument) lookup(path string, missing Reason, what string) (string, *VerificationError) {
-	if !d.parsed {
-		d.parsed = true
-		dec := json.NewDecoder(bytes.NewReader(d.body))
-		dec.UseNumber()
-		if err := dec.Decode(&d.root); err != nil {
-			d.err = true
-		} else if _, err := dec.Token(); err != io.EOF {
-			d.err = true // trailing data after the JSON value
-		}
-	}
-	if d.err {
-		return "", Reject(ReasonMalformedPayload, "the body is not a single JSON value, so the %s at %q cannot be read", what, path)
-	}
-	cur := d.root
-	for seg := range strings.SplitSeq(path, ".") {
-		switch node := cur.(type) {
-		case map[string]any:
-			cur = node[seg]
-		case []any:
-			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(node) || strings.TrimLeft(seg, "0123456789") != "" {
-				cur = nil
-			} else {
-				cur = node[i]
-			}
-		default:
-			cur = nil
-		}
-		if cur == nil {
-			return "", Reject(missing, "the body has no %s at %q", what, path)
-		}
-	}
-	switch val := cur.(type) {
-	case string:
-		if val == "" {
-			return "", Reject(missing, "the %s at %q is empty", what, path)
-		}
-		return val, nil
-	case json.Number:
-		return val.String(), nil
-	}
-	return "", Reject(ReasonMalformedPayload, "the %s at %q is not a string or a number", what, path)
+	return "", nil, tried, nil
 }

@@ -236,3 +236,137 @@ func FuzzHMACVerify(f *testing.F) {
 		}
 	})
 }
+
+// fuzzPreset is a preset with a secret, ready to sign fuzzed requests.
+type fuzzPreset struct {
+	name   string
+	v      *HMACVerifier
+	secret string
+	key    []byte
+}
+
+func fuzzPresets(f *testing.F, now time.Time) []fuzzPreset {
+	clock := ClockFunc(func() time.Time { return now })
+	swKey := []byte("fuzz-standard-webhooks-key-32byt")
+	list := []struct {
+		name   string
+		opts   HMACOptions
+		secret string
+		key    []byte
+	}{
+		{"stripe", StripeOptions(), "whsec_fuzz", nil},
+		{"github", GitHubOptions(), "gh-fuzz", nil},
+		{"standardwebhooks", StandardWebhooksOptions(), "whsec_" + base64.StdEncoding.EncodeToString(swKey), swKey},
+		{"slack", SlackOptions(), "slack-fuzz", nil},
+		{"shopify", ShopifyOptions(), "shpss_fuzz", nil},
+		{"paddle", PaddleOptions(), "pdl_ntfset_fuzz", nil},
+		{"linear", LinearOptions(), "lin_wh_fuzz", nil},
+		{"zoom", ZoomOptions(), "zoom-fuzz", nil},
+	}
+	out := make([]fuzzPreset, 0, len(list))
+	for _, p := range list {
+		v, err := NewHMACVerifier(p.name, p.opts, StaticSecrets(p.secret), clock)
+		if err != nil {
+			f.Fatal(err)
+		}
+		key := p.key
+		if key == nil {
+			key = []byte(p.secret)
+		}
+		out = append(out, fuzzPreset{p.name, v, p.secret, key})
+	}
+	return out
+}
+
+// sign adds a valid signature (and timestamp and ID headers) for req.
+// HTTP strips blanks around header values, so the ID is trimmed as the
+// server would.
+func (p *fuzzPreset) sign(req *Request, ts, id string) {
+	o := &p.v.opts
+	id = strings.TrimSpace(id)
+	if o.TimestampHeader != "" {
+		req.Header.Set(o.TimestampHeader, ts)
+	}
+	if o.EventIDHeader != "" && id != "" {
+		req.Header.Set(o.EventIDHeader, id)
+	}
+	if o.EventTypeHeader != "" {
+		req.Header.Set(o.EventTypeHeader, "fuzz.type")
+	}
+	content, err := p.v.signedContent(req, ts, id)
+	if err != nil {
+		panic(err)
+	}
+	mac := hmac.New(p.v.newHash, p.key)
+	for _, c := range content {
+		mac.Write(c)
+	}
+	sig := mac.Sum(nil)
+	parsed := parsedSignatureHeader{signatures: [][]byte{sig}}
+	if o.TimestampKey != "" {
+		parsed.timestamp = ts
+	}
+	req.Header.Set(o.SignatureHeader, canonicalHeader(&p.v.format, parsed))
+}
+
+// FuzzHMACPresets signs arbitrary bodies correctly for every preset: the
+// verifier must never panic, must answer only with a verification or a
+// *VerificationError, and must never put the secret in an error.
+func FuzzHMACPresets(f *testing.F) {
+	now := time.Unix(1700000000, 0).UTC()
+	presets := fuzzPresets(f, now)
+	ms := strconv.FormatInt(now.UnixMilli(), 10)
+	for _, body := range []string{
+		`{"type":"url_verification","challenge":"abc"}`,
+		`{"type":"url_verification","challenge":7}`,
+		`{"type":"app_rate_limited"}`,
+		`{"event_id":"Ev1","event":{"type":"message"}}`,
+		`{"event":"endpoint.url_validation","payload":{"plainToken":"qgg8vlvZRS6UYooatFL8Aw"}}`,
+		`{"event":"endpoint.url_validation","payload":"x"}`,
+		`{"event":"meeting.started","payload":{}}`,
+		`{"id":"evt_1","type":"invoice.paid"}`,
+		`{"event_id":"evt_1","event_type":"t"}`,
+		`{"action":"create","webhookTimestamp":` + ms + `}`,
+		`{"action":"create","webhookTimestamp":"` + ms + `"}`,
+		`{"webhookTimestamp":1e400}`,
+		`{"type":"user.created"}`,
+		`[]`, `null`, `"s"`, `{`, ``,
+	} {
+		for i := range presets {
+			f.Add([]byte(body), uint8(i), "msg_1")
+		}
+	}
+	f.Fuzz(func(t *testing.T, body []byte, which uint8, id string) {
+		p := &presets[int(which)%len(presets)]
+		req := &Request{Method: http.MethodPost, Header: http.Header{}, Body: body}
+		p.sign(req, strconv.FormatInt(now.Unix(), 10), id)
+		got, err := p.v.Verify(context.Background(), Route{Provider: p.name}, req)
+		if err != nil {
+			vErr, ok := errors.AsType[*VerificationError](err)
+			if !ok {
+				t.Fatalf("%s: Verify returned a non-rejection error: %v", p.name, err)
+			}
+			if vErr.Reason == ReasonBadSignature || vErr.Reason == ReasonMissingSignature || vErr.Reason == ReasonNoCredentials {
+				// A header value the fuzzer chose (the ID) may be
+				// malformed, but a correct signature is never "bad".
+				t.Fatalf("%s: correctly signed request rejected: %v", p.name, err)
+			}
+			if got != (Verification{}) {
+				t.Fatalf("%s: rejected request returned metadata %+v", p.name, got)
+			}
+			if strings.Contains(err.Error(), p.secret) || bytes.Contains([]byte(err.Error()), p.key) {
+				t.Fatalf("%s: error %q contains the secret", p.name, err)
+			}
+			return
+		}
+		if got.Handshake == nil && got.EventID == "" {
+			t.Fatalf("%s: accepted without an event ID or handshake: %+v", p.name, got)
+		}
+		if got.KeyID != "static:0" || got.PayloadSHA256 != sha256.Sum256(body) {
+			t.Fatalf("%s: accepted request returned %+v", p.name, got)
+		}
+		if got.Handshake != nil && bytes.Contains(got.Handshake.Body, p.key) {
+			t.Fatalf("%s: handshake answer contains the key", p.name)
+		}
+	})
+}
