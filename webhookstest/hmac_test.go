@@ -1,0 +1,248 @@
+package webhookstest_test
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"hash"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
+)
+
+var at = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
+
+func mac(newHash func() hash.Hash, key string, parts ...string) []byte {
+	m := hmac.New(newHash, []byte(key))
+	for _, p := range parts {
+		m.Write([]byte(p))
+	}
+	return m.Sum(nil)
+}
+
+func hexMAC(key string, parts ...string) string {
+	return hex.EncodeToString(mac(sha256.New, key, parts...))
+}
+
+func TestSignHMACHeaders(t *testing.T) {
+	t.Parallel()
+	ts := strconv.FormatInt(at.Unix(), 10)
+	stripeBody := `{"id":"evt_1","type":"invoice.paid"}`
+	swKey := []byte("0123456789abcdef0123456789abcdef")
+	swSecret := "whsec_" + base64.StdEncoding.EncodeToString(swKey)
+	swBody := `{"type":"user.created"}`
+	paddleBody := `{"event_id":"evt_1","event_type":"t"}`
+	slackBody := `{"event_id":"Ev1","event":{"type":"message"}}`
+	tests := []struct {
+		name   string
+		opts   webhooks.HMACOptions
+		secret string
+		msg    webhookstest.HMACMessage
+		want   map[string]string
+	}{
+		{"stripe", webhooks.StripeOptions(), "whsec_s", webhookstest.HMACMessage{ID: "evt_1", Type: "invoice.paid", Timestamp: at, Body: []byte(stripeBody)}, map[string]string{
+			"Stripe-Signature": "t=" + ts + ",v1=" + hexMAC("whsec_s", ts, ".", stripeBody),
+			"Content-Type":     "application/json",
+		}},
+		{"github", webhooks.GitHubOptions(), "It's a Secret to Everybody", webhookstest.HMACMessage{ID: "d-1", Type: "ping", Body: []byte("Hello, World!")}, map[string]string{
+			// GitHub's documented test values.
+			"X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
+			"X-Github-Delivery":   "d-1",
+			"X-Github-Event":      "ping",
+		}},
+		{"standard webhooks", webhooks.StandardWebhooksOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
+			"Webhook-Id":        "msg_1",
+			"Webhook-Timestamp": ts,
+			"Webhook-Signature": "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, string(swKey), "msg_1.", ts, ".", swBody)),
+		}},
+		{"svix", webhooks.SvixOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
+			"Svix-Id":        "msg_1",
+			"Svix-Timestamp": ts,
+			"Svix-Signature": "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, string(swKey), "msg_1.", ts, ".", swBody)),
+		}},
+		{"paddle", webhooks.PaddleOptions(), "pdl_ntfset_x", webhookstest.HMACMessage{Timestamp: at, Body: []byte(paddleBody)}, map[string]string{
+			"Paddle-Signature": "ts=" + ts + ";h1=" + hexMAC("pdl_ntfset_x", ts, ":", paddleBody),
+		}},
+		{"slack", webhooks.SlackOptions(), "slack", webhookstest.HMACMessage{Timestamp: at, Body: []byte(slackBody)}, map[string]string{
+			"X-Slack-Signature":         "v0=" + hexMAC("slack", "v0:", ts, ":", slackBody),
+			"X-Slack-Request-Timestamp": ts,
+		}},
+		{"shopify", webhooks.ShopifyOptions(), "shpss", webhookstest.HMACMessage{ID: "w", Type: "orders/create", Body: []byte(`{}`)}, map[string]string{
+			"X-Shopify-Hmac-Sha256": base64.StdEncoding.EncodeToString(mac(sha256.New, "shpss", `{}`)),
+			"X-Shopify-Webhook-Id":  "w",
+			"X-Shopify-Topic":       "orders/create",
+		}},
+		{"sha1 rfc3339 timestamp header", webhooks.HMACOptions{
+			SignatureHeader: "X-Sig", TimestampHeader: "X-Ts", TimestampFormat: webhooks.TimestampRFC3339,
+			SignedContent: webhooks.SignTimestampBody, Algorithm: webhooks.HMACSHA1, EventIDHeader: "X-Id",
+		}, "k", webhookstest.HMACMessage{ID: "1", Timestamp: at.Add(500 * time.Millisecond), Body: []byte("a=b")}, map[string]string{
+			"X-Sig": hex.EncodeToString(mac(sha1.New, "k", "2025-03-14T15:09:26Z.a=b")),
+			"X-Ts":  "2025-03-14T15:09:26Z",
+		}},
+		{"sha512 millis func", webhooks.HMACOptions{
+			SignatureHeader: "X-Sig", TimestampHeader: "X-Ts", TimestampFormat: webhooks.TimestampUnixMillis,
+			Algorithm: webhooks.HMACSHA512, Encoding: webhooks.EncodingBase64, EventIDHeader: "X-Id",
+			SignedContentFunc: func(r *webhooks.Request, ts, id string) ([]byte, error) {
+				return []byte(r.Method + "|" + id + "|" + ts + "|" + r.Header.Get("X-Id") + "|" + string(r.Body)), nil
+			},
+		}, "k", webhookstest.HMACMessage{ID: "7", Timestamp: at, Body: []byte("x")}, map[string]string{
+			"X-Sig": base64.StdEncoding.EncodeToString(mac(sha512.New, "k", "POST|7|"+strconv.FormatInt(at.UnixMilli(), 10)+"|7|x")),
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, err := webhookstest.SignHMAC(tt.opts, tt.secret, tt.msg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, want := range tt.want {
+				if got := h.Get(k); got != want {
+					t.Errorf("%s = %q, want %q", k, got, want)
+				}
+			}
+			// And the verifier accepts it.
+			v, err := webhooks.NewHMACVerifier("p", tt.opts, webhooks.StaticSecrets(tt.secret), webhooks.ClockFunc(func() time.Time { return at }))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.Verify(context.Background(), webhooks.Route{Provider: "p"}, &webhooks.Request{Method: http.MethodPost, Header: h, Body: tt.msg.Body}); err != nil {
+				t.Errorf("Verify: %v", err)
+			}
+		})
+	}
+}
+
+func TestSignHMACContentType(t *testing.T) {
+	t.Parallel()
+	for body, want := range map[string]string{`{"a":1}`: "application/json", `a=1&b=2`: "", ``: ""} {
+		opts := webhooks.GitHubOptions()
+		opts.AllowEmptyBody = true
+		h, err := webhookstest.SignHMAC(opts, "s", webhookstest.HMACMessage{ID: "1", Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := h.Get("Content-Type"); got != want {
+			t.Errorf("body %q: Content-Type %q, want %q", body, got, want)
+		}
+	}
+}
+
+func TestSignHMACDefaultsToNow(t *testing.T) {
+	t.Parallel()
+	before := time.Now().Unix()
+	h, err := webhookstest.SignHMAC(webhooks.SlackOptions(), "s", webhookstest.HMACMessage{Body: []byte(`{"event_id":"E","event":{"type":"t"}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, err := strconv.ParseInt(h.Get("X-Slack-Request-Timestamp"), 10, 64)
+	if err != nil || ts < before || ts > time.Now().Unix() {
+		t.Errorf("timestamp %d, %v; want now", ts, err)
+	}
+}
+
+func TestSignHMACErrors(t *testing.T) {
+	t.Parallel()
+	const secretText = "TOP-SECRET-value-9d1c"
+	broken := webhooks.StandardWebhooksOptions()
+	broken.DecodeSecret = func([]byte) ([]byte, error) { return nil, errors.New("not base64") }
+	empty := webhooks.StandardWebhooksOptions()
+	empty.DecodeSecret = func([]byte) ([]byte, error) { return nil, nil }
+	tests := []struct {
+		name   string
+		opts   webhooks.HMACOptions
+		secret string
+		msg    webhookstest.HMACMessage
+		want   string
+	}{
+		{"invalid options", webhooks.HMACOptions{SignatureHeader: "X-Sig"}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "no event ID source"},
+		{"empty secret", webhooks.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "empty or only its prefix"},
+		{"prefix-only secret", webhooks.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "empty or only its prefix"},
+		{"undecodable secret", broken, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "decoding the secret: not base64"},
+		{"secret decodes to nothing", empty, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "decodes to an empty key"},
+		{"ID differs from the body", webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"id":"evt_1","type":"t"}`)}, `the body's "id" is "evt_1" but HMACMessage.ID is "evt_2"`},
+		{"ID not in the body", webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"type":"t"}`)}, `the body at "id", but the body has none there`},
+		{"type differs from the body", webhooks.PaddleOptions(), secretText, webhookstest.HMACMessage{Type: "b", Body: []byte(`{"event_id":"e","event_type":"a"}`)}, `HMACMessage.Type is "b"`},
+		{"ID for a computed ID", webhooks.ZoomOptions(), secretText, webhookstest.HMACMessage{ID: "x", Body: []byte(`{"event":"e"}`)}, "HMACMessage.ID must be empty"},
+		{"no timestamp in the body", webhooks.LinearOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{"action":"create"}`)}, `timestamp from the body at "webhookTimestamp"`},
+		{"timestamp differs from the body", webhooks.LinearOptions(), secretText, webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"webhookTimestamp":1}`)}, "differs from HMACMessage.Timestamp"},
+		{"failing SignedContentFunc", webhooks.HMACOptions{SignatureHeader: "X-Sig", EventIDHeader: "X-Id", SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
+			return nil, errors.New("boom")
+		}}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "SignedContentFunc: boom"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h, err := webhookstest.SignHMAC(tt.opts, tt.secret, tt.msg)
+			if err == nil || h != nil {
+				t.Fatalf("SignHMAC = %v, %v; want an error", h, err)
+			}
+			if !strings.HasPrefix(err.Error(), "webhookstest: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("error %q, want it to contain %q", err, tt.want)
+			}
+			if strings.Contains(err.Error(), secretText) {
+				t.Errorf("error %q contains the secret", err)
+			}
+		})
+	}
+	// A body without the ID is fine when no ID is given: the verifier
+	// will reject it, which is what such a test wants.
+	if _, err := webhookstest.SignHMAC(webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{}`)}); err != nil {
+		t.Errorf("SignHMAC without an ID: %v", err)
+	}
+}
+
+func TestNewHMACRequest(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_gateway_test"
+	r := webhooks.NewResolver()
+	v, err := webhooks.NewHMACVerifier("stripe", webhooks.StripeOptions(), webhooks.StaticSecrets(secret), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.MustRegister("stripe", v)
+	inbox := memstore.NewInbox()
+	gw, err := webhooks.NewGateway(r, inbox, memstore.NewReplay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := webhookstest.HMACMessage{Body: []byte(`{"id":"evt_req","type":"charge.succeeded"}`)}
+
+	// Served directly.
+	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", webhooks.StripeOptions(), secret, msg)
+	if req.Method != http.MethodPost || req.ContentLength != int64(len(msg.Body)) || req.Context().Err() != nil {
+		t.Errorf("request %s, length %d, ctx err %v", req.Method, req.ContentLength, req.Context().Err())
+	}
+	rec := httptest.NewRecorder()
+	gw.ServeHTTP(rec, req)
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("ServeHTTP: %d %s", rec.Code, rec.Body)
+	}
+
+	// Sent to a server.
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	resp, err := srv.Client().Do(webhookstest.NewHMACRequest(t, srv.URL+"/webhooks/stripe/acme", webhooks.StripeOptions(), secret, msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("over HTTP: %d", resp.StatusCode)
+	}
+	if _, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "stripe", Tenant: "acme", EventID: "evt_req"}); err != nil {
+		t.Error(err)
+	}
+}
