@@ -103,10 +103,9 @@ type Mux struct {
 	unhandled UnhandledPolicy
 }
 
-// NewMux returns an empty Mux with the UnhandledDeadLetter policy.
-func NewMux() *Mux {
-	return &Mux{exact: make(map[string]Handler), prefixes: make(map[string]Handler)}
-}
+// NewMux returns an empty Mux with the UnhandledDeadLetter policy. The zero
+// Mux is ready to use too.
+func NewMux() *Mux { return new(Mux) }
 
 // SetUnhandled sets what happens to events no pattern matches.
 func (m *Mux) SetUnhandled(p UnhandledPolicy) {
@@ -124,6 +123,10 @@ func (m *Mux) Handle(pattern string, h Handler) error {
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.exact == nil {
+		m.exact = make(map[string]Handler)
+		m.prefixes = make(map[string]Handler)
+	}
 	switch {
 	case pattern == "*":
 		if m.any != nil {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -23,9 +24,20 @@ const (
 	DefaultRetryAfter   = 5 * time.Second
 )
 
-// DefaultDroppedHeaders are request headers the gateway never stores with an
-// item, because they may carry credentials.
-var DefaultDroppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
+// DefaultDroppedHeaders returns the request headers the gateway never stores
+// with an item, because they may carry credentials: Authorization,
+// Proxy-Authorization, Cookie and X-Gitlab-Token. WithDroppedHeaders adds to
+// them, and so does a verifier that implements SecretHeaderVerifier.
+func DefaultDroppedHeaders() []string {
+	return []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
+}
+
+// SecretHeaderVerifier is an optional Verifier capability: the request
+// headers that carry a credential (a shared token, a password). The Gateway
+// never stores those headers with items.
+type SecretHeaderVerifier interface {
+	SecretHeaders() []string
+}
 
 // ReceiveStatus is the outcome of Gateway.Receive.
 type ReceiveStatus int
@@ -108,7 +120,8 @@ func (s ReceiveStatus) HTTPStatus() int {
 // ReceiveResult is the outcome of Gateway.Receive.
 type ReceiveResult struct {
 	Status ReceiveStatus
-	// Reason is the rejection reason code when Status is StatusRejected.
+	// Reason is the reason code when Status is StatusRejected or
+	// StatusInvalid.
 	Reason Reason
 	// Key is the inbox key once the request verified.
 	Key       InboxKey
@@ -171,11 +184,11 @@ func WithGatewayLogger(l *slog.Logger) GatewayOption { return func(c *gatewayCon
 // example the in-process *Processor. Defaults to nobody.
 func WithWaker(w Waker) GatewayOption { return func(c *gatewayConfig) { c.waker = w } }
 
-// WithDroppedHeaders replaces the headers that are not stored with items.
-// Defaults to DefaultDroppedHeaders.
+// WithDroppedHeaders adds headers that are not stored with items, for
+// example one carrying a provider's shared token. The DefaultDroppedHeaders
+// are always dropped.
 func WithDroppedHeaders(names ...string) GatewayOption {
 	return func(c *gatewayConfig) {
-		c.dropped = make(map[string]bool, len(names))
 		for _, n := range names {
 			c.dropped[http.CanonicalHeaderKey(n)] = true
 		}
@@ -194,7 +207,8 @@ func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, o
 		replayTTL:    DefaultReplayTTL,
 		retryAfter:   DefaultRetryAfter,
 	}
-	WithDroppedHeaders(DefaultDroppedHeaders...)(&cfg)
+	cfg.dropped = make(map[string]bool)
+	WithDroppedHeaders(DefaultDroppedHeaders()...)(&cfg)
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -289,7 +303,7 @@ func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res R
 		Key:           res.Key,
 		EventType:     ver.EventType,
 		Payload:       req.Body,
-		Headers:       g.keptHeaders(req.Header),
+		Headers:       g.keptHeaders(req.Header, v),
 		PayloadSHA256: digest,
 		KeyID:         ver.KeyID,
 		OccurredAt:    ver.OccurredAt,
@@ -320,11 +334,24 @@ func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res R
 // errReceivePanic is returned by Receive when a verifier or store panicked.
 var errReceivePanic = errors.New("webhooks: a verifier or store panicked while receiving a webhook")
 
-func (g *Gateway) keptHeaders(h http.Header) http.Header {
+// keptHeaders copies h without the dropped headers and those v says carry
+// secrets.
+func (g *Gateway) keptHeaders(h http.Header, v Verifier) http.Header {
+	var secret []string
+	if sv, ok := v.(SecretHeaderVerifier); ok {
+		secret = sv.SecretHeaders()
+	}
 	kept := make(http.Header, len(h))
+outer:
 	for k, vs := range h {
-		if g.cfg.dropped[http.CanonicalHeaderKey(k)] {
+		ck := http.CanonicalHeaderKey(k)
+		if g.cfg.dropped[ck] {
 			continue
+		}
+		for _, sh := range secret {
+			if http.CanonicalHeaderKey(sh) == ck {
+				continue outer
+			}
 		}
 		kept[k] = append([]string(nil), vs...)
 	}
@@ -341,7 +368,7 @@ func (g *Gateway) keptHeaders(h http.Header) http.Header {
 // verifier's response and stores nothing. Other bodies are small JSON
 // objects such as {"status":"rejected","reason":"bad_signature"}.
 func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	route, ok := g.route(r.URL.Path)
+	route, ok := g.route(r.URL)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
 		return
@@ -354,6 +381,9 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.ContentLength > g.cfg.maxBodyBytes {
 		g.tooLarge(w, r, route)
 		return
+	}
+	if r.Body == nil { // only hand-built requests; servers always set one
+		r.Body = http.NoBody
 	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.maxBodyBytes))
 	if err != nil {
@@ -392,14 +422,25 @@ func (g *Gateway) tooLarge(w http.ResponseWriter, r *http.Request, route Route) 
 	writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
 }
 
-// route parses {prefix}{provider}[/{tenant}].
-func (g *Gateway) route(path string) (Route, bool) {
-	rest, ok := strings.CutPrefix(path, g.cfg.prefix)
+// route parses {prefix}{provider}[/{tenant}] from the escaped path, so an
+// encoded slash cannot split a segment, and refuses "." and ".." segments.
+func (g *Gateway) route(u *url.URL) (Route, bool) {
+	rest, ok := strings.CutPrefix(u.EscapedPath(), g.cfg.prefix)
 	if !ok || rest == "" {
 		return Route{}, false
 	}
-	provider, tenant, _ := strings.Cut(rest, "/")
-	if provider == "" || strings.Contains(tenant, "/") || (tenant == "" && strings.HasSuffix(rest, "/")) {
+	rawProvider, rawTenant, hasTenant := strings.Cut(rest, "/")
+	if strings.Contains(rawTenant, "/") || (hasTenant && rawTenant == "") {
+		return Route{}, false
+	}
+	provider, err1 := url.PathUnescape(rawProvider)
+	tenant, err2 := url.PathUnescape(rawTenant)
+	for _, seg := range []string{provider, tenant} {
+		if seg == "." || seg == ".." || strings.Contains(seg, "/") {
+			return Route{}, false
+		}
+	}
+	if err1 != nil || err2 != nil || provider == "" {
 		return Route{}, false
 	}
 	return Route{Provider: provider, Tenant: tenant}, true

@@ -179,6 +179,10 @@ func TestGatewayRefusals(t *testing.T) {
 		{"no provider", "POST", "/webhooks/", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"too many segments", "POST", "/webhooks/acme/t1/x", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"trailing slash", "POST", "/webhooks/acme/", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"dot-dot tenant", "POST", "/webhooks/acme/..", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"dot tenant", "POST", "/webhooks/acme/.", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"encoded slash", "POST", "/webhooks/acme%2Ft1", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"encoded slash in tenant", "POST", "/webhooks/acme/t%2F..", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"GET", "GET", "/webhooks/acme", ``, okHeaders("a"), 405, "method_not_allowed", ""},
 		{"PUT", "PUT", "/webhooks/acme", `{}`, okHeaders("a"), 405, "method_not_allowed", ""},
 		{"body over limit", "POST", "/webhooks/acme", strings.Repeat("x", 17), okHeaders("a"), 413, "too_large", ""},
@@ -428,4 +432,58 @@ func TestGatewayRefusesUnstorableKeys(t *testing.T) {
 	assert.Zero(t, f.replay.Len(), "nothing was registered")
 	r := post(t, f.gw, "/webhooks/acme/"+strings.Repeat("t", webhooks.MaxKeyBytes), `{}`, okHeaders(strings.Repeat("i", webhooks.MaxKeyBytes)))
 	assert.Equal(t, http.StatusAccepted, r.Code, "keys of exactly MaxKeyBytes are fine")
+}
+
+// tokenVerifier authenticates with a shared token header, which it declares
+// secret.
+type tokenVerifier struct{}
+
+func (tokenVerifier) Verify(_ context.Context, _ webhooks.Route, r *webhooks.Request) (webhooks.Verification, error) {
+	if r.Header.Get("X-Hook-Token") != "t0ken" {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
+	}
+	return webhooks.Verification{EventID: r.Header.Get("X-Id")}, nil
+}
+
+func (tokenVerifier) SecretHeaders() []string { return []string{"x-hook-token"} }
+
+func TestGatewayDropsCredentialHeaders(t *testing.T) {
+	t.Parallel()
+	inbox := memstore.NewInbox()
+	r := webhooks.NewResolver()
+	r.MustRegister("tok", tokenVerifier{})
+	r.MustRegister("acme", headerVerifier)
+	gw, err := webhooks.NewGateway(r, inbox, memstore.NewReplay(), webhooks.WithDroppedHeaders("X-Extra-Secret"))
+	require.NoError(t, err)
+
+	hdr := map[string]string{"X-Hook-Token": "t0ken", "X-Id": "e1", "Authorization": "Bearer b", "Cookie": "c=1", "X-Extra-Secret": "s", "X-Keep": "k"}
+	require.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/tok", `{}`, hdr).Code)
+	it, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "tok", EventID: "e1"})
+	require.NoError(t, err)
+	assert.Equal(t, http.Header{"X-Id": {"e1"}, "X-Keep": {"k"}}, it.Headers,
+		"the verifier's secret header, the defaults and the added header are all dropped")
+
+	hdr = okHeaders("e2")
+	hdr["X-Hook-Token"] = "kept: acme's verifier does not declare it"
+	require.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/acme", `{}`, hdr).Code)
+	it, err = inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e2"})
+	require.NoError(t, err)
+	assert.Empty(t, it.Headers.Get("Authorization"), "WithDroppedHeaders adds to the defaults")
+	assert.NotEmpty(t, it.Headers.Get("X-Hook-Token"))
+}
+
+func TestGatewayNilBodyAndZeroMux(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/acme", nil)
+	req.Body = nil
+	req.Header.Set("X-Sig", "ok")
+	req.Header.Set("X-Id", "nil-body")
+	assert.Equal(t, http.StatusAccepted, serve(t, f.gw, req).Code)
+
+	var m webhooks.Mux
+	require.NoError(t, m.HandleFunc("x", func(context.Context, webhooks.Event) error { return nil }))
+	assert.NoError(t, m.Dispatch(context.Background(), webhooks.Event{Type: "x"}))
+	var empty webhooks.Mux
+	assert.ErrorIs(t, empty.Dispatch(context.Background(), webhooks.Event{Type: "x"}), webhooks.ErrNoHandler)
 }

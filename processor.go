@@ -104,8 +104,9 @@ func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return func(c *processorConfig) { c.grace = d }
 }
 
-// WithStoreTimeout bounds each store call that settles a lease, which runs
-// even while shutting down. Defaults to DefaultStoreTimeout.
+// WithStoreTimeout bounds each store call: acquisitions, settlements (which
+// run even while shutting down) and lease renewals (which are also bounded by
+// a third of the lease duration). Defaults to DefaultStoreTimeout.
 func WithStoreTimeout(d time.Duration) ProcessorOption {
 	return func(c *processorConfig) { c.storeTimeout = d }
 }
@@ -168,8 +169,8 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	case cfg.policy == nil:
 		return nil, errors.New("webhooks: WithRetryPolicy(nil): give a policy, such as ExponentialPolicy{}")
 	}
-	if ep, ok := cfg.policy.(ExponentialPolicy); ok {
-		if err := ep.Validate(); err != nil {
+	if v, ok := cfg.policy.(interface{ Validate() error }); ok {
+		if err := v.Validate(); err != nil {
 			return nil, err
 		}
 	}
@@ -195,8 +196,9 @@ var (
 // Run processes due items until ctx is done, then stops acquiring, lets
 // running handlers finish (see WithShutdownGrace), abandons the leases of
 // handlers that stopped because of the shutdown, and returns nil once every
-// goroutine it started has ended. A Processor runs once at a time; a second
-// concurrent Run returns an error.
+// goroutine it started has ended. Run therefore waits for handlers and for the
+// wake source's Listen to return: both must honour their contexts. A Processor
+// runs once at a time; a second concurrent Run returns an error.
 func (p *Processor) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("webhooks: Processor.Run is already running")
@@ -226,7 +228,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		slots <- struct{}{}
 		workers.Go(func() {
 			for lease := range jobs {
-				p.process(handlerBase, detached, lease)
+				p.process(ctx, handlerBase, detached, lease)
 				slots <- struct{}{}
 			}
 		})
@@ -268,6 +270,9 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 		case <-ctx.Done():
 			return
 		case <-slots:
+		}
+		if ctx.Err() != nil { // select picks at random when both are ready
+			return
 		}
 		free := 1
 	collect:
@@ -328,13 +333,23 @@ func (p *Processor) acquire(ctx context.Context, n int) ([]*Lease, error) {
 }
 
 // process runs one leased item's handler and settles the lease.
-func (p *Processor) process(handlerBase, detached context.Context, lease *Lease) {
+func (p *Processor) process(runCtx, handlerBase, detached context.Context, lease *Lease) {
 	ev := eventFromLease(lease)
 	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
 
-	if handlerBase.Err() != nil {
+	if runCtx.Err() != nil || handlerBase.Err() != nil {
 		// Leased just as the shutdown began: give it back unrun.
 		p.abandon(detached, log, lease)
+		return
+	}
+	if lim, ok := p.cfg.policy.(AttemptLimiter); ok && lease.Attempt > lim.AttemptLimit() {
+		// Earlier attempts were started and never settled: the worker
+		// died (or lost its lease) each time. Running it again would
+		// loop forever on an event that crashes its worker.
+		p.fail(detached, log, lease, Failure{
+			Class:   FailureAttemptsExhausted,
+			Message: fmt.Sprintf("attempt %d is over the limit of %d: earlier attempts ended without being settled (a worker crashed or lost its lease)", lease.Attempt, lim.AttemptLimit()),
+		}, DeadLetterDecision())
 		return
 	}
 
@@ -369,19 +384,32 @@ func (p *Processor) process(handlerBase, detached context.Context, lease *Lease)
 	case errors.Is(cause, errShutdown):
 		p.abandon(detached, log, lease)
 	default:
-		if errors.Is(cause, errHandlerTimeout) {
+		// An overrun handler's plain error becomes a timeout; an error it
+		// classified itself (Permanent, RetryAfter) keeps its class.
+		if errors.Is(cause, errHandlerTimeout) && failure.Class == FailureError && failure.RetryAfter == 0 {
 			failure = Failure{Class: FailureTimeout, Message: fmt.Sprintf("handler did not finish within %v: %v", p.cfg.handlerTO, err), Transient: true}
 		}
 		now := p.cfg.clock.Now()
 		decision := p.cfg.policy.Decide(lease.Attempt, failure, now)
-		p.settle(detached, log, lease, "fail", func(ctx context.Context) error {
-			return p.store.Fail(ctx, lease, failure, decision, now)
-		})
-		if decision.DeadLetter {
-			log.ErrorContext(detached, "event dead-lettered", "failure_class", string(failure.Class), "err", failure.Message)
-		} else {
-			log.WarnContext(detached, "event failed; will retry", "failure_class", string(failure.Class), "err", failure.Message, "retry_at", decision.RetryAt)
+		if !decision.DeadLetter && decision.RetryAt.Before(now) {
+			decision.RetryAt = now // a zero or past time from a custom policy
 		}
+		p.fail(detached, log, lease, failure, decision)
+	}
+}
+
+// fail settles the lease as failed and logs the outcome.
+func (p *Processor) fail(detached context.Context, log *slog.Logger, lease *Lease, failure Failure, decision RetryDecision) {
+	now := p.cfg.clock.Now()
+	if !p.settle(detached, log, lease, "fail", func(ctx context.Context) error {
+		return p.store.Fail(ctx, lease, failure, decision, now)
+	}) {
+		return
+	}
+	if decision.DeadLetter {
+		log.ErrorContext(detached, "event dead-lettered", "failure_class", string(failure.Class), "err", failure.Message)
+	} else {
+		log.WarnContext(detached, "event failed; will retry", "failure_class", string(failure.Class), "err", failure.Message, "retry_at", decision.RetryAt)
 	}
 }
 
@@ -412,7 +440,9 @@ func (p *Processor) renew(detached context.Context, log *slog.Logger, lease *Lea
 			return
 		case <-t.C:
 		}
-		ctx, done := context.WithTimeout(detached, p.cfg.storeTimeout)
+		// A renewal slower than a third of the lease is no use: the next
+		// tick tries again while the lease is still valid.
+		ctx, done := context.WithTimeout(detached, min(p.cfg.storeTimeout, p.cfg.leaseDuration/3))
 		err := p.store.ExtendLease(ctx, lease, p.cfg.clock.Now(), p.cfg.leaseDuration)
 		done()
 		switch {

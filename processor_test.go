@@ -20,6 +20,7 @@ type settled struct {
 	Op  string // complete, fail, abandon, extend
 	Key webhooks.InboxKey
 	Err error
+	Now time.Time
 }
 
 // observedStore reports every settlement on a channel, so tests wait on a
@@ -35,25 +36,25 @@ func newObservedStore() *observedStore {
 
 func (s *observedStore) Complete(ctx context.Context, l *webhooks.Lease, now time.Time) error {
 	err := s.Inbox.Complete(ctx, l, now)
-	s.events <- settled{"complete", l.Key(), err}
+	s.events <- settled{Op: "complete", Key: l.Key(), Err: err}
 	return err
 }
 
 func (s *observedStore) Fail(ctx context.Context, l *webhooks.Lease, f webhooks.Failure, d webhooks.RetryDecision, now time.Time) error {
 	err := s.Inbox.Fail(ctx, l, f, d, now)
-	s.events <- settled{"fail", l.Key(), err}
+	s.events <- settled{Op: "fail", Key: l.Key(), Err: err}
 	return err
 }
 
 func (s *observedStore) Abandon(ctx context.Context, l *webhooks.Lease, now time.Time) error {
 	err := s.Inbox.Abandon(ctx, l, now)
-	s.events <- settled{"abandon", l.Key(), err}
+	s.events <- settled{Op: "abandon", Key: l.Key(), Err: err}
 	return err
 }
 
 func (s *observedStore) ExtendLease(ctx context.Context, l *webhooks.Lease, now time.Time, d time.Duration) error {
 	err := s.Inbox.ExtendLease(ctx, l, now, d)
-	s.events <- settled{"extend", l.Key(), err}
+	s.events <- settled{Op: "extend", Key: l.Key(), Err: err, Now: now}
 	return err
 }
 
@@ -325,9 +326,16 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	<-started
 
 	// The renewal moves the expiry forward from the clock's now, so another
-	// worker cannot take the item while the handler runs.
+	// worker cannot take the item while the handler runs. (Renewals tick on
+	// real time; wait for one made after the clock moved.)
 	clock.Advance(20 * time.Millisecond)
-	require.NoError(t, store.nextExtend(t).Err)
+	for {
+		e := store.nextExtend(t)
+		require.NoError(t, e.Err)
+		if !e.Now.Before(base.Add(20 * time.Millisecond)) {
+			break
+		}
+	}
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StateLeased, it.State)
 	assert.False(t, it.LeaseExpiresAt.Before(base.Add(20*time.Millisecond+lease)), "lease extended to now+duration, got %v", it.LeaseExpiresAt)
@@ -336,8 +344,10 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	assert.Nil(t, stolen, "a renewed lease is not up for grabs")
 
 	// Let the lease lapse and another worker take it: the handler is told.
+	// Renewals use the clock's now, so at now+lease the lease has lapsed
+	// whatever renewals happen meanwhile.
 	clock.Advance(time.Hour)
-	stolen, err = store.AcquireNext(context.Background(), clock.Now(), time.Hour)
+	stolen, err = store.AcquireNext(context.Background(), clock.Now().Add(lease), time.Hour)
 	require.NoError(t, err)
 	require.NotNil(t, stolen)
 	select {
@@ -349,7 +359,7 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	it = get(t, store, key)
 	assert.Equal(t, webhooks.StateLeased, it.State, "the loser settles nothing")
 	assert.Equal(t, 2, it.Attempts)
-	require.NoError(t, store.Complete(context.Background(), stolen, clock.Now()), "the new holder's token still works")
+	require.NoError(t, store.Complete(context.Background(), stolen, clock.Now().Add(lease)), "the new holder's token still works")
 }
 
 func TestProcessorHandlerTimeout(t *testing.T) {
@@ -481,10 +491,159 @@ func TestNewProcessorValidates(t *testing.T) {
 		webhooks.WithStoreTimeout(0),
 		webhooks.WithRetryPolicy(nil),
 		webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{Jitter: 2}),
+		webhooks.WithRetryPolicy(&webhooks.ExponentialPolicy{Jitter: 2}),
 	} {
 		_, err := webhooks.NewProcessor(s, m, o)
 		assert.Error(t, err)
 	}
 	_, err := webhooks.NewProcessor(nil, m)
 	assert.Error(t, err)
+}
+
+func TestProcessorDeadLettersCrashLoops(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	var ran atomic.Bool
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Store(true); return nil }))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock),
+		webhooks.WithRetryPolicy(&webhooks.ExponentialPolicy{MaxAttempts: 2}))
+	require.NoError(t, err)
+	key := enqueue(t, store, "poison", "x", base)
+	// Two workers took it and died without settling.
+	for i := range 2 {
+		l, err := store.AcquireNext(context.Background(), base.Add(time.Duration(i)*time.Second), time.Second)
+		require.NoError(t, err)
+		require.NotNil(t, l)
+	}
+	clock.Advance(2 * time.Second)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "fail", store.next(t).Op)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StateDead, it.State)
+	assert.Equal(t, webhooks.FailureAttemptsExhausted, it.LastError.Class)
+	assert.Equal(t, 3, it.Attempts)
+	assert.False(t, ran.Load(), "an item over its attempt limit is not run again")
+}
+
+func TestProcessorTimeoutKeepsHandlerClassification(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		<-ctx.Done()
+		return webhooks.Permanent(errors.New("gave up: order does not exist"))
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithHandlerTimeout(5*time.Millisecond))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "fail", store.next(t).Op)
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StateDead, it.State, "a Permanent error returned after the deadline still dead-letters")
+	assert.Equal(t, webhooks.FailurePermanent, it.LastError.Class)
+}
+
+func TestProcessorStartsNothingAfterShutdown(t *testing.T) {
+	t.Parallel()
+	store := newObservedStore()
+	var ran atomic.Int32
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Add(1); return nil }))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(newFakeClock(base)), webhooks.WithShutdownGrace(time.Minute))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	for range 100 {
+		require.NoError(t, p.Run(ctx))
+	}
+	assert.Zero(t, ran.Load(), "a cancelled Run starts no handler, grace or not")
+	it := get(t, store, key)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.Equal(t, 0, it.Attempts)
+}
+
+// flakyLeaseStore fails the first acquisition and the first Complete, and
+// hides memstore's AcquireBatch so the one-at-a-time path runs.
+type flakyLeaseStore struct {
+	*observedStore
+	acquireFailed, completeFailed atomic.Bool
+}
+
+func (f *flakyLeaseStore) AcquireNext(ctx context.Context, now time.Time, d time.Duration) (*webhooks.Lease, error) {
+	if f.acquireFailed.CompareAndSwap(false, true) {
+		return nil, errors.New("connection reset")
+	}
+	return f.observedStore.AcquireNext(ctx, now, d)
+}
+
+func (f *flakyLeaseStore) Complete(ctx context.Context, l *webhooks.Lease, now time.Time) error {
+	if f.completeFailed.CompareAndSwap(false, true) {
+		f.events <- settled{Op: "complete", Key: l.Key(), Err: errors.New("timeout")}
+		return errors.New("timeout")
+	}
+	return f.observedStore.Complete(ctx, l, now)
+}
+
+func TestProcessorSurvivesStoreErrors(t *testing.T) {
+	t.Parallel()
+	store, clock := &flakyLeaseStore{observedStore: newObservedStore()}, newFakeClock(base)
+	var runs atomic.Int32
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { runs.Add(1); return nil }))
+	lease := 30 * time.Second
+	// Only the LeaseStore methods: no BatchAcquirer.
+	p, err := webhooks.NewProcessor(struct{ webhooks.LeaseStore }{store}, mux, webhooks.WithProcessorClock(clock),
+		webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLeaseDuration(lease))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+
+	// The first acquisition fails; the next poll succeeds; the first
+	// Complete fails, so the item stays leased until its lease expires.
+	first := store.next(t)
+	require.Equal(t, "complete", first.Op)
+	require.Error(t, first.Err)
+	assert.Equal(t, webhooks.StateLeased, get(t, store.observedStore, key).State)
+	clock.Advance(lease)
+	p.Wake()
+	second := store.next(t)
+	require.Equal(t, "complete", second.Op)
+	require.NoError(t, second.Err)
+	it := get(t, store.observedStore, key)
+	assert.Equal(t, webhooks.StateSucceeded, it.State)
+	assert.Equal(t, 2, it.Attempts, "the unsettled first attempt counts")
+	assert.EqualValues(t, 2, runs.Load(), "at least once: the handler ran again after the lost completion")
+}
+
+// zeroPolicy returns a retry decision with no time, as a careless custom
+// policy might.
+type zeroPolicy struct{}
+
+func (zeroPolicy) Decide(int, webhooks.Failure, time.Time) webhooks.RetryDecision {
+	return webhooks.RetryDecision{}
+}
+
+func TestProcessorClampsPastRetryTimes(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	var calls atomic.Int32
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error {
+		if calls.Add(1) == 1 {
+			return errors.New("once")
+		}
+		return nil
+	}))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithRetryPolicy(zeroPolicy{}))
+	require.NoError(t, err)
+	key := enqueue(t, store, "e", "x", base)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "complete", store.next(t).Op)
+	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
 }

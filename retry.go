@@ -25,6 +25,11 @@ const (
 	FailureTimeout FailureClass = "timeout"
 	// FailureNoHandler is an event type no handler accepts.
 	FailureNoHandler FailureClass = "no_handler"
+	// FailureAttemptsExhausted is an item leased more times than the
+	// policy's AttemptLimit because earlier attempts were never settled
+	// (its worker crashed or lost the lease each time). It is dead-lettered
+	// without running the handler again.
+	FailureAttemptsExhausted FailureClass = "attempts_exhausted"
 )
 
 // Failure describes one failed processing attempt.
@@ -80,6 +85,14 @@ type RetryPolicy interface {
 	Decide(attempt int, failure Failure, now time.Time) RetryDecision
 }
 
+// AttemptLimiter is an optional RetryPolicy capability: the most attempts an
+// item may have. The Processor dead-letters, without running it, an item
+// leased for an attempt beyond the limit, which only happens when earlier
+// attempts were never settled (crash loops).
+type AttemptLimiter interface {
+	AttemptLimit() int
+}
+
 // Defaults of ExponentialPolicy.
 const (
 	DefaultMaxAttempts  = 5
@@ -128,6 +141,9 @@ func (p ExponentialPolicy) Validate() error {
 	}
 	return nil
 }
+
+// AttemptLimit implements AttemptLimiter: MaxAttempts, or its default.
+func (p ExponentialPolicy) AttemptLimit() int { return cmpOr(p.MaxAttempts, DefaultMaxAttempts) }
 
 // Decide implements RetryPolicy.
 func (p ExponentialPolicy) Decide(attempt int, failure Failure, now time.Time) RetryDecision {

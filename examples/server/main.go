@@ -183,7 +183,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		ready <- ln.Addr().String()
 	}
 
-	runCtx, stopProcessor := context.WithCancel(ctx)
+	// The processor outlives the signal until the HTTP server has drained,
+	// so webhooks accepted during the drain are handled before exit.
+	runCtx, stopProcessor := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopProcessor()
 	procDone := make(chan error, 1)
 	go func() { procDone <- proc.Run(runCtx) }()
