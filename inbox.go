@@ -223,7 +223,12 @@ type BatchAcquirer interface {
 type InboxStore interface {
 	Enqueuer
 	LeaseStore
+	OperatorStore
+}
 
+// OperatorStore is the part of InboxStore for operators and tools: looking at
+// items, paging dead letters and replaying them.
+type OperatorStore interface {
 	// Get returns the item for key, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, key InboxKey) (Item, error)
 
@@ -238,7 +243,8 @@ type InboxStore interface {
 	ReplayDeadLetter(ctx context.Context, key InboxKey, now time.Time, resetAttempts bool) (bool, error)
 }
 
-// DeadLetterQuery filters dead letters. Empty fields match everything.
+// DeadLetterQuery filters dead letters. Empty fields match everything (so
+// the empty tenant cannot be selected on its own).
 type DeadLetterQuery struct {
 	Provider  string
 	Tenant    string
