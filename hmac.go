@@ -413,6 +413,9 @@ func NewHMACVerifier(provider string, opts HMACOptions, creds CredentialResolver
 	if creds == nil {
 		bad("creds is nil: pass a CredentialResolver, for example StaticSecrets(secret)")
 	}
+	if static, ok := creds.(StaticCredentials); ok {
+		checkStaticSecrets(static, opts, bad)
+	}
 	newHash, size, ok := opts.Algorithm.hash()
 	if !ok {
 		bad("Algorithm %v is unknown: use HMACSHA256, HMACSHA1 or HMACSHA512", opts.Algorithm)
@@ -842,4 +845,26 @@ func (v *HMACVerifier) match(secrets []Secret, content, signatures [][]byte) (ke
 		}
 	}
 	return "", nil, tried, nil
+}
+
+// checkStaticSecrets refuses, at construction, static secrets that could
+// never verify anything: none at all, empty ones, ones that are only the
+// provider's prefix, and ones DecodeSecret rejects. Problems name the secret
+// by ID only.
+func checkStaticSecrets(static StaticCredentials, opts HMACOptions, bad func(string, ...any)) {
+	if len(static) == 0 {
+		bad("StaticSecrets has no secrets: pass at least one")
+	}
+	for _, sec := range static {
+		switch {
+		case len(sec.Value) == 0:
+			bad("secret %s is empty: set it (is its environment variable missing?)", sec.ID)
+		case opts.SecretPrefix != "" && string(sec.Value) == opts.SecretPrefix:
+			bad("secret %s is only the prefix %q: paste the whole secret", sec.ID, opts.SecretPrefix)
+		case opts.DecodeSecret != nil:
+			if k, err := opts.DecodeSecret(sec.Value); err != nil || len(k) == 0 {
+				bad("secret %s is not in the provider's format (DecodeSecret refused it)", sec.ID)
+			}
+		}
+	}
 }

@@ -699,7 +699,7 @@ func TestHMACCredentials(t *testing.T) {
 		verified(t)(v.Verify(ctx, testRoute, req()))
 	})
 	for name, creds := range map[string]webhooks.CredentialResolver{
-		"no secrets": webhooks.StaticSecrets(),
+		"no secrets": webhooks.CredentialResolverFunc(func(context.Context, webhooks.Route) ([]webhooks.Secret, error) { return nil, nil }),
 		"only empty secrets": webhooks.CredentialResolverFunc(func(context.Context, webhooks.Route) ([]webhooks.Secret, error) {
 			return []webhooks.Secret{{ID: "blank"}}, nil
 		}),
@@ -828,7 +828,9 @@ func TestNewHMACVerifierRejectsInvalidOptions(t *testing.T) {
 		return o
 	}
 	list := func(o *webhooks.HMACOptions) { o.ItemSeparator, o.SignatureKey = ",", "v1" }
-	creds := webhooks.StaticSecrets("s")
+	creds := webhooks.CredentialResolverFunc(func(context.Context, webhooks.Route) ([]webhooks.Secret, error) {
+		return []webhooks.Secret{{ID: "s", Value: []byte("s")}}, nil
+	})
 
 	tests := []struct {
 		name     string
@@ -1311,8 +1313,18 @@ func TestHMACSecretPrefix(t *testing.T) {
 			}
 		})
 	}
-	// StaticSecrets("whsec_") is refused the same way.
-	v := newVerifier(t, opts, webhooks.StaticSecrets("whsec_"), fixedClock(fixedNow))
-	_, err := v.Verify(context.Background(), testRoute, request(body, "Stripe-Signature", "t="+ts+",v1="+hexMAC("whsec_", ts, ".", body)))
-	wantReason(t, err, webhooks.ReasonNoCredentials)
+	// Static secrets are checked up front: NewHMACVerifier refuses an empty
+	// list, an empty secret and a prefix-only one, naming the secret by ID.
+	for name, creds := range map[string]webhooks.CredentialResolver{
+		"prefix only": webhooks.StaticSecrets("whsec_real", "whsec_"),
+		"empty":       webhooks.StaticSecrets(""),
+		"none":        webhooks.StaticSecrets(),
+	} {
+		_, err := webhooks.NewHMACVerifier("p", opts, creds, nil)
+		if err == nil {
+			t.Errorf("%s: NewHMACVerifier accepted unusable static secrets", name)
+		} else if strings.Contains(err.Error(), "whsec_real") {
+			t.Errorf("%s: the error %q shows a secret", name, err)
+		}
+	}
 }

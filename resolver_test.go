@@ -41,9 +41,9 @@ func TestSecretNeverPrints(t *testing.T) {
 	}
 	secrets, err := StaticSecrets("a", "", "b").Secrets(context.Background(), Route{Provider: "p"})
 	require.NoError(t, err)
-	require.Len(t, secrets, 2)
+	require.Len(t, secrets, 3, "empty secrets are kept, so constructors can refuse them")
 	assert.Equal(t, "static:0", secrets[0].ID)
-	assert.Equal(t, "static:2", secrets[1].ID)
+	assert.Equal(t, "static:2", secrets[2].ID)
 }
 
 func TestVerificationErrorIs(t *testing.T) {

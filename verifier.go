@@ -201,19 +201,23 @@ func (f CredentialResolverFunc) Secrets(ctx context.Context, route Route) ([]Sec
 
 // StaticSecrets returns a CredentialResolver that gives the same secrets for
 // every provider and tenant. Several secrets allow rotation. Each secret's ID
-// is its position, "static:0", "static:1", …; empty strings are skipped.
+// is its position, "static:0", "static:1", …. The result is a
+// StaticCredentials, so verifier constructors can refuse an empty list, an
+// empty secret or one that is only the provider's prefix before any request
+// arrives.
 func StaticSecrets(secrets ...string) CredentialResolver {
-	list := make([]Secret, 0, len(secrets))
+	list := make(StaticCredentials, 0, len(secrets))
 	for i, s := range secrets {
-		if s == "" {
-			continue
-		}
 		list = append(list, Secret{ID: "static:" + strconv.Itoa(i), Value: []byte(s)})
 	}
-	return CredentialResolverFunc(func(context.Context, Route) ([]Secret, error) {
-		return list, nil
-	})
+	return list
 }
+
+// StaticCredentials is a fixed list of secrets used for every route.
+type StaticCredentials []Secret
+
+// Secrets implements CredentialResolver.
+func (c StaticCredentials) Secrets(context.Context, Route) ([]Secret, error) { return c, nil }
 
 // Clock tells the current time. Every time the library stores or compares
 // comes from a Clock, so tests can drive time without sleeping.
