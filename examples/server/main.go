@@ -77,6 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	schema := fs.String("schema", pgstore.DefaultSchema, "PostgreSQL schema for the inbox tables (with -dsn)")
 	failTypes := fs.String("fail-types", "", "comma-separated event types the demo handler rejects permanently (to see dead letters)")
 	workers := fs.Int("workers", webhooks.DefaultWorkers, "concurrent handlers")
+	retention := fs.Duration("retention", 7*24*time.Hour, "with -dsn: how long succeeded items are kept; expired replay keys are deleted too (checked hourly)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -109,6 +110,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	var store stores
 	var procOpts []webhooks.ProcessorOption
+	var cleanup func(context.Context)
 	if *dsn == "" {
 		store = struct {
 			*memstore.Inbox
@@ -130,6 +132,18 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		store = pg
 		procOpts = append(procOpts, webhooks.WithWakeSource(pg.Listener()))
+		cleanup = func(ctx context.Context) {
+			now := time.Now()
+			items, err := pg.DeleteSucceeded(ctx, now.Add(-*retention), 1000)
+			if err != nil {
+				logger.ErrorContext(ctx, "retention: deleting succeeded items failed", "err", err)
+			}
+			keys, err := pg.DeleteExpiredReplayKeys(ctx, now, 1000)
+			if err != nil {
+				logger.ErrorContext(ctx, "retention: deleting expired replay keys failed", "err", err)
+			}
+			logger.InfoContext(ctx, "retention", "deleted_items", items, "deleted_replay_keys", keys)
+		}
 		logger.Info("inbox in PostgreSQL", "schema", pg.Schema())
 	}
 
@@ -191,6 +205,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	go func() { procDone <- proc.Run(runCtx) }()
 	serveDone := make(chan error, 1)
 	go func() { serveDone <- srv.Serve(ln) }()
+	retentionDone := make(chan struct{})
+	go func() {
+		defer close(retentionDone)
+		if cleanup == nil {
+			return
+		}
+		tick := time.NewTicker(time.Hour)
+		defer tick.Stop()
+		for {
+			cleanup(runCtx)
+			select {
+			case <-runCtx.Done():
+				return
+			case <-tick.C:
+			}
+		}
+	}()
 
 	select {
 	case err = <-serveDone:
@@ -204,6 +235,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		err = serr
 	}
 	stopProcessor()
+	<-retentionDone
 	if perr := <-procDone; perr != nil && err == nil {
 		err = perr
 	}

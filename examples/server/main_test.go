@@ -237,6 +237,7 @@ func TestPostgresDedupAcrossRestart(t *testing.T) {
 	env := map[string]string{"GITHUB_WEBHOOK_SECRET": githubSecret, "DATABASE_URL": dsn}
 
 	first := start(t, env, "-schema", schema)
+	first.stderr.waitFor(t, `"msg":"retention"`) // the hourly clean-up also runs at start
 	code, _ := first.post(t, "/webhooks/github", githubPayload, githubHeaders("restart-1"))
 	require.Equal(t, http.StatusAccepted, code)
 	first.stdout.waitFor(t, `"event_id":"restart-1"`)
