@@ -86,6 +86,16 @@ func (f Ed25519KeyFormat) String() string {
 // Ed25519Verifier calls it for every key the CredentialResolver returns.
 // Its errors describe the problem without repeating the value.
 func ParseEd25519PublicKey(format Ed25519KeyFormat, value []byte) (ed25519.PublicKey, error) {
+	key, err := parseEd25519PublicKey(format, value)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: %w", err)
+	}
+	return key, nil
+}
+
+// parseEd25519PublicKey is ParseEd25519PublicKey without the package prefix
+// on errors, for messages that already name the package.
+func parseEd25519PublicKey(format Ed25519KeyFormat, value []byte) (ed25519.PublicKey, error) {
 	s := strings.TrimSpace(string(value))
 	var (
 		key []byte
@@ -419,7 +429,7 @@ func NewEd25519Verifier(provider string, opts Ed25519Options, creds CredentialRe
 		bad("SignedContent %v is unknown: use Ed25519SignBody, Ed25519SignTimestampBody or Ed25519SignIDTimestampBody", opts.SignedContent)
 	}
 	checkStaticCredentials(creds, "public key", bad, func(value []byte) error {
-		_, err := ParseEd25519PublicKey(opts.PublicKeyFormat, value)
+		_, err := parseEd25519PublicKey(opts.PublicKeyFormat, value)
 		return err
 	})
 	events := eventSource{
@@ -524,7 +534,7 @@ func (v *Ed25519Verifier) Verify(ctx context.Context, route Route, req *Request)
 		if len(k.Value) == 0 {
 			continue
 		}
-		pub, err := ParseEd25519PublicKey(o.PublicKeyFormat, k.Value)
+		pub, err := parseEd25519PublicKey(o.PublicKeyFormat, k.Value)
 		if err != nil {
 			return Verification{}, fmt.Errorf("webhooks: Ed25519 verifier %q: public key %q: %w", v.provider, k.ID, err)
 		}

@@ -21,7 +21,9 @@ import (
 // SignEd25519, and PublicKey gives the public key in the form a verifier's
 // CredentialResolver hands out.
 type Ed25519KeyPair struct {
-	Public  ed25519.PublicKey
+	// Public is the 32-byte public key.
+	Public ed25519.PublicKey
+	// Private is the 64-byte private key (seed and public key).
 	Private ed25519.PrivateKey
 }
 
