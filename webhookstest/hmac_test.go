@@ -168,10 +168,10 @@ func TestSignHMACErrors(t *testing.T) {
 		want   string
 	}{
 		{"invalid options", webhooks.HMACOptions{SignatureHeader: "X-Sig"}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "no event ID source"},
-		{"empty secret", webhooks.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "empty or only its prefix"},
-		{"prefix-only secret", webhooks.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "empty or only its prefix"},
-		{"undecodable secret", broken, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "decoding the secret: not base64"},
-		{"secret decodes to nothing", empty, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "decodes to an empty key"},
+		{"empty secret", webhooks.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "secret static:0 is empty"},
+		{"prefix-only secret", webhooks.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "is only the prefix"},
+		{"undecodable secret", broken, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
+		{"secret decodes to nothing", empty, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
 		{"ID differs from the body", webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"id":"evt_1","type":"t"}`)}, `the body's "id" is "evt_1" but HMACMessage.ID is "evt_2"`},
 		{"ID not in the body", webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"type":"t"}`)}, `the body at "id", but the body has none there`},
 		{"type differs from the body", webhooks.PaddleOptions(), secretText, webhookstest.HMACMessage{Type: "b", Body: []byte(`{"event_id":"e","event_type":"a"}`)}, `HMACMessage.Type is "b"`},
