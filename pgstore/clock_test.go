@@ -2,6 +2,8 @@ package pgstore_test
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,4 +105,67 @@ func TestDatabaseClock(t *testing.T) {
 	it, err = slow.Get(ctx, k)
 	require.NoError(t, err)
 	assert.WithinDuration(t, dbNow(), it.CompletedAt, near)
+}
+
+// TestDatabaseClockConcurrentAcquire: instances with the database clock
+// and host clocks hours apart acquire concurrently; each item is leased
+// exactly once, since the lease is valid for an hour by the one clock that
+// counts.
+func TestDatabaseClockConcurrentAcquire(t *testing.T) {
+	t.Parallel()
+	const items = 300
+	seedPool := pgtest.NewPool(t, 2)
+	schema := pgtest.NewSchema(t, seedPool)
+	seed := newStoreOn(t, seedPool, schema, pgstore.WithDatabaseClock())
+	for i := range items {
+		mustEnqueueNew(t, seed, testEnvelope(testKey(fmt.Sprintf("e%03d", i)), "{}", baseTime))
+	}
+
+	var (
+		mu     sync.Mutex
+		leased = map[webhooks.InboxKey]int{}
+		tokens = map[string]bool{}
+		wg     sync.WaitGroup
+	)
+	for inst, skew := range []time.Duration{-3 * time.Hour, 3 * time.Hour} {
+		s := newStoreOn(t, pgtest.NewPool(t, 3), schema, pgstore.WithDatabaseClock())
+		for w := range 2 {
+			wg.Go(func() {
+				for {
+					now := time.Now().Add(skew)
+					var ls []*webhooks.Lease
+					if (inst+w)%2 == 0 {
+						var err error
+						ls, err = s.AcquireBatch(t.Context(), now, time.Hour, 7)
+						if !assert.NoError(t, err) {
+							return
+						}
+					} else {
+						l, err := s.AcquireNext(t.Context(), now, time.Hour)
+						if !assert.NoError(t, err) {
+							return
+						}
+						if l != nil {
+							ls = append(ls, l)
+						}
+					}
+					if len(ls) == 0 {
+						return
+					}
+					mu.Lock()
+					for _, l := range ls {
+						leased[l.Key()]++
+						tokens[l.Token] = true
+					}
+					mu.Unlock()
+				}
+			})
+		}
+	}
+	wg.Wait()
+	require.Len(t, leased, items, "every item was leased")
+	for k, n := range leased {
+		require.Equal(t, 1, n, "item %s leased %d times", k, n)
+	}
+	assert.Len(t, tokens, items, "one token per lease")
 }

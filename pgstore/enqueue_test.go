@@ -2,6 +2,8 @@ package pgstore_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -272,4 +274,73 @@ func TestEnqueueRejectsTextPostgresCannotStore(t *testing.T) {
 	it, err := s.Get(t.Context(), env.Key)
 	require.NoError(t, err)
 	assert.Equal(t, env.Payload, it.Payload)
+}
+
+// TestEnqueueStoresHeadersWithNUL: jsonb cannot hold NUL, so a NUL byte in
+// a header name or value is stored as U+FFFD (as invalid UTF-8 is) instead
+// of failing every delivery of the event with a 503.
+func TestEnqueueStoresHeadersWithNUL(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	env := testEnvelope(testKey("nul"), "{}", baseTime)
+	env.Headers = http.Header{
+		"X-Value":           {"a\x00b", "ok"},
+		"X-Name\x00":        {"v1"},
+		"X-Name\uFFFD":      {"v2"}, // the same name once cleaned: merged, in name order
+		"X-Invalid\xff":     {"c\xffd"},
+		"Content-Type":      {"application/json"},
+		"X-Empty-Value\x00": {""},
+	}
+	mustEnqueueNew(t, s, env)
+	it, err := s.Get(t.Context(), env.Key)
+	require.NoError(t, err)
+	assert.Equal(t, http.Header{
+		"X-Value":             {"a\uFFFDb", "ok"},
+		"X-Name\uFFFD":        {"v1", "v2"},
+		"X-Invalid\uFFFD":     {"c\uFFFDd"},
+		"Content-Type":        {"application/json"},
+		"X-Empty-Value\uFFFD": {""},
+	}, it.Headers)
+	assert.Equal(t, "a\x00b", env.Headers["X-Value"][0], "the caller's headers are left alone")
+
+	// A redelivery with the same headers is a duplicate, not an error.
+	res, err := s.Enqueue(t.Context(), env)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.EnqueueDuplicate, res.Outcome)
+}
+
+// TestEnqueueTimesOutsideTimestamptz: OccurredAt is the provider's claim; one
+// that timestamptz cannot hold is stored as unknown (zero) instead of failing
+// every delivery. The range's ends themselves are kept. A zero ReceivedAt is
+// stored as is.
+func TestEnqueueTimesOutsideTimestamptz(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	first := time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC)            // 4714-11-24 BC
+	last := time.Date(294276, 12, 31, 23, 59, 59, 999999000, time.UTC) // 294276-12-31 23:59:59.999999
+	for i, c := range []struct {
+		occurred, want time.Time
+	}{
+		{time.Date(300000, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}},
+		{time.Date(-5000, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}},
+		{time.Date(1_000_000_000, 1, 1, 0, 0, 0, 0, time.UTC), time.Time{}}, // beyond int64 µs
+		{first.Add(-time.Nanosecond), time.Time{}},
+		{last.Add(time.Microsecond), time.Time{}},
+		{first, first},
+		{last, last},
+		{time.Date(2026, 1, 2, 3, 4, 5, 6000, time.FixedZone("x", 3600)), time.Date(2026, 1, 2, 2, 4, 5, 6000, time.UTC)},
+	} {
+		env := testEnvelope(testKey(fmt.Sprintf("occurred-%d", i)), "{}", baseTime)
+		env.OccurredAt = c.occurred
+		mustEnqueueNew(t, s, env)
+		it, err := s.Get(t.Context(), env.Key)
+		require.NoError(t, err)
+		assert.True(t, it.OccurredAt.Equal(c.want), "OccurredAt %v: stored %v, want %v", c.occurred, it.OccurredAt, c.want)
+	}
+
+	env := testEnvelope(testKey("received-zero"), "{}", time.Time{})
+	mustEnqueueNew(t, s, env)
+	it, err := s.Get(t.Context(), env.Key)
+	require.NoError(t, err)
+	assert.True(t, it.ReceivedAt.IsZero(), "ReceivedAt %v", it.ReceivedAt)
 }

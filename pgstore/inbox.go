@@ -14,16 +14,29 @@ import (
 
 // Enqueue implements webhooks.Enqueuer in one statement (INSERT … ON
 // CONFLICT … DO UPDATE … RETURNING) that commits before it returns, so a
-// nil error means the item is durable. A new item notifies
-// NotifyChannel on commit.
+// nil error means the item is durable. After storing a new item it asks for
+// a wake-up on NotifyChannel (see Notify); the notification is sent after
+// the commit, on its own statement, so enqueues never wait for one another
+// on PostgreSQL's notification queue.
 func (s *Store) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
-	return s.enqueue(ctx, s.pool, env)
+	res, err := s.enqueue(ctx, s.pool, env, false)
+	if err == nil && res.Outcome == webhooks.EnqueueNew {
+		s.Notify()
+	}
+	return res, err
 }
 
 // EnqueueTx is Enqueue inside the host's transaction tx: the item is stored,
 // and listeners are woken, only if tx commits, together with whatever else
 // the host wrote in it. The outcome reports what the statement found inside
 // tx; if tx rolls back, nothing was stored.
+//
+// A new item's NOTIFY is sent inside tx, so it is delivered on commit and
+// never on rollback. That makes the commit of tx take PostgreSQL's
+// cluster-wide notification-queue lock until its commit record is flushed:
+// notifying commits run one at a time, and a full notification queue fails
+// the commit. Where that matters, create the store WithoutNotifyInTx and
+// call Notify after tx commits.
 //
 // A concurrent Enqueue of the same key waits for tx to end. In a REPEATABLE
 // READ or SERIALIZABLE transaction, a row committed by another transaction
@@ -33,10 +46,13 @@ func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, env webhooks.Envelope)
 	if tx == nil {
 		return webhooks.EnqueueResult{}, errors.New("pgstore: EnqueueTx needs the host's pgx.Tx; got nil (use Enqueue outside a transaction)")
 	}
-	return s.enqueue(ctx, tx, env)
+	return s.enqueue(ctx, tx, env, s.notifyInTx)
 }
 
-func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+// enqueue runs the enqueue statement on q; with notify, the statement itself
+// notifies NotifyChannel for a new item (delivered when q's transaction
+// commits).
+func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, notify bool) (webhooks.EnqueueResult, error) {
 	if err := checkKey(env.Key); err != nil {
 		return webhooks.EnqueueResult{}, err
 	}
@@ -54,16 +70,21 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope) (
 	if payload == nil {
 		payload = []byte{}
 	}
+	args := []any{
+		env.Key.Provider, env.Key.Tenant, env.Key.EventID, env.EventType,
+		payload, headers, env.PayloadSHA256[:], env.KeyID,
+		occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt),
+	}
 	var (
 		inserted, sameDigest bool
 		state                string
 		notified             int64
 	)
-	err = q.QueryRow(ctx, s.sql.enqueue,
-		env.Key.Provider, env.Key.Tenant, env.Key.EventID, env.EventType,
-		payload, headers, env.PayloadSHA256[:], env.KeyID,
-		nullTime(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), s.channel,
-	).Scan(&inserted, &sameDigest, &state, &notified)
+	if notify {
+		err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)
+	} else {
+		err = q.QueryRow(ctx, s.sql.enqueue, args...).Scan(&inserted, &sameDigest, &state)
+	}
 	if err != nil {
 		return webhooks.EnqueueResult{}, wrapErr("enqueue "+env.Key.String(), err)
 	}
@@ -133,24 +154,24 @@ func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max
 	return page, nil
 }
 
-// ReplayDeadLetter implements webhooks.InboxStore. A replayed item notifies
-// NotifyChannel on commit.
+// ReplayDeadLetter implements webhooks.InboxStore. After replaying an item
+// it asks for a wake-up on NotifyChannel, like Enqueue.
 func (s *Store) ReplayDeadLetter(ctx context.Context, key webhooks.InboxKey, now time.Time, resetAttempts bool) (bool, error) {
 	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
 		return false, fmt.Errorf("pgstore: replay dead letter %q: %w", key.String(), webhooks.ErrNotFound)
 	}
-	var (
-		replayed, exists bool
-		notified         int64
-	)
+	var replayed, exists bool
 	err := s.pool.QueryRow(ctx, s.sql.replayDeadLetter,
-		key.Provider, key.Tenant, key.EventID, s.now(now), resetAttempts, s.channel,
-	).Scan(&replayed, &exists, &notified)
+		key.Provider, key.Tenant, key.EventID, s.now(now), resetAttempts,
+	).Scan(&replayed, &exists)
 	if err != nil {
 		return false, wrapErr("replay dead letter "+key.String(), err)
 	}
 	if !exists {
 		return false, fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotFound)
+	}
+	if replayed {
+		s.Notify()
 	}
 	return replayed, nil
 }

@@ -21,15 +21,16 @@ import (
 // leaseRecord is one acquisition seen by a worker in TestMultipleInstances.
 type leaseRecord struct {
 	start, expires time.Time // the now passed to Acquire, and the lease expiry
-	runStart       time.Time // when the handler started
 	token          string
+	completed      bool // its Complete succeeded
 }
 
 // TestMultipleInstances runs three "instances", each with its own pool and
 // two workers running a plain lease loop, through a few thousand items.
-// Some handler runs stall past their lease, so items are also taken over
-// after expiry. Every item must succeed exactly once, and no item may be
-// handed to a worker while another worker's lease on it is still valid.
+// Some handler runs stall until their lease has expired and another worker
+// has taken the item over. Every item must succeed exactly once, and no item
+// may be handed to a worker while another worker's lease on it is still
+// valid.
 func TestMultipleInstances(t *testing.T) {
 	t.Parallel()
 	const (
@@ -38,19 +39,27 @@ func TestMultipleInstances(t *testing.T) {
 		workers   = 2 // per instance
 		batch     = 8
 		lease     = 400 * time.Millisecond
-		stallEach = 250 // the first run of every stallEach-th item stalls
+		// The first run of every stallEach-th item stalls until the item is
+		// taken over. These items are due last, and there are fewer of them
+		// than workers, so workers are free to take them over once their
+		// leases expire (an expired lease is due after every pending item).
+		stallEach = 500
 	)
 	schemaPool := pgtest.NewPool(t, 4)
 	schema := pgtest.NewSchema(t, schemaPool)
 	seed := newStoreOn(t, schemaPool, schema)
 
-	// Enqueue in parallel; all due at once.
+	// Enqueue in parallel; all due at once but the items that stall.
 	var wg sync.WaitGroup
 	keys := make(chan int)
 	for range 4 {
 		wg.Go(func() {
 			for i := range keys {
-				res, err := seed.Enqueue(t.Context(), testEnvelope(testKey(fmt.Sprintf("evt-%05d", i)), fmt.Sprint(i), baseTime))
+				due := baseTime
+				if i%stallEach == 0 {
+					due = due.Add(time.Second) // due after the others: stalls come at the end
+				}
+				res, err := seed.Enqueue(t.Context(), testEnvelope(testKey(fmt.Sprintf("evt-%05d", i)), fmt.Sprint(i), due))
 				if !assert.NoError(t, err) || !assert.Equal(t, webhooks.EnqueueNew, res.Outcome) {
 					return
 				}
@@ -68,8 +77,9 @@ func TestMultipleInstances(t *testing.T) {
 		mu        sync.Mutex
 		records   = map[webhooks.InboxKey][]leaseRecord{}
 		completes = map[webhooks.InboxKey]int{}
-		lost      atomic.Int64 // settlements refused with ErrLeaseLost
-		done      atomic.Int64 // successful Completes
+		lost      atomic.Int64                            // settlements refused with ErrLeaseLost
+		done      atomic.Int64                            // successful Completes
+		takenOver = map[webhooks.InboxKey]chan struct{}{} // closed when a stalled item is taken over
 	)
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Minute)
 	defer cancel()
@@ -104,19 +114,32 @@ func TestMultipleInstances(t *testing.T) {
 				if !l.ExpiresAt.Equal(now.Add(lease).Truncate(time.Microsecond)) {
 					return fmt.Errorf("lease on %s expires at %s; want now+%v", l.Key(), l.ExpiresAt, lease)
 				}
-				rec := leaseRecord{start: now, expires: l.ExpiresAt, runStart: time.Now(), token: l.Token}
+				rec := leaseRecord{start: now, expires: l.ExpiresAt, token: l.Token}
 				mu.Lock()
 				records[l.Key()] = append(records[l.Key()], rec)
-				stall := l.Attempt == 1 && len(records[l.Key()]) == 1 && itemNumber(l.Key())%stallEach == 0
+				idx := len(records[l.Key()]) - 1
+				var stalled chan struct{}
+				if l.Attempt == 1 && idx == 0 && itemNumber(l.Key())%stallEach == 0 {
+					stalled = make(chan struct{})
+					takenOver[l.Key()] = stalled
+				}
+				if ch := takenOver[l.Key()]; idx == 1 && ch != nil {
+					close(ch)
+				}
 				mu.Unlock()
-				if stall {
-					time.Sleep(lease + 100*time.Millisecond)
+				if stalled != nil {
+					select {
+					case <-stalled:
+					case <-ctx.Done():
+						return fmt.Errorf("stalled item %s was never taken over: %w", l.Key(), ctx.Err())
+					}
 				}
 				err := s.Complete(ctx, l, time.Now())
 				switch {
 				case err == nil:
 					mu.Lock()
 					completes[l.Key()]++
+					records[l.Key()][idx].completed = true
 					mu.Unlock()
 					done.Add(1)
 				case errors.Is(err, webhooks.ErrLeaseLost):
@@ -152,10 +175,13 @@ func TestMultipleInstances(t *testing.T) {
 		`SELECT count(*) FROM `+quote(schema)+`.inbox_items WHERE state <> 'succeeded'`).Scan(&notSucceeded))
 	require.Zero(t, notSucceeded)
 
-	// No item was handed out while another lease on it was valid, and each
-	// acquisition issued a new token.
+	// No item was handed out while another lease on it was valid, each
+	// acquisition issued a new token, and only the last holder's Complete
+	// went through: a holder whose lease was taken over was fenced out, and
+	// nobody leased an item after it succeeded.
 	var retaken int
 	for k, recs := range records {
+		require.NotEmpty(t, recs, "item %s", k)
 		slices.SortFunc(recs, func(a, b leaseRecord) int { return a.start.Compare(b.start) })
 		seen := map[string]bool{}
 		for i, r := range recs {
@@ -166,14 +192,15 @@ func TestMultipleInstances(t *testing.T) {
 				require.False(t, r.start.Before(prev.expires),
 					"item %s leased at %s while the lease from %s was valid until %s",
 					k, r.start.Format(time.StampMicro), prev.start.Format(time.StampMicro), prev.expires.Format(time.StampMicro))
-				require.False(t, r.runStart.Before(prev.expires), "item %s: handler started before the previous lease expired", k)
+				require.False(t, prev.completed, "item %s: completed under token %s, then leased again", k, prev.token)
 				retaken++
 			}
 		}
+		require.True(t, recs[len(recs)-1].completed, "item %s: the last holder did not complete it", k)
 	}
 	t.Logf("%d items, %d re-acquisitions after expiry, %d settlements refused with ErrLeaseLost", items, retaken, lost.Load())
-	assert.Positive(t, retaken, "stalled items were taken over")
-	assert.Positive(t, lost.Load(), "stalled workers were fenced out")
+	assert.GreaterOrEqual(t, retaken, items/stallEach, "every stalled item was taken over")
+	assert.GreaterOrEqual(t, lost.Load(), int64(items/stallEach), "every stalled worker was fenced out")
 }
 
 func itemNumber(k webhooks.InboxKey) int {

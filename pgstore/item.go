@@ -4,8 +4,12 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	webhooks "github.com/hookinbox/webhooks"
 )
@@ -93,24 +97,96 @@ func deref(s *string) string {
 	return *s
 }
 
-// nullTime maps the zero time to NULL.
-func nullTime(t time.Time) *time.Time {
-	if t.IsZero() {
+// The range of timestamptz: from 4714-11-24 BC (Julian day 0) up to, not
+// including, the year 294277.
+var (
+	minTimestamptz = time.Date(-4713, 11, 24, 0, 0, 0, 0, time.UTC)
+	endTimestamptz = time.Date(294277, 1, 1, 0, 0, 0, 0, time.UTC)
+)
+
+// storableTime reports whether PostgreSQL's timestamptz can hold t.
+func storableTime(t time.Time) bool {
+	return !t.Before(minTimestamptz) && t.Before(endTimestamptz)
+}
+
+// occurredAt maps an envelope's OccurredAt to its column: NULL when it is
+// unknown (zero) or outside the range timestamptz can hold. OccurredAt is
+// the provider's claim, carried for the handler; an absurd one must not
+// make the delivery unstorable (a 503 the provider would retry forever).
+func occurredAt(t time.Time) *time.Time {
+	if t.IsZero() || !storableTime(t) {
 		return nil
 	}
 	return &t
 }
 
 // encodeHeaders returns h as JSON for the jsonb column, nil (NULL) for a nil
-// header. Invalid UTF-8 in values is stored as U+FFFD (net/http accepts only
-// valid header bytes, so real requests are unaffected).
+// header. jsonb cannot hold the character NUL, so a NUL byte in a header
+// name or value is stored as U+FFFD, as is each byte of invalid UTF-8 (as
+// encoding/json writes it). Names that become equal are merged, their values
+// appended in name order. (net/http refuses NUL in requests, so only headers
+// a host builds itself can hold one; bytes of invalid UTF-8 can arrive.)
 func encodeHeaders(h http.Header) ([]byte, error) {
 	if h == nil {
 		return nil, nil
 	}
+	if !headersNeedCleaning(h) {
+		return marshalHeaders(h)
+	}
+	clean := make(http.Header, len(h))
+	for _, name := range slices.Sorted(maps.Keys(h)) {
+		values := h[name]
+		cv := make([]string, len(values))
+		for i, v := range values {
+			cv[i] = cleanJSONText(v)
+		}
+		cn := cleanJSONText(name)
+		clean[cn] = append(clean[cn], cv...)
+	}
+	return marshalHeaders(clean)
+}
+
+func marshalHeaders(h http.Header) ([]byte, error) {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: encoding headers: %w", err)
 	}
 	return b, nil
+}
+
+func headersNeedCleaning(h http.Header) bool {
+	for name, values := range h {
+		if !cleanJSONTextOK(name) {
+			return true
+		}
+		for _, v := range values {
+			if !cleanJSONTextOK(v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func cleanJSONTextOK(s string) bool {
+	return utf8.ValidString(s) && strings.IndexByte(s, 0) < 0
+}
+
+// cleanJSONText replaces NUL and each byte of invalid UTF-8 with U+FFFD.
+func cleanJSONText(s string) string {
+	if cleanJSONTextOK(s) {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == 0 || (r == utf8.RuneError && size == 1) {
+			b.WriteRune(utf8.RuneError)
+		} else {
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	return b.String()
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	webhooks "github.com/hookinbox/webhooks"
@@ -17,7 +18,8 @@ import (
 
 // AcquireNext implements webhooks.LeaseStore with one statement: the due
 // row is locked with FOR UPDATE SKIP LOCKED and given a fresh token
-// (gen_random_uuid) and expiry.
+// (gen_random_uuid) and expiry. A row that cannot be read is given back as
+// AcquireBatch describes, and AcquireNext returns an error.
 func (s *Store) AcquireNext(ctx context.Context, now time.Time, leaseDuration time.Duration) (*webhooks.Lease, error) {
 	leases, err := s.acquire(ctx, "AcquireNext", now, leaseDuration, 1)
 	if err != nil || len(leases) == 0 {
@@ -30,11 +32,29 @@ func (s *Store) AcquireNext(ctx context.Context, now time.Time, leaseDuration ti
 // items in one statement and returns them the longest due first. Rows that
 // other transactions are leasing at that moment are skipped, so it may
 // return fewer than max items while more are due.
+//
+// A leased row that cannot be read into a webhooks.Item (only a row changed
+// outside pgstore, or written by a newer version of it, can be unreadable)
+// is not returned: it is logged (see WithLogger) and given back at once,
+// pending again, due when its lease would have expired and without the
+// attempt being counted, so an instance that can read it may take it then.
+// The rows that were read are returned; when none was, the result is an
+// error. Either way no lease is left held under a token nobody has.
 func (s *Store) AcquireBatch(ctx context.Context, now time.Time, leaseDuration time.Duration, max int) ([]*webhooks.Lease, error) {
 	if max <= 0 {
 		return nil, fmt.Errorf("pgstore: AcquireBatch max is %d; it must be at least 1", max)
 	}
 	return s.acquire(ctx, "AcquireBatch", now, leaseDuration, max)
+}
+
+// releaseTimeout bounds giving back an unreadable row.
+const releaseTimeout = 5 * time.Second
+
+// unreadable is an acquired row that could not be decoded.
+type unreadable struct {
+	key   webhooks.InboxKey
+	token string
+	err   error
 }
 
 func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
@@ -50,25 +70,51 @@ func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Du
 		dueAt time.Time
 		lease *webhooks.Lease
 	}
-	var got []acquired
+	var (
+		got []acquired
+		bad []unreadable
+	)
 	for rows.Next() {
+		// Each column is decoded on its own (decodeRow), so an unreadable
+		// row does not end the iteration and leave the rest of the batch
+		// leased to nobody, as rows.Scan would.
 		var (
 			a     acquired
 			token string
 			r     itemRow
 		)
-		if err := rows.Scan(append([]any{&a.dueAt, &token}, r.dest()...)...); err != nil {
-			return nil, wrapErr(op, err)
+		dest := append([]any{&a.dueAt, &token}, r.dest()...)
+		const keyColumns = 5 // due_at, token, provider, tenant, event_id
+		failed, err := decodeRow(rows, dest)
+		if err != nil && failed < keyColumns {
+			// Cannot happen for text and uuid columns; nothing to give back.
+			s.logger.ErrorContext(ctx, "pgstore: an acquired item could not be read, not even its key; it stays leased until its lease expires",
+				"op", op, "error", err)
+			continue
+		}
+		key := webhooks.InboxKey{Provider: r.provider, Tenant: r.tenant, EventID: r.eventID}
+		if err != nil {
+			bad = append(bad, unreadable{key, token, err})
+			continue
 		}
 		it, err := r.item()
 		if err != nil {
-			return nil, err
+			bad = append(bad, unreadable{key, token, err})
+			continue
 		}
 		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: it.Attempts, Item: it}
 		got = append(got, a)
 	}
+	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, wrapErr(op, err)
+	}
+	for _, u := range bad {
+		s.release(ctx, op, u, now)
+	}
+	if len(got) == 0 && len(bad) > 0 {
+		return nil, fmt.Errorf("pgstore: %s: %d due item(s) could not be read, such as %s (%v); they were given back and are due again after the lease duration",
+			op, len(bad), bad[0].key, bad[0].err)
 	}
 	// RETURNING has no order; restore the due order of the CTE.
 	slices.SortStableFunc(got, func(a, b acquired) int { return a.dueAt.Compare(b.dueAt) })
@@ -77,6 +123,47 @@ func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Du
 		leases[i] = a.lease
 	}
 	return leases, nil
+}
+
+// release gives back an acquired row that could not be read (releaseSQL),
+// logging why. If even that fails, the row waits out its lease.
+func (s *Store) release(ctx context.Context, op string, u unreadable, now time.Time) {
+	s.logger.ErrorContext(ctx, "pgstore: an acquired item could not be read; giving it back, due again after the lease duration",
+		"op", op, "key", u.key.String(), "error", u.err)
+	// Giving the row back must not be cut short with the caller's context:
+	// the lease would then be held by nobody until it expires.
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	args, err := leaseArgs(&webhooks.Lease{Token: u.token, Item: webhooks.Item{Key: u.key}})
+	if err == nil {
+		var tag pgconn.CommandTag
+		tag, err = s.pool.Exec(rctx, s.sql.release, append(args, s.now(now))...)
+		if err == nil && tag.RowsAffected() == 0 {
+			err = webhooks.ErrLeaseLost
+		}
+	}
+	if err != nil {
+		s.logger.ErrorContext(ctx, "pgstore: giving back an unreadable item failed; it stays leased until its lease expires",
+			"op", op, "key", u.key.String(), "error", err)
+	}
+}
+
+// decodeRow decodes the current row's columns into dest one by one, so a
+// column that cannot be decoded does not close rows (rows.Scan would). It
+// returns the index of the column that failed.
+func decodeRow(rows pgx.Rows, dest []any) (int, error) {
+	fds := rows.FieldDescriptions()
+	raw := rows.RawValues()
+	if len(fds) != len(dest) || len(raw) != len(dest) {
+		return 0, fmt.Errorf("the row has %d columns; want %d", len(raw), len(dest))
+	}
+	m := rows.TypeMap()
+	for i, d := range dest {
+		if err := m.Scan(fds[i].DataTypeOID, fds[i].Format, raw[i], d); err != nil {
+			return i, fmt.Errorf("column %s: %w", fds[i].Name, err)
+		}
+	}
+	return len(dest), nil
 }
 
 // Complete implements webhooks.LeaseStore.

@@ -39,7 +39,8 @@ type Listener struct {
 var _ webhooks.WakeSource = (*Listener)(nil)
 
 // Listener returns a webhooks.WakeSource listening on NotifyChannel, which
-// Enqueue, EnqueueTx and ReplayDeadLetter notify when they make an item due.
+// the store notifies when Enqueue, EnqueueTx (unless WithoutNotifyInTx) or
+// ReplayDeadLetter make an item due, and when a host calls Notify.
 func (s *Store) Listener() *Listener {
 	return &Listener{store: s, pingEvery: listenerPingInterval}
 }

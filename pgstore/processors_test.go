@@ -114,3 +114,98 @@ func TestProcessorsOnSeparatePools(t *testing.T) {
 }
 
 var _ webhooks.WakeSource = (*pgstore.Listener)(nil)
+
+// fakeClock is a webhooks.Clock that moves only when told.
+type fakeClock struct{ ns atomic.Int64 }
+
+func newFakeClock(t time.Time) *fakeClock {
+	c := &fakeClock{}
+	c.ns.Store(t.UnixNano())
+	return c
+}
+
+func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
+func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// TestProcessorLosesExpiredLeaseToAnotherInstance: a running Processor's
+// handler blocks while the lease lapses (by the processor's own clock) and
+// another instance takes the item. The processor's next renewal finds its
+// token gone: the handler is cancelled with cause webhooks.ErrLeaseLost and
+// the processor settles nothing, so the item stays as the new holder has it.
+func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
+	t.Parallel()
+	poolA := pgtest.NewPool(t, 3)
+	schema := pgtest.NewSchema(t, poolA)
+	a := newStoreOn(t, poolA, schema)
+	b := newStoreOn(t, pgtest.NewPool(t, 2), schema)
+	key := testKey("slow")
+	mustEnqueueNew(t, a, testEnvelope(key, "{}", baseTime))
+
+	clock := newFakeClock(baseTime)
+	started := make(chan struct{})
+	cause := make(chan error, 1)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+		close(started)
+		<-ctx.Done()
+		cause <- context.Cause(ctx)
+		return ctx.Err()
+	}))
+	const lease = 150 * time.Millisecond // renewed every 50ms of real time
+	p, err := webhooks.NewProcessor(a, mux,
+		webhooks.WithProcessorClock(clock),
+		webhooks.WithLeaseDuration(lease),
+		webhooks.WithWorkers(1),
+		webhooks.WithPollInterval(time.Hour), // nothing but the start-up acquisition
+	)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	running := make(chan error, 1)
+	go func() { running <- p.Run(ctx) }()
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			cancel()
+			require.NoError(t, <-running)
+		}
+	}
+	t.Cleanup(stop)
+
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not start")
+	}
+	// Until the processor's clock moves, its lease holds.
+	none, err := b.AcquireNext(t.Context(), clock.Now().Add(lease-time.Microsecond), time.Hour)
+	require.NoError(t, err)
+	require.Nil(t, none, "a valid lease is not up for grabs")
+
+	// The processor's clock jumps an hour; renewals extend to at most its
+	// now+lease, so at that instant the lease has lapsed whatever renewals
+	// happen meanwhile, and the other instance takes it.
+	clock.Advance(time.Hour)
+	takeover := clock.Now().Add(lease)
+	stolen, err := b.AcquireNext(t.Context(), takeover, time.Hour)
+	require.NoError(t, err)
+	require.NotNil(t, stolen, "the lapsed lease is taken over")
+	require.Equal(t, 2, stolen.Attempt)
+
+	select {
+	case c := <-cause:
+		assert.ErrorIs(t, c, webhooks.ErrLeaseLost)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler was not cancelled after its lease was lost")
+	}
+	stop() // every settlement the processor would make is done now
+
+	it, err := b.Get(t.Context(), key)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StateLeased, it.State, "the loser settles nothing")
+	assert.Equal(t, 2, it.Attempts)
+	assert.True(t, it.LeaseExpiresAt.Equal(takeover.Add(time.Hour)), "the new holder's lease, not extended by the loser: %v", it.LeaseExpiresAt)
+	assert.True(t, it.UpdatedAt.Equal(takeover), "last changed by the takeover: %v", it.UpdatedAt)
+	assert.Nil(t, it.LastError)
+	require.NoError(t, b.Complete(t.Context(), stolen, takeover), "the new holder's token still works")
+}

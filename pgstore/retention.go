@@ -8,16 +8,37 @@ import (
 
 // DeleteSucceeded deletes succeeded items that completed before olderThan,
 // at most batchSize rows per statement, each statement its own short
-// transaction, until no more match or ctx is done. Rows other transactions
-// hold are skipped (a later call gets them). It returns how many rows it
-// deleted, also when it stops with an error.
+// transaction, until a statement finds nothing more to delete or ctx is done.
+// Rows other transactions hold at that moment are skipped (a later call gets
+// them). It returns how many rows it deleted, also when it stops with an
+// error.
+//
+// With WithDatabaseClock, completion times are the server's, so olderThan,
+// an instant of the caller's clock, is converted like other instants: it
+// keeps its distance from the caller's clock now (time.Now), and the run
+// deletes items that completed longer ago than that by the server's clock
+// when the run began.
 //
 // Once an item is deleted its event ID is forgotten: a later delivery of it
 // is stored as new. Keep succeeded items longer than the longest time your
 // providers redeliver. Run it periodically, for example hourly with
 // olderThan a week ago and batchSize 1000.
 func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchSize int) (int64, error) {
-	return s.deleteBatches(ctx, "delete succeeded items", s.sql.deleteSucceeded, olderThan, batchSize)
+	const op = "delete succeeded items"
+	if batchSize <= 0 {
+		return 0, fmt.Errorf("pgstore: %s: batch size is %d; it must be at least 1", op, batchSize)
+	}
+	cutoff := olderThan
+	if s.dbClock {
+		// One cutoff for the whole run: a cutoff moving with now() would
+		// keep finding items that have just aged past it.
+		age := s.hostNow().Sub(olderThan)
+		err := s.pool.QueryRow(ctx, "SELECT now() - $1::bigint * interval '1 microsecond'", age.Microseconds()).Scan(&cutoff)
+		if err != nil {
+			return 0, wrapErr(op, err)
+		}
+	}
+	return s.deleteBatches(ctx, op, s.sql.deleteSucceeded, cutoff, batchSize)
 }
 
 // DeleteExpiredReplayKeys deletes replay keys that expired at or before now
@@ -25,13 +46,27 @@ func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchS
 // batchSize rows, like DeleteSucceeded. Expired keys no longer affect
 // Register, so this only reclaims space.
 func (s *Store) DeleteExpiredReplayKeys(ctx context.Context, now time.Time, batchSize int) (int64, error) {
-	return s.deleteBatches(ctx, "delete expired replay keys", s.sql.deleteExpiredReplayKeys, s.now(now), batchSize)
-}
-
-func (s *Store) deleteBatches(ctx context.Context, op, sql string, cutoff any, batchSize int) (int64, error) {
+	const op = "delete expired replay keys"
 	if batchSize <= 0 {
 		return 0, fmt.Errorf("pgstore: %s: batch size is %d; it must be at least 1", op, batchSize)
 	}
+	cutoff := now
+	if s.dbClock {
+		// One cutoff for the whole run, as in DeleteSucceeded.
+		if err := s.pool.QueryRow(ctx, "SELECT now()").Scan(&cutoff); err != nil {
+			return 0, wrapErr(op, err)
+		}
+	}
+	return s.deleteBatches(ctx, op, s.sql.deleteExpiredReplayKeys, cutoff, batchSize)
+}
+
+// deleteBatches runs sql ($1 cutoff, $2 batch size) until a statement
+// deletes nothing. A short batch does not end the run: rows skipped because
+// another transaction held them may be free by the next statement. Every
+// statement that lets the run go on has deleted at least one row, and with a
+// fixed cutoff the rows it can delete are (clock skew aside) a fixed set, so
+// the run ends.
+func (s *Store) deleteBatches(ctx context.Context, op, sql string, cutoff time.Time, batchSize int) (int64, error) {
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
@@ -43,7 +78,7 @@ func (s *Store) deleteBatches(ctx context.Context, op, sql string, cutoff any, b
 		}
 		n := tag.RowsAffected()
 		total += n
-		if n < int64(batchSize) {
+		if n == 0 {
 			return total, nil
 		}
 	}

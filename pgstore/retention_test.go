@@ -1,8 +1,11 @@
 package pgstore_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -10,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
@@ -110,4 +114,98 @@ func TestDeleteExpiredReplayKeys(t *testing.T) {
 	out, err = s.Register(ctx, key(3), digest, baseTime.Add(12*time.Minute), baseTime.Add(time.Hour))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ReplayNew, out)
+}
+
+// TestRetentionKeepsGoingPastRowsInUse: while DeleteSucceeded and
+// DeleteExpiredReplayKeys run, other sessions keep updating (and briefly
+// locking) the very rows next in line for deletion. A batch that comes back
+// short because of them must not end the run: it ends only when a statement
+// finds nothing it can delete, that is when every row still to delete is
+// locked at that moment by one of the updaters (three rows each at most).
+func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
+	t.Parallel()
+	const (
+		rows     = 1500
+		updaters = 2
+		perStmt  = 3 // rows each updater statement locks
+	)
+	for _, c := range []struct {
+		name, table, key, eligible, order, fill string
+		run                                     func(s *pgstore.Store) (int64, error)
+	}{
+		{
+			name: "succeeded items", table: "inbox_items", key: "provider, tenant, event_id",
+			eligible: "state = 'succeeded' AND completed_at < $1", order: "completed_at",
+			fill: `INSERT INTO %s.inbox_items (provider, tenant, event_id, event_type, payload,
+				payload_sha256, key_id, state, attempts, last_seen_at, received_at, updated_at, completed_at)
+				SELECT 'acme', 't1', 'evt-' || g, 'x', '\x7b7d', sha256('\x7b7d'), 'k1',
+					'succeeded', 1, $1::timestamptz, $1, $1, $1 + g * interval '1 millisecond'
+				FROM generate_series(1, $2::int) AS g`,
+			run: func(s *pgstore.Store) (int64, error) {
+				return s.DeleteSucceeded(context.Background(), baseTime.Add(time.Hour), 7)
+			},
+		},
+		{
+			name: "expired replay keys", table: "replay_keys", key: "provider, tenant, replay_key",
+			eligible: "expires_at <= $1", order: "expires_at",
+			fill: `INSERT INTO %s.replay_keys (provider, tenant, replay_key, payload_sha256,
+				registration_id, registered_at, expires_at)
+				SELECT 'acme', 't1', 'r-' || g, sha256('\x7b7d'), gen_random_uuid(), $1::timestamptz,
+					$1 + g * interval '1 millisecond'
+				FROM generate_series(1, $2::int) AS g`,
+			run: func(s *pgstore.Store) (int64, error) {
+				return s.DeleteExpiredReplayKeys(context.Background(), baseTime.Add(time.Hour), 7)
+			},
+		},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewPool(t, updaters+2)
+			s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+			table := quote(s.Schema()) + "." + c.table
+			_, err := pool.Exec(t.Context(), fmt.Sprintf(c.fill, quote(s.Schema())), baseTime, rows)
+			require.NoError(t, err)
+
+			// Each updater rewrites the oldest eligible rows, over and over:
+			// the rows each deletion batch looks at first.
+			update := fmt.Sprintf(`UPDATE %s SET payload_sha256 = payload_sha256
+				WHERE (%s) IN (SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d)`,
+				table, c.key, c.key, table, c.eligible, c.order, perStmt)
+			stop := make(chan struct{})
+			var (
+				wg      sync.WaitGroup
+				updates atomic.Int64
+			)
+			for range updaters {
+				wg.Go(func() {
+					for {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						if _, err := pool.Exec(context.Background(), update, baseTime.Add(time.Hour)); err != nil {
+							t.Errorf("updating: %v", err)
+							return
+						}
+						updates.Add(1)
+					}
+				})
+			}
+			for updates.Load() < 2*updaters && !t.Failed() {
+				time.Sleep(time.Millisecond) // let the updaters get going
+			}
+			n, err := c.run(s)
+			close(stop)
+			wg.Wait()
+			require.NoError(t, err)
+
+			var left int64
+			require.NoError(t, pool.QueryRow(t.Context(),
+				fmt.Sprintf(`SELECT count(*) FROM %s WHERE %s`, table, c.eligible), baseTime.Add(time.Hour)).Scan(&left))
+			t.Logf("deleted %d, left %d, %d updates meanwhile", n, left, updates.Load())
+			assert.Equal(t, int64(rows), n+left)
+			assert.LessOrEqual(t, left, int64(updaters*perStmt), "the run ended while rows it could delete were left")
+		})
+	}
 }

@@ -19,28 +19,34 @@ const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, 
 // the conflicting row was committed by a concurrent transaction after this
 // statement's snapshot; a conflict rewrites the row with its own values.
 // (xmax = 0) is true only for a row version this statement inserted: an
-// updated version carries the updating transaction as its locker. The
-// notify CTE sends the wake-up only for a new item; NOTIFY is delivered on
-// commit, so a rolled-back enqueue wakes nobody.
+// updated version carries the updating transaction as its locker.
+//
+// It sends no NOTIFY: Enqueue asks the store's notifier for one after the
+// statement has committed (see notifier).
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload, $6 headers,
 // $7 digest, $8 key_id, $9 occurred_at, $10 received_at, $11 now (due and
-// updated time), $12 channel.
+// updated time).
 const enqueueSQL = `
-WITH upsert AS (
-	INSERT INTO {{schema}}.inbox_items AS i (
-		provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
-		state, attempts, next_attempt_at, duplicate_count, last_seen_at,
-		occurred_at, received_at, updated_at)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-		'pending', 0, coalesce($11::timestamptz, now()), 0, $10,
-		$9, $10, coalesce($11::timestamptz, now()))
-	ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
-		duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-			THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
-		last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-			THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END
-	RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state
+INSERT INTO {{schema}}.inbox_items AS i (
+	provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
+	state, attempts, next_attempt_at, duplicate_count, last_seen_at,
+	occurred_at, received_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
+	'pending', 0, coalesce($11::timestamptz, now()), 0, $10,
+	$9, $10, coalesce($11::timestamptz, now()))
+ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
+	duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+		THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
+	last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+		THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END
+RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state`
+
+// enqueueNotifySQL is enqueueSQL that also notifies $12 for a new item, for
+// EnqueueTx in the host's transaction: NOTIFY is delivered when that
+// transaction commits, never when it rolls back.
+const enqueueNotifySQL = `
+WITH upsert AS (` + enqueueSQL + `
 ), notified AS (
 	SELECT pg_notify($12, '') FROM upsert WHERE inserted
 )
@@ -114,6 +120,18 @@ UPDATE {{schema}}.inbox_items SET
 	lease_token = NULL,
 	lease_expires_at = NULL` + leaseWhere
 
+// releaseSQL gives back a row that an acquisition leased but could not
+// read (see acquire): pending again, due when its lease would have expired,
+// and not charged the attempt, since no handler ran. $5 now.
+const releaseSQL = `
+UPDATE {{schema}}.inbox_items SET
+	state = 'pending',
+	attempts = greatest(attempts - 1, 0),
+	next_attempt_at = lease_expires_at,
+	updated_at = coalesce($5::timestamptz, now()),
+	lease_token = NULL,
+	lease_expires_at = NULL` + leaseWhere
+
 // extendSQL: $5 now, $6 duration (µs).
 const extendSQL = `
 UPDATE {{schema}}.inbox_items SET
@@ -141,10 +159,10 @@ LIMIT `
 
 // replayDeadLetterSQL makes a dead item pending and reports whether it did
 // and whether the item exists. A concurrent replay of the same item waits
-// for the row lock, then finds it no longer dead. It wakes listeners when
-// it replayed the item.
+// for the row lock, then finds it no longer dead. (ReplayDeadLetter asks the
+// notifier for a wake-up once it has committed.)
 //
-// $1..$3 key, $4 now, $5 reset attempts, $6 channel.
+// $1..$3 key, $4 now, $5 reset attempts.
 const replayDeadLetterSQL = `
 WITH replayed AS (
 	UPDATE {{schema}}.inbox_items SET
@@ -155,13 +173,10 @@ WITH replayed AS (
 		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
 	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
 	RETURNING 1
-), notified AS (
-	SELECT pg_notify($6, '') FROM replayed
 )
 SELECT EXISTS (SELECT 1 FROM replayed),
 	EXISTS (SELECT 1 FROM {{schema}}.inbox_items
-		WHERE provider = $1 AND tenant = $2 AND event_id = $3),
-	(SELECT count(*) FROM notified)`
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3)`
 
 // registerSQL registers a replay key, replacing an expired registration in
 // the same statement. Like enqueueSQL it always updates on conflict, so it
@@ -187,30 +202,40 @@ ON CONFLICT (provider, tenant, replay_key) DO UPDATE SET
 		THEN EXCLUDED.expires_at ELSE r.expires_at END
 RETURNING (r.registration_id = $5) AS registered, (r.payload_sha256 = $4) AS same_digest`
 
-// deleteSucceededSQL deletes one batch: $1 cutoff, $2 batch size. The rows
-// are locked first (skipping rows in use) and deleted by physical address.
+// deleteSucceededSQL deletes one batch of succeeded items completed before
+// the cutoff $1; $2 is the batch size. The subquery locks up to $2 rows,
+// skipping rows other transactions hold; locking follows a row updated after
+// the statement's snapshot to its newest version and re-checks the WHERE
+// clause there. The DELETE then matches the locked rows by primary key, so it
+// deletes exactly those rows, newest versions included (matching by ctid
+// would miss a row whose newest version is not the one in the snapshot).
+// The conditions are not repeated outside the subquery: the rows are locked,
+// so they still hold, and repeating them leads the planner to scan every
+// matching row for the join instead of looking up the batch's keys in the
+// primary key index (which it does unless the batch is a large part of the
+// table).
 const deleteSucceededSQL = `
 DELETE FROM {{schema}}.inbox_items
-WHERE ctid = ANY (ARRAY(
-		SELECT ctid FROM {{schema}}.inbox_items
+WHERE (provider, tenant, event_id) IN (
+		SELECT provider, tenant, event_id FROM {{schema}}.inbox_items
 		WHERE state = 'succeeded' AND completed_at < $1
 		LIMIT $2
-		FOR UPDATE SKIP LOCKED))
-	AND state = 'succeeded' AND completed_at < $1`
+		FOR UPDATE SKIP LOCKED)`
 
-// deleteExpiredReplayKeysSQL deletes one batch: $1 now, $2 batch size.
+// deleteExpiredReplayKeysSQL deletes one batch, like deleteSucceededSQL:
+// $1 now, $2 batch size.
 const deleteExpiredReplayKeysSQL = `
 DELETE FROM {{schema}}.replay_keys
-WHERE ctid = ANY (ARRAY(
-		SELECT ctid FROM {{schema}}.replay_keys
-		WHERE expires_at <= coalesce($1::timestamptz, now())
+WHERE (provider, tenant, replay_key) IN (
+		SELECT provider, tenant, replay_key FROM {{schema}}.replay_keys
+		WHERE expires_at <= $1
 		LIMIT $2
-		FOR UPDATE SKIP LOCKED))
-	AND expires_at <= coalesce($1::timestamptz, now())`
+		FOR UPDATE SKIP LOCKED)`
 
 // statements are the SQL texts with the schema filled in.
 type statements struct {
-	enqueue, acquire, complete, fail, abandon, extend    string
+	enqueue, enqueueNotify                               string
+	acquire, release, complete, fail, abandon, extend    string
 	get, deadLetters, deadLettersOrder, replayDeadLetter string
 	register, deleteSucceeded, deleteExpiredReplayKeys   string
 }
@@ -219,6 +244,8 @@ func renderStatements(quotedSchema string) statements {
 	r := strings.NewReplacer("{{schema}}", quotedSchema)
 	return statements{
 		enqueue:                 r.Replace(enqueueSQL),
+		enqueueNotify:           r.Replace(enqueueNotifySQL),
+		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
 		complete:                r.Replace(completeSQL),
 		fail:                    r.Replace(failSQL),

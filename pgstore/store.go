@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
@@ -31,12 +32,17 @@ const maxIdentifierBytes = 63
 // Create it with New, create or upgrade its tables with Migrate, and give
 // Listener to the Processor as its webhooks.WakeSource.
 type Store struct {
-	pool    *pgxpool.Pool
-	schema  string // as configured
-	channel string // NOTIFY channel
-	dbClock bool
-	logger  *slog.Logger
-	sql     statements
+	pool       *pgxpool.Pool
+	schema     string // as configured
+	channel    string // NOTIFY channel
+	dbClock    bool
+	notifyInTx bool // EnqueueTx notifies inside the host's transaction
+	logger     *slog.Logger
+	notifier   *notifier
+	sql        statements
+	// hostNow reads the host's clock where a call gives no now of its own
+	// (DeleteSucceeded with the database clock). Tests replace it.
+	hostNow func() time.Time
 }
 
 var (
@@ -49,9 +55,10 @@ var (
 type Option func(*config)
 
 type config struct {
-	schema  string
-	dbClock bool
-	logger  *slog.Logger
+	schema       string
+	dbClock      bool
+	noNotifyInTx bool
+	logger       *slog.Logger
 }
 
 // WithSchema sets the schema that holds the store's tables, so they can live
@@ -67,7 +74,8 @@ func WithSchema(name string) Option {
 // or writes: due times, lease expiries, updated, completed and dead times,
 // error times and replay-key expiry. Times the caller passes as absolute
 // instants in its own clock (a retry decision's RetryAt, a replay key's
-// expiresAt) are converted by keeping their distance from the caller's now.
+// expiresAt) are converted by keeping their distance from the caller's now;
+// DeleteSucceeded's olderThan keeps its distance from the host's time.Now.
 // A new item becomes due at the database's now instead of its ReceivedAt;
 // ReceivedAt, OccurredAt and LastSeenAt keep the envelope's times.
 //
@@ -76,6 +84,19 @@ func WithSchema(name string) Option {
 // used, as the webhooks.InboxStore contract and the conformance suite expect.
 func WithDatabaseClock() Option {
 	return func(c *config) { c.dbClock = true }
+}
+
+// WithoutNotifyInTx makes EnqueueTx leave the wake-up out of the host's
+// transaction. By default EnqueueTx sends NOTIFY inside it, so listeners are
+// woken when, and only when, the host commits. The price is PostgreSQL's:
+// a transaction that notifies takes the cluster-wide notification-queue lock
+// when it commits and holds it until its commit record is flushed, so such
+// commits in the whole cluster run one at a time (at the pace of the WAL
+// flush), and a commit fails when the notification queue is full. With this
+// option, call (*Store).Notify after the transaction commits, or leave the
+// item to the Processor's polling.
+func WithoutNotifyInTx() Option {
+	return func(c *config) { c.noNotifyInTx = true }
 }
 
 // WithLogger sets the logger for events no call returns, such as the
@@ -104,22 +125,45 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{
-		pool:    pool,
-		schema:  c.schema,
-		channel: notifyChannel(c.schema),
-		dbClock: c.dbClock,
-		logger:  logger,
-		sql:     renderStatements(quoteSchema(c.schema)),
-	}, nil
+	s := &Store{
+		pool:       pool,
+		schema:     c.schema,
+		channel:    notifyChannel(c.schema),
+		dbClock:    c.dbClock,
+		notifyInTx: !c.noNotifyInTx,
+		logger:     logger,
+		sql:        renderStatements(quoteSchema(c.schema)),
+		hostNow:    time.Now,
+	}
+	s.notifier = newNotifier(s.sendNotify, logger, s.channel)
+	return s, nil
 }
 
 // Schema returns the name of the schema holding the store's tables.
 func (s *Store) Schema() string { return s.schema }
 
-// NotifyChannel returns the channel Enqueue notifies when it stores a new
-// item. Listener listens on it; a host may LISTEN on it too.
+// NotifyChannel returns the channel the store notifies when it makes an
+// item due (see Notify). Listener listens on it; a host may LISTEN on it too.
 func (s *Store) NotifyChannel() string { return s.channel }
+
+// Notify asks for a wake-up of the listeners on NotifyChannel, such as the
+// Processors' Listeners, soon after the call. Enqueue and ReplayDeadLetter
+// call it themselves once their statement has committed; call it after
+// committing a transaction in which EnqueueTx stored new items under
+// WithoutNotifyInTx.
+//
+// Notify never blocks and never fails. The store sends the notification on
+// its own connection and statement, outside any enqueue's transaction: at
+// once when none is in flight, and otherwise coalesced, at most one every few
+// milliseconds however many items are stored meanwhile. A failure to send is
+// logged (see WithLogger); it only delays work until the next poll.
+func (s *Store) Notify() { s.notifier.signal() }
+
+// sendNotify sends one notification in a statement of its own.
+func (s *Store) sendNotify(ctx context.Context) error {
+	_, err := s.pool.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
+	return err
+}
 
 func validateSchema(name string) error {
 	switch {
