@@ -690,3 +690,9 @@ func discordType(body []byte) string {
 	}
 	return t
 }
+
+// Format prints the verifier's type and provider only, whatever the verb:
+// the secrets it holds never reach output through fmt or slog.
+func (v *Ed25519Verifier) Format(f fmt.State, _ rune) {
+	formatVerifier(f, "Ed25519Verifier", v.provider)
+}

@@ -337,6 +337,12 @@ type HMACOptions struct {
 	// for example "type". Same syntax as EventIDPath. Defaults to none.
 	EventTypePath string
 
+	// EventTypeOptional makes the event type a best effort: when its
+	// header or path is missing, or the body is not JSON, EventType is ""
+	// instead of a rejection. For schemes where the type is only a
+	// recommendation (Standard Webhooks). Defaults to false.
+	EventTypeOptional bool
+
 	// EventTypeSuffixPath, when set, is a dotted path in the JSON body
 	// whose string value is appended to the event type after a ".":
 	// GitHub's X-GitHub-Event "pull_request" with the body's "action"
@@ -744,6 +750,9 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 	case o.EventTypePath != "":
 		out.EventType, rej = doc.lookup(o.EventTypePath, ReasonMissingEventType, "event type")
 	}
+	if rej != nil && o.EventTypeOptional {
+		out.EventType, rej = "", nil
+	}
 	if rej != nil {
 		return Verification{}, rej
 	}
@@ -856,11 +865,14 @@ func checkStaticSecrets(static StaticCredentials, opts HMACOptions, bad func(str
 		bad("StaticSecrets has no secrets: pass at least one")
 	}
 	for _, sec := range static {
+		trimmed := strings.TrimSpace(string(sec.Value))
 		switch {
-		case len(sec.Value) == 0:
+		case trimmed == "":
 			bad("secret %s is empty: set it (is its environment variable missing?)", sec.ID)
-		case opts.SecretPrefix != "" && string(sec.Value) == opts.SecretPrefix:
+		case opts.SecretPrefix != "" && trimmed == opts.SecretPrefix:
 			bad("secret %s is only the prefix %q: paste the whole secret", sec.ID, opts.SecretPrefix)
+		case trimmed != string(sec.Value):
+			bad("secret %s starts or ends with white space: remove it (a copy-paste slip?)", sec.ID)
 		case opts.DecodeSecret != nil:
 			if k, err := opts.DecodeSecret(sec.Value); err != nil || len(k) == 0 {
 				bad("secret %s is not in the provider's format (DecodeSecret refused it)", sec.ID)
@@ -868,3 +880,7 @@ func checkStaticSecrets(static StaticCredentials, opts HMACOptions, bad func(str
 		}
 	}
 }
+
+// Format prints the verifier's type and provider only, whatever the verb:
+// the secrets it holds never reach output through fmt or slog.
+func (v *HMACVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "HMACVerifier", v.provider) }

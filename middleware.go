@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net/http"
 )
 
@@ -27,6 +28,7 @@ func VerifyHTTPRequest(ctx context.Context, v Verifier, route Route, r *http.Req
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBodyBytes
 	}
+	maxBytes = min(maxBytes, math.MaxInt64-1) // the reader below allows one more
 	var body []byte
 	if r.Body != nil {
 		var err error

@@ -72,8 +72,15 @@ func StripeOptions() HMACOptions {
 // GitHubOptions returns the options for GitHub webhooks: the signature is
 // "sha256=" and the lower-case hex HMAC-SHA-256 of the raw body in
 // X-Hub-Signature-256, the delivery GUID in X-GitHub-Delivery is the event
-// ID and X-GitHub-Event is the event type ("push", "pull_request"). GitHub
-// sends no signed timestamp, so replays are stopped only by the delivery ID.
+// ID and X-GitHub-Event is the event type ("push", "pull_request").
+//
+// GitHub signs only the body: neither the delivery ID, nor the event type,
+// nor a time is covered by the signature. Someone who captured a delivery can
+// send its body again, at any time, under a new delivery ID (stored as a new
+// event) or another event type. If that matters, key events on the signed
+// body instead: set EventIDHeader to "" and EventIDFunc to a function
+// returning BodySHA256ID(req.Body) (then two genuinely different deliveries
+// with byte-identical bodies are stored once).
 //
 // To have the body's action in the type ("pull_request.opened"), set
 // EventTypeSuffixPath; events without an action, and form-encoded
@@ -146,8 +153,9 @@ func StandardWebhooksOptions() HMACOptions {
 			"Webhook-Timestamp": "Svix-Timestamp",
 			"Webhook-Id":        "Svix-Id",
 		},
-		EventIDHeader: "Webhook-Id",
-		EventTypePath: "type",
+		EventIDHeader:     "Webhook-Id",
+		EventTypePath:     "type",
+		EventTypeOptional: true, // the spec only recommends a JSON body with a type
 	}
 }
 

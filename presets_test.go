@@ -399,9 +399,9 @@ func TestStandardWebhooksPreset(t *testing.T) {
 		name string
 		opts webhooks.HMACOptions
 	}{{"standard", webhooks.StandardWebhooksOptions()}, {"svix", webhooks.SvixOptions()}} {
-		opts := preset.opts
-		opts.EventTypePath = "" // the reference payload has no type
-		v := newVerifier(t, opts, webhooks.StaticSecrets(vec.Secret), clock)
+		// The presets as they are: the reference payload has no type, which
+		// the spec allows, so EventType is "" rather than a rejection.
+		v := newVerifier(t, preset.opts, webhooks.StaticSecrets(vec.Secret), clock)
 		for _, prefix := range []string{"Webhook-", "Svix-"} {
 			t.Run(preset.name+" reads "+prefix+"* headers", func(t *testing.T) {
 				t.Parallel()
@@ -424,7 +424,6 @@ func TestStandardWebhooksPreset(t *testing.T) {
 	}
 
 	opts := webhooks.StandardWebhooksOptions()
-	opts.EventTypePath = ""
 	sig := vec.Headers["Webhook-Signature"]
 	for name, tt := range map[string]struct {
 		secrets []webhooks.Secret
@@ -787,5 +786,34 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 				t.Errorf("a handshake registered %d replay keys", replay.Len())
 			}
 		})
+	}
+}
+
+func TestStandardWebhooksTypeIsOptional(t *testing.T) {
+	t.Parallel()
+	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	at := time.Unix(1700000000, 0).UTC()
+	v := newVerifier(t, webhooks.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), fixedClock(at))
+	for body, wantType := range map[string]string{
+		`{"type":"invoice.paid","data":{}}`: "invoice.paid",
+		`{"data":{}}`:                       "",
+		`plain text, not JSON`:              "",
+	} {
+		h, err := webhookstest.SignHMAC(webhooks.StandardWebhooksOptions(), secret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(body)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := request(body)
+		for k, vs := range h {
+			req.Header[k] = vs
+		}
+		got, err := v.Verify(context.Background(), testRoute, req)
+		if err != nil {
+			t.Errorf("body %q: %v; want it verified (the type is only a recommendation)", body, err)
+			continue
+		}
+		if got.EventType != wantType {
+			t.Errorf("body %q: EventType %q, want %q", body, got.EventType, wantType)
+		}
 	}
 }

@@ -386,9 +386,12 @@ func checkStaticCredentials(creds CredentialResolver, what string, bad func(stri
 		bad("StaticSecrets has no %ss: pass at least one", what)
 	}
 	for _, s := range static {
+		trimmed := strings.TrimSpace(string(s.Value))
 		switch {
-		case len(s.Value) == 0:
+		case trimmed == "":
 			bad("%s %s is empty: set it (is its environment variable missing?)", what, s.ID)
+		case trimmed != string(s.Value):
+			bad("%s %s starts or ends with white space: remove it (a copy-paste slip?)", what, s.ID)
 		case valid != nil:
 			if err := valid(s.Value); err != nil {
 				bad("%s %s is unusable: %v", what, s.ID, err)
@@ -404,4 +407,14 @@ func canonicalHeaders(names ...string) []string {
 		out[i] = http.CanonicalHeaderKey(n)
 	}
 	return out
+}
+
+// Format prints the verifier's type and provider only, whatever the verb:
+// the secrets it holds never reach output through fmt or slog.
+func (v *TokenVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "TokenVerifier", v.provider) }
+
+// Format prints the verifier's type and provider only, whatever the verb:
+// the secrets it holds never reach output through fmt or slog.
+func (v *BasicAuthVerifier) Format(f fmt.State, _ rune) {
+	formatVerifier(f, "BasicAuthVerifier", v.provider)
 }

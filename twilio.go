@@ -531,3 +531,7 @@ func twilioPortVariant(rawURL string) (string, bool) {
 	}
 	return "", false
 }
+
+// Format prints the verifier's type and provider only, whatever the verb:
+// the secrets it holds never reach output through fmt or slog.
+func (v *TwilioVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "TwilioVerifier", v.provider) }

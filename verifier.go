@@ -4,10 +4,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -178,6 +180,10 @@ func (s Secret) String() string { return "Secret{ID:" + strconv.Quote(s.ID) + ",
 // GoString is like String, so %#v does not print the value either.
 func (s Secret) GoString() string { return s.String() }
 
+// Format prints the secret as String does, whatever the verb (%x and %d
+// included), so the value never reaches output through fmt.
+func (s Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.String()) }
+
 // LogValue keeps the value out of slog output.
 func (s Secret) LogValue() slog.Value {
 	return slog.GroupValue(slog.String("id", s.ID), slog.String("value", "REDACTED"))
@@ -218,6 +224,23 @@ type StaticCredentials []Secret
 
 // Secrets implements CredentialResolver.
 func (c StaticCredentials) Secrets(context.Context, Route) ([]Secret, error) { return c, nil }
+
+// Format prints the secrets' IDs only, whatever the verb.
+func (c StaticCredentials) Format(f fmt.State, _ rune) {
+	ids := make([]string, len(c))
+	for i, s := range c {
+		ids[i] = strconv.Quote(s.ID)
+	}
+	_, _ = io.WriteString(f, "StaticCredentials{"+strings.Join(ids, ", ")+"}")
+}
+
+// formatVerifier prints a verifier as its type and provider. Verifiers keep
+// their CredentialResolver in an unexported field, which fmt would print
+// without calling any redacting method; every verifier that holds secrets
+// has a Format method calling this instead.
+func formatVerifier(f fmt.State, typ, provider string) {
+	_, _ = io.WriteString(f, "webhooks."+typ+"{provider: "+strconv.Quote(provider)+"}")
+}
 
 // Clock tells the current time. Every time the library stores or compares
 // comes from a Clock, so tests can drive time without sleeping.
