@@ -161,3 +161,43 @@ func BenchmarkAcquireNextComplete(b *testing.B) {
 		}
 	}
 }
+
+func TestInboxDeleteSucceeded(t *testing.T) {
+	t.Parallel()
+	s := NewInbox()
+	ctx := t.Context()
+	enqueue := func(id string) {
+		t.Helper()
+		_, err := s.Enqueue(ctx, webhooks.Envelope{Key: webhooks.InboxKey{Provider: "p", EventID: id}, PayloadSHA256: sha256.Sum256([]byte(id)), ReceivedAt: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, id := range []string{"old", "new", "pending"} {
+		enqueue(id)
+	}
+	for i, at := range []time.Time{base.Add(time.Hour), base.Add(3 * time.Hour)} {
+		l, err := s.AcquireNext(ctx, base, time.Minute)
+		if err != nil || l == nil {
+			t.Fatalf("AcquireNext %d: %v, %v", i, l, err)
+		}
+		if err := s.Complete(ctx, l, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.DeleteSucceeded(ctx, base.Add(2*time.Hour))
+	if err != nil || n != 1 {
+		t.Fatalf("DeleteSucceeded = %d, %v; want 1 (only the item completed before the cutoff)", n, err)
+	}
+	if got := s.Len(); got != 2 {
+		t.Errorf("Len() = %d after deleting one of three; want 2", got)
+	}
+	// The deleted item was the first one acquired and completed, "old".
+	if _, err := s.Get(ctx, webhooks.InboxKey{Provider: "p", EventID: "old"}); err == nil {
+		t.Error(`Get("old") found the deleted item`)
+	}
+	res, err := s.Enqueue(ctx, webhooks.Envelope{Key: webhooks.InboxKey{Provider: "p", EventID: "old"}, ReceivedAt: base})
+	if err != nil || res.Outcome != webhooks.EnqueueNew {
+		t.Errorf("re-enqueue after deletion = %v, %v; want new", res.Outcome, err)
+	}
+}

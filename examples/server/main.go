@@ -77,7 +77,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	schema := fs.String("schema", pgstore.DefaultSchema, "PostgreSQL schema for the inbox tables (with -dsn)")
 	failTypes := fs.String("fail-types", "", "comma-separated event types the demo handler rejects permanently (to see dead letters)")
 	workers := fs.Int("workers", webhooks.DefaultWorkers, "concurrent handlers")
-	retention := fs.Duration("retention", 7*24*time.Hour, "with -dsn: how long succeeded items are kept; expired replay keys are deleted too (checked hourly)")
+	retention := fs.Duration("retention", 7*24*time.Hour, "how long succeeded items are kept (checked hourly); with -dsn expired replay keys are deleted too")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -110,13 +110,22 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 
 	var store stores
 	var procOpts []webhooks.ProcessorOption
-	var cleanup func(context.Context)
+	var cleanup func(context.Context) // retention, run hourly
 	if *dsn == "" {
+		inbox := memstore.NewInbox()
 		store = struct {
 			*memstore.Inbox
 			*memstore.Replay
-		}{memstore.NewInbox(), memstore.NewReplay()}
+		}{inbox, memstore.NewReplay()}
 		logger.Info("inbox in memory; pass -dsn to keep it in PostgreSQL")
+		cleanup = func(ctx context.Context) {
+			// The replay store evicts expired keys by itself.
+			items, err := inbox.DeleteSucceeded(ctx, time.Now().Add(-*retention))
+			if err != nil {
+				logger.ErrorContext(ctx, "retention: deleting succeeded items failed", "err", err)
+			}
+			logger.InfoContext(ctx, "retention", "deleted_items", items)
+		}
 	} else {
 		pool, err := pgxpool.New(ctx, *dsn)
 		if err != nil {
