@@ -199,12 +199,7 @@ func NewEd25519Request(t testing.TB, url string, opts webhooks.Ed25519Options, k
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(msg.Body))
-	if err != nil {
-		t.Fatalf("webhookstest: %v", err)
-	}
-	req.Header = h
-	return req
+	return newRequest(t, http.MethodPost, url, msg.Body, h)
 }
 
 // checkEd25519Body fails unless the body has a value at path and, when want

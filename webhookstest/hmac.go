@@ -173,12 +173,7 @@ func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret 
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(msg.Body))
-	if err != nil {
-		t.Fatalf("webhookstest: %v", err)
-	}
-	req.Header = h
-	return req
+	return newRequest(t, http.MethodPost, url, msg.Body, h)
 }
 
 // hmacSignedContent builds the bytes the provider signs.
@@ -281,4 +276,16 @@ func bodyValue(body []byte, path string) (string, bool) {
 		return v.String(), true
 	}
 	return "", false
+}
+
+// newRequest returns a request bound to t's context with the given body and
+// headers, failing t if the URL is invalid.
+func newRequest(t testing.TB, method, url string, body []byte, h http.Header) *http.Request {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), method, url, bytes.NewReader(body))
+	if err != nil {
+		t.Fatalf("webhookstest: %v", err)
+	}
+	req.Header = h
+	return req
 }

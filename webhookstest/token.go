@@ -1,7 +1,6 @@
 package webhookstest
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -78,12 +77,7 @@ func NewTokenRequest(t testing.TB, url string, opts webhooks.TokenOptions, token
 	if err != nil {
 		t.Fatal(err)
 	}
-	req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, url, bytes.NewReader(msg.Body))
-	if err != nil {
-		t.Fatalf("webhookstest: %v", err)
-	}
-	req.Header = h
-	return req
+	return newRequest(t, http.MethodPost, url, msg.Body, h)
 }
 
 // metadataHeaders writes the event ID and type headers and Content-Type,

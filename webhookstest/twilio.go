@@ -1,7 +1,6 @@
 package webhookstest
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -108,12 +107,7 @@ func NewTwilioRequest(t testing.TB, secret string, msg TwilioMessage) *http.Requ
 	if method == "" {
 		method = http.MethodPost
 	}
-	req, err := http.NewRequestWithContext(t.Context(), method, requestURL, bytes.NewReader(body))
-	if err != nil {
-		t.Fatalf("webhookstest: %v", err)
-	}
-	req.Header = h
-	return req
+	return newRequest(t, method, requestURL, body, h)
 }
 
 // TwilioSignature returns the X-Twilio-Signature Twilio computes with an
