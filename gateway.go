@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -229,12 +231,12 @@ func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, o
 	return &Gateway{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg}, nil
 }
 
-// Receive verifies req for route and stores it in the inbox. It never panics:
-// a panicking verifier or store yields StatusInternalError. The error is nil exactly
-// when the status is StatusAccepted, StatusDuplicate or StatusHandshake;
-// otherwise it says why
-// (a *VerificationError, ErrUnknownProvider, ErrPayloadConflict, or the store's
-// error) and is safe to log: it holds no secret.
+// Receive verifies req for route and stores it in the inbox. It never
+// panics: a panicking verifier or store yields StatusInternalError. The error
+// is nil exactly when the status is StatusAccepted, StatusDuplicate or
+// StatusHandshake; otherwise it says why (a *VerificationError,
+// ErrUnknownProvider, ErrPayloadConflict, or the store's error) and is safe
+// to log: it holds no secret.
 func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res ReceiveResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -337,23 +339,18 @@ var errReceivePanic = errors.New("webhooks: a verifier or store panicked while r
 // keptHeaders copies h without the dropped headers and those v says carry
 // secrets.
 func (g *Gateway) keptHeaders(h http.Header, v Verifier) http.Header {
-	var secret []string
+	dropped := g.cfg.dropped
 	if sv, ok := v.(SecretHeaderVerifier); ok {
-		secret = sv.SecretHeaders()
+		dropped = maps.Clone(dropped)
+		for _, name := range sv.SecretHeaders() {
+			dropped[http.CanonicalHeaderKey(name)] = true
+		}
 	}
 	kept := make(http.Header, len(h))
-outer:
 	for k, vs := range h {
-		ck := http.CanonicalHeaderKey(k)
-		if g.cfg.dropped[ck] {
-			continue
+		if !dropped[http.CanonicalHeaderKey(k)] {
+			kept[k] = slices.Clone(vs)
 		}
-		for _, sh := range secret {
-			if http.CanonicalHeaderKey(sh) == ck {
-				continue outer
-			}
-		}
-		kept[k] = append([]string(nil), vs...)
 	}
 	return kept
 }

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
@@ -18,6 +19,12 @@ type InboxKey struct {
 	Provider string
 	Tenant   string
 	EventID  string
+}
+
+// Compare orders keys by provider, then tenant, then event ID, each byte-wise
+// like Go strings; it returns -1, 0 or +1. Dead-letter pages use this order.
+func (k InboxKey) Compare(o InboxKey) int {
+	return cmp.Or(cmp.Compare(k.Provider, o.Provider), cmp.Compare(k.Tenant, o.Tenant), cmp.Compare(k.EventID, o.EventID))
 }
 
 // String returns "provider/tenant/eventID", for logs.
@@ -301,26 +308,5 @@ func (c DeadLetterCursor) Before(deadAt time.Time, key InboxKey) bool {
 	if !deadAt.Equal(c.DeadAt) {
 		return deadAt.Before(c.DeadAt)
 	}
-	return compareKeys(key, c.Key) < 0
-}
-
-func compareKeys(a, b InboxKey) int {
-	switch {
-	case a.Provider != b.Provider:
-		return cmpString(a.Provider, b.Provider)
-	case a.Tenant != b.Tenant:
-		return cmpString(a.Tenant, b.Tenant)
-	default:
-		return cmpString(a.EventID, b.EventID)
-	}
-}
-
-func cmpString(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return key.Compare(c.Key) < 0
 }

@@ -9,6 +9,8 @@ import (
 	"log/slog"
 	"math"
 	"net/http"
+	"strconv"
+	"time"
 )
 
 // ErrBodyTooLarge is returned by VerifyHTTPRequest when the body is over the
@@ -112,7 +114,7 @@ func VerifyMiddleware(provider string, v Verifier, opts ...VerifyOption) func(ht
 				writeJSON(w, http.StatusUnauthorized, responseBody{Status: StatusRejected.String(), Reason: string(ve.Reason)})
 			default:
 				cfg.logger.ErrorContext(r.Context(), "webhook verification failed", "provider", provider, "tenant", route.Tenant, "err", err)
-				w.Header().Set("Retry-After", "5")
+				w.Header().Set("Retry-After", strconv.Itoa(int(DefaultRetryAfter/time.Second)))
 				writeJSON(w, http.StatusServiceUnavailable, responseBody{Status: StatusUnavailable.String()})
 			}
 		})

@@ -127,6 +127,9 @@ func TestDeadLetterCursorRoundTrip(t *testing.T) {
 	assert.True(t, c.Before(c.DeadAt.Add(-time.Nanosecond), c.Key), "older items come after the cursor")
 	assert.True(t, c.Before(c.DeadAt, InboxKey{Provider: "a"}), "same time, smaller key: after the cursor")
 	assert.False(t, c.Before(c.DeadAt, c.Key), "the cursor's own item is not after it")
+	assert.Equal(t, -1, InboxKey{Provider: "a", Tenant: "z"}.Compare(InboxKey{Provider: "b"}), "provider first")
+	assert.Equal(t, 1, InboxKey{Provider: "a", Tenant: "t", EventID: "a"}.Compare(InboxKey{Provider: "a", EventID: "z"}), "then tenant")
+	assert.Equal(t, 0, c.Key.Compare(c.Key))
 }
 
 func TestTruncateErrorMessageSanitizes(t *testing.T) {

@@ -371,14 +371,7 @@ func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max
 
 // newestFirst orders dead items by DeadAt, then key, both descending.
 func newestFirst(a, b *webhooks.Item) int {
-	if c := b.DeadAt.Compare(a.DeadAt); c != 0 {
-		return c
-	}
-	return cmp.Or(
-		cmp.Compare(b.Key.Provider, a.Key.Provider),
-		cmp.Compare(b.Key.Tenant, a.Key.Tenant),
-		cmp.Compare(b.Key.EventID, a.Key.EventID),
-	)
+	return cmp.Or(b.DeadAt.Compare(a.DeadAt), b.Key.Compare(a.Key))
 }
 
 // cloneItem returns a deep copy of it.
