@@ -229,11 +229,7 @@ func TestProcessorExhaustsAttempts(t *testing.T) {
 
 func TestProcessorRecoversPanics(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { panic("nil map") }))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock))
-	require.NoError(t, err)
+	store, _, p := newTestProcessor(t, func(context.Context, webhooks.Event) error { panic("nil map") })
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
@@ -246,18 +242,14 @@ func TestProcessorRecoversPanics(t *testing.T) {
 
 func TestProcessorShutdownAbandons(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
 	started := make(chan struct{})
 	var sawCancel atomic.Bool
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		close(started)
 		<-ctx.Done()
 		sawCancel.Store(true)
 		return ctx.Err()
-	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock))
-	require.NoError(t, err)
+	})
 	key := enqueue(t, store, "e", "x", base)
 	stop := runProcessor(t, p)
 	p.Wake()
@@ -274,10 +266,8 @@ func TestProcessorShutdownAbandons(t *testing.T) {
 
 func TestProcessorShutdownGraceLetsHandlersFinish(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
 	started, release := make(chan struct{}), make(chan struct{})
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		close(started)
 		select {
 		case <-release:
@@ -285,9 +275,7 @@ func TestProcessorShutdownGraceLetsHandlersFinish(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithShutdownGrace(time.Minute))
-	require.NoError(t, err)
+	}, webhooks.WithShutdownGrace(time.Minute))
 	key := enqueue(t, store, "e", "x", base)
 	stop := runProcessor(t, p)
 	p.Wake()
@@ -364,14 +352,10 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 
 func TestProcessorHandlerTimeout(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		<-ctx.Done()
 		return ctx.Err()
-	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithHandlerTimeout(10*time.Millisecond))
-	require.NoError(t, err)
+	}, webhooks.WithHandlerTimeout(10*time.Millisecond))
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
@@ -383,14 +367,12 @@ func TestProcessorHandlerTimeout(t *testing.T) {
 
 func TestProcessorRunsWorkersConcurrently(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
 	const workers = 4
 	var running sync.WaitGroup
 	running.Add(workers)
 	allIn := make(chan struct{})
 	go func() { running.Wait(); close(allIn) }()
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		running.Done()
 		select {
 		case <-allIn:
@@ -398,9 +380,7 @@ func TestProcessorRunsWorkersConcurrently(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithWorkers(workers), webhooks.WithBatchSize(2))
-	require.NoError(t, err)
+	}, webhooks.WithWorkers(workers), webhooks.WithBatchSize(2))
 	var keys []webhooks.InboxKey
 	for i := range workers {
 		keys = append(keys, enqueue(t, store, string(rune('a'+i)), "x", base))
@@ -529,14 +509,10 @@ func TestProcessorDeadLettersCrashLoops(t *testing.T) {
 
 func TestProcessorTimeoutKeepsHandlerClassification(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, _ webhooks.Event) error {
+	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		<-ctx.Done()
 		return webhooks.Permanent(errors.New("gave up: order does not exist"))
-	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithHandlerTimeout(5*time.Millisecond))
-	require.NoError(t, err)
+	}, webhooks.WithHandlerTimeout(5*time.Millisecond))
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
@@ -629,21 +605,29 @@ func (zeroPolicy) Decide(int, webhooks.Failure, time.Time) webhooks.RetryDecisio
 
 func TestProcessorClampsPastRetryTimes(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
 	var calls atomic.Int32
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error {
+	store, _, p := newTestProcessor(t, func(context.Context, webhooks.Event) error {
 		if calls.Add(1) == 1 {
 			return errors.New("once")
 		}
 		return nil
-	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithRetryPolicy(zeroPolicy{}))
-	require.NoError(t, err)
+	}, webhooks.WithRetryPolicy(zeroPolicy{}))
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
 	require.Equal(t, "fail", store.next(t).Op)
 	require.Equal(t, "complete", store.next(t).Op)
 	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+}
+
+// newTestProcessor returns a processor over a fresh observed store and a fake
+// clock at base, running h for every event type, with opts added.
+func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) error, opts ...webhooks.ProcessorOption) (*observedStore, *fakeClock, *webhooks.Processor) {
+	t.Helper()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", h))
+	p, err := webhooks.NewProcessor(store, mux, append([]webhooks.ProcessorOption{webhooks.WithProcessorClock(clock)}, opts...)...)
+	require.NoError(t, err)
+	return store, clock, p
 }
