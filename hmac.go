@@ -413,15 +413,19 @@ func NewHMACVerifier(provider string, opts HMACOptions, creds CredentialResolver
 	bad := func(format string, args ...any) {
 		problems = append(problems, fmt.Errorf(format, args...))
 	}
-	if provider == "" {
-		bad("provider is empty: pass the provider key the verifier is registered under")
-	}
-	if creds == nil {
-		bad("creds is nil: pass a CredentialResolver, for example StaticSecrets(secret)")
-	}
-	if static, ok := creds.(StaticCredentials); ok {
-		checkStaticSecrets(static, opts, bad)
-	}
+	checkProviderAndCreds(bad, provider, creds)
+	checkStaticCredentials(creds, "secret", bad, func(value []byte) error {
+		switch {
+		case opts.SecretPrefix != "" && string(value) == opts.SecretPrefix:
+			return fmt.Errorf("it is only the prefix %q: paste the whole secret", opts.SecretPrefix)
+		case opts.DecodeSecret != nil:
+			// DecodeSecret's own error could quote the secret.
+			if k, err := opts.DecodeSecret(value); err != nil || len(k) == 0 {
+				return errors.New("it is not in the provider's format (DecodeSecret refused it)")
+			}
+		}
+		return nil
+	})
 	newHash, size, ok := opts.Algorithm.hash()
 	if !ok {
 		bad("Algorithm %v is unknown: use HMACSHA256, HMACSHA1 or HMACSHA512", opts.Algorithm)
@@ -626,11 +630,11 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 	o := &v.opts
 
 	// Syntax checks: nothing here needs a secret.
-	sigValue, rej := v.header(req.Header, o.SignatureHeader, ReasonMissingSignature)
+	sigHeaderName := fallbackName(req.Header, o.SignatureHeader, v.fallbacks)
+	sigValue, rej := singleHeader(req.Header, sigHeaderName, ReasonMissingSignature)
 	if rej != nil {
 		return Verification{}, rej
 	}
-	sigHeaderName := v.headerName(req.Header, o.SignatureHeader)
 	parsed, rej := v.format.parse(sigValue, sigHeaderName)
 	if rej != nil {
 		return Verification{}, rej
@@ -783,19 +787,9 @@ func (v *HMACVerifier) hookError(doing string, err error) error {
 	return fmt.Errorf("webhooks: HMAC verifier %q: %s: %w", v.provider, doing, err)
 }
 
-// headerName returns the name a configured header is read by in h: the
-// configured name, or its fallback when h carries the fallback but not the
-// configured name.
-func (v *HMACVerifier) headerName(h http.Header, name string) string {
-	if alt, ok := v.fallbacks[http.CanonicalHeaderKey(name)]; ok && len(h.Values(name)) == 0 && len(h.Values(alt)) > 0 {
-		return alt
-	}
-	return name
-}
-
 // header is singleHeader for a configured header, honouring its fallback.
 func (v *HMACVerifier) header(h http.Header, name string, missing Reason) (string, *VerificationError) {
-	return singleHeader(h, v.headerName(h, name), missing)
+	return singleHeader(h, fallbackName(h, name, v.fallbacks), missing)
 }
 
 // signedContent returns the pieces whose concatenation is the signed bytes.
@@ -854,31 +848,6 @@ func (v *HMACVerifier) match(secrets []Secret, content, signatures [][]byte) (ke
 		}
 	}
 	return "", nil, tried, nil
-}
-
-// checkStaticSecrets refuses, at construction, static secrets that could
-// never verify anything: none at all, empty ones, ones that are only the
-// provider's prefix, and ones DecodeSecret rejects. Problems name the secret
-// by ID only.
-func checkStaticSecrets(static StaticCredentials, opts HMACOptions, bad func(string, ...any)) {
-	if len(static) == 0 {
-		bad("StaticSecrets has no secrets: pass at least one")
-	}
-	for _, sec := range static {
-		trimmed := strings.TrimSpace(string(sec.Value))
-		switch {
-		case trimmed == "":
-			bad("secret %s is empty: set it (is its environment variable missing?)", sec.ID)
-		case opts.SecretPrefix != "" && trimmed == opts.SecretPrefix:
-			bad("secret %s is only the prefix %q: paste the whole secret", sec.ID, opts.SecretPrefix)
-		case trimmed != string(sec.Value):
-			bad("secret %s starts or ends with white space: remove it (a copy-paste slip?)", sec.ID)
-		case opts.DecodeSecret != nil:
-			if k, err := opts.DecodeSecret(sec.Value); err != nil || len(k) == 0 {
-				bad("secret %s is not in the provider's format (DecodeSecret refused it)", sec.ID)
-			}
-		}
-	}
 }
 
 // Format prints the verifier's type and provider only, whatever the verb:

@@ -1315,16 +1315,21 @@ func TestHMACSecretPrefix(t *testing.T) {
 	}
 	// Static secrets are checked up front: NewHMACVerifier refuses an empty
 	// list, an empty secret and a prefix-only one, naming the secret by ID.
-	for name, creds := range map[string]webhooks.CredentialResolver{
-		"prefix only": webhooks.StaticSecrets("whsec_real", "whsec_"),
-		"empty":       webhooks.StaticSecrets(""),
-		"none":        webhooks.StaticSecrets(),
+	for name, tt := range map[string]struct {
+		creds webhooks.CredentialResolver
+		want  string // in the error message
+	}{
+		"prefix only": {webhooks.StaticSecrets("whsec_real", "whsec_"), `secret static:1 is unusable: it is only the prefix "whsec_"`},
+		"empty":       {webhooks.StaticSecrets(""), "secret static:0 is empty"},
+		"none":        {webhooks.StaticSecrets(), "StaticSecrets has no secrets"},
 	} {
-		_, err := webhooks.NewHMACVerifier("p", opts, creds, nil)
+		_, err := webhooks.NewHMACVerifier("p", opts, tt.creds, nil)
 		if err == nil {
 			t.Errorf("%s: NewHMACVerifier accepted unusable static secrets", name)
 		} else if strings.Contains(err.Error(), "whsec_real") {
 			t.Errorf("%s: the error %q shows a secret", name, err)
+		} else if !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: the error %q lacks %q", name, err, tt.want)
 		}
 	}
 }
