@@ -513,13 +513,13 @@ func (v *Ed25519Verifier) Verify(ctx context.Context, route Route, req *Request)
 	var message []byte
 	switch o.SignedContent {
 	case Ed25519SignTimestampBody:
-		message = concat([]byte(timestamp), req.Body)
+		message = append([]byte(timestamp), req.Body...)
 	case Ed25519SignIDTimestampBody:
 		id, rej := singleHeader(h, fallbackName(h, o.EventIDHeader, v.fallbacks), ReasonMissingEventID)
 		if rej != nil {
 			return Verification{}, rej
 		}
-		message = concat([]byte(id), []byte{'.'}, []byte(timestamp), []byte{'.'}, req.Body)
+		message = bytes.Join([][]byte{[]byte(id), []byte(timestamp), req.Body}, []byte{'.'})
 	default:
 		message = req.Body
 	}
@@ -580,18 +580,11 @@ func (v *Ed25519Verifier) Verify(ctx context.Context, route Route, req *Request)
 			return out, nil
 		}
 	}
-	h = fallbackHeaders(h, v.fallbacks, o.EventIDHeader, o.EventTypeHeader)
-	meta, err := verifiedMetadata(v.events, &Request{Header: h, Body: req.Body}, keyID)
-	if err != nil {
-		return Verification{}, err
+	out.EventID, out.EventType, rej = v.events.extract(fallbackHeaders(h, v.fallbacks, o.EventIDHeader, o.EventTypeHeader), req.Body)
+	if rej != nil {
+		return Verification{}, rej
 	}
-	out.EventID, out.EventType = meta.EventID, meta.EventType
 	return out, nil
-}
-
-// concat joins byte slices into a new one.
-func concat(parts ...[]byte) []byte {
-	return bytes.Join(parts, nil)
 }
 
 // headerFallbacks validates HeaderFallbacks against the configured headers

@@ -47,25 +47,24 @@ func (s eventSource) validate(bad func(format string, args ...any)) {
 	}
 }
 
-// needsJSON reports whether reading the metadata parses the body as JSON.
-func (s eventSource) needsJSON() bool { return s.idPath != "" || s.typePath != "" }
-
-// extract reads the event ID and type of an authentic request. doc may be
-// nil when no path is configured. A header sent twice is malformed; an
-// absent ID falls back to the body's digest when idFromBody is set.
-func (s eventSource) extract(h http.Header, body []byte, doc *jsonDocument) (id, eventType string, rej *VerificationError) {
+// extract reads the event ID and type of an authentic request, parsing the
+// body as JSON only when a path is configured. A header sent twice is
+// malformed; an absent ID falls back to the body's digest when idFromBody
+// is set.
+func (s eventSource) extract(h http.Header, body []byte) (id, eventType string, rej *VerificationError) {
+	doc := jsonDocument{body: body} // parsed on the first lookup, if any
 	switch {
 	case s.idHeader != "":
 		id, rej = singleHeader(h, s.idHeader, ReasonMissingEventID)
 	case s.idPath != "":
 		id, rej = doc.lookup(s.idPath, ReasonMissingEventID, "event ID")
-	default:
-		rej = Reject(ReasonMissingEventID, "no event ID source")
 	}
-	if rej != nil {
-		if rej.Reason != ReasonMissingEventID || !s.idFromBody {
-			return "", "", rej
-		}
+	switch {
+	case rej != nil && (rej.Reason != ReasonMissingEventID || !s.idFromBody):
+		return "", "", rej
+	case rej != nil || id == "":
+		// Absent, or no header or path configured: validate made sure
+		// idFromBody is set.
 		id, rej = BodySHA256ID(body), nil
 	}
 	switch {
@@ -78,6 +77,21 @@ func (s eventSource) extract(h http.Header, body []byte, doc *jsonDocument) (id,
 		return "", "", rej
 	}
 	return id, eventType, nil
+}
+
+// verifiedMetadata is the Verification of an authentic request whose
+// secret keyID matched: its event ID and type, and the body's digest.
+func verifiedMetadata(events eventSource, req *Request, keyID string) (Verification, error) {
+	id, eventType, rej := events.extract(req.Header, req.Body)
+	if rej != nil {
+		return Verification{}, rej
+	}
+	return Verification{
+		EventID:       id,
+		EventType:     eventType,
+		PayloadSHA256: sha256.Sum256(req.Body),
+		KeyID:         keyID,
+	}, nil
 }
 
 // BodySHA256ID returns the event ID that the EventIDFromBody options derive

@@ -354,24 +354,6 @@ func verifySharedSecret(ctx context.Context, c sharedSecretCheck, route Route, r
 	return verifiedMetadata(c.events, req, keyID)
 }
 
-// verifiedMetadata reads the event ID and type of an authentic request.
-func verifiedMetadata(events eventSource, req *Request, keyID string) (Verification, error) {
-	var doc *jsonDocument
-	if events.needsJSON() {
-		doc = &jsonDocument{body: req.Body}
-	}
-	id, eventType, rej := events.extract(req.Header, req.Body, doc)
-	if rej != nil {
-		return Verification{}, rej
-	}
-	return Verification{
-		EventID:       id,
-		EventType:     eventType,
-		PayloadSHA256: sha256.Sum256(req.Body),
-		KeyID:         keyID,
-	}, nil
-}
-
 // checkStaticCredentials refuses, at construction, static credentials
 // (StaticSecrets) that could never verify anything: none at all, empty
 // ones, and ones valid rejects. Problems name the secret by ID only, and
