@@ -610,6 +610,10 @@ func headerFallbacks(bad func(string, ...any), given map[string]string, configur
 			bad("HeaderFallbacks[%q] %q is not a valid header name", name, alt)
 		case fields[calt] != "":
 			bad("HeaderFallbacks[%q] is %q, which is already the %s", name, alt, fields[calt])
+		case out[cname] != "":
+			// Two spellings of one name: which fallback applied would
+			// depend on map order.
+			bad("HeaderFallbacks has two fallbacks for %q", cname)
 		default:
 			out[cname] = calt
 		}

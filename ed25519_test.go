@@ -7,6 +7,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -298,6 +299,18 @@ func TestDiscordWebhookEvents(t *testing.T) {
 	if err != nil || item.EventType != "APPLICATION_AUTHORIZED" {
 		t.Fatalf("item %+v, %v", item, err)
 	}
+
+	// A tampered event and a stale one are refused.
+	tampered := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: event})
+	tampered.Body = io.NopCloser(strings.NewReader(strings.Replace(string(event), "AUTHORIZED", "DEAUTHORIZED", 1)))
+	stale := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow.Add(-6 * time.Minute), Body: event})
+	for reason, req := range map[webhooks.Reason]*http.Request{webhooks.ReasonBadSignature: tampered, webhooks.ReasonTimestampExpired: stale} {
+		rec = httptest.NewRecorder()
+		gw.ServeHTTP(rec, req)
+		if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), string(reason)) {
+			t.Errorf("want %s: %d %s", reason, rec.Code, rec.Body)
+		}
+	}
 }
 
 func loadV1a(t *testing.T) v1aVector {
@@ -482,6 +495,9 @@ func TestNewEd25519VerifierRejectsInvalidOptions(t *testing.T) {
 		}),
 		"bad fallback name": mod(func(o *webhooks.Ed25519Options) {
 			o.HeaderFallbacks = map[string]string{"X-Signature-Ed25519": "X Sig"}
+		}),
+		"two fallbacks for one header": mod(func(o *webhooks.Ed25519Options) {
+			o.HeaderFallbacks = map[string]string{"X-Signature-Ed25519": "X-Sig-A", "x-signature-ed25519": "X-Sig-B"}
 		}),
 	} {
 		if _, err := webhooks.NewEd25519Verifier("test", opts, creds, nil); err == nil {
