@@ -157,6 +157,15 @@ func TestGitLabSigningToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	nhReject(t, wrong, nhRequest(vec.Body, kv...), webhooks.ReasonBadSignature)
+	// Rotation: with the old and the new signing token live, the one that
+	// matched is reported.
+	rotating, err := webhooks.NewHMACVerifier("gitlab", webhooks.GitLabSigningOptions(), webhooks.StaticSecrets("whsec_"+"bm90IHRoZSBzaWduaW5nIHRva2Vu", vec.SigningToken), nhClock(signedAt))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := nhVerify(t, rotating, nhRequest(vec.Body, kv...)); got.KeyID != "static:1" {
+		t.Errorf("rotation: KeyID %q, want static:1", got.KeyID)
+	}
 	for _, now := range []time.Time{signedAt.Add(6 * time.Minute), signedAt.Add(-6 * time.Minute)} {
 		late, err := webhooks.NewHMACVerifier("gitlab", webhooks.GitLabSigningOptions(), webhooks.StaticSecrets(vec.SigningToken), nhClock(now))
 		if err != nil {
