@@ -792,7 +792,9 @@ func (v *HMACVerifier) header(h http.Header, name string, missing Reason) (strin
 	return singleHeader(h, fallbackName(h, name, v.fallbacks), missing)
 }
 
-// signedContent returns the pieces whose concatenation is the signed bytes.
+// signedContent returns the pieces whose concatenation is the signed bytes:
+// for the timestamped layouts, the parts before the body in one piece, then
+// the body, which is never copied.
 func (v *HMACVerifier) signedContent(req *Request, timestamp, id string) ([][]byte, error) {
 	o := &v.opts
 	if o.SignedContentFunc != nil {
@@ -805,15 +807,16 @@ func (v *HMACVerifier) signedContent(req *Request, timestamp, id string) ([][]by
 	if o.SignedContent == SignBody {
 		return [][]byte{req.Body}, nil
 	}
-	sep := []byte(o.SignedContentSeparator)
-	var pieces [][]byte
+	sep := o.SignedContentSeparator
+	head := make([]byte, 0, len(o.SignedContentPrefix)+len(id)+len(timestamp)+3*len(sep))
 	if o.SignedContentPrefix != "" {
-		pieces = append(pieces, []byte(o.SignedContentPrefix), sep)
+		head = append(append(head, o.SignedContentPrefix...), sep...)
 	}
 	if o.SignedContent == SignIDTimestampBody {
-		pieces = append(pieces, []byte(id), sep)
+		head = append(append(head, id...), sep...)
 	}
-	return append(pieces, []byte(timestamp), sep, req.Body), nil
+	head = append(append(head, timestamp...), sep...)
+	return [][]byte{head, req.Body}, nil
 }
 
 // match computes the HMAC of content under each usable secret and compares

@@ -253,8 +253,9 @@ func (d *jsonDocument) find(path string) (value any, ok bool) {
 		case map[string]any:
 			cur = node[seg]
 		case []any:
+			// Decimal digits only: Atoi alone would take "+1" and "-0".
 			i, err := strconv.Atoi(seg)
-			if err != nil || i < 0 || i >= len(node) || strings.TrimLeft(seg, "0123456789") != "" {
+			if err != nil || strings.TrimLeft(seg, "0123456789") != "" || i >= len(node) {
 				cur = nil
 			} else {
 				cur = node[i]

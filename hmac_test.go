@@ -639,6 +639,7 @@ func TestHMACJSONPaths(t *testing.T) {
 		{"empty id", "id", "", `{"id":""}`, webhooks.ReasonMissingEventID, "", ""},
 		{"index out of range", "events.5.id", "", `{"events":[]}`, webhooks.ReasonMissingEventID, "", ""},
 		{"negative index", "events.-1.id", "", `{"events":[{"id":"a"}]}`, webhooks.ReasonMissingEventID, "", ""},
+		{"plus-signed index", "events.+1.id", "", `{"events":[{"id":"a"},{"id":"b"}]}`, webhooks.ReasonMissingEventID, "", ""},
 		{"object id", "id", "", `{"id":{"v":1}}`, webhooks.ReasonMalformedPayload, "", ""},
 		{"bool id", "id", "", `{"id":true}`, webhooks.ReasonMalformedPayload, "", ""},
 		{"missing type", "id", "type", `{"id":"x"}`, webhooks.ReasonMissingEventType, "", ""},
