@@ -105,15 +105,15 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, 
 	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
 		return webhooks.Item{}, fmt.Errorf("pgstore: get %q: %w", key.String(), webhooks.ErrNotFound)
 	}
-	var r itemRow
-	err := s.pool.QueryRow(ctx, s.sql.get, key.Provider, key.Tenant, key.EventID).Scan(r.dest()...)
+	rows, _ := s.pool.Query(ctx, s.sql.get, key.Provider, key.Tenant, key.EventID)
+	it, err := pgx.CollectExactlyOneRow(rows, scanItem)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return webhooks.Item{}, fmt.Errorf("pgstore: get %s: %w", key, webhooks.ErrNotFound)
 	}
 	if err != nil {
 		return webhooks.Item{}, wrapErr("get "+key.String(), err)
 	}
-	return r.item()
+	return it, nil
 }
 
 // DeadLetters implements webhooks.InboxStore. Pages are read through the
@@ -126,26 +126,12 @@ func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max
 	if err != nil {
 		return webhooks.DeadLetterPage{}, err
 	}
-	rows, err := s.pool.Query(ctx, sql, args...)
+	rows, _ := s.pool.Query(ctx, sql, args...)
+	items, err := pgx.CollectRows(rows, scanItem)
 	if err != nil {
 		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
 	}
-	defer rows.Close()
-	var page webhooks.DeadLetterPage
-	for rows.Next() {
-		var r itemRow
-		if err := rows.Scan(r.dest()...); err != nil {
-			return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
-		}
-		it, err := r.item()
-		if err != nil {
-			return webhooks.DeadLetterPage{}, err
-		}
-		page.Items = append(page.Items, it)
-	}
-	if err := rows.Err(); err != nil {
-		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
-	}
+	page := webhooks.DeadLetterPage{Items: items}
 	if len(page.Items) > max {
 		page.Items = page.Items[:max]
 		last := page.Items[max-1]

@@ -11,6 +11,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5"
+
 	webhooks "github.com/hookinbox/webhooks"
 )
 
@@ -30,17 +32,29 @@ type itemRow struct {
 	completedAt, deadAt                  *time.Time
 }
 
-// dest returns the scan destinations in itemColumns order.
-func (r *itemRow) dest() []any {
-	return []any{
+// dest returns lead, then the scan destinations in itemColumns order, in
+// one slice.
+func (r *itemRow) dest(lead ...any) []any {
+	return append(append(make([]any, 0, len(lead)+itemColumnCount), lead...),
 		&r.provider, &r.tenant, &r.eventID, &r.eventType, &r.payload, &r.headers,
 		&r.digest, &r.keyID, &r.state, &r.attempts, &r.nextAttemptAt, &r.leaseExpiresAt,
 		&r.errClass, &r.errMessage, &r.errAt, &r.duplicateCount, &r.lastSeenAt,
 		&r.occurredAt, &r.receivedAt, &r.updatedAt, &r.completedAt, &r.deadAt,
-	}
+	)
 }
 
-// item converts the row. Times come back in UTC.
+// scanItem reads a row of itemColumns (Get, DeadLetters); it is a
+// pgx.RowToFunc.
+func scanItem(row pgx.CollectableRow) (webhooks.Item, error) {
+	var r itemRow
+	if err := row.Scan(r.dest()...); err != nil {
+		return webhooks.Item{}, err
+	}
+	return r.item()
+}
+
+// item converts the row. Times come back in UTC. Its errors name the item
+// but not the operation; callers add that.
 func (r *itemRow) item() (webhooks.Item, error) {
 	it := webhooks.Item{
 		Key:            webhooks.InboxKey{Provider: r.provider, Tenant: r.tenant, EventID: r.eventID},
@@ -63,13 +77,13 @@ func (r *itemRow) item() (webhooks.Item, error) {
 		it.Payload = []byte{}
 	}
 	if len(r.digest) != sha256.Size {
-		return webhooks.Item{}, fmt.Errorf("pgstore: item %s has a %d-byte payload digest; the table was changed outside pgstore", it.Key, len(r.digest))
+		return webhooks.Item{}, fmt.Errorf("item %s has a %d-byte payload digest; the table was changed outside pgstore", it.Key, len(r.digest))
 	}
 	copy(it.PayloadSHA256[:], r.digest)
 	if r.headers != nil {
 		var h http.Header
 		if err := json.Unmarshal(r.headers, &h); err != nil {
-			return webhooks.Item{}, fmt.Errorf("pgstore: item %s has unreadable headers (the table was changed outside pgstore): %w", it.Key, err)
+			return webhooks.Item{}, fmt.Errorf("item %s has unreadable headers (the table was changed outside pgstore): %w", it.Key, err)
 		}
 		it.Headers = h
 	}

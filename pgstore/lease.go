@@ -83,7 +83,7 @@ func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Du
 			token string
 			r     itemRow
 		)
-		dest := append([]any{&a.dueAt, &token}, r.dest()...)
+		dest := r.dest(&a.dueAt, &token)
 		const keyColumns = 5 // due_at, token, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
@@ -134,10 +134,10 @@ func (s *Store) release(ctx context.Context, op string, u unreadable, now time.T
 	// the lease would then be held by nobody until it expires.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	args, err := leaseArgs(&webhooks.Lease{Token: u.token, Item: webhooks.Item{Key: u.key}})
+	args, err := leaseArgs(&webhooks.Lease{Token: u.token, Item: webhooks.Item{Key: u.key}}, s.now(now))
 	if err == nil {
 		var tag pgconn.CommandTag
-		tag, err = s.pool.Exec(rctx, s.sql.release, append(args, s.now(now))...)
+		tag, err = s.pool.Exec(rctx, s.sql.release, args...)
 		if err == nil && tag.RowsAffected() == 0 {
 			err = webhooks.ErrLeaseLost
 		}
@@ -199,12 +199,12 @@ func (s *Store) ExtendLease(ctx context.Context, lease *webhooks.Lease, now time
 	if lease == nil {
 		return errors.New("pgstore: ExtendLease needs a lease; got nil")
 	}
-	args, err := leaseArgs(lease)
+	args, err := leaseArgs(lease, s.now(now), d.Microseconds())
 	if err != nil {
 		return fmt.Errorf("pgstore: extend lease on %s: %w", lease.Key(), err)
 	}
 	var expires time.Time
-	err = s.pool.QueryRow(ctx, s.sql.extend, append(args, s.now(now), d.Microseconds())...).Scan(&expires)
+	err = s.pool.QueryRow(ctx, s.sql.extend, args...).Scan(&expires)
 	if err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("pgstore: extend lease on %s: %w", lease.Key(), webhooks.ErrLeaseLost)
@@ -221,11 +221,11 @@ func (s *Store) settle(ctx context.Context, op string, lease *webhooks.Lease, sq
 	if lease == nil {
 		return fmt.Errorf("pgstore: %s needs a lease; got nil", op)
 	}
-	args, err := leaseArgs(lease)
+	args, err := leaseArgs(lease, extra...)
 	if err != nil {
 		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), err)
 	}
-	tag, err := s.pool.Exec(ctx, sql, append(args, extra...)...)
+	tag, err := s.pool.Exec(ctx, sql, args...)
 	if err != nil {
 		return wrapErr(op+" "+lease.Key().String(), err)
 	}
@@ -235,9 +235,10 @@ func (s *Store) settle(ctx context.Context, op string, lease *webhooks.Lease, sq
 	return nil
 }
 
-// leaseArgs returns the key and token parameters of a fenced statement. A
-// token that is not a UUID was never issued by this store, so it is lost.
-func leaseArgs(lease *webhooks.Lease) ([]any, error) {
+// leaseArgs returns the parameters of a fenced statement: the key and token
+// ($1..$4, see leaseWhere), then extra, in one slice. A token that is not a
+// UUID was never issued by this store, so it is lost.
+func leaseArgs(lease *webhooks.Lease, extra ...any) ([]any, error) {
 	k := lease.Key()
 	if checkKey(k) != nil { // PostgreSQL cannot hold such a key
 		return nil, webhooks.ErrLeaseLost
@@ -246,7 +247,9 @@ func leaseArgs(lease *webhooks.Lease) ([]any, error) {
 	if err != nil {
 		return nil, webhooks.ErrLeaseLost
 	}
-	return []any{k.Provider, k.Tenant, k.EventID, pgtype.UUID{Bytes: tok, Valid: true}}, nil
+	args := make([]any, 0, 4+len(extra))
+	args = append(args, k.Provider, k.Tenant, k.EventID, pgtype.UUID{Bytes: tok, Valid: true})
+	return append(args, extra...), nil
 }
 
 func checkDuration(op, what string, d time.Duration) error {

@@ -7,11 +7,15 @@ import "strings"
 // clock, so coalesce($n::timestamptz, now()) picks the caller's time or the
 // server's. Durations travel as microseconds (bigint).
 
-// itemColumns lists the columns scanItem reads, in order.
+// itemColumns lists the columns itemRow.dest scans, in order (scanItem, and
+// acquireSQL after its own two).
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
 	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
 	i.last_error_class, i.last_error_message, i.last_error_at, i.duplicate_count, i.last_seen_at,
 	i.occurred_at, i.received_at, i.updated_at, i.completed_at, i.dead_at`
+
+// itemColumnCount is the number of columns in itemColumns.
+var itemColumnCount = strings.Count(itemColumns, ",") + 1
 
 // enqueueSQL inserts an item or, when the key exists, counts a duplicate
 // (same digest) or leaves the row as it was (other digest). The DO UPDATE
