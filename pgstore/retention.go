@@ -24,21 +24,7 @@ import (
 // providers redeliver. Run it periodically, for example hourly with
 // olderThan a week ago and batchSize 1000.
 func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchSize int) (int64, error) {
-	const op = "delete succeeded items"
-	if batchSize <= 0 {
-		return 0, fmt.Errorf("pgstore: %s: batch size is %d; it must be at least 1", op, batchSize)
-	}
-	cutoff := olderThan
-	if s.dbClock {
-		// One cutoff for the whole run: a cutoff moving with now() would
-		// keep finding items that have just aged past it.
-		age := s.hostNow().Sub(olderThan)
-		err := s.pool.QueryRow(ctx, "SELECT now() - $1::bigint * interval '1 microsecond'", age.Microseconds()).Scan(&cutoff)
-		if err != nil {
-			return 0, wrapErr(op, err)
-		}
-	}
-	return s.deleteBatches(ctx, op, s.sql.deleteSucceeded, cutoff, batchSize)
+	return s.deleteBatches(ctx, "delete succeeded items", s.sql.deleteSucceeded, olderThan, s.hostNow().Sub(olderThan), batchSize)
 }
 
 // DeleteExpiredReplayKeys deletes replay keys that expired at or before now
@@ -46,27 +32,29 @@ func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchS
 // batchSize rows, like DeleteSucceeded. Expired keys no longer affect
 // Register, so this only reclaims space.
 func (s *Store) DeleteExpiredReplayKeys(ctx context.Context, now time.Time, batchSize int) (int64, error) {
-	const op = "delete expired replay keys"
-	if batchSize <= 0 {
-		return 0, fmt.Errorf("pgstore: %s: batch size is %d; it must be at least 1", op, batchSize)
-	}
-	cutoff := now
-	if s.dbClock {
-		// One cutoff for the whole run, as in DeleteSucceeded.
-		if err := s.pool.QueryRow(ctx, "SELECT now()").Scan(&cutoff); err != nil {
-			return 0, wrapErr(op, err)
-		}
-	}
-	return s.deleteBatches(ctx, op, s.sql.deleteExpiredReplayKeys, cutoff, batchSize)
+	return s.deleteBatches(ctx, "delete expired replay keys", s.sql.deleteExpiredReplayKeys, now, 0, batchSize)
 }
 
 // deleteBatches runs sql ($1 cutoff, $2 batch size) until a statement
-// deletes nothing. A short batch does not end the run: rows skipped because
-// another transaction held them may be free by the next statement. Every
-// statement that lets the run go on has deleted at least one row, and with a
-// fixed cutoff the rows it can delete are (clock skew aside) a fixed set, so
-// the run ends.
-func (s *Store) deleteBatches(ctx context.Context, op, sql string, cutoff time.Time, batchSize int) (int64, error) {
+// deletes nothing. The cutoff is fixed for the whole run: cutoff itself, or
+// with the database clock the server's now() minus age, read once (a cutoff
+// moving with now() would keep finding items that have just aged past it).
+//
+// A short batch does not end the run: rows skipped because another
+// transaction held them may be free by the next statement. Every statement
+// that lets the run go on has deleted at least one row, and with a fixed
+// cutoff the rows it can delete are (clock skew aside) a fixed set, so the
+// run ends.
+func (s *Store) deleteBatches(ctx context.Context, op, sql string, cutoff time.Time, age time.Duration, batchSize int) (int64, error) {
+	if batchSize <= 0 {
+		return 0, fmt.Errorf("pgstore: %s: batch size is %d; it must be at least 1", op, batchSize)
+	}
+	if s.dbClock {
+		err := s.pool.QueryRow(ctx, "SELECT now() - $1::bigint * interval '1 microsecond'", age.Microseconds()).Scan(&cutoff)
+		if err != nil {
+			return 0, wrapErr(op, err)
+		}
+	}
 	var total int64
 	for {
 		if err := ctx.Err(); err != nil {
