@@ -392,8 +392,9 @@ func LinearOptions() HMACOptions {
 // Zoom documents no window) of the clock. The type is the body's "event"
 // ("meeting.started").
 //
-// Zoom sends no event ID, so the ID is "sha256:" and the hex SHA-256 of the
-// raw body: a redelivery of the same body is a duplicate. Zoom retries
+// Zoom sends no event ID, so the ID is BodySHA256ID(body), "sha256:" and
+// the hex SHA-256 of the raw body: a redelivery of the same body is a
+// duplicate. Zoom retries
 // after 5, 20 and 60 minutes and does not document whether a retry is
 // signed anew; if retries arrive with their first timestamp, raise
 // Tolerance to about 90 minutes (a replay inside the window has the same
@@ -436,10 +437,10 @@ func ZoomOptions() HMACOptions {
 	}
 }
 
-// payloadDigestEventID is the event ID of providers that send none: the
-// hex SHA-256 of the raw body.
+// payloadDigestEventID is the event ID of providers that send none:
+// BodySHA256ID of the raw body, from the digest Verify already computed.
 func payloadDigestEventID(_ *Request, v Verification) (string, error) {
-	return "sha256:" + hex.EncodeToString(v.PayloadSHA256[:]), nil
+	return BodySHA256IDPrefix + hex.EncodeToString(v.PayloadSHA256[:]), nil
 }
 
 // zoomHandshake answers Zoom's endpoint.url_validation challenge with the

@@ -317,6 +317,9 @@ func TestPresetVectors(t *testing.T) {
 			if wantID == "" {
 				sum := sha256.Sum256([]byte(vec.Payload))
 				wantID = "sha256:" + hex.EncodeToString(sum[:])
+				if bodyID := webhooks.BodySHA256ID([]byte(vec.Payload)); bodyID != wantID {
+					t.Errorf("BodySHA256ID = %q, want %q, the ID the preset documents", bodyID, wantID)
+				}
 			}
 			if got.EventID != wantID || got.EventType != tt.wantType || got.KeyID != "static:0" || !got.OccurredAt.Equal(tt.wantAt) {
 				t.Errorf("Verification = %+v; want ID %q, type %q, at %v", got, wantID, tt.wantType, tt.wantAt)
