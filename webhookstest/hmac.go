@@ -141,10 +141,11 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.H
 	}
 	mac := hmac.New(newHash, key)
 	mac.Write(content)
-	sig := hex.EncodeToString(mac.Sum(nil))
+	encode := hex.EncodeToString
 	if opts.Encoding == webhooks.EncodingBase64 {
-		sig = base64.StdEncoding.EncodeToString(mac.Sum(nil))
+		encode = base64.StdEncoding.EncodeToString
 	}
+	sig := encode(mac.Sum(nil))
 	if opts.ItemSeparator == "" {
 		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sig)
 		return h, nil
