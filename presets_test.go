@@ -511,6 +511,13 @@ func TestSlackPreset(t *testing.T) {
 		_, err := v.Verify(context.Background(), testRoute, req)
 		if err == nil || errors.Is(err, webhooks.ErrMalformedPayload) {
 			t.Errorf("%s: err = %v, want a signature rejection", name, err)
+		} else {
+			want := map[string]webhooks.Reason{
+				"tampered body":   webhooks.ReasonBadSignature,
+				"other timestamp": webhooks.ReasonBadSignature,
+				"v1 prefix":       webhooks.ReasonMalformedHeader,
+			}[name]
+			wantReason(t, err, want)
 		}
 	}
 }
