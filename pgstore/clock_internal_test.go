@@ -21,10 +21,8 @@ import (
 func TestDatabaseClockRetention(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithDatabaseClock())
-	require.NoError(t, err)
+	s := newMigratedStore(t, pool, WithDatabaseClock())
 	ctx := t.Context()
-	require.NoError(t, s.Migrate(ctx))
 	skew := 2 * time.Hour
 	s.hostNow = func() time.Time { return time.Now().Add(skew) }
 

@@ -18,10 +18,8 @@ import (
 func TestListenerPingKeepsConnection(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)))
-	require.NoError(t, err)
+	s := newMigratedStore(t, pool)
 	ctx := t.Context()
-	require.NoError(t, s.Migrate(ctx))
 
 	l := s.Listener()
 	l.pingEvery = 20 * time.Millisecond
@@ -57,7 +55,7 @@ func TestListenerPingKeepsConnection(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT query FROM pg_stat_activity WHERE pid = $1`, int32(pid)).Scan(&query))
 	assert.Equal(t, "-- ping", query, "the listener pinged its connection")
 
-	_, err = pool.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
+	_, err := pool.Exec(ctx, "SELECT pg_notify($1, '')", s.channel)
 	require.NoError(t, err)
 	select {
 	case <-woke:

@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -11,8 +10,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
@@ -63,14 +60,8 @@ func BenchmarkEnqueueSlowCommit(b *testing.B) {
 		{"EnqueueTx/WithoutNotifyInTx", []Option{WithoutNotifyInTx()}, inTx},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			pool := benchSlowCommitPool(b, 16, 5*time.Millisecond)
-			s, err := New(pool, append([]Option{WithSchema(pgtest.NewSchema(b, pool))}, c.opts...)...)
-			if err != nil {
-				b.Fatal(err)
-			}
-			if err := s.Migrate(b.Context()); err != nil {
-				b.Fatal(err)
-			}
+			pool := pgtest.NewSlowCommitPool(b, 16, 5*time.Millisecond)
+			s := newMigratedStore(b, pool, c.opts...)
 			payload := []byte(`{"id":"evt","type":"invoice.paid"}`)
 			var seq atomic.Int64
 			b.SetParallelism(max(1, 16/runtime.GOMAXPROCS(0))) // 16 goroutines
@@ -93,31 +84,4 @@ func BenchmarkEnqueueSlowCommit(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "enqueues/s")
 		})
 	}
-}
-
-// benchSlowCommitPool returns a pool whose commits wait commitDelay before
-// flushing, skipping b when the user may not set commit_delay.
-func benchSlowCommitPool(b *testing.B, conns int32, commitDelay time.Duration) *pgxpool.Pool {
-	b.Helper()
-	cfg, err := pgxpool.ParseConfig(pgtest.DSN(b))
-	if err != nil {
-		b.Fatal(err)
-	}
-	cfg.MaxConns = conns
-	cfg.MinConns = conns
-	cfg.ConnConfig.RuntimeParams["commit_delay"] = fmt.Sprint(commitDelay.Microseconds())
-	cfg.ConnConfig.RuntimeParams["commit_siblings"] = "0"
-	pool, err := pgxpool.NewWithConfig(b.Context(), cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(pool.Close)
-	if err := pool.Ping(b.Context()); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-			b.Skipf("the test database user may not set commit_delay: %v", err)
-		}
-		b.Fatal(err)
-	}
-	return pool
 }

@@ -131,9 +131,7 @@ func TestEnqueueSucceedsWhenNotifyFails(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
 	var logs syncBuffer
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
-	require.NoError(t, err)
-	require.NoError(t, s.Migrate(t.Context()))
+	s := newMigratedStore(t, pool, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	sent := make(chan struct{}, 10)
 	s.notifier.send = func(context.Context) error {
 		sent <- struct{}{}
@@ -161,5 +159,8 @@ func TestEnqueueSucceedsWhenNotifyFails(t *testing.T) {
 	res, err = s.Enqueue(t.Context(), env)
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.EnqueueDuplicate, res.Outcome)
+	// A wake-up is sent after Enqueue returns: wait until the notifier
+	// has nothing in flight, so one asked for by the duplicate is seen.
+	awaitIdle(t, s.notifier)
 	assert.Empty(t, sent, "a duplicate asks for no wake-up")
 }

@@ -19,11 +19,9 @@ import (
 func TestQueriesUseTheirIndexes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 1)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)))
-	require.NoError(t, err)
+	s := newMigratedStore(t, pool)
 	ctx := t.Context()
-	require.NoError(t, s.Migrate(ctx))
-	_, err = pool.Exec(ctx, "ANALYZE "+quoteSchema(s.schema)+".inbox_items")
+	_, err := pool.Exec(ctx, "ANALYZE "+quoteSchema(s.schema)+".inbox_items")
 	require.NoError(t, err)
 
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)

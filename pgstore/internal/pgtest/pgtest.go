@@ -10,6 +10,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/testcontainers/testcontainers-go"
 	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
@@ -149,6 +151,37 @@ func NewPool(t testing.TB, maxConns int32) *pgxpool.Pool {
 		t.Fatalf("pgtest: connecting to the test database: %v", err)
 	}
 	t.Cleanup(pool.Close)
+	return pool
+}
+
+// NewSlowCommitPool returns a pool of maxConns connections, all opened at
+// once, whose commits wait commitDelay before flushing WAL (commit_delay
+// with commit_siblings = 0), like a slow disk or a synchronous standby. It
+// is closed when t ends. Setting commit_delay needs a superuser; without
+// one t is skipped.
+func NewSlowCommitPool(t testing.TB, maxConns int32, commitDelay time.Duration) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(DSN(t))
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	cfg.MaxConns, cfg.MinConns = maxConns, maxConns
+	cfg.ConnConfig.RuntimeParams["commit_delay"] = fmt.Sprint(commitDelay.Microseconds())
+	cfg.ConnConfig.RuntimeParams["commit_siblings"] = "0"
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatalf("pgtest: connecting to the test database: %v", err)
+	}
+	t.Cleanup(pool.Close)
+	if err := pool.Ping(ctx); err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "42501" { // insufficient_privilege
+			t.Skipf("pgtest: the test database user may not set commit_delay: %v", err)
+		}
+		t.Fatalf("pgtest: connecting to the test database: %v", err)
+	}
 	return pool
 }
 
