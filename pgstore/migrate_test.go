@@ -5,11 +5,13 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -105,6 +107,14 @@ func TestMigrateQuotesSchema(t *testing.T) {
 	l, err := s.AcquireNext(t.Context(), baseTime, 1)
 	require.Error(t, err, "a sub-microsecond lease is refused")
 	require.Nil(t, l)
+	// The statements run against the quoted schema too.
+	l, err = s.AcquireNext(t.Context(), baseTime, time.Minute)
+	require.NoError(t, err)
+	require.NotNil(t, l)
+	require.NoError(t, s.Complete(t.Context(), l, baseTime))
+	it, err := s.Get(t.Context(), l.Key())
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StateSucceeded, it.State)
 }
 
 func TestNotMigratedErrorSaysWhatToDo(t *testing.T) {

@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -10,8 +9,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -19,30 +16,6 @@ import (
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
-
-// slowCommitPool returns a pool whose commits wait commitDelay before
-// flushing WAL (commit_delay with commit_siblings = 0), like a slow disk or
-// a synchronous standby. Setting commit_delay needs a superuser; without
-// one the test is skipped.
-func slowCommitPool(t testing.TB, conns int32, commitDelay time.Duration) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
-	require.NoError(t, err)
-	cfg.MaxConns = conns
-	cfg.ConnConfig.RuntimeParams["commit_delay"] = fmt.Sprint(commitDelay.Microseconds())
-	cfg.ConnConfig.RuntimeParams["commit_siblings"] = "0"
-	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
-	require.NoError(t, err)
-	t.Cleanup(pool.Close)
-	if err := pool.Ping(t.Context()); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-			t.Skipf("the test database user may not set commit_delay: %v", err)
-		}
-		require.NoError(t, err)
-	}
-	return pool
-}
 
 // notifyLockHolder is a session seen holding PostgreSQL's notification-queue
 // lock: the lock a notifying transaction takes at commit (a lock on the
@@ -53,7 +26,15 @@ type notifyLockHolder struct {
 }
 
 // watchNotifyLock polls pg_locks until stop is closed and returns the
-// sessions it saw holding the notification-queue lock.
+// sessions it saw holding the notification-queue lock, each with the
+// statement it was running then.
+//
+// pg_locks and pg_stat_activity are not read atomically together: a
+// session may release the lock and start its next statement in between,
+// and then the lock would be pinned on that statement. So each poll reads
+// the sessions' statements before and after reading the locks, and takes a
+// holder's statement only when it is the same one (same query_start) both
+// times, that is, it ran throughout.
 func watchNotifyLock(t *testing.T, stop <-chan struct{}) <-chan []notifyLockHolder {
 	t.Helper()
 	conn, err := pgx.Connect(t.Context(), pgtest.DSN(t))
@@ -69,28 +50,60 @@ func watchNotifyLock(t *testing.T, stop <-chan struct{}) <-chan []notifyLockHold
 				return
 			default:
 			}
-			rows, err := conn.Query(context.Background(), `
-				SELECT a.pid, a.query FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-				WHERE l.locktype = 'object' AND l.classid = 'pg_database'::regclass
-					AND l.objid = 0 AND l.granted`)
+			// Each statement is its own transaction, so each reads a fresh
+			// pg_stat_activity.
+			before, err := statements(conn)
+			if err != nil {
+				t.Errorf("watching pg_stat_activity: %v", err)
+				return
+			}
+			rows, _ := conn.Query(context.Background(), `
+				SELECT pid FROM pg_locks
+				WHERE locktype = 'object' AND classid = 'pg_database'::regclass
+					AND objid = 0 AND granted`)
+			pids, err := pgx.CollectRows(rows, pgx.RowTo[uint32])
 			if err != nil {
 				t.Errorf("watching pg_locks: %v", err)
 				return
 			}
-			holders, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (notifyLockHolder, error) {
-				var h notifyLockHolder
-				err := r.Scan(&h.pid, &h.query)
-				return h, err
-			})
+			after, err := statements(conn)
 			if err != nil {
-				t.Errorf("watching pg_locks: %v", err)
+				t.Errorf("watching pg_stat_activity: %v", err)
 				return
 			}
-			seen = append(seen, holders...)
+			for _, pid := range pids {
+				b, okB := before[pid]
+				a, okA := after[pid]
+				if okB && okA && b.start.Equal(a.start) && b.query == a.query {
+					seen = append(seen, notifyLockHolder{pid: pid, query: a.query})
+				}
+			}
 			time.Sleep(500 * time.Microsecond)
 		}
 	}()
 	return out
+}
+
+// statement is what a session is running, as pg_stat_activity shows it.
+type statement struct {
+	query string
+	start time.Time
+}
+
+// statements returns the statement of every client session.
+func statements(conn *pgx.Conn) (map[uint32]statement, error) {
+	rows, _ := conn.Query(context.Background(),
+		`SELECT pid, query, query_start FROM pg_stat_activity WHERE query_start IS NOT NULL`)
+	m := map[uint32]statement{}
+	var (
+		pid uint32
+		st  statement
+	)
+	_, err := pgx.ForEachRow(rows, []any{&pid, &st.query, &st.start}, func() error {
+		m[pid] = st
+		return nil
+	})
+	return m, err
 }
 
 // TestEnqueueCommitsWithoutTheNotificationLock: a transaction that sends
@@ -105,7 +118,7 @@ func TestEnqueueCommitsWithoutTheNotificationLock(t *testing.T) {
 	plain := pgtest.NewPool(t, 1)
 	schema := pgtest.NewSchema(t, plain)
 	newStoreOn(t, plain, schema) // migrate without slow commits
-	slow := slowCommitPool(t, 2, 40*time.Millisecond)
+	slow := pgtest.NewSlowCommitPool(t, 2, 40*time.Millisecond)
 	s, err := pgstore.New(slow, pgstore.WithSchema(schema))
 	require.NoError(t, err)
 	ctx := t.Context()
