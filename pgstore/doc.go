@@ -64,11 +64,12 @@
 // instances' clocks say. Times the caller gives as instants (a retry's
 // RetryAt, a replay key's expiry) keep their distance from the caller's
 // now; DeleteSucceeded's cutoff, which comes without a now, keeps its
-// distance from the host's time.Now. A worker should still extend its lease by elapsed time (as the
-// Processor does), not by comparing Lease.ExpiresAt, now a server time,
-// with its own clock. The caller's times are still what the conformance suite
-// exercises, so the option is off by default; turn it on in production when
-// you cannot vouch for the hosts' clocks.
+// distance from the host's time.Now. A worker should still extend its lease
+// by elapsed time (as the Processor does), not by comparing
+// Lease.ExpiresAt, now a server time, with its own clock. The caller's times
+// are still what the conformance suite exercises, so the option is off by
+// default; turn it on in production when you cannot vouch for the hosts'
+// clocks.
 //
 // # Wake-ups
 //
