@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -208,4 +210,79 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 			assert.LessOrEqual(t, left, int64(updaters*perStmt), "the run ended while rows it could delete were left")
 		})
 	}
+}
+
+// deleteTracer records the rows each DELETE statement removed.
+type deleteTracer struct {
+	mu   sync.Mutex
+	rows []int64
+}
+
+func (d *deleteTracer) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+	return ctx
+}
+
+func (d *deleteTracer) TraceQueryEnd(_ context.Context, _ *pgx.Conn, data pgx.TraceQueryEndData) {
+	if data.Err == nil && data.CommandTag.Delete() {
+		d.mu.Lock()
+		d.rows = append(d.rows, data.CommandTag.RowsAffected())
+		d.mu.Unlock()
+	}
+}
+
+func (d *deleteTracer) take() []int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	r := d.rows
+	d.rows = nil
+	return r
+}
+
+// TestRetentionDeletesInBoundedBatches watches the DELETE statements
+// themselves: none may remove more rows than the batch size, so no statement
+// holds locks on more than a batch.
+func TestRetentionDeletesInBoundedBatches(t *testing.T) {
+	t.Parallel()
+	cfg, err := pgxpool.ParseConfig(pgtest.DSN(t))
+	require.NoError(t, err)
+	cfg.MaxConns = 2
+	tracer := &deleteTracer{}
+	cfg.ConnConfig.Tracer = tracer
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+	ctx := t.Context()
+
+	const items, batch = 23, 5
+	for i := range items {
+		mustEnqueueNew(t, s, testEnvelope(testKey(fmt.Sprintf("b%02d", i)), fmt.Sprint(i), baseTime))
+		_, err := s.Register(ctx, webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("k", i)}, sha256.Sum256([]byte("p")), baseTime, baseTime.Add(time.Minute))
+		require.NoError(t, err)
+	}
+	leases, err := s.AcquireBatch(ctx, baseTime, time.Minute, items)
+	require.NoError(t, err)
+	require.Len(t, leases, items)
+	for _, l := range leases {
+		require.NoError(t, s.Complete(ctx, l, baseTime))
+	}
+	tracer.take()
+
+	check := func(what string, deleted int64, err error) {
+		t.Helper()
+		require.NoError(t, err)
+		assert.Equal(t, int64(items), deleted, what)
+		rows := tracer.take()
+		var sum int64
+		for _, r := range rows {
+			assert.LessOrEqual(t, r, int64(batch), "%s: one DELETE removed %d rows; the batch size is %d", what, r, batch)
+			sum += r
+		}
+		assert.Equal(t, int64(items), sum, "%s: the DELETEs seen add up to what was reported", what)
+		assert.GreaterOrEqual(t, len(rows), (items+batch-1)/batch, "%s: %d rows in batches of %d need several statements", what, items, batch)
+	}
+	n, err := s.DeleteSucceeded(ctx, baseTime.Add(time.Second), batch)
+	check("DeleteSucceeded", n, err)
+	n, err = s.DeleteExpiredReplayKeys(ctx, baseTime.Add(time.Hour), batch)
+	check("DeleteExpiredReplayKeys", n, err)
 }
