@@ -7,15 +7,17 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 )
 
-// Event is an inbox item handed to a handler.
+// Event is an inbox item handed to a Dispatcher.
 type Event struct {
 	Provider string
 	Tenant   string
 	ID       string
 	Type     string
-	// Payload is the raw body as received. Handlers must not modify it.
+	// Payload is the raw body as received. Dispatchers must not modify it.
 	Payload []byte
 	Headers http.Header
 	// Attempt is the number of this processing attempt, starting at 1.
@@ -24,6 +26,11 @@ type Event struct {
 	ReceivedAt time.Time
 	// KeyID names the secret that verified the webhook.
 	KeyID string
+	// LeaseToken is the token of the lease the Processor runs this event
+	// under ("" for an event that did not come from a Processor). A store
+	// that lets a handler settle its item inside the handler's own
+	// transaction (pgstore's CompleteTx) fences that settlement with it.
+	LeaseToken string
 }
 
 // Key returns the event's inbox key.
@@ -44,28 +51,20 @@ func eventFromLease(l *Lease) Event {
 		OccurredAt: it.OccurredAt,
 		ReceivedAt: it.ReceivedAt,
 		KeyID:      it.KeyID,
+		LeaseToken: l.Token,
 	}
 }
 
-// Handler processes events. Return nil when the event is handled; an error
-// marked with Permanent to dead-letter it; an error wrapped with RetryAfter to
-// ask for a minimum wait; any other error to retry it with backoff. The
-// context is cancelled when the processor shuts down or loses the lease; a
-// handler that returns because of that is not counted as failed.
+// Dispatcher hands an event to the host's code. Return nil when the event
+// is handled; an error marked with Permanent to dead-letter it; an error
+// made with RetryAfter to ask for a minimum wait; any other error to retry
+// it with backoff. The context is cancelled when the processor shuts down or
+// loses the lease; a dispatcher that returns because of that is not counted
+// as failed.
 //
-// Delivery is at least once: a handler may see the same event again (after a
-// crash, or a replay) and must be idempotent in its own effects.
-type Handler interface {
-	HandleEvent(ctx context.Context, ev Event) error
-}
-
-// HandlerFunc adapts a function to the Handler interface.
-type HandlerFunc func(ctx context.Context, ev Event) error
-
-// HandleEvent calls f(ctx, ev).
-func (f HandlerFunc) HandleEvent(ctx context.Context, ev Event) error { return f(ctx, ev) }
-
-// Dispatcher hands an event to the host's code. *Mux is the usual one.
+// Delivery is at least once: a dispatcher may see the same event again
+// (after a crash, or a replay) and must be idempotent in its own effects.
+// A *Mux routes events to a Dispatcher per event type.
 type Dispatcher interface {
 	Dispatch(ctx context.Context, ev Event) error
 }
@@ -76,76 +75,67 @@ type DispatcherFunc func(ctx context.Context, ev Event) error
 // Dispatch calls f(ctx, ev).
 func (f DispatcherFunc) Dispatch(ctx context.Context, ev Event) error { return f(ctx, ev) }
 
-// UnhandledPolicy says what a Mux does with an event no pattern matches.
-type UnhandledPolicy int
-
-const (
-	// UnhandledDeadLetter fails the event permanently with ErrNoHandler, so
-	// it is dead-lettered and can be replayed once a handler exists. This is
-	// the default.
-	UnhandledDeadLetter UnhandledPolicy = iota
-	// UnhandledIgnore completes the event without running anything.
-	UnhandledIgnore
-)
-
-// Mux is a Dispatcher that routes events by type. Patterns are an exact event
-// type ("push"), a prefix wildcard ("invoice.*", matching "invoice.paid" and
-// "invoice.payment.failed" but not "invoice"), or "*" for everything. The most
-// specific pattern wins: exact, then the longest prefix, then "*".
-// Patterns apply to every provider; a host that needs per-provider routing
-// checks Event.Provider in its handler or uses one Mux per provider behind a
-// DispatcherFunc. A Mux is safe for concurrent use.
+// Mux is a Dispatcher that routes events by type, as http.ServeMux routes
+// requests by path. Patterns are an exact event type ("push"), a prefix
+// wildcard ("invoice.*", matching "invoice.paid" and
+// "invoice.payment.failed" but not "invoice"), or "*" for everything. The
+// most specific pattern wins: exact, then the longest prefix, then "*".
+//
+// An event no pattern matches fails permanently with ErrNoHandler, so it is
+// dead-lettered and can be replayed once a handler exists; register "*" to
+// take every other event instead (a no-op there acknowledges them).
+// Patterns apply to every provider; route by provider in a DispatcherFunc
+// in front of one Mux per provider. A Mux is safe for concurrent use; the
+// zero Mux is ready to use.
 type Mux struct {
-	mu        sync.RWMutex
-	exact     map[string]Handler
-	prefixes  map[string]Handler // "invoice." → handler
-	any       Handler
-	unhandled UnhandledPolicy
+	mu       sync.RWMutex
+	exact    map[string]Dispatcher
+	prefixes map[string]Dispatcher // "invoice." → dispatcher
+	any      Dispatcher
 }
 
-// NewMux returns an empty Mux with the UnhandledDeadLetter policy. The zero
-// Mux is ready to use too.
+// NewMux returns an empty Mux.
 func NewMux() *Mux { return new(Mux) }
 
-// SetUnhandled sets what happens to events no pattern matches.
-func (m *Mux) SetUnhandled(p UnhandledPolicy) {
-	m.mu.Lock()
-	m.unhandled = p
-	m.mu.Unlock()
-}
-
-// Handle registers h for pattern. It returns an error for an empty or
-// malformed pattern (a '*' anywhere but as the whole pattern or after a final
-// '.') and, wrapping ErrDuplicatePattern, for a pattern already registered.
-func (m *Mux) Handle(pattern string, h Handler) error {
-	if h == nil {
-		return fmt.Errorf("webhooks: nil handler for pattern %q", pattern)
+// Handle registers d for pattern. It returns an error for a nil
+// dispatcher, a pattern that is not an event type, "prefix.*" or "*" (an
+// empty pattern, surrounding or control white space, invalid UTF-8, more
+// than MaxKeyBytes bytes, or a '*' anywhere else), and, wrapping
+// ErrDuplicatePattern, for a pattern already registered.
+func (m *Mux) Handle(pattern string, d Dispatcher) error {
+	if d == nil {
+		return fmt.Errorf("webhooks: Mux.Handle(%q): nil dispatcher", pattern)
+	}
+	if err := checkPattern(pattern); err != nil {
+		return err
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.exact == nil {
-		m.exact = make(map[string]Handler)
-		m.prefixes = make(map[string]Handler)
+		m.exact = make(map[string]Dispatcher)
+		m.prefixes = make(map[string]Dispatcher)
 	}
+	var dup bool
 	switch {
 	case pattern == "*":
-		if m.any != nil {
-			return fmt.Errorf("%w: %q", ErrDuplicatePattern, pattern)
+		dup = m.any != nil
+		if !dup {
+			m.any = d
 		}
-		m.any = h
-	case strings.HasSuffix(pattern, ".*") && len(pattern) > 2 && !strings.Contains(pattern[:len(pattern)-1], "*"):
+	case strings.HasSuffix(pattern, ".*"):
 		prefix := pattern[:len(pattern)-1]
-		if _, dup := m.prefixes[prefix]; dup {
-			return fmt.Errorf("%w: %q", ErrDuplicatePattern, pattern)
+		_, dup = m.prefixes[prefix]
+		if !dup {
+			m.prefixes[prefix] = d
 		}
-		m.prefixes[prefix] = h
-	case pattern != "" && !strings.Contains(pattern, "*"):
-		if _, dup := m.exact[pattern]; dup {
-			return fmt.Errorf("%w: %q", ErrDuplicatePattern, pattern)
-		}
-		m.exact[pattern] = h
 	default:
-		return fmt.Errorf("webhooks: invalid handler pattern %q: use an event type, \"prefix.*\" or \"*\"", pattern)
+		_, dup = m.exact[pattern]
+		if !dup {
+			m.exact[pattern] = d
+		}
+	}
+	if dup {
+		return fmt.Errorf("%w: %q", ErrDuplicatePattern, pattern)
 	}
 	return nil
 }
@@ -153,25 +143,68 @@ func (m *Mux) Handle(pattern string, h Handler) error {
 // HandleFunc registers f for pattern; see Handle.
 func (m *Mux) HandleFunc(pattern string, f func(ctx context.Context, ev Event) error) error {
 	if f == nil {
-		return fmt.Errorf("webhooks: nil handler for pattern %q", pattern)
+		return fmt.Errorf("webhooks: Mux.HandleFunc(%q): nil function", pattern)
 	}
-	return m.Handle(pattern, HandlerFunc(f))
+	return m.Handle(pattern, DispatcherFunc(f))
 }
 
-// Handler returns the handler for an event type and whether one matched.
-func (m *Mux) Handler(eventType string) (Handler, bool) {
+// MustHandle is like Handle but panics on error. It is meant for wiring
+// code at start-up, where a bad or duplicate pattern is a programming
+// mistake.
+func (m *Mux) MustHandle(pattern string, d Dispatcher) {
+	if err := m.Handle(pattern, d); err != nil {
+		panic(err)
+	}
+}
+
+// MustHandleFunc is like HandleFunc but panics on error.
+func (m *Mux) MustHandleFunc(pattern string, f func(ctx context.Context, ev Event) error) {
+	if err := m.HandleFunc(pattern, f); err != nil {
+		panic(err)
+	}
+}
+
+// checkPattern reports why pattern cannot be registered, or nil.
+func checkPattern(pattern string) error {
+	bad := func(why string) error {
+		return fmt.Errorf("webhooks: invalid handler pattern %q: %s; use an event type, \"prefix.*\" or \"*\"", pattern, why)
+	}
+	switch {
+	case pattern == "*":
+		return nil
+	case pattern == "":
+		return bad("it is empty")
+	case len(pattern) > MaxKeyBytes:
+		return bad(fmt.Sprintf("it is longer than %d bytes, the longest event type stored", MaxKeyBytes))
+	case !utf8.ValidString(pattern):
+		return bad("it is not valid UTF-8")
+	case strings.TrimSpace(pattern) != pattern:
+		return bad("it has white space around it, which no event type has")
+	case strings.ContainsFunc(pattern, unicode.IsControl):
+		return bad("it contains a control character")
+	}
+	name := strings.TrimSuffix(pattern, ".*")
+	if name == "" || strings.Contains(name, "*") {
+		return bad("'*' may only be the whole pattern or follow a final '.'")
+	}
+	return nil
+}
+
+// Dispatcher returns the dispatcher for an event type and whether one
+// matched.
+func (m *Mux) Dispatcher(eventType string) (Dispatcher, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if h, ok := m.exact[eventType]; ok {
-		return h, true
+	if d, ok := m.exact[eventType]; ok {
+		return d, true
 	}
 	// Longest prefix first: walk back through the dots of the type.
 	for i := len(eventType) - 1; i > 0; i-- {
 		if eventType[i] != '.' {
 			continue
 		}
-		if h, ok := m.prefixes[eventType[:i+1]]; ok && i+1 < len(eventType) {
-			return h, true
+		if d, ok := m.prefixes[eventType[:i+1]]; ok && i+1 < len(eventType) {
+			return d, true
 		}
 	}
 	if m.any != nil {
@@ -182,15 +215,8 @@ func (m *Mux) Handler(eventType string) (Handler, bool) {
 
 // Dispatch implements Dispatcher.
 func (m *Mux) Dispatch(ctx context.Context, ev Event) error {
-	h, ok := m.Handler(ev.Type)
-	if ok {
-		return h.HandleEvent(ctx, ev)
-	}
-	m.mu.RLock()
-	policy := m.unhandled
-	m.mu.RUnlock()
-	if policy == UnhandledIgnore {
-		return nil
+	if d, ok := m.Dispatcher(ev.Type); ok {
+		return d.Dispatch(ctx, ev)
 	}
 	return Permanent(fmt.Errorf("%w: %q", ErrNoHandler, ev.Type))
 }

@@ -2,40 +2,52 @@ package webhooks
 
 import "errors"
 
-// Sentinel errors returned by stores, the gateway and the processor. Compare
-// with errors.Is; stores wrap them with context using %w.
+// Sentinel errors returned by stores, the gateway, the registry and the
+// mux. Compare with errors.Is; stores wrap them with context using %w.
 var (
-	// ErrLeaseLost is returned by Complete, Fail, Abandon and ExtendLease when
+	// ErrLeaseLost is returned by LeaseStore.Settle and ExtendLease when
 	// the lease token is no longer the item's current token: the lease
-	// expired and another worker acquired the item, or the item was already
-	// finished. Nothing was changed. The worker must stop working on the item.
+	// expired and another worker acquired the item, or the item was
+	// settled under another lease. Nothing was changed. The worker must
+	// stop working on the item.
 	ErrLeaseLost = errors.New("webhooks: lease lost: the item was leased again or finished by someone else")
+
+	// ErrAlreadySettled is returned by LeaseStore.Settle when the lease
+	// already settled the item: a settlement whose reply was lost and that
+	// is tried again, or an item its handler completed in its own
+	// transaction (pgstore's CompleteTx). Nothing was changed.
+	ErrAlreadySettled = errors.New("webhooks: the lease already settled this item")
 
 	// ErrNotFound is returned when no inbox item exists for a key.
 	ErrNotFound = errors.New("webhooks: inbox item not found")
 
-	// ErrUnknownProvider is returned by Gateway.Receive when no verifier is
-	// registered for the route's provider. Unknown providers are refused:
-	// accepting unsigned traffic needs an explicitly registered verifier.
+	// ErrNotDead is returned by OperatorStore.ReplayDeadLetter for an item
+	// that is not dead: only dead letters are replayed.
+	ErrNotDead = errors.New("webhooks: the item is not a dead letter")
+
+	// ErrUnknownProvider is returned by Receiver.Receive when no verifier
+	// is registered for the route's provider. Unknown providers are
+	// refused: accepting unsigned traffic needs an explicitly registered
+	// verifier.
 	ErrUnknownProvider = errors.New("webhooks: no verifier registered for this provider")
 
 	// ErrPayloadConflict is returned when an event ID (or replay key) that was
 	// already received arrives again with a different payload digest.
 	ErrPayloadConflict = errors.New("webhooks: event ID reused with a different payload")
 
-	// ErrNoHandler is the cause of the permanent failure a Mux reports for an
-	// event type no pattern matches (unless it was told to ignore such events).
+	// ErrNoHandler is the cause of the permanent failure a Mux reports for
+	// an event type no pattern matches.
 	ErrNoHandler = errors.New("webhooks: no handler registered for this event type")
 
-	// ErrDuplicateProvider is returned by Resolver.Register when the provider
-	// key is already registered.
+	// ErrDuplicateProvider is returned by Registry.Register when the
+	// provider key is already registered.
 	ErrDuplicateProvider = errors.New("webhooks: provider already registered")
 
 	// ErrDuplicatePattern is returned by Mux.Handle when the pattern is
 	// already registered.
 	ErrDuplicatePattern = errors.New("webhooks: handler pattern already registered")
 
-	// ErrInvalidCursor is returned by ParseDeadLetterCursor (and so by
-	// InboxStore.DeadLetters) for a cursor it did not produce.
+	// ErrInvalidCursor is returned by OperatorStore.DeadLetters for a
+	// cursor the store did not produce.
 	ErrInvalidCursor = errors.New("webhooks: invalid dead-letter cursor")
 )

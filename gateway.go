@@ -14,16 +14,18 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
 
-// Gateway defaults.
+// Receiver defaults.
 const (
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPathPrefix   = "/webhooks/"
 	DefaultReplayTTL    = 24 * time.Hour
-	DefaultRetryAfter   = 5 * time.Second
+	// DefaultUnavailableRetryAfter is the Retry-After of 503 answers.
+	DefaultUnavailableRetryAfter = 5 * time.Second
 )
 
 // DefaultDroppedHeaders returns the request headers the gateway never stores
@@ -35,7 +37,7 @@ func DefaultDroppedHeaders() []string {
 }
 
 // SecretHeaderVerifier is an optional Verifier capability: the request
-// headers that carry a credential (a shared token, a password). The Gateway
+// headers that carry a credential (a shared token, a password). The Receiver
 // never stores those headers with items.
 type SecretHeaderVerifier interface {
 	SecretHeaders() []string
@@ -44,7 +46,7 @@ type SecretHeaderVerifier interface {
 // ReceiveStatus is the outcome of Gateway.Receive.
 type ReceiveStatus int
 
-// Receive statuses and the HTTP answers the Gateway's handler gives them.
+// Receive statuses and the HTTP answers a Receiver gives them.
 const (
 	StatusAccepted        ReceiveStatus = iota + 1 // 202: stored as a new item
 	StatusDuplicate                                // 200: already stored, same payload
@@ -96,7 +98,7 @@ func (s ReceiveStatus) String() string {
 	return fmt.Sprintf("ReceiveStatus(%d)", int(s))
 }
 
-// HTTPStatus returns the HTTP status code the Gateway answers with.
+// HTTPStatus returns the HTTP status code a Receiver answers with.
 func (s ReceiveStatus) HTTPStatus() int {
 	switch s {
 	case StatusAccepted:
@@ -132,92 +134,123 @@ type ReceiveResult struct {
 	Handshake *HandshakeResponse
 }
 
-// Gateway verifies inbound webhooks and stores them in the inbox. It is an
-// http.Handler serving POST {prefix}{provider} and POST
-// {prefix}{provider}/{tenant}; Receive is the same pipeline without HTTP.
-// A Gateway is safe for concurrent use.
-type Gateway struct {
-	resolver VerifierResolver
-	inbox    Enqueuer
-	replay   ReplayStore
-	cfg      gatewayConfig
+// Gateway receives webhooks: it verifies a request and stores it in the
+// inbox, telling what it did. *Receiver is the implementation (and serves
+// HTTP); a host's tests may fake it.
+type Gateway interface {
+	Receive(ctx context.Context, route Route, req *Request) (ReceiveResult, error)
 }
 
-type gatewayConfig struct {
+// Receiver is the Gateway: it verifies inbound webhooks and stores them in
+// the inbox. It is an http.Handler serving POST {prefix}{provider} and POST
+// {prefix}{provider}/{tenant} (see WithPathPrefix for mounting it under a
+// router); Receive is the same pipeline without HTTP. A Receiver is safe
+// for concurrent use.
+type Receiver struct {
+	resolver Resolver
+	inbox    Enqueuer
+	replay   ReplayStore
+	cfg      receiverConfig
+
+	// lastMountWarning rate-limits the log line about requests outside the
+	// path prefix (Unix nanoseconds of the last one).
+	lastMountWarning atomic.Int64
+}
+
+var _ Gateway = (*Receiver)(nil)
+
+type receiverConfig struct {
 	maxBodyBytes int64
 	prefix       string
 	replayTTL    time.Duration
 	retryAfter   time.Duration
 	clock        Clock
 	logger       *slog.Logger
-	waker        Waker
+	waker        interface{ Wake() }
 	dropped      map[string]bool
 }
 
-// GatewayOption configures a Gateway.
-type GatewayOption func(*gatewayConfig)
+// ReceiverOption configures a Receiver. WithClock and WithLogger are
+// ReceiverOptions too.
+type ReceiverOption interface {
+	applyReceiver(*receiverConfig)
+}
+
+type receiverOption func(*receiverConfig)
+
+func (o receiverOption) applyReceiver(c *receiverConfig) { o(c) }
 
 // WithMaxBodyBytes limits request bodies; larger ones are answered 413.
 // Defaults to DefaultMaxBodyBytes (1 MiB).
-func WithMaxBodyBytes(n int64) GatewayOption { return func(c *gatewayConfig) { c.maxBodyBytes = n } }
+func WithMaxBodyBytes(n int64) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.maxBodyBytes = n })
+}
 
-// WithPathPrefix sets the path the handler serves, which must start and end
-// with '/'. Defaults to DefaultPathPrefix ("/webhooks/").
-func WithPathPrefix(prefix string) GatewayOption { return func(c *gatewayConfig) { c.prefix = prefix } }
+// WithPathPrefix sets the path the handler serves, {prefix}{provider} and
+// {prefix}{provider}/{tenant}, each optionally with a trailing slash. The
+// prefix must start and end with '/'; "/" serves providers at the root,
+// for a handler mounted with http.StripPrefix. The prefix is the path as
+// the Receiver sees it: mounted with mux.Handle("/api/webhooks/", rcv),
+// set "/api/webhooks/". A request outside the prefix is answered 404 and
+// logged as a mounting mistake, naming the prefix and the path seen.
+//
+// A route pattern with Go 1.22 wildcards needs no prefix: when the
+// request's pattern has a {provider} wildcard (and optionally {tenant}),
+// as in mux.Handle("POST /hooks/{provider}/{tenant}", rcv), those values
+// are used. Defaults to DefaultPathPrefix ("/webhooks/").
+func WithPathPrefix(prefix string) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.prefix = prefix })
+}
 
 // WithReplayTTL sets how long a replay key stays registered. Defaults to
 // DefaultReplayTTL (24 hours).
-func WithReplayTTL(d time.Duration) GatewayOption { return func(c *gatewayConfig) { c.replayTTL = d } }
-
-// WithRetryAfter sets the Retry-After the handler sends with 503 answers.
-// Defaults to DefaultRetryAfter (5 seconds).
-func WithRetryAfter(d time.Duration) GatewayOption {
-	return func(c *gatewayConfig) { c.retryAfter = d }
+func WithReplayTTL(d time.Duration) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.replayTTL = d })
 }
 
-// WithGatewayClock sets the clock for receive times and replay expiry.
-// Defaults to SystemClock.
-func WithGatewayClock(clock Clock) GatewayOption { return func(c *gatewayConfig) { c.clock = clock } }
-
-// WithGatewayLogger sets the logger. Defaults to discarding logs.
-func WithGatewayLogger(l *slog.Logger) GatewayOption { return func(c *gatewayConfig) { c.logger = l } }
+// WithUnavailableRetryAfter sets the Retry-After the handler sends with
+// 503 answers, telling the provider when to try again. Defaults to
+// DefaultUnavailableRetryAfter (5 seconds).
+func WithUnavailableRetryAfter(d time.Duration) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.retryAfter = d })
+}
 
 // WithWaker sets who is told, after each new item, that work is due, for
 // example the in-process *Processor. Defaults to nobody.
-func WithWaker(w Waker) GatewayOption { return func(c *gatewayConfig) { c.waker = w } }
+func WithWaker(w interface{ Wake() }) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.waker = w })
+}
 
 // WithDroppedHeaders adds headers that are not stored with items, for
 // example one carrying a provider's shared token. The DefaultDroppedHeaders
 // are always dropped.
-func WithDroppedHeaders(names ...string) GatewayOption {
-	return func(c *gatewayConfig) {
+func WithDroppedHeaders(names ...string) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) {
 		for _, n := range names {
 			c.dropped[http.CanonicalHeaderKey(n)] = true
 		}
-	}
+	})
 }
 
-// NewGateway returns a Gateway that looks verifiers up in resolver, guards
-// against replays with replay and stores webhooks with inbox.
-func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, opts ...GatewayOption) (*Gateway, error) {
+// NewReceiver returns a Receiver that looks verifiers up in resolver,
+// guards against replays with replay and stores webhooks with inbox.
+func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...ReceiverOption) (*Receiver, error) {
 	if resolver == nil || inbox == nil || replay == nil {
-		return nil, errors.New("webhooks: NewGateway needs a resolver, an inbox and a replay store (memstore has both stores)")
+		return nil, errors.New("webhooks: NewReceiver needs a resolver, an inbox and a replay store (memstore and pgstore have both stores)")
 	}
-	cfg := gatewayConfig{
+	cfg := receiverConfig{
 		maxBodyBytes: DefaultMaxBodyBytes,
 		prefix:       DefaultPathPrefix,
 		replayTTL:    DefaultReplayTTL,
-		retryAfter:   DefaultRetryAfter,
+		retryAfter:   DefaultUnavailableRetryAfter,
+		dropped:      make(map[string]bool),
 	}
-	cfg.dropped = make(map[string]bool)
-	WithDroppedHeaders(DefaultDroppedHeaders()...)(&cfg)
+	WithDroppedHeaders(DefaultDroppedHeaders()...).applyReceiver(&cfg)
 	for _, o := range opts {
-		o(&cfg)
+		o.applyReceiver(&cfg)
 	}
 	cfg.clock = clockOrSystem(cfg.clock)
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.logger = loggerOrDefault(cfg.logger)
 	switch {
 	case cfg.maxBodyBytes <= 0:
 		return nil, fmt.Errorf("webhooks: WithMaxBodyBytes(%d): the limit must be positive", cfg.maxBodyBytes)
@@ -226,9 +259,9 @@ func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, o
 	case cfg.replayTTL <= 0:
 		return nil, fmt.Errorf("webhooks: WithReplayTTL(%v): the TTL must be positive", cfg.replayTTL)
 	case cfg.retryAfter < time.Second:
-		return nil, fmt.Errorf("webhooks: WithRetryAfter(%v): use at least one second", cfg.retryAfter)
+		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
 	}
-	return &Gateway{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg}, nil
+	return &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg}, nil
 }
 
 // Receive verifies req for route and stores it in the inbox. It never
@@ -237,7 +270,7 @@ func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, o
 // StatusHandshake; otherwise it says why (a *VerificationError,
 // ErrUnknownProvider, ErrPayloadConflict, or the store's error) and is safe
 // to log: it holds no secret.
-func (g *Gateway) Receive(ctx context.Context, route Route, req *Request) (res ReceiveResult, err error) {
+func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res ReceiveResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			// The panic value may hold anything, secrets included: log only
@@ -338,7 +371,7 @@ var errReceivePanic = errors.New("webhooks: a verifier or store panicked while r
 
 // keptHeaders copies h without the dropped headers and those v says carry
 // secrets.
-func (g *Gateway) keptHeaders(h http.Header, v Verifier) http.Header {
+func (g *Receiver) keptHeaders(h http.Header, v Verifier) http.Header {
 	dropped := g.cfg.dropped
 	if sv, ok := v.(SecretHeaderVerifier); ok {
 		dropped = maps.Clone(dropped)
@@ -364,8 +397,8 @@ func (g *Gateway) keptHeaders(h http.Header, v Verifier) http.Header {
 // challenge the verifier answered (see Verification.Handshake) gets the
 // verifier's response and stores nothing. Other bodies are small JSON
 // objects such as {"status":"rejected","reason":"bad_signature"}.
-func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	route, ok := g.route(r.URL)
+func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	route, ok := g.route(r)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
 		return
@@ -411,7 +444,7 @@ func (g *Gateway) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, res.Status.HTTPStatus(), responseBody{Status: res.Status.String(), Reason: string(res.Reason), EventID: res.Key.EventID})
 }
 
-func (g *Gateway) tooLarge(w http.ResponseWriter, r *http.Request, route Route) {
+func (g *Receiver) tooLarge(w http.ResponseWriter, r *http.Request, route Route) {
 	g.cfg.logger.WarnContext(r.Context(), "webhook body over the limit", "provider", route.Provider, "tenant", route.Tenant, "limit_bytes", g.cfg.maxBodyBytes)
 	// The rest of the body is not read; close the connection rather than
 	// leave it in an unknown state.
@@ -419,31 +452,63 @@ func (g *Gateway) tooLarge(w http.ResponseWriter, r *http.Request, route Route) 
 	writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
 }
 
-// route parses {prefix}{provider}[/{tenant}] from the escaped path, so an
-// encoded slash cannot split a segment, and refuses "." and ".." segments.
-func (g *Gateway) route(u *url.URL) (Route, bool) {
-	rest, ok := strings.CutPrefix(u.EscapedPath(), g.cfg.prefix)
-	if !ok || rest == "" {
+// route finds the provider and tenant of r: from the {provider} and
+// {tenant} wildcards of a Go 1.22 route pattern when it has them, else from
+// the escaped path after the prefix, so an encoded slash cannot split a
+// segment. "." and ".." segments are refused.
+func (g *Receiver) route(r *http.Request) (Route, bool) {
+	if provider := r.PathValue("provider"); provider != "" {
+		return checkRoute(provider, r.PathValue("tenant"))
+	}
+	path := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(path, g.cfg.prefix)
+	if !ok {
+		g.warnMount(r, path)
 		return Route{}, false
 	}
+	// One trailing slash is accepted: /webhooks/stripe/ is /webhooks/stripe.
+	rest = strings.TrimSuffix(rest, "/")
 	rawProvider, rawTenant, hasTenant := strings.Cut(rest, "/")
-	if strings.Contains(rawTenant, "/") || (hasTenant && rawTenant == "") {
+	if rawProvider == "" || strings.Contains(rawTenant, "/") || (hasTenant && rawTenant == "") {
 		return Route{}, false
 	}
 	provider, err1 := url.PathUnescape(rawProvider)
 	tenant, err2 := url.PathUnescape(rawTenant)
+	if err1 != nil || err2 != nil {
+		return Route{}, false
+	}
+	return checkRoute(provider, tenant)
+}
+
+func checkRoute(provider, tenant string) (Route, bool) {
 	for _, seg := range []string{provider, tenant} {
 		if seg == "." || seg == ".." || strings.Contains(seg, "/") {
 			return Route{}, false
 		}
 	}
-	if err1 != nil || err2 != nil || provider == "" {
-		return Route{}, false
-	}
-	return Route{Provider: provider, Tenant: tenant}, true
+	return Route{Provider: provider, Tenant: tenant}, provider != ""
 }
 
-func (g *Gateway) log(ctx context.Context, route Route, res ReceiveResult, err error) {
+// mountWarningEvery is how often a request outside the path prefix is
+// logged; the rest are answered 404 quietly.
+const mountWarningEvery = time.Minute
+
+// warnMount logs a request whose path is outside the prefix, at most once
+// a minute: it usually means the Receiver is mounted under a router path
+// its prefix does not name, and every webhook would be refused with 404.
+func (g *Receiver) warnMount(r *http.Request, path string) {
+	now := g.cfg.clock.Now().UnixNano()
+	last := g.lastMountWarning.Load()
+	if last != 0 && now-last < int64(mountWarningEvery) || !g.lastMountWarning.CompareAndSwap(last, now) {
+		return
+	}
+	g.cfg.logger.ErrorContext(r.Context(), "webhook path is outside the receiver's path prefix; answering 404. "+
+		"If the receiver is mounted under a router path, set WithPathPrefix to the path it sees (for example \"/api/webhooks/\"), "+
+		"use http.StripPrefix with WithPathPrefix(\"/\"), or route a pattern with a {provider} wildcard",
+		"path_prefix", g.cfg.prefix, "path", path)
+}
+
+func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err error) {
 	attrs := []any{"provider", route.Provider, "tenant", route.Tenant, "status", res.Status.String()}
 	if res.Key.EventID != "" {
 		attrs = append(attrs, "event_id", res.Key.EventID, "event_type", res.EventType)

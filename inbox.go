@@ -4,11 +4,8 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -79,7 +76,7 @@ func (o EnqueueOutcome) String() string {
 	return fmt.Sprintf("EnqueueOutcome(%d)", int(o))
 }
 
-// EnqueueResult is the answer of InboxStore.Enqueue.
+// EnqueueResult is the answer of Enqueuer.Enqueue.
 type EnqueueResult struct {
 	Outcome EnqueueOutcome
 	// State is the item's state after the call.
@@ -89,9 +86,9 @@ type EnqueueResult struct {
 // State is an inbox item's processing state.
 type State string
 
-// Item states. See DESIGN.md: pending → leased → succeeded | pending | dead;
-// dead → pending only by ReplayDeadLetter. A leased item whose lease expired
-// is pending in effect.
+// Item states: pending → leased → succeeded, pending again (a retry) or
+// dead; dead → pending only by an operator's replay. A leased item whose
+// lease expired is pending in effect.
 const (
 	StatePending   State = "pending"
 	StateLeased    State = "leased"
@@ -140,32 +137,19 @@ type ErrorRecord struct {
 	At      time.Time
 }
 
-// MaxErrorMessageBytes is how much of a failure message stores keep.
-const MaxErrorMessageBytes = 2048
-
-// TruncateErrorMessage makes a failure message storable everywhere: invalid
-// UTF-8 becomes U+FFFD, NUL bytes are dropped, and the result is cut to at
-// most MaxErrorMessageBytes bytes without splitting a UTF-8 sequence. Stores
-// apply it to Failure.Message so all keep the same text.
-func TruncateErrorMessage(msg string) string {
-	msg = strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "")
-	if len(msg) <= MaxErrorMessageBytes {
-		return msg
-	}
-	cut := MaxErrorMessageBytes
-	for cut > 0 && msg[cut]&0xC0 == 0x80 { // continuation byte
-		cut--
-	}
-	return msg[:cut]
-}
-
 // Lease is an exclusive, time-limited claim on one inbox item. Only the holder
-// of the current Token may complete, fail, abandon or extend it.
+// of the current Token may settle or extend it.
 type Lease struct {
 	Token     string
 	ExpiresAt time.Time
 	// Attempt is the number of this attempt, starting at 1.
 	Attempt int
+	// Reclaimed reports that the item was taken over from an earlier lease
+	// that expired without being settled: that attempt's worker crashed,
+	// stalled or lost its connection. The Processor asks the RetryPolicy
+	// whether such an item may run again, so a crash loop ends in a dead
+	// letter.
+	Reclaimed bool
 	// Item is the item as it was when leased (State is StateLeased).
 	Item Item
 }
@@ -173,8 +157,61 @@ type Lease struct {
 // Key returns the leased item's key.
 func (l *Lease) Key() InboxKey { return l.Item.Key }
 
-// Enqueuer stores verified webhooks. It is the part of InboxStore the Gateway
-// uses.
+// AcquireRequest asks a LeaseStore for due items.
+type AcquireRequest struct {
+	// Now is the caller's current time: items due at or before it may be
+	// leased, and leases expire at Now+LeaseDuration.
+	Now time.Time
+	// LeaseDuration is how long the leases last. It must be positive.
+	LeaseDuration time.Duration
+	// Max is the most items to lease in one call. It must be at least 1.
+	Max int
+}
+
+// AttemptOutcome says how a processing attempt ended.
+type AttemptOutcome string
+
+// Attempt outcomes. A Settlement has one of the first four.
+const (
+	// AttemptSucceeded: the handler returned nil; the item succeeded.
+	AttemptSucceeded AttemptOutcome = "succeeded"
+	// AttemptRetried: the attempt failed; the item is pending again, due
+	// at the retry time.
+	AttemptRetried AttemptOutcome = "retried"
+	// AttemptDeadLettered: the attempt failed for good; the item is dead.
+	AttemptDeadLettered AttemptOutcome = "dead_lettered"
+	// AttemptAbandoned: the attempt was given back unfinished (shutdown);
+	// it is not counted and the item is due at once.
+	AttemptAbandoned AttemptOutcome = "abandoned"
+)
+
+// Settlement ends a lease: the item succeeded, is retried, is
+// dead-lettered, or is given back.
+type Settlement struct {
+	// Lease is the lease being settled. Its Token fences the settlement.
+	Lease *Lease
+	// Outcome is AttemptSucceeded, AttemptRetried, AttemptDeadLettered or
+	// AttemptAbandoned.
+	Outcome AttemptOutcome
+	// Failure describes the failure of a retried or dead-lettered attempt.
+	// Its Message is at most 2048 bytes of valid UTF-8 without NUL bytes
+	// (the Processor cuts longer ones), so every store can keep it as is.
+	Failure Failure
+	// RetryAt is when a retried item is due again.
+	RetryAt time.Time
+	// Now is the caller's current time.
+	Now time.Time
+}
+
+// ExtendRequest asks to move a lease's expiry to Now+Duration.
+type ExtendRequest struct {
+	Lease    *Lease
+	Now      time.Time
+	Duration time.Duration
+}
+
+// Enqueuer stores verified webhooks. It is the part of InboxStore a
+// Gateway uses.
 type Enqueuer interface {
 	// Enqueue stores env unless an item with env.Key exists, atomically: of
 	// any number of concurrent calls with one key, exactly one reports
@@ -185,52 +222,35 @@ type Enqueuer interface {
 	Enqueue(ctx context.Context, env Envelope) (EnqueueResult, error)
 }
 
-// LeaseStore hands out and settles leases. It is the part of InboxStore the
-// Processor uses. All methods take now from the caller's clock.
+// LeaseStore hands out and settles leases. It is the part of InboxStore
+// the Processor uses. Every method takes the time from its request, so
+// tests drive time without sleeping.
 //
-// Complete, Fail, Abandon and ExtendLease are fenced by the lease token: they
-// return an error wrapping ErrLeaseLost, and change nothing, when lease.Token
-// is not the item's current token (the item was leased again or finished). A
-// lease that expired but was not taken by anyone else is still current:
-// settling it is safe, since nobody else holds the item.
+// Settle and ExtendLease are fenced by the lease token: when lease.Token is
+// not the item's current token (the item was leased again or settled) they
+// change nothing and return an error wrapping ErrLeaseLost — or, when that
+// very token already settled the item, ErrAlreadySettled. A lease that
+// expired but was not taken by anyone else is still current: settling it
+// is safe, since nobody else holds the item.
 type LeaseStore interface {
-	// AcquireNext leases the item that has been due the longest (pending
-	// with NextAttemptAt <= now, or leased with LeaseExpiresAt <= now),
-	// with a fresh token expiring at now+leaseDuration, and increments its
-	// attempt count. It returns (nil, nil) when nothing is due. Concurrent
-	// callers never receive the same item while its lease is valid.
-	AcquireNext(ctx context.Context, now time.Time, leaseDuration time.Duration) (*Lease, error)
+	// Acquire leases up to req.Max due items (pending with NextAttemptAt
+	// at or before req.Now, or leased with an expired lease), the longest
+	// due first, each with a fresh token expiring at
+	// req.Now+req.LeaseDuration, and counts an attempt on each. It returns
+	// no leases and a nil error when nothing is due. Concurrent callers
+	// never receive the same item while its lease is valid. A lease taken
+	// from an expired one is marked Reclaimed.
+	Acquire(ctx context.Context, req AcquireRequest) ([]*Lease, error)
 
-	// Complete marks the leased item succeeded.
-	Complete(ctx context.Context, lease *Lease, now time.Time) error
+	// Settle ends the lease as s.Outcome says: succeeded; pending again,
+	// due at s.RetryAt, with s.Failure as its last error; dead with
+	// s.Failure; or, for AttemptAbandoned, pending and due at s.Now with
+	// the attempt not counted.
+	Settle(ctx context.Context, s Settlement) error
 
-	// Fail records failure and applies decision: back to pending due at
-	// decision.RetryAt, or dead.
-	Fail(ctx context.Context, lease *Lease, failure Failure, decision RetryDecision, now time.Time) error
-
-	// Abandon releases the lease without spending the attempt: the item is
-	// pending and due now, and its attempt count is restored.
-	Abandon(ctx context.Context, lease *Lease, now time.Time) error
-
-	// ExtendLease moves the lease's expiry to now+d and updates
-	// lease.ExpiresAt.
-	ExtendLease(ctx context.Context, lease *Lease, now time.Time, d time.Duration) error
-}
-
-// BatchAcquirer is an optional LeaseStore capability: lease up to max due
-// items in one round trip. The Processor uses it when the store has it.
-type BatchAcquirer interface {
-	AcquireBatch(ctx context.Context, now time.Time, leaseDuration time.Duration, max int) ([]*Lease, error)
-}
-
-// InboxStore is the durable inbox: an atomic state machine per item.
-// Implementations must be safe for concurrent use, by many processes where
-// they are shared (see pgstore). memstore is the in-memory implementation and
-// internal/storetest the conformance suite every implementation must pass.
-type InboxStore interface {
-	Enqueuer
-	LeaseStore
-	OperatorStore
+	// ExtendLease moves the lease's expiry to req.Now+req.Duration and
+	// updates req.Lease.ExpiresAt.
+	ExtendLease(ctx context.Context, req ExtendRequest) error
 }
 
 // OperatorStore is the part of InboxStore for operators and tools: looking at
@@ -239,25 +259,50 @@ type OperatorStore interface {
 	// Get returns the item for key, or an error wrapping ErrNotFound.
 	Get(ctx context.Context, key InboxKey) (Item, error)
 
-	// DeadLetters returns up to max dead items matching q, newest first
-	// (by DeadAt, then key), and a cursor for the next page.
-	DeadLetters(ctx context.Context, q DeadLetterQuery, max int) (DeadLetterPage, error)
+	// DeadLetters returns up to q.Limit dead items matching q, newest first
+	// (by DeadAt, then key), and a cursor for the next page. A cursor the
+	// store did not make is refused with an error wrapping
+	// ErrInvalidCursor.
+	DeadLetters(ctx context.Context, q DeadLetterQuery) (DeadLetterPage, error)
 
-	// ReplayDeadLetter makes a dead item pending and due at now, clearing its
-	// dead time; with resetAttempts its attempt count starts again at zero.
-	// It reports false (and changes nothing) when the item exists but is not
-	// dead, and returns an error wrapping ErrNotFound when it does not exist.
-	ReplayDeadLetter(ctx context.Context, key InboxKey, now time.Time, resetAttempts bool) (bool, error)
+	// ReplayDeadLetter makes a dead item pending and due at req.Now,
+	// clearing its dead time; with req.ResetAttempts its attempt count
+	// starts again at zero. An item that exists but is not dead is left as
+	// it is, with an error wrapping ErrNotDead; a missing one gives an
+	// error wrapping ErrNotFound.
+	ReplayDeadLetter(ctx context.Context, req ReplayRequest) error
 }
 
-// DeadLetterQuery filters dead letters. Empty fields match everything (so
-// the empty tenant cannot be selected on its own).
+// InboxStore is the durable inbox: an atomic state machine per item.
+// Implementations must be safe for concurrent use, by many processes where
+// they are shared (see pgstore). memstore is the in-memory implementation;
+// the storetest package is the conformance suite every implementation must
+// pass.
+type InboxStore interface {
+	Enqueuer
+	LeaseStore
+	OperatorStore
+}
+
+// ReplayRequest asks an OperatorStore to replay a dead letter.
+type ReplayRequest struct {
+	Key InboxKey
+	// Now is when the replayed item becomes due.
+	Now time.Time
+	// ResetAttempts starts the item's attempt count again at zero, so it
+	// gets the retry policy's full budget.
+	ResetAttempts bool
+}
+
+// DeadLetterQuery selects dead letters. Empty fields match everything.
 type DeadLetterQuery struct {
 	Provider  string
 	Tenant    string
 	EventType string
 	// After is the Next cursor of the previous page; empty for the first.
 	After string
+	// Limit is the page size. It must be at least 1.
+	Limit int
 }
 
 // DeadLetterPage is one page of dead letters.
@@ -266,47 +311,4 @@ type DeadLetterPage struct {
 	// Next is the cursor for the following page; empty when this page is
 	// the last.
 	Next string
-}
-
-// DeadLetterCursor is the position after which a dead-letter page starts.
-// Stores encode it with String and decode it with ParseDeadLetterCursor so
-// cursors look alike everywhere; callers treat them as opaque.
-type DeadLetterCursor struct {
-	DeadAt time.Time
-	Key    InboxKey
-}
-
-type cursorJSON struct {
-	T int64  `json:"t"`
-	P string `json:"p"`
-	N string `json:"n"`
-	E string `json:"e"`
-}
-
-// String encodes the cursor as an opaque URL-safe string.
-func (c DeadLetterCursor) String() string {
-	b, _ := json.Marshal(cursorJSON{T: c.DeadAt.UnixNano(), P: c.Key.Provider, N: c.Key.Tenant, E: c.Key.EventID})
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-// ParseDeadLetterCursor decodes a cursor made by DeadLetterCursor.String.
-func ParseDeadLetterCursor(s string) (DeadLetterCursor, error) {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err != nil {
-		return DeadLetterCursor{}, ErrInvalidCursor
-	}
-	var c cursorJSON
-	if err := json.Unmarshal(b, &c); err != nil || c.P == "" || c.E == "" {
-		return DeadLetterCursor{}, ErrInvalidCursor
-	}
-	return DeadLetterCursor{DeadAt: time.Unix(0, c.T).UTC(), Key: InboxKey{Provider: c.P, Tenant: c.N, EventID: c.E}}, nil
-}
-
-// Before reports whether an item dead at deadAt with key sorts before the
-// cursor in newest-first order, that is, whether it belongs on a later page.
-func (c DeadLetterCursor) Before(deadAt time.Time, key InboxKey) bool {
-	if !deadAt.Equal(c.DeadAt) {
-		return deadAt.Before(c.DeadAt)
-	}
-	return key.Compare(c.Key) < 0
 }

@@ -114,7 +114,7 @@ func VerifyMiddleware(provider string, v Verifier, opts ...VerifyOption) func(ht
 				writeJSON(w, http.StatusUnauthorized, responseBody{Status: StatusRejected.String(), Reason: string(ve.Reason)})
 			default:
 				cfg.logger.ErrorContext(r.Context(), "webhook verification failed", "provider", provider, "tenant", route.Tenant, "err", err)
-				w.Header().Set("Retry-After", strconv.Itoa(int(DefaultRetryAfter/time.Second)))
+				w.Header().Set("Retry-After", strconv.Itoa(int(DefaultUnavailableRetryAfter/time.Second)))
 				writeJSON(w, http.StatusServiceUnavailable, responseBody{Status: StatusUnavailable.String()})
 			}
 		})

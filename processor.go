@@ -23,12 +23,6 @@ type WakeSource interface {
 	Listen(ctx context.Context, wake func()) error
 }
 
-// Waker is told when a webhook was enqueued in-process. *Processor implements
-// it; pass it to the Gateway with WithWaker.
-type Waker interface {
-	Wake()
-}
-
 // Processor defaults.
 const (
 	DefaultWorkers       = 4
@@ -45,7 +39,6 @@ const (
 // one store: leases keep them from handling an item twice at once.
 type Processor struct {
 	store      LeaseStore
-	batch      BatchAcquirer
 	dispatcher Dispatcher
 	cfg        processorConfig
 
@@ -67,73 +60,75 @@ type processorConfig struct {
 	wakeSource    WakeSource
 }
 
-// ProcessorOption configures a Processor.
-type ProcessorOption func(*processorConfig)
+// ProcessorOption configures a Processor. WithClock and WithLogger are
+// ProcessorOptions too.
+type ProcessorOption interface {
+	applyProcessor(*processorConfig)
+}
 
-// WithWorkers sets how many handlers run at once. Defaults to DefaultWorkers.
-func WithWorkers(n int) ProcessorOption { return func(c *processorConfig) { c.workers = n } }
+type processorOption func(*processorConfig)
+
+func (o processorOption) applyProcessor(c *processorConfig) { o(c) }
+
+// WithWorkers sets how many dispatches run at once. Defaults to
+// DefaultWorkers.
+func WithWorkers(n int) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.workers = n })
+}
 
 // WithLeaseDuration sets how long a lease lasts before another worker may take
 // the item. The processor renews it every third of that while a handler runs,
 // so it only bounds how soon a crashed worker's items are retried. Defaults to
 // DefaultLeaseDuration.
 func WithLeaseDuration(d time.Duration) ProcessorOption {
-	return func(c *processorConfig) { c.leaseDuration = d }
+	return processorOption(func(c *processorConfig) { c.leaseDuration = d })
 }
 
 // WithPollInterval sets how often an idle processor looks for due work when
 // nothing wakes it. Defaults to DefaultPollInterval.
 func WithPollInterval(d time.Duration) ProcessorOption {
-	return func(c *processorConfig) { c.pollInterval = d }
+	return processorOption(func(c *processorConfig) { c.pollInterval = d })
 }
 
-// WithBatchSize caps how many items one acquisition leases when the store is
-// a BatchAcquirer. Defaults to DefaultBatchSize.
-func WithBatchSize(n int) ProcessorOption { return func(c *processorConfig) { c.batchSize = n } }
+// WithBatchSize caps how many items one acquisition leases. Defaults to
+// DefaultBatchSize.
+func WithBatchSize(n int) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.batchSize = n })
+}
 
-// WithHandlerTimeout bounds each handler run; a handler that overruns fails
-// with FailureTimeout (transient). Defaults to 0: no limit.
+// WithHandlerTimeout bounds each dispatch; one that overruns fails with
+// FailureTimeout (transient). Defaults to 0: no limit.
 func WithHandlerTimeout(d time.Duration) ProcessorOption {
-	return func(c *processorConfig) { c.handlerTO = d }
+	return processorOption(func(c *processorConfig) { c.handlerTO = d })
 }
 
 // WithShutdownGrace sets how long running handlers may go on after Run's
 // context ends before their contexts are cancelled (and their leases
 // abandoned). Defaults to 0: cancel at once.
 func WithShutdownGrace(d time.Duration) ProcessorOption {
-	return func(c *processorConfig) { c.grace = d }
+	return processorOption(func(c *processorConfig) { c.grace = d })
 }
 
 // WithStoreTimeout bounds each store call: acquisitions, settlements (which
 // run even while shutting down) and lease renewals (which are also bounded by
 // a third of the lease duration). Defaults to DefaultStoreTimeout.
 func WithStoreTimeout(d time.Duration) ProcessorOption {
-	return func(c *processorConfig) { c.storeTimeout = d }
+	return processorOption(func(c *processorConfig) { c.storeTimeout = d })
 }
 
 // WithRetryPolicy sets the retry policy. Defaults to ExponentialPolicy{}.
-func WithRetryPolicy(p RetryPolicy) ProcessorOption { return func(c *processorConfig) { c.policy = p } }
-
-// WithProcessorClock sets the clock for lease and retry times. Defaults to
-// SystemClock.
-func WithProcessorClock(clock Clock) ProcessorOption {
-	return func(c *processorConfig) { c.clock = clock }
-}
-
-// WithProcessorLogger sets the logger. Defaults to discarding logs.
-func WithProcessorLogger(l *slog.Logger) ProcessorOption {
-	return func(c *processorConfig) { c.logger = l }
+func WithRetryPolicy(p RetryPolicy) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.policy = p })
 }
 
 // WithWakeSource adds a source of wake-ups, such as pgstore's listener.
 // Defaults to none: the processor polls, and wakes when told via Wake.
 func WithWakeSource(ws WakeSource) ProcessorOption {
-	return func(c *processorConfig) { c.wakeSource = ws }
+	return processorOption(func(c *processorConfig) { c.wakeSource = ws })
 }
 
 // NewProcessor returns a Processor that leases items from store and hands
-// them to dispatcher. If store also implements BatchAcquirer, items are leased
-// in batches.
+// them to dispatcher (usually a *Mux).
 func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOption) (*Processor, error) {
 	if store == nil || dispatcher == nil {
 		return nil, errors.New("webhooks: NewProcessor needs a store and a dispatcher (a *Mux)")
@@ -147,12 +142,10 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 		policy:        ExponentialPolicy{},
 	}
 	for _, o := range opts {
-		o(&cfg)
+		o.applyProcessor(&cfg)
 	}
 	cfg.clock = clockOrSystem(cfg.clock)
-	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
-	}
+	cfg.logger = loggerOrDefault(cfg.logger)
 	switch {
 	case cfg.workers < 1:
 		return nil, fmt.Errorf("webhooks: WithWorkers(%d): need at least one worker", cfg.workers)
@@ -174,9 +167,7 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 			return nil, err
 		}
 	}
-	p := &Processor{store: store, dispatcher: dispatcher, cfg: cfg, wake: make(chan struct{}, 1)}
-	p.batch, _ = store.(BatchAcquirer)
-	return p, nil
+	return &Processor{store: store, dispatcher: dispatcher, cfg: cfg, wake: make(chan struct{}, 1)}, nil
 }
 
 // Wake tells the processor that work may be due now. It never blocks and may
@@ -317,22 +308,10 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 
 // acquire leases up to n due items.
 func (p *Processor) acquire(ctx context.Context, n int) ([]*Lease, error) {
-	now := p.cfg.clock.Now()
-	if p.batch != nil {
-		return p.batch.AcquireBatch(ctx, now, p.cfg.leaseDuration, n)
-	}
-	var leases []*Lease
-	for range n {
-		l, err := p.store.AcquireNext(ctx, now, p.cfg.leaseDuration)
-		if err != nil || l == nil {
-			return leases, err
-		}
-		leases = append(leases, l)
-	}
-	return leases, nil
+	return p.store.Acquire(ctx, AcquireRequest{Now: p.cfg.clock.Now(), LeaseDuration: p.cfg.leaseDuration, Max: n})
 }
 
-// process runs one leased item's handler and settles the lease.
+// process runs one leased item's dispatch and settles the lease.
 func (p *Processor) process(runCtx, handlerBase, detached context.Context, lease *Lease) {
 	ev := eventFromLease(lease)
 	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
@@ -342,15 +321,21 @@ func (p *Processor) process(runCtx, handlerBase, detached context.Context, lease
 		p.abandon(detached, log, lease)
 		return
 	}
-	if lim, ok := p.cfg.policy.(AttemptLimiter); ok && lease.Attempt > lim.AttemptLimit() {
-		// Earlier attempts were started and never settled: the worker
-		// died (or lost its lease) each time. Running it again would
-		// loop forever on an event that crashes its worker.
-		p.fail(detached, log, lease, Failure{
-			Class:   FailureAttemptsExhausted,
-			Message: fmt.Sprintf("attempt %d is over the limit of %d: earlier attempts ended without being settled (a worker crashed or lost its lease)", lease.Attempt, lim.AttemptLimit()),
-		}, DeadLetterDecision())
-		return
+	if lease.Reclaimed && lease.Attempt > 1 {
+		// The previous attempt ended unsettled: its worker crashed,
+		// stalled or lost its lease. Ask the policy about it as about
+		// any failure, so an event that crashes its worker every time
+		// ends in a dead letter instead of looping forever.
+		failure := Failure{
+			Class:     FailureLeaseExpired,
+			Message:   fmt.Sprintf("attempt %d ended without being settled: its worker crashed, stalled or lost its lease", lease.Attempt-1),
+			Transient: true,
+		}
+		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
+			failure.Message += "; the retry policy allows no more attempts"
+			p.fail(detached, log, lease, failure, d)
+			return
+		}
 	}
 
 	hctx, cancel := context.WithCancelCause(handlerBase)
@@ -376,11 +361,7 @@ func (p *Processor) process(runCtx, handlerBase, detached context.Context, lease
 	case errors.Is(cause, ErrLeaseLost):
 		log.WarnContext(hctx, "lease lost while the handler ran; the item's new holder will settle it")
 	case err == nil:
-		if p.settle(detached, log, lease, "complete", func(ctx context.Context) error {
-			return p.store.Complete(ctx, lease, p.cfg.clock.Now())
-		}) {
-			log.DebugContext(detached, "event handled")
-		}
+		p.settle(detached, log, Settlement{Lease: lease, Outcome: AttemptSucceeded})
 	case errors.Is(cause, errShutdown):
 		p.abandon(detached, log, lease)
 	default:
@@ -389,21 +370,37 @@ func (p *Processor) process(runCtx, handlerBase, detached context.Context, lease
 		if errors.Is(cause, errHandlerTimeout) && failure.Class == FailureError && failure.RetryAfter == 0 {
 			failure = Failure{Class: FailureTimeout, Message: fmt.Sprintf("handler did not finish within %v: %v", p.cfg.handlerTO, err), Transient: true}
 		}
-		now := p.cfg.clock.Now()
-		decision := p.cfg.policy.Decide(lease.Attempt, failure, now)
-		if !decision.DeadLetter && decision.RetryAt.Before(now) {
-			decision.RetryAt = now // a zero or past time from a custom policy
-		}
-		p.fail(detached, log, lease, failure, decision)
+		p.fail(detached, log, lease, failure, p.decide(lease, lease.Attempt, failure))
 	}
+}
+
+// decide asks the retry policy about a failed attempt, never letting a
+// retry be due before now.
+func (p *Processor) decide(lease *Lease, attempt int, failure Failure) RetryDecision {
+	now := p.cfg.clock.Now()
+	it := &lease.Item
+	d := p.cfg.policy.Decide(FailedAttempt{
+		Key:        it.Key,
+		EventType:  it.EventType,
+		Attempt:    attempt,
+		ReceivedAt: it.ReceivedAt,
+		Failure:    failure,
+		Now:        now,
+	})
+	if !d.DeadLetter && d.RetryAt.Before(now) {
+		d.RetryAt = now // a zero or past time from a custom policy
+	}
+	return d
 }
 
 // fail settles the lease as failed and logs the outcome.
 func (p *Processor) fail(detached context.Context, log *slog.Logger, lease *Lease, failure Failure, decision RetryDecision) {
-	now := p.cfg.clock.Now()
-	if !p.settle(detached, log, lease, "fail", func(ctx context.Context) error {
-		return p.store.Fail(ctx, lease, failure, decision, now)
-	}) {
+	failure.Message = storableMessage(failure.Message)
+	s := Settlement{Lease: lease, Outcome: AttemptRetried, Failure: failure, RetryAt: decision.RetryAt}
+	if decision.DeadLetter {
+		s.Outcome, s.RetryAt = AttemptDeadLettered, time.Time{}
+	}
+	if !p.settle(detached, log, s) {
 		return
 	}
 	if decision.DeadLetter {
@@ -424,7 +421,7 @@ func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (f
 	}()
 	err = p.dispatcher.Dispatch(ctx, ev)
 	if err != nil {
-		failure = FailureFromError(err)
+		failure = failureFromError(err)
 	}
 	return failure, err
 }
@@ -443,10 +440,10 @@ func (p *Processor) renew(detached context.Context, log *slog.Logger, lease *Lea
 		// A renewal slower than a third of the lease is no use: the next
 		// tick tries again while the lease is still valid.
 		ctx, done := context.WithTimeout(detached, min(p.cfg.storeTimeout, p.cfg.leaseDuration/3))
-		err := p.store.ExtendLease(ctx, lease, p.cfg.clock.Now(), p.cfg.leaseDuration)
+		err := p.store.ExtendLease(ctx, ExtendRequest{Lease: lease, Now: p.cfg.clock.Now(), Duration: p.cfg.leaseDuration})
 		done()
 		switch {
-		case errors.Is(err, ErrLeaseLost):
+		case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadySettled):
 			cancel(ErrLeaseLost)
 			return
 		case err != nil:
@@ -456,27 +453,33 @@ func (p *Processor) renew(detached context.Context, log *slog.Logger, lease *Lea
 }
 
 func (p *Processor) abandon(detached context.Context, log *slog.Logger, lease *Lease) {
-	if p.settle(detached, log, lease, "abandon", func(ctx context.Context) error {
-		return p.store.Abandon(ctx, lease, p.cfg.clock.Now())
-	}) {
+	if p.settle(detached, log, Settlement{Lease: lease, Outcome: AttemptAbandoned}) {
 		log.InfoContext(detached, "lease abandoned at shutdown; the attempt is not counted")
 	}
 }
 
-// settle runs a lease-settling store call with its own timeout. A failure is
-// logged: the lease then expires and the item is retried, which is safe
-// because handling is at least once.
-func (p *Processor) settle(detached context.Context, log *slog.Logger, lease *Lease, op string, call func(context.Context) error) bool {
+// settle settles a lease with its own timeout and reports whether this call
+// did it. A failure is logged: the lease then expires and the item is
+// retried, which is safe because handling is at least once.
+func (p *Processor) settle(detached context.Context, log *slog.Logger, s Settlement) bool {
 	ctx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
 	defer cancel()
-	err := call(ctx)
+	s.Now = p.cfg.clock.Now()
+	err := p.store.Settle(ctx, s)
 	switch {
 	case err == nil:
+		if s.Outcome == AttemptSucceeded {
+			log.DebugContext(ctx, "event handled")
+		}
 		return true
+	case errors.Is(err, ErrAlreadySettled):
+		// The handler settled the item itself, in its own transaction
+		// (pgstore's CompleteTx).
+		log.DebugContext(ctx, "event settled by its handler's transaction", "outcome", string(s.Outcome))
 	case errors.Is(err, ErrLeaseLost):
-		log.WarnContext(ctx, "lease lost before it could be settled", "op", op)
+		log.WarnContext(ctx, "lease lost before it could be settled; the item's new holder will settle it", "outcome", string(s.Outcome))
 	default:
-		log.ErrorContext(ctx, "settling the lease failed; the item will be retried when its lease expires", "op", op, "err", err, "lease_expires_at", lease.ExpiresAt)
+		log.ErrorContext(ctx, "settling the lease failed; the item will be retried when its lease expires", "outcome", string(s.Outcome), "err", err, "lease_expires_at", s.Lease.ExpiresAt)
 	}
 	return false
 }

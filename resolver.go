@@ -7,34 +7,37 @@ import (
 	"sync"
 )
 
-// VerifierResolver finds the verifier for a provider key. *Resolver is the
-// usual implementation; hosts with dynamic providers may supply their own.
+// Resolver finds the verifier for a provider key. *Registry is the usual
+// implementation; hosts with dynamic providers may supply their own.
 // Implementations must be safe for concurrent use.
-type VerifierResolver interface {
+type Resolver interface {
 	Lookup(provider string) (Verifier, bool)
 }
 
-// Resolver is a registry of verifiers by provider key. The zero value is not
-// usable; call NewResolver. It is safe for concurrent use.
-type Resolver struct {
+// Registry is a Resolver that holds verifiers registered by provider key.
+// The zero value is not usable; call NewRegistry. It is safe for concurrent
+// use.
+type Registry struct {
 	mu        sync.RWMutex
 	verifiers map[string]Verifier
 }
 
-// NewResolver returns an empty Resolver.
-func NewResolver() *Resolver {
-	return &Resolver{verifiers: make(map[string]Verifier)}
+// NewRegistry returns an empty Registry.
+func NewRegistry() *Registry {
+	return &Registry{verifiers: make(map[string]Verifier)}
 }
 
-// Register adds the verifier for a provider key. Keys are case-sensitive,
-// non-empty and may not contain '/'. Registering a key twice returns an error
-// wrapping ErrDuplicateProvider and keeps the first verifier.
-func (r *Resolver) Register(provider string, v Verifier) error {
-	if provider == "" || strings.Contains(provider, "/") {
-		return fmt.Errorf("webhooks: invalid provider key %q: it must be non-empty and contain no '/'", provider)
+// Register adds the verifier for a provider key, the path segment the
+// gateway routes by (POST /webhooks/{provider}). Keys are case-sensitive,
+// non-empty, at most MaxKeyBytes bytes of printable text and may not
+// contain '/'. Registering a key twice returns an error wrapping
+// ErrDuplicateProvider and keeps the first verifier.
+func (r *Registry) Register(provider string, v Verifier) error {
+	if err := checkProviderKey(provider); err != nil {
+		return err
 	}
 	if v == nil {
-		return fmt.Errorf("webhooks: nil verifier for provider %q", provider)
+		return fmt.Errorf("webhooks: Register(%q): nil verifier", provider)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -45,16 +48,25 @@ func (r *Resolver) Register(provider string, v Verifier) error {
 	return nil
 }
 
+// checkProviderKey reports why provider cannot be a provider key.
+func checkProviderKey(provider string) error {
+	if provider == "" || strings.ContainsAny(provider, "/") || strings.TrimSpace(provider) != provider || checkKey("provider key", provider) != nil ||
+		provider == "." || provider == ".." || strings.ContainsFunc(provider, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+		return fmt.Errorf("webhooks: invalid provider key %q: use a non-empty path segment such as \"stripe\" (no '/', no surrounding blanks, at most %d bytes)", provider, MaxKeyBytes)
+	}
+	return nil
+}
+
 // MustRegister is like Register but panics on error. It is meant for wiring
 // code at start-up, where a duplicate key is a programming mistake.
-func (r *Resolver) MustRegister(provider string, v Verifier) {
+func (r *Registry) MustRegister(provider string, v Verifier) {
 	if err := r.Register(provider, v); err != nil {
 		panic(err)
 	}
 }
 
-// Lookup returns the verifier registered for provider.
-func (r *Resolver) Lookup(provider string) (Verifier, bool) {
+// Lookup implements Resolver.
+func (r *Registry) Lookup(provider string) (Verifier, bool) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	v, ok := r.verifiers[provider]
@@ -62,7 +74,7 @@ func (r *Resolver) Lookup(provider string) (Verifier, bool) {
 }
 
 // Providers returns the registered provider keys in sorted order.
-func (r *Resolver) Providers() []string {
+func (r *Registry) Providers() []string {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	keys := make([]string, 0, len(r.verifiers))

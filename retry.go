@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"time"
 )
 
@@ -25,17 +26,19 @@ const (
 	FailureTimeout FailureClass = "timeout"
 	// FailureNoHandler is an event type no handler accepts.
 	FailureNoHandler FailureClass = "no_handler"
-	// FailureAttemptsExhausted is an item leased more times than the
-	// policy's AttemptLimit because earlier attempts were never settled
-	// (its worker crashed or lost the lease each time). It is dead-lettered
-	// without running the handler again.
-	FailureAttemptsExhausted FailureClass = "attempts_exhausted"
+	// FailureLeaseExpired is an attempt that ended without being settled:
+	// its lease expired because the worker crashed, stalled or lost its
+	// connection. It is transient; the Processor asks the RetryPolicy
+	// about it when it takes the item over (see Lease.Reclaimed), and
+	// dead-letters the item with this class, without running the handler
+	// again, when the policy allows no more attempts.
+	FailureLeaseExpired FailureClass = "lease_expired"
 )
 
 // Failure describes one failed processing attempt.
 type Failure struct {
 	Class FailureClass
-	// Message is the error text. Stores truncate it (TruncateErrorMessage).
+	// Message is the error text.
 	Message string
 	// Transient failures may succeed on retry; others are dead-lettered at
 	// once.
@@ -45,16 +48,15 @@ type Failure struct {
 	RetryAfter time.Duration
 }
 
-// FailureFromError classifies a handler error: Permanent errors are not
+// failureFromError classifies a handler error: Permanent errors are not
 // transient, RetryAfter errors carry their delay, anything else is a
 // transient FailureError.
-func FailureFromError(err error) Failure {
+func failureFromError(err error) Failure {
 	f := Failure{Class: FailureError, Message: err.Error(), Transient: true}
-	var ra *retryAfterError
-	if errors.As(err, &ra) {
-		f.RetryAfter = ra.after
+	if ra, ok := errors.AsType[*RetryAfterError](err); ok {
+		f.RetryAfter = ra.After
 	}
-	if IsPermanent(err) {
+	if _, ok := errors.AsType[*PermanentError](err); ok {
 		f.Class = FailurePermanent
 		f.Transient = false
 		if errors.Is(err, ErrNoHandler) {
@@ -64,52 +66,87 @@ func FailureFromError(err error) Failure {
 	return f
 }
 
+// maxFailureMessageBytes is how much of a failure message the Processor
+// hands to the store.
+const maxFailureMessageBytes = 2048
+
+// storableMessage makes a failure message storable everywhere: invalid
+// UTF-8 becomes U+FFFD, NUL bytes are dropped, and the result is cut to at
+// most maxFailureMessageBytes bytes without splitting a UTF-8 sequence.
+func storableMessage(msg string) string {
+	msg = strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "")
+	if len(msg) <= maxFailureMessageBytes {
+		return msg
+	}
+	cut := maxFailureMessageBytes
+	for cut > 0 && msg[cut]&0xC0 == 0x80 { // continuation byte
+		cut--
+	}
+	return msg[:cut]
+}
+
+// FailedAttempt is what a RetryPolicy decides about: which item failed, on
+// which attempt, and how.
+type FailedAttempt struct {
+	Key       InboxKey
+	EventType string
+	// Attempt is the number of the attempt that failed, starting at 1.
+	Attempt int
+	// ReceivedAt is when the webhook was first received.
+	ReceivedAt time.Time
+	Failure    Failure
+	// Now is the current time of the Processor's clock.
+	Now time.Time
+}
+
 // RetryDecision is what happens after a failed attempt.
 type RetryDecision struct {
 	// DeadLetter ends processing: the item becomes dead.
 	DeadLetter bool
-	// RetryAt is when the item is due again, unless DeadLetter.
+	// RetryAt is when the item is due again, unless DeadLetter. A time
+	// before the failure's Now is taken as Now.
 	RetryAt time.Time
 }
 
-// RetryAtTime returns a decision to retry at t.
-func RetryAtTime(t time.Time) RetryDecision { return RetryDecision{RetryAt: t} }
-
-// DeadLetterDecision returns a decision to dead-letter.
-func DeadLetterDecision() RetryDecision { return RetryDecision{DeadLetter: true} }
-
-// RetryPolicy decides what happens after a failed attempt. attempt is the
-// number of the attempt that failed, starting at 1. Implementations must be
+// RetryPolicy decides what happens after a failed attempt. A policy sees
+// the item's provider, tenant and event type, so a host can give one kind
+// of event its own rules (see RetryPolicyFunc). Implementations must be
 // safe for concurrent use.
 type RetryPolicy interface {
-	Decide(attempt int, failure Failure, now time.Time) RetryDecision
+	Decide(f FailedAttempt) RetryDecision
 }
 
-// AttemptLimiter is an optional RetryPolicy capability: the most attempts an
-// item may have. The Processor dead-letters, without running it, an item
-// leased for an attempt beyond the limit, which only happens when earlier
-// attempts were never settled (crash loops).
-type AttemptLimiter interface {
-	AttemptLimit() int
-}
+// RetryPolicyFunc adapts a function to the RetryPolicy interface.
+type RetryPolicyFunc func(f FailedAttempt) RetryDecision
+
+// Decide calls p(f).
+func (p RetryPolicyFunc) Decide(f FailedAttempt) RetryDecision { return p(f) }
 
 // Defaults of ExponentialPolicy.
 const (
-	DefaultMaxAttempts  = 5
-	DefaultInitialDelay = 5 * time.Second
-	DefaultMaxDelay     = time.Hour
-	DefaultMultiplier   = 2.0
+	DefaultMaxAttempts   = 5
+	DefaultInitialDelay  = 5 * time.Second
+	DefaultMaxDelay      = time.Hour
+	DefaultMultiplier    = 2.0
+	DefaultMaxRetryAfter = 24 * time.Hour
 )
 
 // ExponentialPolicy retries transient failures after
 // InitialDelay × Multiplier^(attempt−1), capped at MaxDelay; a larger
-// Failure.RetryAfter wins. Non-transient failures, and failures of attempt
-// MaxAttempts, are dead-lettered. The zero value uses the defaults. There is
-// no randomness unless Jitter is set.
+// Failure.RetryAfter (itself capped at MaxRetryAfter) wins. Non-transient
+// failures, failures of attempt MaxAttempts, and failures whose retry would
+// fall more than MaxAge after the webhook was received are dead-lettered.
+// The zero value uses the defaults. There is no randomness unless Jitter is
+// set.
 type ExponentialPolicy struct {
 	// MaxAttempts is the total number of attempts, the first included.
 	// Defaults to DefaultMaxAttempts.
 	MaxAttempts int
+	// MaxAge bounds retries by time as MaxAttempts does by count: a retry
+	// that would start later than MaxAge after the webhook was received
+	// is not made, and the item is dead-lettered instead. Defaults to 0:
+	// no limit by age.
+	MaxAge time.Duration
 	// InitialDelay is the wait after the first failure. Defaults to
 	// DefaultInitialDelay.
 	InitialDelay time.Duration
@@ -119,6 +156,10 @@ type ExponentialPolicy struct {
 	// Multiplier is the growth factor per attempt. Defaults to
 	// DefaultMultiplier.
 	Multiplier float64
+	// MaxRetryAfter caps the wait a handler asks for with RetryAfter, so a
+	// buggy or hostile value (a downstream's "Retry-After: 31536000")
+	// cannot park an item for a year. Defaults to DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 	// Jitter, between 0 and 1, shortens each computed delay by a random
 	// fraction of up to Jitter, spreading retries of events that failed
 	// together. Defaults to 0: no randomness.
@@ -132,8 +173,8 @@ func (p ExponentialPolicy) Validate() error {
 	switch {
 	case p.MaxAttempts < 0:
 		return fmt.Errorf("webhooks: ExponentialPolicy.MaxAttempts is %d; it must be >= 0 (0 means %d)", p.MaxAttempts, DefaultMaxAttempts)
-	case p.InitialDelay < 0 || p.MaxDelay < 0:
-		return errors.New("webhooks: ExponentialPolicy delays must not be negative")
+	case p.InitialDelay < 0 || p.MaxDelay < 0 || p.MaxAge < 0 || p.MaxRetryAfter < 0:
+		return errors.New("webhooks: ExponentialPolicy durations (InitialDelay, MaxDelay, MaxAge, MaxRetryAfter) must not be negative")
 	case p.Multiplier != 0 && p.Multiplier < 1:
 		return fmt.Errorf("webhooks: ExponentialPolicy.Multiplier is %v; it must be >= 1", p.Multiplier)
 	case p.Jitter < 0 || p.Jitter > 1 || math.IsNaN(p.Jitter):
@@ -142,28 +183,28 @@ func (p ExponentialPolicy) Validate() error {
 	return nil
 }
 
-// AttemptLimit implements AttemptLimiter: MaxAttempts, or its default.
-func (p ExponentialPolicy) AttemptLimit() int { return cmpOr(p.MaxAttempts, DefaultMaxAttempts) }
-
 // Decide implements RetryPolicy.
-func (p ExponentialPolicy) Decide(attempt int, failure Failure, now time.Time) RetryDecision {
-	maxAttempts := cmpOr(p.MaxAttempts, DefaultMaxAttempts)
-	if !failure.Transient || attempt >= maxAttempts {
-		return DeadLetterDecision()
+func (p ExponentialPolicy) Decide(f FailedAttempt) RetryDecision {
+	if !f.Failure.Transient || f.Attempt >= cmp0(p.MaxAttempts, DefaultMaxAttempts) {
+		return RetryDecision{DeadLetter: true}
 	}
-	delay := p.Delay(attempt)
-	if failure.RetryAfter > delay {
-		delay = failure.RetryAfter
+	delay := p.Delay(f.Attempt)
+	if ra := min(f.Failure.RetryAfter, cmp0(p.MaxRetryAfter, DefaultMaxRetryAfter)); ra > delay {
+		delay = ra
 	}
-	return RetryAtTime(now.Add(delay))
+	at := f.Now.Add(delay)
+	if p.MaxAge > 0 && !f.ReceivedAt.IsZero() && at.After(f.ReceivedAt.Add(p.MaxAge)) {
+		return RetryDecision{DeadLetter: true}
+	}
+	return RetryDecision{RetryAt: at}
 }
 
 // Delay returns the computed delay after failed attempt number attempt,
 // before any RetryAfter, with jitter applied when configured.
 func (p ExponentialPolicy) Delay(attempt int) time.Duration {
-	initial := cmpOr(p.InitialDelay, DefaultInitialDelay)
-	maxDelay := cmpOr(p.MaxDelay, DefaultMaxDelay)
-	mult := cmpOr(p.Multiplier, DefaultMultiplier)
+	initial := cmp0(p.InitialDelay, DefaultInitialDelay)
+	maxDelay := cmp0(p.MaxDelay, DefaultMaxDelay)
+	mult := cmp0(p.Multiplier, DefaultMultiplier)
 	if attempt < 1 {
 		attempt = 1
 	}
@@ -181,7 +222,8 @@ func (p ExponentialPolicy) Delay(attempt int) time.Duration {
 	return time.Duration(d)
 }
 
-func cmpOr[T comparable](v, def T) T {
+// cmp0 returns v, or def when v is the zero value.
+func cmp0[T comparable](v, def T) T {
 	var zero T
 	if v == zero {
 		return def
@@ -189,10 +231,18 @@ func cmpOr[T comparable](v, def T) T {
 	return v
 }
 
-type permanentError struct{ err error }
+// PermanentError marks a handler error as permanent: the event is
+// dead-lettered at once, without retries. Handlers make one with Permanent;
+// tests find it with errors.As.
+type PermanentError struct {
+	Err error
+}
 
-func (e *permanentError) Error() string { return e.err.Error() }
-func (e *permanentError) Unwrap() error { return e.err }
+// Error returns the wrapped error's text.
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *PermanentError) Unwrap() error { return e.Err }
 
 // Permanent marks err as permanent: the event is dead-lettered at once,
 // without retries. Permanent(nil) is nil.
@@ -200,30 +250,29 @@ func Permanent(err error) error {
 	if err == nil {
 		return nil
 	}
-	return &permanentError{err: err}
+	return &PermanentError{Err: err}
 }
 
-// IsPermanent reports whether err, or any error it wraps, was marked with
-// Permanent.
-func IsPermanent(err error) bool {
-	var p *permanentError
-	return errors.As(err, &p)
+// RetryAfterError asks for a wait of at least After before the next
+// attempt. Handlers make one with RetryAfter; tests find it with errors.As.
+type RetryAfterError struct {
+	Err   error
+	After time.Duration
 }
 
-type retryAfterError struct {
-	err   error
-	after time.Duration
-}
+// Error returns the wrapped error's text.
+func (e *RetryAfterError) Error() string { return e.Err.Error() }
 
-func (e *retryAfterError) Error() string { return e.err.Error() }
-func (e *retryAfterError) Unwrap() error { return e.err }
+// Unwrap returns the wrapped error.
+func (e *RetryAfterError) Unwrap() error { return e.Err }
 
 // RetryAfter marks err as transient with a requested wait of at least d before
 // the next attempt (for example a downstream's Retry-After). The policy uses
-// d when it is longer than its own delay. RetryAfter(nil, d) is nil.
+// d when it is longer than its own delay, up to its cap
+// (ExponentialPolicy.MaxRetryAfter). RetryAfter(nil, d) is nil.
 func RetryAfter(err error, d time.Duration) error {
 	if err == nil {
 		return nil
 	}
-	return &retryAfterError{err: err, after: d}
+	return &RetryAfterError{Err: err, After: d}
 }

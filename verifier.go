@@ -253,13 +253,3 @@ type ClockFunc func() time.Time
 
 // Now calls f().
 func (f ClockFunc) Now() time.Time { return f() }
-
-// SystemClock is the wall clock, used wherever a nil Clock is given.
-var SystemClock Clock = ClockFunc(time.Now)
-
-func clockOrSystem(c Clock) Clock {
-	if c == nil {
-		return SystemClock
-	}
-	return c
-}

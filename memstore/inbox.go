@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/cursor"
 )
 
-// Inbox is an in-memory webhooks.InboxStore. It also implements
-// webhooks.BatchAcquirer. It is safe for concurrent use; it is not durable
-// (see the package documentation).
+// Inbox is an in-memory webhooks.InboxStore. It is safe for concurrent use;
+// it is not durable (see the package documentation).
 //
 // Acquisition takes O(log n) time per item through a heap of the items by
 // due time; DeadLetters sorts the matching dead items on every call.
@@ -33,14 +34,14 @@ type Inbox struct {
 type entry struct {
 	item  webhooks.Item
 	token string // current lease token; "" unless leased
+	// settledBy is the token of the lease that last settled the item, so
+	// a settlement tried again under it reports ErrAlreadySettled.
+	settledBy string
 	seq   uint64 // enqueue order, breaks ties between equal due times
 	index int    // position in Inbox.due, -1 when not queued
 }
 
-var (
-	_ webhooks.InboxStore    = (*Inbox)(nil)
-	_ webhooks.BatchAcquirer = (*Inbox)(nil)
-)
+var _ webhooks.InboxStore = (*Inbox)(nil)
 
 // NewInbox returns an empty in-memory inbox.
 func NewInbox() *Inbox {
@@ -92,48 +93,30 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, nil
 }
 
-// AcquireNext implements webhooks.LeaseStore.
-func (s *Inbox) AcquireNext(ctx context.Context, now time.Time, leaseDuration time.Duration) (*webhooks.Lease, error) {
-	if err := ctxErr(ctx); err != nil {
-		return nil, err
-	}
-	if err := checkLeaseDuration("AcquireNext", leaseDuration); err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	e := s.due.peekDue(now)
-	if e == nil {
-		return nil, nil
-	}
-	return s.leaseLocked(e, now, leaseDuration)
-}
-
-// AcquireBatch implements webhooks.BatchAcquirer: it leases up to max due
+// Acquire implements webhooks.LeaseStore: it leases up to req.Max due
 // items, the longest due first, each with its own token.
-func (s *Inbox) AcquireBatch(ctx context.Context, now time.Time, leaseDuration time.Duration, max int) ([]*webhooks.Lease, error) {
+func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkLeaseDuration("AcquireBatch", leaseDuration); err != nil {
+	if err := checkLeaseDuration("Acquire", req.LeaseDuration); err != nil {
 		return nil, err
 	}
-	if max <= 0 {
-		return nil, fmt.Errorf("memstore: AcquireBatch max is %d; it must be at least 1", max)
+	if req.Max <= 0 {
+		return nil, fmt.Errorf("memstore: Acquire: Max is %d; it must be at least 1", req.Max)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	var leases []*webhooks.Lease
-	for len(leases) < max {
+	for len(leases) < req.Max {
 		// A leased entry is due again only at now+leaseDuration, after now,
 		// so the loop never takes one entry twice.
-		e := s.due.peekDue(now)
+		e := s.due.peekDue(req.Now)
 		if e == nil {
 			break
 		}
-		l, err := s.leaseLocked(e, now, leaseDuration)
+		l, err := s.leaseLocked(e, req.Now, req.LeaseDuration)
 		if err != nil {
 			return leases, err
 		}
@@ -149,6 +132,7 @@ func (s *Inbox) leaseLocked(e *entry, now time.Time, d time.Duration) (*webhooks
 		return nil, fmt.Errorf("memstore: generating a lease token failed (the system's random source is broken): %w", err)
 	}
 	expires := now.Add(d)
+	reclaimed := e.item.State == webhooks.StateLeased
 	e.token = token.String()
 	e.item.State = webhooks.StateLeased
 	e.item.Attempts++
@@ -160,125 +144,97 @@ func (s *Inbox) leaseLocked(e *entry, now time.Time, d time.Duration) (*webhooks
 		Token:     e.token,
 		ExpiresAt: expires,
 		Attempt:   e.item.Attempts,
+		Reclaimed: reclaimed,
 		Item:      cloneItem(e.item),
 	}, nil
 }
 
-// Complete implements webhooks.LeaseStore.
-func (s *Inbox) Complete(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
+// Settle implements webhooks.LeaseStore.
+func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e, err := s.currentLocked("Complete", lease)
+	e, err := s.currentLocked("Settle", st.Lease)
 	if err != nil {
 		return err
 	}
-	s.releaseLocked(e, now)
-	e.item.State = webhooks.StateSucceeded
-	e.item.CompletedAt = now
-	e.item.NextAttemptAt = time.Time{}
-	s.due.remove(e)
-	return nil
-}
-
-// Fail implements webhooks.LeaseStore. The failure message is shortened with
-// webhooks.TruncateErrorMessage.
-func (s *Inbox) Fail(ctx context.Context, lease *webhooks.Lease, failure webhooks.Failure, decision webhooks.RetryDecision, now time.Time) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	e, err := s.currentLocked("Fail", lease)
-	if err != nil {
-		return err
-	}
-	s.releaseLocked(e, now)
-	e.item.LastError = &webhooks.ErrorRecord{
-		Class:   failure.Class,
-		Message: webhooks.TruncateErrorMessage(failure.Message),
-		At:      now,
-	}
-	if decision.DeadLetter {
-		e.item.State = webhooks.StateDead
-		e.item.DeadAt = now
+	now := st.Now
+	switch st.Outcome {
+	case webhooks.AttemptSucceeded:
+		e.item.State = webhooks.StateSucceeded
+		e.item.CompletedAt = now
 		e.item.NextAttemptAt = time.Time{}
 		s.due.remove(e)
-		s.dead[e.item.Key] = e
-		return nil
+	case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
+		e.item.LastError = &webhooks.ErrorRecord{Class: st.Failure.Class, Message: st.Failure.Message, At: now}
+		if st.Outcome == webhooks.AttemptDeadLettered {
+			e.item.State = webhooks.StateDead
+			e.item.DeadAt = now
+			e.item.NextAttemptAt = time.Time{}
+			s.due.remove(e)
+			s.dead[e.item.Key] = e
+		} else {
+			e.item.State = webhooks.StatePending
+			e.item.NextAttemptAt = st.RetryAt
+			s.due.update(e)
+		}
+	case webhooks.AttemptAbandoned:
+		e.item.State = webhooks.StatePending
+		e.item.Attempts--
+		e.item.NextAttemptAt = now
+		s.due.update(e)
+	default:
+		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
-	e.item.State = webhooks.StatePending
-	e.item.NextAttemptAt = decision.RetryAt
-	s.due.update(e)
-	return nil
-}
-
-// Abandon implements webhooks.LeaseStore.
-func (s *Inbox) Abandon(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	e, err := s.currentLocked("Abandon", lease)
-	if err != nil {
-		return err
-	}
-	s.releaseLocked(e, now)
-	e.item.State = webhooks.StatePending
-	e.item.Attempts--
-	e.item.NextAttemptAt = now
-	s.due.update(e)
+	e.settledBy = e.token
+	e.token = ""
+	e.item.LeaseExpiresAt = time.Time{}
+	e.item.UpdatedAt = now
 	return nil
 }
 
 // ExtendLease implements webhooks.LeaseStore.
-func (s *Inbox) ExtendLease(ctx context.Context, lease *webhooks.Lease, now time.Time, d time.Duration) error {
+func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := checkLeaseDuration("ExtendLease", d); err != nil {
+	if err := checkLeaseDuration("ExtendLease", req.Duration); err != nil {
 		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e, err := s.currentLocked("ExtendLease", lease)
+	e, err := s.currentLocked("ExtendLease", req.Lease)
 	if err != nil {
 		return err
 	}
-	expires := now.Add(d)
+	expires := req.Now.Add(req.Duration)
 	e.item.LeaseExpiresAt = expires
 	e.item.NextAttemptAt = expires
-	e.item.UpdatedAt = now
+	e.item.UpdatedAt = req.Now
 	s.due.update(e)
-	lease.ExpiresAt = expires
+	req.Lease.ExpiresAt = expires
 	return nil
 }
 
 // currentLocked returns the entry lease refers to if lease holds its current
-// token, or an error wrapping webhooks.ErrLeaseLost.
+// token, or an error wrapping webhooks.ErrAlreadySettled or
+// webhooks.ErrLeaseLost.
 func (s *Inbox) currentLocked(op string, lease *webhooks.Lease) (*entry, error) {
 	if lease == nil {
-		return nil, fmt.Errorf("memstore: %s: the lease is nil; pass the lease returned by AcquireNext", op)
+		return nil, fmt.Errorf("memstore: %s: the lease is nil; pass a lease returned by Acquire", op)
 	}
 	e := s.items[lease.Item.Key]
-	if e == nil || e.item.State != webhooks.StateLeased || e.token != lease.Token {
-		return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrLeaseLost)
+	switch {
+	case e != nil && e.item.State == webhooks.StateLeased && e.token == lease.Token:
+		return e, nil
+	case e != nil && lease.Token != "" && e.settledBy == lease.Token:
+		return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrAlreadySettled)
 	}
-	return e, nil
-}
-
-// releaseLocked clears e's lease.
-func (s *Inbox) releaseLocked(e *entry, now time.Time) {
-	e.token = ""
-	e.item.LeaseExpiresAt = time.Time{}
-	e.item.UpdatedAt = now
+	return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrLeaseLost)
 }
 
 // Get implements webhooks.InboxStore. The item is a copy.
@@ -296,47 +252,47 @@ func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, 
 	return cloneItem(e.item), nil
 }
 
-// ReplayDeadLetter implements webhooks.InboxStore.
-func (s *Inbox) ReplayDeadLetter(ctx context.Context, key webhooks.InboxKey, now time.Time, resetAttempts bool) (bool, error) {
+// ReplayDeadLetter implements webhooks.OperatorStore.
+func (s *Inbox) ReplayDeadLetter(ctx context.Context, req webhooks.ReplayRequest) error {
 	if err := ctxErr(ctx); err != nil {
-		return false, err
+		return err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e := s.items[key]
-	if e == nil {
-		return false, fmt.Errorf("memstore: ReplayDeadLetter %s: %w", key, webhooks.ErrNotFound)
+	e := s.items[req.Key]
+	switch {
+	case e == nil:
+		return fmt.Errorf("memstore: ReplayDeadLetter %s: %w", req.Key, webhooks.ErrNotFound)
+	case e.item.State != webhooks.StateDead:
+		return fmt.Errorf("memstore: ReplayDeadLetter %s is %s: %w", req.Key, e.item.State, webhooks.ErrNotDead)
 	}
-	if e.item.State != webhooks.StateDead {
-		return false, nil
-	}
-	delete(s.dead, key)
+	delete(s.dead, req.Key)
 	e.item.State = webhooks.StatePending
-	e.item.NextAttemptAt = now
+	e.item.NextAttemptAt = req.Now
 	e.item.DeadAt = time.Time{}
-	e.item.UpdatedAt = now
-	if resetAttempts {
+	e.item.UpdatedAt = req.Now
+	if req.ResetAttempts {
 		e.item.Attempts = 0
 	}
 	s.due.update(e)
-	return true, nil
+	return nil
 }
 
-// DeadLetters implements webhooks.InboxStore. It sorts the matching dead
+// DeadLetters implements webhooks.OperatorStore. It sorts the matching dead
 // items on every call, which is fine for the numbers memstore is meant for.
-func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max int) (webhooks.DeadLetterPage, error) {
+func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery) (webhooks.DeadLetterPage, error) {
 	if err := ctxErr(ctx); err != nil {
 		return webhooks.DeadLetterPage{}, err
 	}
-	if max <= 0 {
-		return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters max is %d; it must be at least 1", max)
+	if q.Limit <= 0 {
+		return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters: Limit is %d; it must be at least 1", q.Limit)
 	}
-	var after *webhooks.DeadLetterCursor
+	var after *cursor.DeadLetter
 	if q.After != "" {
-		c, err := webhooks.ParseDeadLetterCursor(q.After)
+		c, err := cursor.Parse(q.After)
 		if err != nil {
-			return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters: pass a Next value from an earlier page, or an empty After for the first page: %w", err)
+			return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters: %w", err)
 		}
 		after = &c
 	}
@@ -359,12 +315,12 @@ func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max
 	slices.SortFunc(matches, func(a, b *entry) int { return newestFirst(&a.item, &b.item) })
 
 	var page webhooks.DeadLetterPage
-	for _, e := range matches[:min(max, len(matches))] {
+	for _, e := range matches[:min(q.Limit, len(matches))] {
 		page.Items = append(page.Items, cloneItem(e.item))
 	}
-	if len(matches) > max {
-		last := page.Items[max-1]
-		page.Next = webhooks.DeadLetterCursor{DeadAt: last.DeadAt, Key: last.Key}.String()
+	if len(matches) > q.Limit {
+		last := page.Items[q.Limit-1]
+		page.Next = cursor.DeadLetter{DeadAt: last.DeadAt, Key: last.Key}.String()
 	}
 	return page, nil
 }

@@ -1,0 +1,62 @@
+package webhooks
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Option configures both a Receiver and a Processor: WithClock and
+// WithLogger return one, so one clock and one logger can be given to both.
+type Option interface {
+	ReceiverOption
+	ProcessorOption
+}
+
+type sharedOption struct {
+	receiver  func(*receiverConfig)
+	processor func(*processorConfig)
+}
+
+func (o sharedOption) applyReceiver(c *receiverConfig)   { o.receiver(c) }
+func (o sharedOption) applyProcessor(c *processorConfig) { o.processor(c) }
+
+// WithClock sets the clock for receive times, replay expiry, lease and retry
+// times. Tests pass a settable clock (webhookstest.Clock) to drive time
+// without sleeping. Defaults to the system clock.
+func WithClock(clock Clock) Option {
+	return sharedOption{
+		receiver:  func(c *receiverConfig) { c.clock = clock },
+		processor: func(c *processorConfig) { c.clock = clock },
+	}
+}
+
+// WithLogger sets the logger for rejected and failed webhooks, retries,
+// dead letters and store errors. Logs never hold a secret or a payload.
+// Defaults to slog.Default(), so a wrong secret or a store outage is
+// visible without extra wiring.
+func WithLogger(l *slog.Logger) Option {
+	return sharedOption{
+		receiver:  func(c *receiverConfig) { c.logger = l },
+		processor: func(c *processorConfig) { c.logger = l },
+	}
+}
+
+type systemClock struct{}
+
+func (systemClock) Now() time.Time { return time.Now() }
+
+// clockOrSystem returns c, or the system clock when c is nil.
+func clockOrSystem(c Clock) Clock {
+	if c == nil {
+		return systemClock{}
+	}
+	return c
+}
+
+// loggerOrDefault returns l, or slog.Default() when l is nil.
+func loggerOrDefault(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.Default()
+	}
+	return l
+}
