@@ -22,7 +22,7 @@ var deadLetterCases = []inboxCase{
 	{"DeadLettersPaging", testDeadLettersPaging},
 	{"DeadLettersCursorIsAPosition", testDeadLettersCursorIsAPosition},
 	{"DeadLettersInvalidCursor", testDeadLettersInvalidCursor},
-	{"DeadLettersMaxMustBePositive", testDeadLettersMaxMustBePositive},
+	{"DeadLettersLimitMustBePositive", testDeadLettersLimitMustBePositive},
 	{"DeadLettersEmpty", testDeadLettersEmpty},
 }
 
@@ -32,9 +32,9 @@ func deadAfterTwoAttempts(t *testing.T, s webhooks.InboxStore, env webhooks.Enve
 	t.Helper()
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
-	mustFail(t, s, l, transient, webhooks.RetryAtTime(at(10*time.Second)), at(time.Second))
+	mustSettle(t, s, retry(l, transient, at(10*time.Second), at(time.Second)))
 	l = mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
-	mustFail(t, s, l, permanent, webhooks.DeadLetterDecision(), at(11*time.Second))
+	mustSettle(t, s, deadLetter(l, permanent, at(11*time.Second)))
 	it := mustGet(t, s, env.Key)
 	if it.State != webhooks.StateDead || it.Attempts != 2 {
 		t.Fatalf("setup: item is %s after %d attempts; want %s after 2", it.State, it.Attempts, webhooks.StateDead)
@@ -46,9 +46,9 @@ func testReplayDeadLetter(t *testing.T, s webhooks.InboxStore, resetAttempts boo
 	env := envelope(key("evt_1"), "p", base)
 	dead := deadAfterTwoAttempts(t, s, env)
 	now := at(time.Hour)
-	ok, err := s.ReplayDeadLetter(t.Context(), env.Key, now, resetAttempts)
-	if err != nil || !ok {
-		t.Fatalf("ReplayDeadLetter(resetAttempts=%t) of a dead item = (%t, %v); want (true, nil)", resetAttempts, ok, err)
+	req := webhooks.ReplayRequest{Key: env.Key, Now: now, ResetAttempts: resetAttempts}
+	if err := s.ReplayDeadLetter(t.Context(), req); err != nil {
+		t.Fatalf("ReplayDeadLetter(%+v) of a dead item: %v; want no error", req, err)
 	}
 	want := dead
 	want.State = webhooks.StatePending
@@ -58,13 +58,13 @@ func testReplayDeadLetter(t *testing.T, s webhooks.InboxStore, resetAttempts boo
 	if resetAttempts {
 		want.Attempts = 0
 	}
-	checkStored(t, s, want, fmt.Sprintf("after ReplayDeadLetter(resetAttempts=%t) (LastError kept)", resetAttempts))
+	checkStored(t, s, want, fmt.Sprintf("after ReplayDeadLetter(ResetAttempts %t) (LastError kept)", resetAttempts))
 	wantDeadLetters(t, s, webhooks.DeadLetterQuery{}, nil)
 
-	wantNothingDue(t, s, now.Add(-time.Microsecond), "a replayed item is due at the replay time")
+	wantNothingDue(t, s, now.Add(-time.Microsecond), "a replayed item is due at the replay's Now")
 	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if l.Attempt != want.Attempts+1 {
-		t.Errorf("AcquireNext after ReplayDeadLetter(resetAttempts=%t): Lease.Attempt = %d; want %d", resetAttempts, l.Attempt, want.Attempts+1)
+	if l.Attempt != want.Attempts+1 || l.Reclaimed {
+		t.Errorf("Acquire after ReplayDeadLetter(ResetAttempts %t): Lease.Attempt %d, Reclaimed %t; want %d, false", resetAttempts, l.Attempt, l.Reclaimed, want.Attempts+1)
 	}
 }
 
@@ -78,16 +78,14 @@ func testReplayDeadLetterNotDead(t *testing.T, s webhooks.InboxStore) {
 	mustAcquireKey(t, s, leased.Key, base, leaseFor)
 	mustEnqueue(t, s, succeeded)
 	l := mustAcquireKey(t, s, succeeded.Key, at(time.Second), leaseFor)
-	if err := s.Complete(ctx, l, at(2*time.Second)); err != nil {
-		t.Fatalf("Complete: %v; want no error", err)
-	}
+	mustSettle(t, s, succeed(l, at(2*time.Second)))
 
 	for _, k := range []webhooks.InboxKey{pending.Key, leased.Key, succeeded.Key} {
 		before := mustGet(t, s, k)
 		for _, reset := range []bool{false, true} {
-			ok, err := s.ReplayDeadLetter(ctx, k, at(3*time.Second), reset)
-			if ok || err != nil {
-				t.Errorf("ReplayDeadLetter(resetAttempts=%t) of a %s item = (%t, %v); want (false, nil)", reset, before.State, ok, err)
+			err := s.ReplayDeadLetter(ctx, webhooks.ReplayRequest{Key: k, Now: at(3 * time.Second), ResetAttempts: reset})
+			if !errors.Is(err, webhooks.ErrNotDead) {
+				t.Errorf("ReplayDeadLetter(ResetAttempts %t) of a %s item: error %v; want an error wrapping webhooks.ErrNotDead", reset, before.State, err)
 			}
 		}
 		checkStored(t, s, before, "after ReplayDeadLetter of an item that is not dead (nothing may change)")
@@ -96,9 +94,11 @@ func testReplayDeadLetterNotDead(t *testing.T, s webhooks.InboxStore) {
 
 func testReplayDeadLetterMissing(t *testing.T, s webhooks.InboxStore) {
 	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
-	ok, err := s.ReplayDeadLetter(t.Context(), key("evt_2"), base, false)
-	if ok || !errors.Is(err, webhooks.ErrNotFound) {
-		t.Errorf("ReplayDeadLetter of a missing key = (%t, %v); want (false, an error wrapping webhooks.ErrNotFound)", ok, err)
+	for _, k := range []webhooks.InboxKey{key("evt_2"), {Provider: "acme", Tenant: "", EventID: "evt_1"}, {}} {
+		err := s.ReplayDeadLetter(t.Context(), webhooks.ReplayRequest{Key: k, Now: base})
+		if !errors.Is(err, webhooks.ErrNotFound) {
+			t.Errorf("ReplayDeadLetter of the missing key %s: error %v; want an error wrapping webhooks.ErrNotFound", fmtKey(k), err)
+		}
 	}
 }
 
@@ -108,14 +108,14 @@ func testReplayDeadLetterConcurrent(t *testing.T, s webhooks.InboxStore) {
 	deadAfterTwoAttempts(t, s, env)
 	replayed := make([]bool, n)
 	runConcurrently(n, func(i int) {
-		ok, err := s.ReplayDeadLetter(t.Context(), env.Key, at(time.Hour), i%2 == 0)
-		if err != nil {
-			t.Errorf("concurrent ReplayDeadLetter: %v; want no error", err)
+		err := s.ReplayDeadLetter(t.Context(), webhooks.ReplayRequest{Key: env.Key, Now: at(time.Hour), ResetAttempts: i%2 == 0})
+		if err != nil && !errors.Is(err, webhooks.ErrNotDead) {
+			t.Errorf("concurrent ReplayDeadLetter: %v; want no error, or one wrapping webhooks.ErrNotDead once another call replayed the item", err)
 		}
-		replayed[i] = ok
+		replayed[i] = err == nil
 	})
 	if c := countOutcomes(replayed)[true]; c != 1 {
-		t.Errorf("%d concurrent ReplayDeadLetter of one item: %d reported true; want exactly 1", n, c)
+		t.Errorf("%d concurrent ReplayDeadLetter of one item: %d succeeded; want exactly 1 (the others find it no longer dead)", n, c)
 	}
 	if got := mustGet(t, s, env.Key); got.State != webhooks.StatePending {
 		t.Errorf("after concurrent ReplayDeadLetter: State %s; want %s", got.State, webhooks.StatePending)
@@ -166,11 +166,12 @@ func newestFirst(specs []deadSpec, q webhooks.DeadLetterQuery) []webhooks.InboxK
 	return keys
 }
 
-// wantDeadLetters requires one DeadLetters(q, 1000) page to hold exactly
-// want, in order, with an empty Next.
+// wantDeadLetters requires one DeadLetters page of q with Limit 1000 to
+// hold exactly want, in order, with an empty Next.
 func wantDeadLetters(t *testing.T, s webhooks.InboxStore, q webhooks.DeadLetterQuery, want []webhooks.InboxKey) []webhooks.Item {
 	t.Helper()
-	page, err := s.DeadLetters(t.Context(), q, 1000)
+	q.Limit = 1000
+	page, err := s.DeadLetters(t.Context(), q)
 	if err != nil {
 		t.Fatalf("DeadLetters(%+v): %v; want no error", q, err)
 	}
@@ -239,6 +240,7 @@ func testDeadLettersFilters(t *testing.T, s webhooks.InboxStore) {
 		{EventType: "charge.failed"},
 		{Provider: "acme", Tenant: "t1"},
 		{Provider: "beta", Tenant: "t1", EventType: "invoice.paid"},
+		{Provider: "acme", Tenant: "t1", EventType: "charge.failed"},
 		{Provider: "ACME"},
 		{Provider: "gamma"},
 		{EventType: "invoice"},
@@ -272,27 +274,27 @@ func pagingSpecs() []deadSpec {
 	return specs
 }
 
-// walkPages reads every page of q with page size max and requires each page
+// walkPages reads every page of q (with its Limit) and requires each page
 // to be full but the last, a non-empty Next on all but the last, and the
 // concatenation to be want.
-func walkPages(t *testing.T, s webhooks.InboxStore, q webhooks.DeadLetterQuery, max int, want []webhooks.InboxKey) {
+func walkPages(t *testing.T, s webhooks.InboxStore, q webhooks.DeadLetterQuery, want []webhooks.InboxKey) {
 	t.Helper()
 	var got []webhooks.InboxKey
 	for page := 1; ; page++ {
 		if page > len(want)+1 {
-			t.Fatalf("DeadLetters(%+v, max=%d): more than %d pages for %d items; want the last page to have an empty Next", q, max, len(want)+1, len(want))
+			t.Fatalf("DeadLetters(%+v): more than %d pages for %d items; want the last page to have an empty Next", q, len(want)+1, len(want))
 		}
-		p, err := s.DeadLetters(t.Context(), q, max)
+		p, err := s.DeadLetters(t.Context(), q)
 		if err != nil {
-			t.Fatalf("DeadLetters(%+v, max=%d) page %d: %v; want no error", q, max, page, err)
+			t.Fatalf("DeadLetters(%+v) page %d: %v; want no error", q, page, err)
 		}
 		remaining := len(want) - len(got)
-		if wantLen := min(max, remaining); len(p.Items) != wantLen {
-			t.Errorf("DeadLetters(max=%d) page %d has %d items; want %d (%d matching items remain)", max, page, len(p.Items), wantLen, remaining)
+		if wantLen := min(q.Limit, remaining); len(p.Items) != wantLen {
+			t.Errorf("DeadLetters(Limit %d) page %d has %d items; want %d (%d matching items remain)", q.Limit, page, len(p.Items), wantLen, remaining)
 		}
 		got = append(got, keysOf(p.Items)...)
-		if more := remaining > max; more != (p.Next != "") {
-			t.Fatalf("DeadLetters(max=%d) page %d: Next = %q with %d matching items remaining; want Next non-empty exactly when more items follow", max, page, p.Next, remaining)
+		if more := remaining > q.Limit; more != (p.Next != "") {
+			t.Fatalf("DeadLetters(Limit %d) page %d: Next = %q with %d matching items remaining; want Next non-empty exactly when more items follow", q.Limit, page, p.Next, remaining)
 		}
 		if p.Next == "" {
 			break
@@ -300,7 +302,7 @@ func walkPages(t *testing.T, s webhooks.InboxStore, q webhooks.DeadLetterQuery, 
 		q.After = p.Next
 	}
 	if !slices.Equal(got, want) {
-		t.Errorf("DeadLetters pages of %d, concatenated:%s\nwant:%s", max, fmtKeys(got), fmtKeys(want))
+		t.Errorf("DeadLetters pages of %d, concatenated:%s\nwant:%s", q.Limit, fmtKeys(got), fmtKeys(want))
 	}
 }
 
@@ -308,11 +310,11 @@ func testDeadLettersPaging(t *testing.T, s webhooks.InboxStore) {
 	specs := pagingSpecs()
 	makeDeadLetters(t, s, specs)
 	all := newestFirst(specs, webhooks.DeadLetterQuery{})
-	for _, max := range []int{1, 4, 5, 12, 13, 14, 100} {
-		walkPages(t, s, webhooks.DeadLetterQuery{}, max, all)
+	for _, limit := range []int{1, 4, 5, 12, 13, 14, 100} {
+		walkPages(t, s, webhooks.DeadLetterQuery{Limit: limit}, all)
 	}
-	for _, q := range []webhooks.DeadLetterQuery{{Provider: "beta"}, {Tenant: "t2"}} {
-		walkPages(t, s, q, 2, newestFirst(specs, q))
+	for _, q := range []webhooks.DeadLetterQuery{{Provider: "beta", Limit: 2}, {Tenant: "t2", Limit: 2}} {
+		walkPages(t, s, q, newestFirst(specs, q))
 	}
 }
 
@@ -320,19 +322,19 @@ func testDeadLettersCursorIsAPosition(t *testing.T, s webhooks.InboxStore) {
 	specs := pagingSpecs()
 	makeDeadLetters(t, s, specs)
 	all := newestFirst(specs, webhooks.DeadLetterQuery{})
-	first, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{}, 4)
+	first, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Limit: 4})
 	if err != nil || len(first.Items) != 4 || first.Next == "" {
-		t.Fatalf("DeadLetters(max=4) = %d items, Next %q, error %v; want 4 items and a Next cursor", len(first.Items), first.Next, err)
+		t.Fatalf("DeadLetters(Limit 4) = %d items, Next %q, error %v; want 4 items and a Next cursor", len(first.Items), first.Next, err)
 	}
 	// Replay the page's last item and dead-letter a newer one: the next
 	// page still starts right after the cursor's position.
-	if ok, err := s.ReplayDeadLetter(t.Context(), all[3], at(time.Hour), false); !ok || err != nil {
-		t.Fatalf("ReplayDeadLetter(%s) = (%t, %v); want (true, nil)", all[3], ok, err)
+	if err := s.ReplayDeadLetter(t.Context(), webhooks.ReplayRequest{Key: all[3], Now: at(time.Hour)}); err != nil {
+		t.Fatalf("ReplayDeadLetter(%s): %v; want no error", all[3], err)
 	}
 	mustAcquireKey(t, s, all[3], at(time.Hour), 24*time.Hour) // not due at 2h
 	makeDead(t, s, envelope(key("newest"), "n", at(2*time.Hour)), at(2*time.Hour))
 
-	next, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{After: first.Next}, 4)
+	next, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{After: first.Next, Limit: 4})
 	if err != nil {
 		t.Fatalf("DeadLetters(After: page 1's Next): %v; want no error", err)
 	}
@@ -343,19 +345,22 @@ func testDeadLettersCursorIsAPosition(t *testing.T, s webhooks.InboxStore) {
 
 func testDeadLettersInvalidCursor(t *testing.T, s webhooks.InboxStore) {
 	makeDead(t, s, envelope(key("evt_1"), "p", base), base)
-	for _, after := range []string{"not a cursor", "%%%", "bm9wZQ", "e30x"} {
-		_, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{After: after}, 10)
-		if !errors.Is(err, webhooks.ErrInvalidCursor) {
-			t.Errorf("DeadLetters(After: %q): error %v; want an error wrapping webhooks.ErrInvalidCursor", after, err)
+	for _, after := range []string{"not a cursor", "%%%", "bm9wZQ", "e30x", "e30"} {
+		for _, q := range []webhooks.DeadLetterQuery{{After: after, Limit: 10}, {Provider: "acme", After: after, Limit: 1}} {
+			page, err := s.DeadLetters(t.Context(), q)
+			if !errors.Is(err, webhooks.ErrInvalidCursor) || len(page.Items) != 0 || page.Next != "" {
+				t.Errorf("DeadLetters(%+v) = (%d items, Next %q, error %v); want no items and an error wrapping webhooks.ErrInvalidCursor",
+					q, len(page.Items), page.Next, err)
+			}
 		}
 	}
 }
 
-func testDeadLettersMaxMustBePositive(t *testing.T, s webhooks.InboxStore) {
+func testDeadLettersLimitMustBePositive(t *testing.T, s webhooks.InboxStore) {
 	makeDead(t, s, envelope(key("evt_1"), "p", base), base)
-	for _, max := range []int{0, -1} {
-		if _, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{}, max); err == nil {
-			t.Errorf("DeadLetters(max=%d) = nil error; want an error: max must be at least 1", max)
+	for _, limit := range []int{0, -1} {
+		if page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Limit: limit}); err == nil || len(page.Items) != 0 {
+			t.Errorf("DeadLetters(Limit %d) = (%d items, %v); want no items and an error: Limit must be at least 1", limit, len(page.Items), err)
 		}
 	}
 }

@@ -50,8 +50,8 @@ func testItemsAreCopies(t *testing.T, s webhooks.InboxStore) {
 	l.Item.Headers.Del("Content-Type")
 	checkStored(t, s, leasedItem(want, now, leaseFor), "after the caller changed Lease.Item")
 
-	mustFail(t, s, l, permanent, webhooks.DeadLetterDecision(), at(2*time.Second))
-	page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{}, 10)
+	mustSettle(t, s, deadLetter(l, permanent, at(2*time.Second)))
+	page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
 		t.Fatalf("DeadLetters = %d items, error %v; want the one dead item", len(page.Items), err)
 	}
@@ -109,28 +109,27 @@ func testCanceledContext(t *testing.T, s webhooks.InboxStore) {
 	}
 
 	mustEnqueue(t, s, env)
-	l, err := s.AcquireNext(ctx, base, leaseFor)
-	wantCanceled(t, err, "AcquireNext")
-	if l != nil {
-		t.Errorf("AcquireNext with a canceled context leased %s; want nil", l.Key())
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base, LeaseDuration: leaseFor, Max: 1})
+	wantCanceled(t, err, "Acquire")
+	if len(leases) != 0 {
+		t.Errorf("Acquire with a canceled context leased %d items; want none", len(leases))
 	}
-	checkStored(t, s, enqueuedItem(env), "after AcquireNext with a canceled context (nothing may change)")
+	checkStored(t, s, enqueuedItem(env), "after Acquire with a canceled context (nothing may change)")
 
-	l = mustAcquire(t, s, base, leaseFor)
+	l := mustAcquire(t, s, base, leaseFor)
 	leased := mustGet(t, s, env.Key)
-	wantCanceled(t, s.Complete(ctx, l, at(time.Second)), "Complete")
-	wantCanceled(t, s.Fail(ctx, l, permanent, webhooks.DeadLetterDecision(), at(time.Second)), "Fail")
-	wantCanceled(t, s.Abandon(ctx, l, at(time.Second)), "Abandon")
-	wantCanceled(t, s.ExtendLease(ctx, l, at(time.Second), time.Hour), "ExtendLease")
+	for _, st := range settlements {
+		wantCanceled(t, s.Settle(ctx, st.of(l, at(time.Second))), "Settle("+st.name+")")
+	}
+	wantCanceled(t, s.ExtendLease(ctx, webhooks.ExtendRequest{Lease: l, Now: at(time.Second), Duration: time.Hour}), "ExtendLease")
 	_, err = s.Get(ctx, env.Key)
 	wantCanceled(t, err, "Get")
-	_, err = s.DeadLetters(ctx, webhooks.DeadLetterQuery{}, 10)
+	_, err = s.DeadLetters(ctx, webhooks.DeadLetterQuery{Limit: 10})
 	wantCanceled(t, err, "DeadLetters")
-	_, err = s.ReplayDeadLetter(ctx, env.Key, at(time.Second), false)
-	wantCanceled(t, err, "ReplayDeadLetter")
+	wantCanceled(t, s.ReplayDeadLetter(ctx, webhooks.ReplayRequest{Key: env.Key, Now: at(time.Second)}), "ReplayDeadLetter")
 	checkStored(t, s, leased, "after settling with a canceled context (nothing may change)")
 
-	if err := s.Complete(t.Context(), l, at(time.Second)); err != nil {
-		t.Errorf("Complete after calls with a canceled context: %v; want no error (the lease is still current)", err)
+	if err := s.Settle(t.Context(), succeed(l, at(time.Second))); err != nil {
+		t.Errorf("Settle(succeeded) after calls with a canceled context: %v; want no error (the lease is still current)", err)
 	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -10,42 +11,35 @@ import (
 )
 
 var settleCases = []inboxCase{
-	{"Complete", testComplete},
-	{"FailRetry", testFailRetry},
-	{"FailDeadLetter", testFailDeadLetter},
-	{"FailTruncatesMessage", testFailTruncatesMessage},
-	{"FailSanitizesMessage", testFailSanitizesMessage},
-	{"Abandon", testAbandon},
-	{"ExtendLease", testExtendLease},
+	{"SettleSucceeded", testSettleSucceeded},
+	{"SettleRetried", testSettleRetried},
+	{"SettleDeadLettered", testSettleDeadLettered},
+	{"SettleAbandoned", testSettleAbandoned},
+	{"SettleInvalid", testSettleInvalid},
+	{"SettleAgainIsAlreadySettled", testSettleAgainIsAlreadySettled},
+	{"SettledTokenLostAfterReacquire", testSettledTokenLostAfterReacquire},
 	{"StaleTokenIsFenced", testStaleTokenIsFenced},
-	{"SettledLeaseIsFenced", testSettledLeaseIsFenced},
+	{"ExtendLease", testExtendLease},
 	{"ExpiredCurrentLeaseMaySettle", testExpiredCurrentLeaseMaySettle},
+	{"FailureMessageRoundTrips", testFailureMessageRoundTrips},
 }
 
-func testComplete(t *testing.T, s webhooks.InboxStore) {
+func testSettleSucceeded(t *testing.T, s webhooks.InboxStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
 	now := at(2 * time.Second)
-	if err := s.Complete(t.Context(), l, now); err != nil {
-		t.Fatalf("Complete with the current token: %v; want no error", err)
-	}
-	want := leasedItem(enqueuedItem(env), at(time.Second), leaseFor)
-	want.State = webhooks.StateSucceeded
-	want.CompletedAt = now
-	want.UpdatedAt = now
-	want.LeaseExpiresAt = time.Time{}
-	want.NextAttemptAt = time.Time{}
-	checkStored(t, s, want, "after Complete")
+	mustSettle(t, s, succeed(l, now))
+	checkStored(t, s, succeededItem(leasedItem(enqueuedItem(env), at(time.Second), leaseFor), now), "after Settle(succeeded)")
 	wantNothingDue(t, s, at(24*time.Hour), "a succeeded item is never due")
 }
 
-func testFailRetry(t *testing.T, s webhooks.InboxStore) {
+func testSettleRetried(t *testing.T, s webhooks.InboxStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
 	now, retryAt := at(2*time.Second), at(time.Minute)
-	mustFail(t, s, l, transient, webhooks.RetryAtTime(retryAt), now)
+	mustSettle(t, s, retry(l, transient, retryAt, now))
 
 	want := leasedItem(enqueuedItem(env), at(time.Second), leaseFor)
 	want.State = webhooks.StatePending
@@ -53,22 +47,22 @@ func testFailRetry(t *testing.T, s webhooks.InboxStore) {
 	want.LeaseExpiresAt = time.Time{}
 	want.UpdatedAt = now
 	want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: now}
-	checkStored(t, s, want, "after Fail with a retry decision")
+	checkStored(t, s, want, "after Settle(retried)")
 
-	wantNothingDue(t, s, retryAt.Add(-time.Microsecond), "the retry is due 1µs later, at decision.RetryAt")
+	wantNothingDue(t, s, retryAt.Add(-time.Microsecond), "the retry is due 1µs later, at Settlement.RetryAt")
 	again := mustAcquireKey(t, s, env.Key, retryAt, leaseFor)
-	if again.Attempt != 2 {
-		t.Errorf("AcquireNext after a retryable Fail: Lease.Attempt = %d; want 2", again.Attempt)
+	if again.Attempt != 2 || again.Reclaimed {
+		t.Errorf("Acquire after Settle(retried): Lease.Attempt %d, Reclaimed %t; want 2, false (the item was pending, not taken from an expired lease)", again.Attempt, again.Reclaimed)
 	}
-	checkItem(t, "Lease.Item after a retryable Fail", again.Item, leasedItem(want, retryAt, leaseFor))
+	checkItem(t, "Lease.Item after Settle(retried)", again.Item, leasedItem(want, retryAt, leaseFor))
 }
 
-func testFailDeadLetter(t *testing.T, s webhooks.InboxStore) {
+func testSettleDeadLettered(t *testing.T, s webhooks.InboxStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
 	now := at(2 * time.Second)
-	mustFail(t, s, l, permanent, webhooks.DeadLetterDecision(), now)
+	mustSettle(t, s, deadLetter(l, permanent, now))
 
 	want := leasedItem(enqueuedItem(env), at(time.Second), leaseFor)
 	want.State = webhooks.StateDead
@@ -77,82 +71,130 @@ func testFailDeadLetter(t *testing.T, s webhooks.InboxStore) {
 	want.LeaseExpiresAt = time.Time{}
 	want.UpdatedAt = now
 	want.LastError = &webhooks.ErrorRecord{Class: permanent.Class, Message: permanent.Message, At: now}
-	checkStored(t, s, want, "after Fail with a dead-letter decision")
+	checkStored(t, s, want, "after Settle(dead_lettered)")
 	wantNothingDue(t, s, at(24*time.Hour), "a dead item is never due")
 }
 
-func testFailTruncatesMessage(t *testing.T, s webhooks.InboxStore) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, base, leaseFor)
-	// One ASCII byte, then two-byte runes: the limit falls inside a rune.
-	msg := "x" + strings.Repeat("é", webhooks.MaxErrorMessageBytes)
-	wantMsg := webhooks.TruncateErrorMessage(msg)
-	f := webhooks.Failure{Class: webhooks.FailurePanic, Message: msg, Transient: true}
-	mustFail(t, s, l, f, webhooks.RetryAtTime(at(time.Minute)), at(time.Second))
-
-	got := mustGet(t, s, env.Key)
-	switch {
-	case got.LastError == nil:
-		t.Fatal("after Fail, LastError = nil; want the failure recorded")
-	case got.LastError.Message != wantMsg:
-		t.Errorf("after Fail with a %d-byte message, LastError.Message has %d bytes (valid UTF-8: %t); want webhooks.TruncateErrorMessage of it (%d bytes)",
-			len(msg), len(got.LastError.Message), utf8.ValidString(got.LastError.Message), len(wantMsg))
-	case got.LastError.Class != webhooks.FailurePanic:
-		t.Errorf("LastError.Class = %q; want %q", got.LastError.Class, webhooks.FailurePanic)
-	}
-}
-
-func testAbandon(t *testing.T, s webhooks.InboxStore) {
+func testSettleAbandoned(t *testing.T, s webhooks.InboxStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	first := mustAcquire(t, s, base, leaseFor)
-	mustFail(t, s, first, transient, webhooks.RetryAtTime(at(10*time.Second)), at(time.Second))
+	mustSettle(t, s, retry(first, transient, at(10*time.Second), at(time.Second)))
 	l := mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
 	if l.Attempt != 2 {
-		t.Fatalf("second AcquireNext: Lease.Attempt = %d; want 2", l.Attempt)
+		t.Fatalf("second Acquire: Lease.Attempt = %d; want 2", l.Attempt)
 	}
 
 	now := at(11 * time.Second)
-	if err := s.Abandon(t.Context(), l, now); err != nil {
-		t.Fatalf("Abandon with the current token: %v; want no error", err)
-	}
+	mustSettle(t, s, abandon(l, now))
 	want := enqueuedItem(env)
-	want.Attempts = 1 // the abandoned attempt is not spent
+	want.Attempts = 1 // the abandoned attempt is not counted
 	want.NextAttemptAt = now
 	want.UpdatedAt = now
 	want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: at(time.Second)}
-	checkStored(t, s, want, "after Abandon (attempt restored, due now, LastError kept)")
+	checkStored(t, s, want, "after Settle(abandoned) (attempt not counted, due at Now, LastError kept)")
 
 	again := mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if again.Attempt != 2 {
-		t.Errorf("AcquireNext after Abandon: Lease.Attempt = %d; want 2 (the abandoned attempt again)", again.Attempt)
+	if again.Attempt != 2 || again.Reclaimed {
+		t.Errorf("Acquire after Settle(abandoned): Lease.Attempt %d, Reclaimed %t; want 2 (the abandoned attempt again), false", again.Attempt, again.Reclaimed)
 	}
 }
 
-func testExtendLease(t *testing.T, s webhooks.InboxStore) {
+// testSettleInvalid: a settlement without a lease or with an outcome the
+// contract does not name is refused with an error that is neither
+// ErrLeaseLost nor ErrAlreadySettled (the caller's bug, not a lost race),
+// and changes nothing.
+func testSettleInvalid(t *testing.T, s webhooks.InboxStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, base, 10*time.Second)
-	now, d := at(5*time.Second), 20*time.Second
-	if err := s.ExtendLease(t.Context(), l, now, d); err != nil {
-		t.Fatalf("ExtendLease with the current token: %v; want no error", err)
-	}
-	if !l.ExpiresAt.Equal(now.Add(d)) {
-		t.Errorf("after ExtendLease, Lease.ExpiresAt = %s; want now+d = %s", fmtTime(l.ExpiresAt), fmtTime(now.Add(d)))
-	}
-	want := leasedItem(enqueuedItem(env), base, 10*time.Second)
-	want.LeaseExpiresAt = now.Add(d)
-	want.NextAttemptAt = now.Add(d)
-	want.UpdatedAt = now
-	checkStored(t, s, want, "after ExtendLease")
+	l := mustAcquire(t, s, at(time.Second), leaseFor)
+	want := mustGet(t, s, env.Key)
+	now := at(2 * time.Second)
 
-	wantNothingDue(t, s, at(10*time.Second), "the lease was extended past its first expiry")
-	wantNothingDue(t, s, now.Add(d-time.Microsecond), "the extended lease is valid for 1µs more")
-	again := mustAcquireKey(t, s, env.Key, now.Add(d), leaseFor)
-	if again.Attempt != 2 || again.Token == l.Token {
-		t.Errorf("AcquireNext at the extended expiry: Attempt %d, token reused %t; want Attempt 2 and a fresh token", again.Attempt, again.Token == l.Token)
+	refused := func(err error, call string) {
+		t.Helper()
+		switch {
+		case err == nil:
+			t.Errorf("%s = nil; want an error", call)
+		case errors.Is(err, webhooks.ErrLeaseLost), errors.Is(err, webhooks.ErrAlreadySettled):
+			t.Errorf("%s: error %v; want an error saying the request is invalid, not that the lease is lost or settled", call, err)
+		}
 	}
+	for _, outcome := range []webhooks.AttemptOutcome{"", "bogus", "SUCCEEDED"} {
+		st := retry(l, transient, at(time.Minute), now)
+		st.Outcome = outcome
+		refused(s.Settle(t.Context(), st), `Settle(Outcome "`+string(outcome)+`")`)
+	}
+	refused(s.Settle(t.Context(), webhooks.Settlement{Outcome: webhooks.AttemptSucceeded, Now: now}), "Settle with a nil Lease")
+	refused(s.ExtendLease(t.Context(), webhooks.ExtendRequest{Now: now, Duration: time.Minute}), "ExtendLease with a nil Lease")
+	checkStored(t, s, want, "after invalid settlements (nothing may change)")
+
+	mustSettle(t, s, succeed(l, now))
+}
+
+// settlements are the four outcomes, each as a function of the lease and
+// the time. Abandoned is last: its item stays due.
+var settlements = []struct {
+	name string
+	of   func(l *webhooks.Lease, now time.Time) webhooks.Settlement
+}{
+	{"succeeded", succeed},
+	{"retried", func(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+		return retry(l, transient, at(time.Hour), now)
+	}},
+	{"dead_lettered", func(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+		return deadLetter(l, permanent, now)
+	}},
+	{"abandoned", abandon},
+}
+
+// testSettleAgainIsAlreadySettled: a settlement tried again under the token
+// that settled the item (its reply was lost, say) reports ErrAlreadySettled
+// whatever its outcome, and so does ExtendLease; nothing changes.
+func testSettleAgainIsAlreadySettled(t *testing.T, s webhooks.InboxStore) {
+	for i, first := range settlements {
+		env := envelope(key(first.name), "p", at(time.Duration(i)*time.Second))
+		mustEnqueue(t, s, env)
+		l := mustAcquireKey(t, s, env.Key, env.ReceivedAt, leaseFor)
+		mustSettle(t, s, first.of(l, env.ReceivedAt.Add(time.Millisecond)))
+		want := mustGet(t, s, env.Key)
+		then := env.ReceivedAt.Add(2 * time.Millisecond)
+		for _, again := range settlements {
+			wantAlreadySettled(t, s.Settle(t.Context(), again.of(l, then)),
+				"Settle("+again.name+") after Settle("+first.name+") under the same token")
+		}
+		expiry := l.ExpiresAt
+		wantAlreadySettled(t, extend(t, s, l, then, time.Hour), "ExtendLease after Settle("+first.name+") under the same token")
+		if !l.ExpiresAt.Equal(expiry) {
+			t.Errorf("a refused ExtendLease changed Lease.ExpiresAt to %s; want it unchanged at %s", fmtTime(l.ExpiresAt), fmtTime(expiry))
+		}
+		checkItem(t, "Get after settling "+first.name+" again (nothing may change)", mustGet(t, s, env.Key), want)
+	}
+}
+
+// testSettledTokenLostAfterReacquire: once another lease has been taken on
+// the item, the token that settled it earlier is stale like any other:
+// ErrLeaseLost, before and after the new lease settles.
+func testSettledTokenLostAfterReacquire(t *testing.T, s webhooks.InboxStore) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	old := mustAcquire(t, s, base, leaseFor)
+	mustSettle(t, s, retry(old, transient, at(time.Second), at(time.Millisecond)))
+	current := mustAcquireKey(t, s, env.Key, at(time.Second), leaseFor)
+	want := mustGet(t, s, env.Key)
+
+	now := at(2 * time.Second)
+	for _, st := range settlements {
+		wantLeaseLost(t, s.Settle(t.Context(), st.of(old, now)), "Settle("+st.name+") under a token that settled the item before it was leased again")
+	}
+	wantLeaseLost(t, extend(t, s, old, now, time.Hour), "ExtendLease under a token that settled the item before it was leased again")
+	checkItem(t, "Get after settling under the earlier token (nothing may change)", mustGet(t, s, env.Key), want)
+
+	mustSettle(t, s, succeed(current, now))
+	want = mustGet(t, s, env.Key)
+	wantLeaseLost(t, s.Settle(t.Context(), succeed(old, now)), "Settle(succeeded) under an earlier lease's token after the current lease settled")
+	wantAlreadySettled(t, s.Settle(t.Context(), succeed(current, now)), "Settle(succeeded) again under the token that settled the item")
+	checkItem(t, "Get after settling under old tokens (nothing may change)", mustGet(t, s, env.Key), want)
 }
 
 func testStaleTokenIsFenced(t *testing.T, s webhooks.InboxStore) {
@@ -164,11 +206,10 @@ func testStaleTokenIsFenced(t *testing.T, s webhooks.InboxStore) {
 
 	ctx, now := t.Context(), at(11*time.Second)
 	staleExpiry := stale.ExpiresAt
-	wantLeaseLost(t, s.Complete(ctx, stale, now), "Complete with a stale token")
-	wantLeaseLost(t, s.Fail(ctx, stale, transient, webhooks.RetryAtTime(at(time.Hour)), now), "Fail (retry) with a stale token")
-	wantLeaseLost(t, s.Fail(ctx, stale, permanent, webhooks.DeadLetterDecision(), now), "Fail (dead letter) with a stale token")
-	wantLeaseLost(t, s.Abandon(ctx, stale, now), "Abandon with a stale token")
-	wantLeaseLost(t, s.ExtendLease(ctx, stale, now, time.Hour), "ExtendLease with a stale token")
+	for _, st := range settlements {
+		wantLeaseLost(t, s.Settle(ctx, st.of(stale, now)), "Settle("+st.name+") with a stale token")
+	}
+	wantLeaseLost(t, extend(t, s, stale, now, time.Hour), "ExtendLease with a stale token")
 	if !stale.ExpiresAt.Equal(staleExpiry) {
 		t.Errorf("a fenced ExtendLease changed Lease.ExpiresAt to %s; want it unchanged at %s", fmtTime(stale.ExpiresAt), fmtTime(staleExpiry))
 	}
@@ -176,84 +217,96 @@ func testStaleTokenIsFenced(t *testing.T, s webhooks.InboxStore) {
 
 	forged := *current
 	forged.Token = "00000000-0000-4000-8000-000000000000"
-	wantLeaseLost(t, s.Complete(ctx, &forged, now), "Complete with a token never issued")
+	wantLeaseLost(t, s.Settle(ctx, succeed(&forged, now)), "Settle with a token never issued")
+	forged.Token = "not a token this store makes"
+	wantLeaseLost(t, s.Settle(ctx, succeed(&forged, now)), "Settle with a malformed token")
 	missing := *current
 	missing.Item.Key = key("no_such_item")
-	wantLeaseLost(t, s.Complete(ctx, &missing, now), "Complete of an item that does not exist")
+	wantLeaseLost(t, s.Settle(ctx, succeed(&missing, now)), "Settle of an item that does not exist")
 	checkItem(t, "Get after settling with wrong tokens (nothing may change)", mustGet(t, s, env.Key), want)
 
-	if err := s.Complete(ctx, current, now); err != nil {
-		t.Errorf("Complete with the current token after stale attempts: %v; want no error", err)
+	if err := s.Settle(ctx, succeed(current, now)); err != nil {
+		t.Errorf("Settle(succeeded) with the current token after stale attempts: %v; want no error", err)
 	}
 }
 
-func testSettledLeaseIsFenced(t *testing.T, s webhooks.InboxStore) {
-	ctx := t.Context()
-	settle := []struct {
-		name string
-		do   func(l *webhooks.Lease, now time.Time) error
-	}{
-		{"Complete", func(l *webhooks.Lease, now time.Time) error { return s.Complete(ctx, l, now) }},
-		{"Fail (retry)", func(l *webhooks.Lease, now time.Time) error {
-			return s.Fail(ctx, l, transient, webhooks.RetryAtTime(at(time.Hour)), now)
-		}},
-		{"Fail (dead letter)", func(l *webhooks.Lease, now time.Time) error {
-			return s.Fail(ctx, l, permanent, webhooks.DeadLetterDecision(), now)
-		}},
-		// Abandon last: its item stays due, and each round acquires the
-		// only due item.
-		{"Abandon", func(l *webhooks.Lease, now time.Time) error { return s.Abandon(ctx, l, now) }},
+func testExtendLease(t *testing.T, s webhooks.InboxStore) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	l := mustAcquire(t, s, base, 10*time.Second)
+	now, d := at(5*time.Second), 20*time.Second
+	if err := extend(t, s, l, now, d); err != nil {
+		t.Fatalf("ExtendLease with the current token: %v; want no error", err)
 	}
-	for i, first := range settle {
-		env := envelope(key(first.name), "p", at(time.Duration(i)*time.Second))
-		mustEnqueue(t, s, env)
-		l := mustAcquireKey(t, s, env.Key, env.ReceivedAt, leaseFor)
-		if err := first.do(l, env.ReceivedAt.Add(time.Millisecond)); err != nil {
-			t.Fatalf("%s with the current token: %v; want no error", first.name, err)
-		}
-		want := mustGet(t, s, env.Key)
-		for _, then := range settle {
-			wantLeaseLost(t, then.do(l, env.ReceivedAt.Add(2*time.Millisecond)), then.name+" after "+first.name+" with the same token")
-		}
-		wantLeaseLost(t, s.ExtendLease(ctx, l, env.ReceivedAt.Add(2*time.Millisecond), time.Hour), "ExtendLease after "+first.name+" with the same token")
-		checkItem(t, "Get after settling a lease twice (nothing may change)", mustGet(t, s, env.Key), want)
+	if !l.ExpiresAt.Equal(now.Add(d)) {
+		t.Errorf("after ExtendLease, Lease.ExpiresAt = %s; want Now+Duration = %s", fmtTime(l.ExpiresAt), fmtTime(now.Add(d)))
+	}
+	want := leasedItem(enqueuedItem(env), base, 10*time.Second)
+	want.LeaseExpiresAt = now.Add(d)
+	want.NextAttemptAt = now.Add(d)
+	want.UpdatedAt = now
+	checkStored(t, s, want, "after ExtendLease")
+
+	wantNothingDue(t, s, at(10*time.Second), "the lease was extended past its first expiry")
+	wantNothingDue(t, s, now.Add(d-time.Microsecond), "the extended lease is valid for 1µs more")
+	again := mustAcquireKey(t, s, env.Key, now.Add(d), leaseFor)
+	if again.Attempt != 2 || !again.Reclaimed || again.Token == l.Token {
+		t.Errorf("Acquire at the extended expiry: Attempt %d, Reclaimed %t, token reused %t; want Attempt 2, Reclaimed, a fresh token",
+			again.Attempt, again.Reclaimed, again.Token == l.Token)
 	}
 }
 
 func testExpiredCurrentLeaseMaySettle(t *testing.T, s webhooks.InboxStore) {
-	ctx := t.Context()
 	a := envelope(key("a"), "a", base)
 	b := envelope(key("b"), "b", at(time.Second))
 	mustEnqueue(t, s, a)
 	la := mustAcquireKey(t, s, a.Key, base, 10*time.Second)
 	late := at(time.Hour)
-	if err := s.ExtendLease(ctx, la, late, time.Minute); err != nil {
+	if err := extend(t, s, la, late, time.Minute); err != nil {
 		t.Errorf("ExtendLease of an expired lease nobody took: %v; want no error (fencing is by token only)", err)
 	}
-	if err := s.Complete(ctx, la, late); err != nil {
-		t.Fatalf("Complete of an expired lease nobody took: %v; want no error (fencing is by token only)", err)
+	if err := s.Settle(t.Context(), succeed(la, late)); err != nil {
+		t.Fatalf("Settle(succeeded) of an expired lease nobody took: %v; want no error (fencing is by token only)", err)
 	}
 	if got := mustGet(t, s, a.Key); got.State != webhooks.StateSucceeded || !got.CompletedAt.Equal(late) {
-		t.Errorf("after completing an expired lease: State %s, CompletedAt %s; want %s at %s", got.State, fmtTime(got.CompletedAt), webhooks.StateSucceeded, fmtTime(late))
+		t.Errorf("after settling an expired lease: State %s, CompletedAt %s; want %s at %s", got.State, fmtTime(got.CompletedAt), webhooks.StateSucceeded, fmtTime(late))
 	}
 
 	mustEnqueue(t, s, b)
 	lb := mustAcquireKey(t, s, b.Key, at(time.Second), 10*time.Second)
-	mustFail(t, s, lb, transient, webhooks.RetryAtTime(late.Add(time.Minute)), late)
+	mustSettle(t, s, retry(lb, transient, late.Add(time.Minute), late))
 	if got := mustGet(t, s, b.Key); got.State != webhooks.StatePending || !got.NextAttemptAt.Equal(late.Add(time.Minute)) {
-		t.Errorf("after failing an expired lease: State %s, NextAttemptAt %s; want %s at %s", got.State, fmtTime(got.NextAttemptAt), webhooks.StatePending, fmtTime(late.Add(time.Minute)))
+		t.Errorf("after retrying an expired lease: State %s, NextAttemptAt %s; want %s at %s", got.State, fmtTime(got.NextAttemptAt), webhooks.StatePending, fmtTime(late.Add(time.Minute)))
 	}
 }
 
-func testFailSanitizesMessage(t *testing.T, s webhooks.InboxStore) {
+// testFailureMessageRoundTrips: a failure message as the Processor hands it
+// over (up to 2048 bytes of valid UTF-8 without NUL) is stored byte for
+// byte, whatever the width of its characters.
+func testFailureMessageRoundTrips(t *testing.T, s webhooks.InboxStore) {
+	const limit = 2048
+	// Two-, three- and four-byte characters, 9 bytes a group, then five
+	// bytes to reach the limit exactly.
+	mixed := strings.Repeat("é世🙂", limit/9) + "🙂x"
+	wide := strings.Repeat("🙂", limit/4)
+	for _, msg := range []string{mixed, wide} {
+		if len(msg) != limit || !utf8.ValidString(msg) {
+			t.Fatalf("suite bug: the message has %d bytes (valid UTF-8: %t); want %d", len(msg), utf8.ValidString(msg), limit)
+		}
+	}
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, base, leaseFor)
-	msg := "bad \xff byte and a NUL \x00 here"
-	mustFail(t, s, l, webhooks.Failure{Class: webhooks.FailureError, Message: msg, Transient: true}, webhooks.RetryAtTime(at(time.Minute)), at(time.Second))
-	got := mustGet(t, s, env.Key)
-	want := webhooks.TruncateErrorMessage(msg)
-	if got.LastError == nil || got.LastError.Message != want {
-		t.Errorf("after Fail with a message holding invalid UTF-8 and NUL, LastError = %s; want Message %q (webhooks.TruncateErrorMessage)", fmtErrorRecord(got.LastError), want)
+	check := func(msg string, class webhooks.FailureClass, when string) {
+		t.Helper()
+		got := mustGet(t, s, env.Key)
+		if got.LastError == nil || got.LastError.Message != msg || got.LastError.Class != class {
+			t.Errorf("%s with a %d-byte message: LastError = %s; want Class %q and the message byte for byte", when, len(msg), fmtErrorRecord(got.LastError), class)
+		}
 	}
+	l := mustAcquire(t, s, base, leaseFor)
+	mustSettle(t, s, retry(l, webhooks.Failure{Class: webhooks.FailurePanic, Message: mixed, Transient: true}, at(time.Second), at(time.Millisecond)))
+	check(mixed, webhooks.FailurePanic, "after Settle(retried)")
+	l = mustAcquireKey(t, s, env.Key, at(time.Second), leaseFor)
+	mustSettle(t, s, deadLetter(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: wide}, at(2*time.Second)))
+	check(wide, webhooks.FailurePermanent, "after Settle(dead_lettered)")
 }

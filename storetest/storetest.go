@@ -11,9 +11,35 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// RunInbox runs the InboxStore conformance cases, each on a store returned
-// by newStore. See the package documentation for what newStore must do.
-func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore) {
+// Features describes the optional capabilities of the store under test.
+// Each field is a hook that the suite calls to use a capability; a nil
+// field means the store lacks it, and its cases are skipped. The zero
+// value runs the cases every store must pass.
+type Features struct {
+	// CompleteInTx, when set, completes the item of ev inside a
+	// transaction of the store's own kind and then commits that
+	// transaction when commit is true or rolls it back when it is false;
+	// it is how the suite reaches a method such as pgstore's CompleteTx,
+	// which marks an item succeeded together with a handler's own writes.
+	// s is a store returned by newStore, and ev carries the lease's token
+	// in its LeaseToken field. It returns the completion's error (and then
+	// rolls back, whatever commit says), or else the commit's.
+	//
+	// The suite requires: a committed completion makes the item succeeded
+	// once, after which settling under the same token reports
+	// [webhooks.ErrAlreadySettled]; a rolled-back one leaves the item
+	// leased under its token; a completion under a token that is not
+	// current is refused with an error wrapping [webhooks.ErrLeaseLost]
+	// and changes
+	// nothing. The completion time is the store's own, so the suite checks
+	// that CompletedAt is set, not its value.
+	CompleteInTx func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) error
+}
+
+// RunInbox runs the [webhooks.InboxStore] cases, each on a store returned by
+// newStore, and the cases of the optional features f describes. See the
+// package documentation for what newStore must do.
+func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f Features) {
 	t.Helper()
 	fresh := func(t *testing.T) webhooks.InboxStore {
 		t.Helper()
@@ -32,24 +58,22 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore) {
 				c.run(t, fresh(t))
 			})
 		}
-		t.Run("BatchAcquirer", func(t *testing.T) {
+		t.Run("CompleteInTx", func(t *testing.T) {
 			t.Parallel()
-			if _, ok := fresh(t).(webhooks.BatchAcquirer); !ok {
-				t.Log("the store does not implement webhooks.BatchAcquirer: batch cases not applicable")
-				return
+			if f.CompleteInTx == nil {
+				t.Skip("Features.CompleteInTx is nil: the store does not complete items inside a transaction of its own")
 			}
-			for _, c := range batchCases {
+			for _, c := range completeInTxCases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					s := fresh(t)
-					c.run(t, s, s.(webhooks.BatchAcquirer))
+					c.run(t, fresh(t), f.CompleteInTx)
 				})
 			}
 		})
 	})
 }
 
-// RunReplay runs the ReplayStore conformance cases, each on a store returned
+// RunReplay runs the [webhooks.ReplayStore] cases, each on a store returned
 // by newStore. See the package documentation for what newStore must do.
 func RunReplay(t *testing.T, newStore func(t *testing.T) webhooks.ReplayStore) {
 	t.Helper()
@@ -72,9 +96,12 @@ type inboxCase struct {
 	run  func(t *testing.T, s webhooks.InboxStore)
 }
 
-type batchCase struct {
+// completeInTx is the type of Features.CompleteInTx.
+type completeInTx = func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) error
+
+type completeInTxCase struct {
 	name string
-	run  func(t *testing.T, s webhooks.InboxStore, b webhooks.BatchAcquirer)
+	run  func(t *testing.T, s webhooks.InboxStore, complete completeInTx)
 }
 
 type replayCase struct {
@@ -83,7 +110,7 @@ type replayCase struct {
 }
 
 // inboxCases are all InboxStore cases, in the order they are reported.
-var inboxCases = slices.Concat(enqueueCases, leaseCases, settleCases, deadLetterCases, itemCases)
+var inboxCases = slices.Concat(enqueueCases, acquireCases, settleCases, deadLetterCases, itemCases)
 
 // base is the time every case starts from: microsecond precision, as
 // PostgreSQL keeps it. Cases only add whole microseconds or more.
@@ -118,7 +145,7 @@ func envelope(k webhooks.InboxKey, payload string, receivedAt time.Time) webhook
 	}
 }
 
-// enqueuedItem is the item the semantics require right after env was
+// enqueuedItem is the item the contract requires right after env was
 // enqueued as new.
 func enqueuedItem(env webhooks.Envelope) webhooks.Item {
 	return webhooks.Item{
@@ -137,13 +164,24 @@ func enqueuedItem(env webhooks.Envelope) webhooks.Item {
 	}
 }
 
-// leasedItem returns want as AcquireNext(now, d) must leave it.
+// leasedItem returns want as an acquisition at now for d must leave it.
 func leasedItem(want webhooks.Item, now time.Time, d time.Duration) webhooks.Item {
 	want.State = webhooks.StateLeased
 	want.Attempts++
 	want.LeaseExpiresAt = now.Add(d)
 	want.NextAttemptAt = now.Add(d)
 	want.UpdatedAt = now
+	return want
+}
+
+// succeededItem returns the leased item want as settling it succeeded at
+// now must leave it.
+func succeededItem(want webhooks.Item, now time.Time) webhooks.Item {
+	want.State = webhooks.StateSucceeded
+	want.CompletedAt = now
+	want.UpdatedAt = now
+	want.LeaseExpiresAt = time.Time{}
+	want.NextAttemptAt = time.Time{}
 	return want
 }
 
@@ -159,38 +197,49 @@ func mustEnqueue(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope) {
 	}
 }
 
-// mustAcquire requires AcquireNext(now, d) to lease an item.
-func mustAcquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration) *webhooks.Lease {
+// acquire calls Acquire(Now: now, LeaseDuration: d, Max: max).
+func acquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
 	t.Helper()
-	l, err := s.AcquireNext(t.Context(), now, d)
-	if err != nil {
-		t.Fatalf("AcquireNext(now=%s, %v): %v; want no error", fmtTime(now), d, err)
-	}
-	if l == nil {
-		t.Fatalf("AcquireNext(now=%s, %v) = nil; want a lease on a due item", fmtTime(now), d)
-	}
-	return l
+	return s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max})
 }
 
-// mustAcquireKey requires AcquireNext(now, d) to lease the item k.
+// mustAcquire requires Acquire(now, d, Max 1) to lease an item.
+func mustAcquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration) *webhooks.Lease {
+	t.Helper()
+	leases, err := acquire(t, s, now, d, 1)
+	if err != nil {
+		t.Fatalf("Acquire(Now %s, LeaseDuration %v, Max 1): %v; want no error", fmtTime(now), d, err)
+	}
+	switch {
+	case len(leases) == 0:
+		t.Fatalf("Acquire(Now %s, LeaseDuration %v, Max 1) returned no lease; want a lease on a due item", fmtTime(now), d)
+	case len(leases) > 1:
+		t.Fatalf("Acquire(Max 1) returned %d leases; want at most 1", len(leases))
+	case leases[0] == nil:
+		t.Fatalf("Acquire(Max 1) returned a nil *Lease; want a lease")
+	}
+	return leases[0]
+}
+
+// mustAcquireKey requires Acquire(now, d, Max 1) to lease the item k.
 func mustAcquireKey(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, now time.Time, d time.Duration) *webhooks.Lease {
 	t.Helper()
 	l := mustAcquire(t, s, now, d)
 	if l.Key() != k {
-		t.Fatalf("AcquireNext(now=%s) leased %s; want %s", fmtTime(now), l.Key(), k)
+		t.Fatalf("Acquire(Now %s) leased %s; want %s", fmtTime(now), l.Key(), k)
 	}
 	return l
 }
 
-// wantNothingDue requires AcquireNext(now, ...) to return (nil, nil).
+// wantNothingDue requires Acquire(now, Max 10) to lease nothing.
 func wantNothingDue(t *testing.T, s webhooks.InboxStore, now time.Time, why string) {
 	t.Helper()
-	l, err := s.AcquireNext(t.Context(), now, leaseFor)
+	leases, err := acquire(t, s, now, leaseFor, 10)
 	if err != nil {
-		t.Fatalf("AcquireNext(now=%s): %v; want (nil, nil) because %s", fmtTime(now), err, why)
+		t.Fatalf("Acquire(Now %s): %v; want no leases and no error because %s", fmtTime(now), err, why)
 	}
-	if l != nil {
-		t.Fatalf("AcquireNext(now=%s) leased %s (attempt %d); want nil because %s", fmtTime(now), l.Key(), l.Attempt, why)
+	for _, l := range leases {
+		t.Fatalf("Acquire(Now %s) leased %s (attempt %d); want nothing because %s", fmtTime(now), l.Key(), l.Attempt, why)
 	}
 }
 
@@ -218,11 +267,11 @@ func wantLeaseLost(t *testing.T, err error, call string) {
 	}
 }
 
-// mustFail fails lease at now with decision.
-func mustFail(t *testing.T, s webhooks.InboxStore, l *webhooks.Lease, f webhooks.Failure, d webhooks.RetryDecision, now time.Time) {
+// wantAlreadySettled requires err to wrap webhooks.ErrAlreadySettled.
+func wantAlreadySettled(t *testing.T, err error, call string) {
 	t.Helper()
-	if err := s.Fail(t.Context(), l, f, d, now); err != nil {
-		t.Fatalf("Fail(%s, %+v) with the current token: %v; want no error", l.Key(), d, err)
+	if !errors.Is(err, webhooks.ErrAlreadySettled) {
+		t.Errorf("%s: error %v; want an error wrapping webhooks.ErrAlreadySettled", call, err)
 	}
 }
 
@@ -232,11 +281,61 @@ var (
 	permanent = webhooks.Failure{Class: webhooks.FailurePermanent, Message: "invoice does not exist"}
 )
 
+// succeed, retry, deadLetter and abandon are the settlements of l at now;
+// retry is due again at retryAt.
+func succeed(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptSucceeded, Now: now}
+}
+
+func retry(l *webhooks.Lease, f webhooks.Failure, retryAt, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptRetried, Failure: f, RetryAt: retryAt, Now: now}
+}
+
+func deadLetter(l *webhooks.Lease, f webhooks.Failure, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptDeadLettered, Failure: f, Now: now}
+}
+
+func abandon(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptAbandoned, Now: now}
+}
+
+// mustSettle requires st to succeed.
+func mustSettle(t *testing.T, s webhooks.InboxStore, st webhooks.Settlement) {
+	t.Helper()
+	if err := s.Settle(t.Context(), st); err != nil {
+		t.Fatalf("Settle(%s of %s) with the current token: %v; want no error", st.Outcome, st.Lease.Key(), err)
+	}
+}
+
+// extend calls ExtendLease(Lease: l, Now: now, Duration: d).
+func extend(t *testing.T, s webhooks.InboxStore, l *webhooks.Lease, now time.Time, d time.Duration) error {
+	t.Helper()
+	return s.ExtendLease(t.Context(), webhooks.ExtendRequest{Lease: l, Now: now, Duration: d})
+}
+
 // makeDead enqueues env and dead-letters it at deadAt (its only attempt).
 // No other item may be due at deadAt.
 func makeDead(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope, deadAt time.Time) {
 	t.Helper()
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, deadAt, leaseFor)
-	mustFail(t, s, l, permanent, webhooks.DeadLetterDecision(), deadAt)
+	mustSettle(t, s, deadLetter(l, permanent, deadAt))
+}
+
+// eventOf returns the event a Processor hands to its dispatcher for l.
+func eventOf(l *webhooks.Lease) webhooks.Event {
+	it := l.Item
+	return webhooks.Event{
+		Provider:   it.Key.Provider,
+		Tenant:     it.Key.Tenant,
+		ID:         it.Key.EventID,
+		Type:       it.EventType,
+		Payload:    it.Payload,
+		Headers:    it.Headers,
+		Attempt:    l.Attempt,
+		OccurredAt: it.OccurredAt,
+		ReceivedAt: it.ReceivedAt,
+		KeyID:      it.KeyID,
+		LeaseToken: l.Token,
+	}
 }

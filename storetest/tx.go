@@ -1,0 +1,102 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+var completeInTxCases = []completeInTxCase{
+	{"Committed", testCompleteInTxCommitted},
+	{"RolledBack", testCompleteInTxRolledBack},
+	{"StaleToken", testCompleteInTxStaleToken},
+}
+
+// wantCompletedInTx requires the stored item to be leased as a succeeded
+// completion leaves it, at a completion time of the store's choosing, and
+// returns it.
+func wantCompletedInTx(t *testing.T, s webhooks.InboxStore, leased webhooks.Item, when string) webhooks.Item {
+	t.Helper()
+	got := mustGet(t, s, leased.Key)
+	if got.CompletedAt.IsZero() {
+		t.Errorf("Get(%s) %s: CompletedAt is zero; want the completion time", leased.Key, when)
+	}
+	want := succeededItem(leased, got.CompletedAt)
+	checkItem(t, "Get("+leased.Key.String()+") "+when+" (UpdatedAt is the completion time)", got, want)
+	return want
+}
+
+// testCompleteInTxCommitted: a completion whose transaction commits makes
+// the item succeeded, once: the Processor's own settlement afterwards
+// finds it settled, and so does a second completion.
+func testCompleteInTxCommitted(t *testing.T, s webhooks.InboxStore, complete completeInTx) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	now := at(time.Second)
+	l := mustAcquire(t, s, now, leaseFor)
+	if err := complete(t, s, eventOf(l), true); err != nil {
+		t.Fatalf("CompleteInTx(commit) under the current token: %v; want no error", err)
+	}
+	want := wantCompletedInTx(t, s, leasedItem(enqueuedItem(env), now, leaseFor), "after CompleteInTx(commit)")
+
+	later := at(2 * time.Second)
+	for _, st := range settlements {
+		wantAlreadySettled(t, s.Settle(t.Context(), st.of(l, later)), "Settle("+st.name+") under the token whose transaction completed the item")
+	}
+	wantAlreadySettled(t, extend(t, s, l, later, time.Hour), "ExtendLease under the token whose transaction completed the item")
+	wantAlreadySettled(t, complete(t, s, eventOf(l), true), "CompleteInTx(commit) again under the same token")
+	checkItem(t, "Get after settling a completed item again (nothing may change)", mustGet(t, s, env.Key), want)
+	wantNothingDue(t, s, at(24*time.Hour), "a succeeded item is never due")
+}
+
+// testCompleteInTxRolledBack: a completion whose transaction rolls back
+// leaves the item leased under the same token, which then settles it as
+// the Processor would after a failed handler.
+func testCompleteInTxRolledBack(t *testing.T, s webhooks.InboxStore, complete completeInTx) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	now := at(time.Second)
+	l := mustAcquire(t, s, now, leaseFor)
+	leased := leasedItem(enqueuedItem(env), now, leaseFor)
+	if err := complete(t, s, eventOf(l), false); err != nil {
+		t.Fatalf("CompleteInTx(roll back) under the current token: %v; want no error", err)
+	}
+	checkStored(t, s, leased, "after CompleteInTx(roll back) (nothing may change)")
+	wantNothingDue(t, s, now.Add(leaseFor-time.Microsecond), "the lease is still valid")
+
+	failedAt, retryAt := at(2*time.Second), at(time.Minute)
+	if err := s.Settle(t.Context(), retry(l, transient, retryAt, failedAt)); err != nil {
+		t.Fatalf("Settle(retried) after the completion rolled back: %v; want no error (the lease is still current)", err)
+	}
+	want := leased
+	want.State = webhooks.StatePending
+	want.NextAttemptAt = retryAt
+	want.LeaseExpiresAt = time.Time{}
+	want.UpdatedAt = failedAt
+	want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: failedAt}
+	checkStored(t, s, want, "after a rolled-back completion and Settle(retried)")
+}
+
+// testCompleteInTxStaleToken: a completion under a token that is not the
+// item's current one is refused with ErrLeaseLost, so the host's
+// transaction fails, and the item stays as its current holder has it.
+func testCompleteInTxStaleToken(t *testing.T, s webhooks.InboxStore, complete completeInTx) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	stale := mustAcquire(t, s, base, 10*time.Second)
+	now := at(10 * time.Second)
+	current := mustAcquireKey(t, s, env.Key, now, leaseFor)
+	want := mustGet(t, s, env.Key)
+
+	wantLeaseLost(t, complete(t, s, eventOf(stale), true), "CompleteInTx(commit) under a lease taken over by another")
+	forged := eventOf(current)
+	forged.LeaseToken = "00000000-0000-4000-8000-000000000000"
+	wantLeaseLost(t, complete(t, s, forged, true), "CompleteInTx(commit) under a token never issued")
+	checkItem(t, "Get after CompleteInTx under wrong tokens (nothing may change)", mustGet(t, s, env.Key), want)
+
+	if err := complete(t, s, eventOf(current), true); err != nil {
+		t.Fatalf("CompleteInTx(commit) under the current token after stale attempts: %v; want no error", err)
+	}
+	wantCompletedInTx(t, s, leasedItem(leasedItem(enqueuedItem(env), base, 10*time.Second), now, leaseFor), "after CompleteInTx(commit) under the current token")
+}
