@@ -34,11 +34,12 @@ type Inbox struct {
 type entry struct {
 	item  webhooks.Item
 	token string // current lease token; "" unless leased
-	// settledBy is the token of the lease that last settled the item, so
-	// a settlement tried again under it reports ErrAlreadySettled.
+	// settledBy is the token of the lease that settled the item, so a
+	// settlement tried again under it reports ErrAlreadySettled; "" while
+	// leased, since a new lease makes every earlier token stale.
 	settledBy string
-	seq   uint64 // enqueue order, breaks ties between equal due times
-	index int    // position in Inbox.due, -1 when not queued
+	seq       uint64 // enqueue order, breaks ties between equal due times
+	index     int    // position in Inbox.due, -1 when not queued
 }
 
 var _ webhooks.InboxStore = (*Inbox)(nil)
@@ -134,6 +135,7 @@ func (s *Inbox) leaseLocked(e *entry, now time.Time, d time.Duration) (*webhooks
 	expires := now.Add(d)
 	reclaimed := e.item.State == webhooks.StateLeased
 	e.token = token.String()
+	e.settledBy = ""
 	e.item.State = webhooks.StateLeased
 	e.item.Attempts++
 	e.item.LeaseExpiresAt = expires

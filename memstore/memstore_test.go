@@ -3,16 +3,17 @@ package memstore
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/storetest"
+	"github.com/hookinbox/webhooks/storetest"
 )
 
 func TestInbox(t *testing.T) {
-	storetest.RunInbox(t, func(*testing.T) webhooks.InboxStore { return NewInbox() })
+	storetest.RunInbox(t, func(*testing.T) webhooks.InboxStore { return NewInbox() }, storetest.Features{})
 }
 
 func TestReplay(t *testing.T) {
@@ -87,17 +88,16 @@ func TestInboxNilArguments(t *testing.T) {
 	if _, err := s.Enqueue(nilCtx, webhooks.Envelope{}); err == nil {
 		t.Error("Enqueue(nil ctx) = nil error; want an error")
 	}
-	if err := s.Complete(ctx, nil, base); err == nil {
-		t.Error("Complete(nil lease) = nil error; want an error")
+	if _, err := s.Acquire(nilCtx, webhooks.AcquireRequest{Now: base, LeaseDuration: time.Minute, Max: 1}); err == nil {
+		t.Error("Acquire(nil ctx) = nil error; want an error")
 	}
-	if err := s.Fail(ctx, nil, webhooks.Failure{}, webhooks.DeadLetterDecision(), base); err == nil {
-		t.Error("Fail(nil lease) = nil error; want an error")
+	for _, o := range []webhooks.AttemptOutcome{webhooks.AttemptSucceeded, webhooks.AttemptRetried, webhooks.AttemptDeadLettered, webhooks.AttemptAbandoned} {
+		if err := s.Settle(ctx, webhooks.Settlement{Outcome: o, Now: base}); err == nil {
+			t.Errorf("Settle(%s, nil Lease) = nil error; want an error", o)
+		}
 	}
-	if err := s.Abandon(ctx, nil, base); err == nil {
-		t.Error("Abandon(nil lease) = nil error; want an error")
-	}
-	if err := s.ExtendLease(ctx, nil, base, time.Minute); err == nil {
-		t.Error("ExtendLease(nil lease) = nil error; want an error")
+	if err := s.ExtendLease(ctx, webhooks.ExtendRequest{Now: base, Duration: time.Minute}); err == nil {
+		t.Error("ExtendLease(nil Lease) = nil error; want an error")
 	}
 }
 
@@ -121,9 +121,10 @@ func BenchmarkEnqueue(b *testing.B) {
 	}
 }
 
-// BenchmarkAcquireNextComplete leases and completes one item per iteration
-// from a backlog of 10,000 due items, topping the backlog up as it drains.
-func BenchmarkAcquireNextComplete(b *testing.B) {
+// BenchmarkAcquireSettle leases and settles (succeeded) one item per
+// iteration from a backlog of 10,000 due items, topping the backlog up as
+// it drains.
+func BenchmarkAcquireSettle(b *testing.B) {
 	const backlog = 10_000
 	s := NewInbox()
 	ctx := b.Context()
@@ -146,58 +147,122 @@ func BenchmarkAcquireNextComplete(b *testing.B) {
 	}
 	fill()
 	for b.Loop() {
-		l, err := s.AcquireNext(ctx, now, time.Minute)
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if l == nil {
+		if len(leases) == 0 {
 			b.StopTimer()
 			fill()
 			b.StartTimer()
 			continue
 		}
-		if err := s.Complete(ctx, l, now); err != nil {
+		if err := s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptSucceeded, Now: now}); err != nil {
 			b.Fatal(err)
 		}
 	}
 }
 
+// TestInboxDeleteSucceeded: DeleteSucceeded removes exactly the succeeded
+// items completed before the cutoff, keeps items in every other state, and
+// Len counts what is left; a removed event's ID is new again.
 func TestInboxDeleteSucceeded(t *testing.T) {
 	t.Parallel()
 	s := NewInbox()
 	ctx := t.Context()
-	enqueue := func(id string) {
+	k := func(id string) webhooks.InboxKey { return webhooks.InboxKey{Provider: "p", EventID: id} }
+	enqueue := func(id string, at time.Time) {
 		t.Helper()
-		_, err := s.Enqueue(ctx, webhooks.Envelope{Key: webhooks.InboxKey{Provider: "p", EventID: id}, PayloadSHA256: sha256.Sum256([]byte(id)), ReceivedAt: base})
-		if err != nil {
-			t.Fatal(err)
+		res, err := s.Enqueue(ctx, webhooks.Envelope{Key: k(id), PayloadSHA256: sha256.Sum256([]byte(id)), ReceivedAt: at})
+		if err != nil || res.Outcome != webhooks.EnqueueNew {
+			t.Fatalf("Enqueue(%s) = %v, %v; want new", id, res.Outcome, err)
 		}
 	}
-	for _, id := range []string{"old", "new", "pending"} {
-		enqueue(id)
-	}
-	for i, at := range []time.Time{base.Add(time.Hour), base.Add(3 * time.Hour)} {
-		l, err := s.AcquireNext(ctx, base, time.Minute)
-		if err != nil || l == nil {
-			t.Fatalf("AcquireNext %d: %v, %v", i, l, err)
+	// settle leases the only due item, id, at base and settles it as
+	// outcome at settledAt.
+	settle := func(id string, outcome webhooks.AttemptOutcome, settledAt time.Time) {
+		t.Helper()
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base, LeaseDuration: time.Minute, Max: 1})
+		if err != nil || len(leases) != 1 || leases[0].Key() != k(id) {
+			t.Fatalf("Acquire for %s = %v, %v; want a lease on it", id, leases, err)
 		}
-		if err := s.Complete(ctx, l, at); err != nil {
-			t.Fatal(err)
+		st := webhooks.Settlement{Lease: leases[0], Outcome: outcome, Now: settledAt}
+		if err := s.Settle(ctx, st); err != nil {
+			t.Fatalf("Settle(%s, %s): %v", id, outcome, err)
 		}
 	}
-	n, err := s.DeleteSucceeded(ctx, base.Add(2*time.Hour))
-	if err != nil || n != 1 {
-		t.Fatalf("DeleteSucceeded = %d, %v; want 1 (only the item completed before the cutoff)", n, err)
+	cutoff := base.Add(2 * time.Hour)
+	for _, c := range []struct {
+		id        string
+		outcome   webhooks.AttemptOutcome
+		settledAt time.Time
+	}{
+		{"old", webhooks.AttemptSucceeded, base.Add(time.Hour)},
+		{"older", webhooks.AttemptSucceeded, base.Add(time.Minute)},
+		{"at-cutoff", webhooks.AttemptSucceeded, cutoff},
+		{"new", webhooks.AttemptSucceeded, base.Add(3 * time.Hour)},
+		{"dead", webhooks.AttemptDeadLettered, base.Add(time.Minute)},
+	} {
+		enqueue(c.id, base)
+		settle(c.id, c.outcome, c.settledAt)
 	}
-	if got := s.Len(); got != 2 {
-		t.Errorf("Len() = %d after deleting one of three; want 2", got)
+	enqueue("leased", base)
+	if _, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base, LeaseDuration: time.Hour, Max: 1}); err != nil {
+		t.Fatal(err)
 	}
-	// The deleted item was the first one acquired and completed, "old".
-	if _, err := s.Get(ctx, webhooks.InboxKey{Provider: "p", EventID: "old"}); err == nil {
-		t.Error(`Get("old") found the deleted item`)
+	enqueue("pending", base.Add(time.Hour))
+	if got := s.Len(); got != 7 {
+		t.Fatalf("Len() = %d with 7 items stored; want 7", got)
 	}
-	res, err := s.Enqueue(ctx, webhooks.Envelope{Key: webhooks.InboxKey{Provider: "p", EventID: "old"}, ReceivedAt: base})
-	if err != nil || res.Outcome != webhooks.EnqueueNew {
-		t.Errorf("re-enqueue after deletion = %v, %v; want new", res.Outcome, err)
+
+	if n, err := s.DeleteSucceeded(canceledContext(), cutoff); err == nil || n != 0 {
+		t.Errorf("DeleteSucceeded with a canceled context = %d, %v; want 0 and an error", n, err)
 	}
+	if got := s.Len(); got != 7 {
+		t.Errorf("Len() = %d after DeleteSucceeded with a canceled context; want 7 (nothing removed)", got)
+	}
+
+	n, err := s.DeleteSucceeded(ctx, cutoff)
+	if err != nil || n != 2 {
+		t.Fatalf("DeleteSucceeded(cutoff) = %d, %v; want 2 (the succeeded items completed before the cutoff)", n, err)
+	}
+	if got := s.Len(); got != 5 {
+		t.Errorf("Len() = %d after deleting 2 of 7 items; want 5", got)
+	}
+	for _, id := range []string{"old", "older"} {
+		if _, err := s.Get(ctx, k(id)); !errors.Is(err, webhooks.ErrNotFound) {
+			t.Errorf("Get(%s) after DeleteSucceeded: error %v; want webhooks.ErrNotFound", id, err)
+		}
+	}
+	for id, state := range map[string]webhooks.State{
+		"at-cutoff": webhooks.StateSucceeded, // completed at, not before, the cutoff
+		"new":       webhooks.StateSucceeded,
+		"dead":      webhooks.StateDead,
+		"leased":    webhooks.StateLeased,
+		"pending":   webhooks.StatePending,
+	} {
+		it, err := s.Get(ctx, k(id))
+		if err != nil || it.State != state {
+			t.Errorf("Get(%s) after DeleteSucceeded = %s, %v; want it kept, %s", id, it.State, err, state)
+		}
+	}
+	page, err := s.DeadLetters(ctx, webhooks.DeadLetterQuery{Limit: 10})
+	if err != nil || len(page.Items) != 1 || page.Items[0].Key != k("dead") {
+		t.Errorf("DeadLetters after DeleteSucceeded = %d items, %v; want the dead item", len(page.Items), err)
+	}
+	if n, err := s.DeleteSucceeded(ctx, cutoff); err != nil || n != 0 {
+		t.Errorf("DeleteSucceeded(cutoff) again = %d, %v; want 0, nil", n, err)
+	}
+
+	// The removed event's ID is forgotten: a delivery of it is new again.
+	enqueue("old", base.Add(4*time.Hour))
+	if got := s.Len(); got != 6 {
+		t.Errorf("Len() = %d after enqueueing a removed ID again; want 6", got)
+	}
+}
+
+func canceledContext() context.Context {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	return ctx
 }
