@@ -24,9 +24,9 @@ func BenchmarkGatewayGitHub(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	r.MustRegister("github", v)
-	gw, err := webhooks.NewGateway(r, memstore.NewInbox(), memstore.NewReplay())
+	gw, err := webhooks.NewReceiver(r, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -58,7 +58,7 @@ func BenchmarkProcessorMemstore(b *testing.B) {
 	if err := mux.HandleFunc("*", func(context.Context, webhooks.Event) error { wg.Done(); return nil }); err != nil {
 		b.Fatal(err)
 	}
-	p, err := webhooks.NewProcessor(store, mux)
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)
 	}

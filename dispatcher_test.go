@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -41,30 +42,38 @@ func TestMuxUnhandled(t *testing.T) {
 	require.NoError(t, m.HandleFunc("push", func(context.Context, Event) error { return nil }))
 	err := m.Dispatch(context.Background(), Event{Type: "issues"})
 	require.ErrorIs(t, err, ErrNoHandler)
-	assert.True(t, IsPermanent(err), "unhandled types are dead-lettered by default")
-	assert.Equal(t, FailureNoHandler, FailureFromError(err).Class)
+	var pe *PermanentError
+	assert.ErrorAs(t, err, &pe, "unhandled types are dead-lettered")
+	assert.Equal(t, FailureNoHandler, failureFromError(err).Class)
 
-	m.SetUnhandled(UnhandledIgnore)
+	// "*" takes everything else; a no-op there acknowledges it.
+	m.MustHandleFunc("*", func(context.Context, Event) error { return nil })
 	assert.NoError(t, m.Dispatch(context.Background(), Event{Type: "issues"}))
 }
 
 func TestMuxHandleErrors(t *testing.T) {
 	t.Parallel()
 	m := NewMux()
-	h := HandlerFunc(func(context.Context, Event) error { return nil })
+	h := DispatcherFunc(func(context.Context, Event) error { return nil })
 	require.NoError(t, m.Handle("a.*", h))
 	assert.ErrorIs(t, m.Handle("a.*", h), ErrDuplicatePattern)
 	require.NoError(t, m.Handle("*", h))
 	assert.ErrorIs(t, m.Handle("*", h), ErrDuplicatePattern)
 	require.NoError(t, m.Handle("x", h))
 	assert.ErrorIs(t, m.Handle("x", h), ErrDuplicatePattern)
-	for _, bad := range []string{"", ".*", "a*", "*.b", "a.*.*", "a.*b"} {
+	for _, bad := range []string{"", ".*", "a*", "*.b", "a.*.*", "a.*b", "invoice.paid ", " invoice.paid", "invoice.\npaid", "a\xff", strings.Repeat("a", MaxKeyBytes+1)} {
 		err := m.Handle(bad, h)
 		assert.Error(t, err, "pattern %q", bad)
 		assert.False(t, errors.Is(err, ErrDuplicatePattern), "pattern %q is invalid, not a duplicate", bad)
 	}
 	assert.Error(t, m.Handle("y", nil))
 	assert.Error(t, m.HandleFunc("y", nil))
+	assert.PanicsWithError(t, `webhooks: handler pattern already registered: "x"`, func() { m.MustHandle("x", h) })
+	assert.Panics(t, func() { m.MustHandleFunc("invoice.paid ", func(context.Context, Event) error { return nil }) },
+		"a trailing space would never match an event type")
+	m.MustHandleFunc("z.*", func(context.Context, Event) error { return nil })
+	_, ok := m.Dispatcher("z.y")
+	assert.True(t, ok)
 }
 
 func TestMuxHandlerErrorPassesThrough(t *testing.T) {

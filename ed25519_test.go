@@ -240,7 +240,7 @@ func TestDiscordThroughGateway(t *testing.T) {
 	ping, command := vec.Requests[0], vec.Requests[1]
 	clock := nhClock(nhNow)
 	v := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), clock)
-	post := func(gw *webhooks.Gateway, body, sig, ts string) *httptest.ResponseRecorder {
+	post := func(gw *webhooks.Receiver, body, sig, ts string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/discord", strings.NewReader(body))
 		if sig != "" {
 			req.Header.Set("X-Signature-Ed25519", sig)

@@ -14,7 +14,7 @@ import (
 
 // The quick start: verify GitHub webhooks, store them in an inbox, and handle
 // them on a processor. A real host mounts the gateway on its own server
-// (mux.Handle("/webhooks/", gw)) and reads the secret from its configuration.
+// (mux.Handle("/webhooks/", receiver)) and reads the secret from its configuration.
 func Example() {
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
 
@@ -23,23 +23,21 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	resolver := webhooks.NewResolver()
-	resolver.MustRegister("github", github)
+	registry := webhooks.NewRegistry()
+	registry.MustRegister("github", github)
 
 	handled := make(chan webhooks.Event, 1)
 	mux := webhooks.NewMux()
-	if err := mux.HandleFunc("ping", func(ctx context.Context, ev webhooks.Event) error {
+	mux.MustHandleFunc("ping", func(ctx context.Context, ev webhooks.Event) error {
 		handled <- ev // your business logic; return an error to retry
 		return nil
-	}); err != nil {
-		log.Fatal(err)
-	}
+	})
 
 	proc, err := webhooks.NewProcessor(inbox, mux)
 	if err != nil {
 		log.Fatal(err)
 	}
-	gw, err := webhooks.NewGateway(resolver, inbox, replay, webhooks.WithWaker(proc))
+	gw, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithWaker(proc))
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -28,13 +28,9 @@ const (
 	DefaultUnavailableRetryAfter = 5 * time.Second
 )
 
-// DefaultDroppedHeaders returns the request headers the gateway never stores
-// with an item, because they may carry credentials: Authorization,
-// Proxy-Authorization, Cookie and X-Gitlab-Token. WithDroppedHeaders adds to
-// them, and so does a verifier that implements SecretHeaderVerifier.
-func DefaultDroppedHeaders() []string {
-	return []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
-}
+// droppedHeaders are the request headers a Receiver never stores with an
+// item, because they may carry credentials.
+var droppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
 
 // SecretHeaderVerifier is an optional Verifier capability: the request
 // headers that carry a credential (a shared token, a password). The Receiver
@@ -222,8 +218,9 @@ func WithWaker(w interface{ Wake() }) ReceiverOption {
 }
 
 // WithDroppedHeaders adds headers that are not stored with items, for
-// example one carrying a provider's shared token. The DefaultDroppedHeaders
-// are always dropped.
+// example one carrying a provider's shared token. Authorization,
+// Proxy-Authorization, Cookie and X-Gitlab-Token are always dropped, and
+// so are the headers a verifier declares secret (SecretHeaderVerifier).
 func WithDroppedHeaders(names ...string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) {
 		for _, n := range names {
@@ -245,7 +242,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		retryAfter:   DefaultUnavailableRetryAfter,
 		dropped:      make(map[string]bool),
 	}
-	WithDroppedHeaders(DefaultDroppedHeaders()...).applyReceiver(&cfg)
+	WithDroppedHeaders(droppedHeaders...).applyReceiver(&cfg)
 	for _, o := range opts {
 		o.applyReceiver(&cfg)
 	}

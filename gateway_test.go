@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,20 +20,6 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 )
-
-var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
-
-// fakeClock is a settable clock for tests.
-type fakeClock struct{ ns atomic.Int64 }
-
-func newFakeClock(t time.Time) *fakeClock {
-	c := &fakeClock{}
-	c.ns.Store(t.UnixNano())
-	return c
-}
-func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-func (c *fakeClock) Set(t time.Time)         { c.ns.Store(t.UnixNano()) }
 
 // headerVerifier accepts requests whose X-Sig header is "ok", taking the event
 // ID and type from X-Id and X-Type.
@@ -52,7 +39,7 @@ var headerVerifier = webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Ro
 })
 
 type gatewayFixture struct {
-	gw     *webhooks.Gateway
+	gw     *webhooks.Receiver
 	inbox  *memstore.Inbox
 	replay *memstore.Replay
 	clock  *fakeClock
@@ -63,7 +50,7 @@ type wakeCounter struct{ n *atomic.Int32 }
 
 func (w wakeCounter) Wake() { w.n.Add(1) }
 
-func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.ReplayStore, opts ...webhooks.GatewayOption) *gatewayFixture {
+func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.ReplayStore, opts ...webhooks.ReceiverOption) *gatewayFixture {
 	t.Helper()
 	f := &gatewayFixture{inbox: memstore.NewInbox(), replay: memstore.NewReplay(), clock: newFakeClock(base), wakes: new(atomic.Int32)}
 	if inbox == nil {
@@ -72,10 +59,10 @@ func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.Re
 	if replay == nil {
 		replay = f.replay
 	}
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	opts = append([]webhooks.GatewayOption{webhooks.WithGatewayClock(f.clock), webhooks.WithWaker(wakeCounter{f.wakes})}, opts...)
-	gw, err := webhooks.NewGateway(r, inbox, replay, opts...)
+	opts = append([]webhooks.ReceiverOption{webhooks.WithClock(f.clock), webhooks.WithWaker(wakeCounter{f.wakes}), webhooks.WithLogger(discard)}, opts...)
+	gw, err := webhooks.NewReceiver(r, inbox, replay, opts...)
 	require.NoError(t, err)
 	f.gw = gw
 	return f
@@ -178,7 +165,7 @@ func TestGatewayRefusals(t *testing.T) {
 		{"path outside prefix", "POST", "/hooks/acme", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"no provider", "POST", "/webhooks/", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"too many segments", "POST", "/webhooks/acme/t1/x", `{}`, okHeaders("a"), 404, "not_found", ""},
-		{"trailing slash", "POST", "/webhooks/acme/", `{}`, okHeaders("a"), 404, "not_found", ""},
+		{"two trailing slashes", "POST", "/webhooks/acme//", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"dot-dot tenant", "POST", "/webhooks/acme/..", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"dot tenant", "POST", "/webhooks/acme/.", `{}`, okHeaders("a"), 404, "not_found", ""},
 		{"encoded slash", "POST", "/webhooks/acme%2Ft1", `{}`, okHeaders("a"), 404, "not_found", ""},
@@ -247,7 +234,7 @@ func (f *flakyReplay) Register(ctx context.Context, k webhooks.ReplayKey, d [32]
 func TestGatewayStoreDownThenRetried(t *testing.T) {
 	t.Parallel()
 	inbox := &flakyInbox{Enqueuer: memstore.NewInbox()}
-	f := newGatewayFixture(t, inbox, nil, webhooks.WithRetryAfter(7*time.Second))
+	f := newGatewayFixture(t, inbox, nil, webhooks.WithUnavailableRetryAfter(7*time.Second))
 	inbox.down.Store(true)
 
 	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
@@ -309,7 +296,8 @@ func TestGatewayReceiveErrors(t *testing.T) {
 
 	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, nil)
 	assert.Equal(t, webhooks.StatusRejected, res.Status, "a nil request is refused, not a panic")
-	assert.ErrorIs(t, err, webhooks.ErrMissingSignature)
+	assert.Equal(t, webhooks.ReasonMissingSignature, res.Reason)
+	assert.Error(t, err)
 
 	req := &webhooks.Request{Header: http.Header{"X-Sig": {"bad"}}, Body: []byte("{}")}
 	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, req)
@@ -331,14 +319,14 @@ func TestGatewayReceiveErrors(t *testing.T) {
 func TestGatewaySemanticDigestAndReplayKey(t *testing.T) {
 	t.Parallel()
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	// This provider re-signs every delivery with a new body field, so its
 	// verifier supplies a digest of the stable part only.
 	r.MustRegister("semantic", webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
 		stable, _, _ := bytes.Cut(req.Body, []byte("|"))
 		return webhooks.Verification{EventID: "e1", PayloadSHA256: sha256.Sum256(stable), ReplayKey: "nonce-" + string(stable)}, nil
 	}))
-	gw, err := webhooks.NewGateway(r, inbox, replay, webhooks.WithGatewayClock(newFakeClock(base)))
+	gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithClock(newFakeClock(base)), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/semantic", "data|delivery-1", nil).Code)
 	assert.Equal(t, http.StatusOK, post(t, gw, "/webhooks/semantic", "data|delivery-2", nil).Code, "same semantic digest: a duplicate")
@@ -355,25 +343,26 @@ func TestGatewayOptions(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/in/acme", `{}`, okHeaders("x")).Code)
 	assert.Equal(t, http.StatusNotFound, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("y")).Code)
 
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	in, rp := memstore.NewInbox(), memstore.NewReplay()
-	for _, o := range []webhooks.GatewayOption{
+	for _, o := range []webhooks.ReceiverOption{
 		webhooks.WithMaxBodyBytes(0),
 		webhooks.WithPathPrefix("webhooks"),
+		webhooks.WithPathPrefix(""),
 		webhooks.WithReplayTTL(0),
-		webhooks.WithRetryAfter(time.Millisecond),
+		webhooks.WithUnavailableRetryAfter(time.Millisecond),
 	} {
-		_, err := webhooks.NewGateway(r, in, rp, o)
+		_, err := webhooks.NewReceiver(r, in, rp, o)
 		assert.Error(t, err)
 	}
-	_, err := webhooks.NewGateway(nil, in, rp)
+	_, err := webhooks.NewReceiver(nil, in, rp)
 	assert.Error(t, err)
 }
 
 func TestGatewayHandshake(t *testing.T) {
 	t.Parallel()
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	r.MustRegister("chat", webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
 		if req.Header.Get("X-Sig") != "ok" {
 			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
@@ -384,7 +373,7 @@ func TestGatewayHandshake(t *testing.T) {
 		}}, nil
 	}))
 	wakes := new(atomic.Int32)
-	gw, err := webhooks.NewGateway(r, inbox, replay, webhooks.WithWaker(wakeCounter{wakes}))
+	gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithWaker(wakeCounter{wakes}), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/chat", strings.NewReader(`{"type":"url_verification"}`))
@@ -395,9 +384,7 @@ func TestGatewayHandshake(t *testing.T) {
 	assert.Equal(t, "challenge-accepted", rec.Body.String())
 	assert.Equal(t, "text/plain", rec.Header().Get("Content-Type"))
 	assert.Zero(t, wakes.Load())
-	lease, err := inbox.AcquireNext(context.Background(), base.Add(time.Hour), time.Minute)
-	require.NoError(t, err)
-	assert.Nil(t, lease, "a handshake stores nothing")
+	assert.Zero(t, inbox.Len(), "a handshake stores nothing")
 	assert.Zero(t, replay.Len(), "a handshake registers no replay key")
 
 	// An unsigned challenge is refused like any unsigned request.
@@ -426,9 +413,7 @@ func TestGatewayRefusesUnstorableKeys(t *testing.T) {
 		assert.Equal(t, "invalid", r.Status, name)
 		assert.Equal(t, "invalid_key", r.Reason, name)
 	}
-	lease, err := f.inbox.AcquireNext(context.Background(), base.Add(time.Hour), time.Minute)
-	require.NoError(t, err)
-	assert.Nil(t, lease, "nothing was stored")
+	assert.Zero(t, f.inbox.Len(), "nothing was stored")
 	assert.Zero(t, f.replay.Len(), "nothing was registered")
 	r := post(t, f.gw, "/webhooks/acme/"+strings.Repeat("t", webhooks.MaxKeyBytes), `{}`, okHeaders(strings.Repeat("i", webhooks.MaxKeyBytes)))
 	assert.Equal(t, http.StatusAccepted, r.Code, "keys of exactly MaxKeyBytes are fine")
@@ -450,10 +435,10 @@ func (tokenVerifier) SecretHeaders() []string { return []string{"x-hook-token"} 
 func TestGatewayDropsCredentialHeaders(t *testing.T) {
 	t.Parallel()
 	inbox := memstore.NewInbox()
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	r.MustRegister("tok", tokenVerifier{})
 	r.MustRegister("acme", headerVerifier)
-	gw, err := webhooks.NewGateway(r, inbox, memstore.NewReplay(), webhooks.WithDroppedHeaders("X-Extra-Secret"))
+	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithDroppedHeaders("X-Extra-Secret"), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	hdr := map[string]string{"X-Hook-Token": "t0ken", "X-Id": "e1", "Authorization": "Bearer b", "Cookie": "c=1", "X-Extra-Secret": "s", "X-Keep": "k"}
@@ -486,4 +471,87 @@ func TestGatewayNilBodyAndZeroMux(t *testing.T) {
 	assert.NoError(t, m.Dispatch(context.Background(), webhooks.Event{Type: "x"}))
 	var empty webhooks.Mux
 	assert.ErrorIs(t, empty.Dispatch(context.Background(), webhooks.Event{Type: "x"}), webhooks.ErrNoHandler)
+}
+
+func TestGatewayMounting(t *testing.T) {
+	t.Parallel()
+	newRcv := func(t *testing.T, logs *syncBuffer, opts ...webhooks.ReceiverOption) (*webhooks.Receiver, *memstore.Inbox, *fakeClock) {
+		t.Helper()
+		inbox, clock := memstore.NewInbox(), newFakeClock(base)
+		r := webhooks.NewRegistry()
+		r.MustRegister("acme", headerVerifier)
+		logger := discard
+		if logs != nil {
+			logger = slog.New(slog.NewTextHandler(logs, nil))
+		}
+		opts = append([]webhooks.ReceiverOption{webhooks.WithClock(clock), webhooks.WithLogger(logger)}, opts...)
+		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), opts...)
+		require.NoError(t, err)
+		return rcv, inbox, clock
+	}
+	stored := func(t *testing.T, inbox *memstore.Inbox, tenant, id string) {
+		t.Helper()
+		_, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", Tenant: tenant, EventID: id})
+		require.NoError(t, err, "the delivery was stored under tenant %q", tenant)
+	}
+
+	t.Run("under a router prefix", func(t *testing.T) {
+		rcv, inbox, _ := newRcv(t, nil, webhooks.WithPathPrefix("/api/webhooks/"))
+		mux := http.NewServeMux()
+		mux.Handle("/api/webhooks/", rcv)
+		assert.Equal(t, http.StatusAccepted, post(t, mux, "/api/webhooks/acme/t1", `{}`, okHeaders("e1")).Code)
+		stored(t, inbox, "t1", "e1")
+	})
+	t.Run("behind http.StripPrefix", func(t *testing.T) {
+		rcv, inbox, _ := newRcv(t, nil)
+		mux := http.NewServeMux()
+		mux.Handle("/api/", http.StripPrefix("/api", rcv)) // the receiver sees /webhooks/…
+		assert.Equal(t, http.StatusAccepted, post(t, mux, "/api/webhooks/acme", `{}`, okHeaders("e1")).Code)
+		stored(t, inbox, "", "e1")
+
+		root, inbox, _ := newRcv(t, nil, webhooks.WithPathPrefix("/"))
+		mux = http.NewServeMux()
+		mux.Handle("/in/", http.StripPrefix("/in", root)) // the receiver sees /acme/t2
+		assert.Equal(t, http.StatusAccepted, post(t, mux, "/in/acme/t2", `{}`, okHeaders("e2")).Code)
+		stored(t, inbox, "t2", "e2")
+	})
+	t.Run("Go 1.22 pattern wildcards", func(t *testing.T) {
+		rcv, inbox, _ := newRcv(t, nil)
+		mux := http.NewServeMux()
+		mux.Handle("POST /hooks/{provider}", rcv)
+		mux.Handle("POST /hooks/{provider}/{tenant}", rcv)
+		assert.Equal(t, http.StatusAccepted, post(t, mux, "/hooks/acme", `{}`, okHeaders("e1")).Code)
+		assert.Equal(t, http.StatusAccepted, post(t, mux, "/hooks/acme/t3", `{}`, okHeaders("e3")).Code)
+		assert.Equal(t, http.StatusNotFound, post(t, mux, "/hooks/nobody", `{}`, okHeaders("e4")).Code)
+		stored(t, inbox, "", "e1")
+		stored(t, inbox, "t3", "e3")
+	})
+	t.Run("trailing slash after the provider key", func(t *testing.T) {
+		rcv, inbox, _ := newRcv(t, nil)
+		assert.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme/", `{}`, okHeaders("e1")).Code)
+		assert.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme/t1/", `{}`, okHeaders("e2")).Code)
+		stored(t, inbox, "", "e1")
+		stored(t, inbox, "t1", "e2")
+	})
+	t.Run("a mounting mistake is logged, not silent", func(t *testing.T) {
+		logs := &syncBuffer{}
+		rcv, inbox, clock := newRcv(t, logs)
+		mux := http.NewServeMux()
+		mux.Handle("/api/webhooks/", rcv) // but the prefix is still /webhooks/
+		r := post(t, mux, "/api/webhooks/acme", `{}`, okHeaders("e1"))
+		assert.Equal(t, http.StatusNotFound, r.Code)
+		assert.Equal(t, "not_found", r.Status)
+		out := logs.String()
+		assert.Contains(t, out, "level=ERROR")
+		assert.Contains(t, out, "path_prefix=/webhooks/")
+		assert.Contains(t, out, "path=/api/webhooks/acme")
+		assert.Contains(t, out, "WithPathPrefix")
+		assert.Zero(t, inbox.Len())
+
+		post(t, mux, "/api/webhooks/acme", `{}`, okHeaders("e2"))
+		assert.Equal(t, 1, strings.Count(logs.String(), "outside the receiver's path prefix"), "at most one line a minute")
+		clock.Advance(time.Minute)
+		post(t, mux, "/api/webhooks/acme", `{}`, okHeaders("e3"))
+		assert.Equal(t, 2, strings.Count(logs.String(), "outside the receiver's path prefix"))
+	})
 }

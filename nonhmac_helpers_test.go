@@ -110,18 +110,18 @@ func nhSecrets(idValue ...string) webhooks.CredentialResolver {
 }
 
 // nhGateway returns a gateway serving provider with v on fresh memstores.
-func nhGateway(t *testing.T, provider string, v webhooks.Verifier, clock webhooks.Clock) (*webhooks.Gateway, *memstore.Inbox, *memstore.Replay) {
+func nhGateway(t *testing.T, provider string, v webhooks.Verifier, clock webhooks.Clock) (*webhooks.Receiver, *memstore.Inbox, *memstore.Replay) {
 	t.Helper()
-	resolver := webhooks.NewResolver()
+	resolver := webhooks.NewRegistry()
 	if err := resolver.Register(provider, v); err != nil {
 		t.Fatal(err)
 	}
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-	opts := []webhooks.GatewayOption{}
+	opts := []webhooks.ReceiverOption{}
 	if clock != nil {
-		opts = append(opts, webhooks.WithGatewayClock(clock))
+		opts = append(opts, webhooks.WithClock(clock))
 	}
-	gw, err := webhooks.NewGateway(resolver, inbox, replay, opts...)
+	gw, err := webhooks.NewReceiver(resolver, inbox, replay, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,12 +132,12 @@ func nhGateway(t *testing.T, provider string, v webhooks.Verifier, clock webhook
 // a key.
 func nhStoredNothing(t *testing.T, inbox *memstore.Inbox, replay *memstore.Replay, now time.Time) {
 	t.Helper()
-	lease, err := inbox.AcquireNext(context.Background(), now.Add(time.Hour), time.Minute)
+	leases, err := inbox.Acquire(context.Background(), webhooks.AcquireRequest{Now: now.Add(time.Hour), LeaseDuration: time.Minute, Max: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if lease != nil {
-		t.Fatalf("the inbox holds %v, want nothing", lease.Item.Key)
+	if len(leases) != 0 {
+		t.Fatalf("the inbox holds %v, want nothing", leases[0].Item.Key)
 	}
 	if n := replay.Len(); n != 0 {
 		t.Fatalf("the replay store holds %d keys, want none", n)

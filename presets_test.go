@@ -256,11 +256,11 @@ func TestPresets(t *testing.T) {
 	}
 }
 
-func newPresetGateway(t *testing.T, provider string, v webhooks.Verifier, inbox *memstore.Inbox) *webhooks.Gateway {
+func newPresetGateway(t *testing.T, provider string, v webhooks.Verifier, inbox *memstore.Inbox) *webhooks.Receiver {
 	t.Helper()
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	r.MustRegister(provider, v)
-	gw, err := webhooks.NewGateway(r, inbox, memstore.NewReplay(), webhooks.WithGatewayClock(fixedClock(fixedNow)))
+	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithClock(fixedClock(fixedNow)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -759,10 +759,10 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 		t.Run(tt.provider, func(t *testing.T) {
 			t.Parallel()
 			inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-			r := webhooks.NewResolver()
+			r := webhooks.NewRegistry()
 			v := newVerifier(t, tt.opts, webhooks.StaticSecrets(tt.secret), fixedClock(fixedNow))
 			r.MustRegister(tt.provider, v)
-			gw, err := webhooks.NewGateway(r, inbox, replay, webhooks.WithGatewayClock(fixedClock(fixedNow)))
+			gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithClock(fixedClock(fixedNow)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -788,9 +788,9 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 				t.Errorf("challenge signed with another secret: %d %s", rec.Code, rec.Body)
 			}
 
-			lease, err := inbox.AcquireNext(context.Background(), fixedNow.Add(time.Hour), time.Minute)
-			if err != nil || lease != nil {
-				t.Errorf("a handshake stored something: %+v, %v", lease, err)
+			leases, err := inbox.Acquire(context.Background(), webhooks.AcquireRequest{Now: fixedNow.Add(time.Hour), LeaseDuration: time.Minute, Max: 1})
+			if err != nil || len(leases) != 0 {
+				t.Errorf("a handshake stored something: %+v, %v", leases, err)
 			}
 			if replay.Len() != 0 {
 				t.Errorf("a handshake registered %d replay keys", replay.Len())

@@ -3,10 +3,12 @@ package webhooks_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +19,7 @@ import (
 
 // settled is one lease settlement seen by observedStore.
 type settled struct {
-	Op  string // complete, fail, abandon, extend
+	Op  string // an AttemptOutcome, or "extend"
 	Key webhooks.InboxKey
 	Err error
 	Now time.Time
@@ -34,28 +36,27 @@ func newObservedStore() *observedStore {
 	return &observedStore{Inbox: memstore.NewInbox(), events: make(chan settled, 100)}
 }
 
-func (s *observedStore) Complete(ctx context.Context, l *webhooks.Lease, now time.Time) error {
-	err := s.Inbox.Complete(ctx, l, now)
-	s.events <- settled{Op: "complete", Key: l.Key(), Err: err}
+func (s *observedStore) Settle(ctx context.Context, st webhooks.Settlement) error {
+	err := s.Inbox.Settle(ctx, st)
+	s.events <- settled{Op: string(st.Outcome), Key: st.Lease.Key(), Err: err, Now: st.Now}
 	return err
 }
 
-func (s *observedStore) Fail(ctx context.Context, l *webhooks.Lease, f webhooks.Failure, d webhooks.RetryDecision, now time.Time) error {
-	err := s.Inbox.Fail(ctx, l, f, d, now)
-	s.events <- settled{Op: "fail", Key: l.Key(), Err: err}
+func (s *observedStore) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
+	err := s.Inbox.ExtendLease(ctx, req)
+	s.events <- settled{Op: "extend", Key: req.Lease.Key(), Err: err, Now: req.Now}
 	return err
 }
 
-func (s *observedStore) Abandon(ctx context.Context, l *webhooks.Lease, now time.Time) error {
-	err := s.Inbox.Abandon(ctx, l, now)
-	s.events <- settled{Op: "abandon", Key: l.Key(), Err: err}
-	return err
-}
-
-func (s *observedStore) ExtendLease(ctx context.Context, l *webhooks.Lease, now time.Time, d time.Duration) error {
-	err := s.Inbox.ExtendLease(ctx, l, now, d)
-	s.events <- settled{Op: "extend", Key: l.Key(), Err: err, Now: now}
-	return err
+// acquire leases at most one due item at now for d.
+func acquire(t *testing.T, s webhooks.LeaseStore, now time.Time, d time.Duration) *webhooks.Lease {
+	t.Helper()
+	leases, err := s.Acquire(context.Background(), webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: 1})
+	require.NoError(t, err)
+	if len(leases) == 0 {
+		return nil
+	}
+	return leases[0]
 }
 
 // next waits for the next settlement other than lease extensions.
@@ -141,13 +142,13 @@ func TestProcessorRetriesThenSucceeds(t *testing.T) {
 		}
 		return nil
 	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithPollInterval(time.Hour))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithPollInterval(time.Hour))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e1", "order.created", base)
 	runProcessor(t, p)
 	p.Wake()
 
-	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "retried", store.next(t).Op)
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StatePending, it.State)
 	assert.Equal(t, 1, it.Attempts)
@@ -158,7 +159,7 @@ func TestProcessorRetriesThenSucceeds(t *testing.T) {
 
 	clock.Advance(5 * time.Second)
 	p.Wake()
-	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "retried", store.next(t).Op)
 	it = get(t, store, key)
 	assert.Equal(t, 2, it.Attempts)
 	assert.True(t, it.NextAttemptAt.Equal(base.Add(15*time.Second)), "second retry 10s after the second failure, got %v", it.NextAttemptAt)
@@ -167,7 +168,7 @@ func TestProcessorRetriesThenSucceeds(t *testing.T) {
 	p.Wake()
 	clock.Advance(time.Second)
 	p.Wake()
-	require.Equal(t, "complete", store.next(t).Op)
+	require.Equal(t, "succeeded", store.next(t).Op)
 	it = get(t, store, key)
 	assert.Equal(t, webhooks.StateSucceeded, it.State)
 	assert.Equal(t, 3, it.Attempts)
@@ -182,7 +183,7 @@ func TestProcessorDeadLetters(t *testing.T) {
 	require.NoError(t, mux.HandleFunc("bad", func(context.Context, webhooks.Event) error {
 		return webhooks.Permanent(errors.New("cannot parse order"))
 	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock))
 	require.NoError(t, err)
 	bad := enqueue(t, store, "bad", "bad", base)
 	unknown := enqueue(t, store, "unknown", "nobody.handles.this", base)
@@ -210,7 +211,7 @@ func TestProcessorExhaustsAttempts(t *testing.T) {
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error {
 		return webhooks.RetryAfter(errors.New("429"), time.Minute)
 	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock),
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock),
 		webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{MaxAttempts: 2}))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e", "x", base)
@@ -233,7 +234,7 @@ func TestProcessorRecoversPanics(t *testing.T) {
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
-	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "retried", store.next(t).Op)
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StatePending, it.State, "a panic is a transient failure")
 	assert.Equal(t, webhooks.FailurePanic, it.LastError.Class)
@@ -256,7 +257,7 @@ func TestProcessorShutdownAbandons(t *testing.T) {
 	<-started
 	stop()
 	assert.True(t, sawCancel.Load())
-	require.Equal(t, "abandon", store.next(t).Op)
+	require.Equal(t, "abandoned", store.next(t).Op)
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StatePending, it.State)
 	assert.Equal(t, 0, it.Attempts, "cancellation does not spend an attempt")
@@ -289,7 +290,7 @@ func TestProcessorShutdownGraceLetsHandlersFinish(t *testing.T) {
 	}
 	close(release)
 	<-stopped
-	require.Equal(t, "complete", store.next(t).Op)
+	require.Equal(t, "succeeded", store.next(t).Op)
 	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
 }
 
@@ -306,7 +307,7 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 		return ctx.Err()
 	}))
 	const lease = 30 * time.Millisecond
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithLeaseDuration(lease))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithLeaseDuration(lease))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
@@ -327,17 +328,15 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StateLeased, it.State)
 	assert.False(t, it.LeaseExpiresAt.Before(base.Add(20*time.Millisecond+lease)), "lease extended to now+duration, got %v", it.LeaseExpiresAt)
-	stolen, err := store.AcquireNext(context.Background(), clock.Now(), time.Minute)
-	require.NoError(t, err)
-	assert.Nil(t, stolen, "a renewed lease is not up for grabs")
+	assert.Nil(t, acquire(t, store, clock.Now(), time.Minute), "a renewed lease is not up for grabs")
 
 	// Let the lease lapse and another worker take it: the handler is told.
 	// Renewals use the clock's now, so at now+lease the lease has lapsed
 	// whatever renewals happen meanwhile.
 	clock.Advance(time.Hour)
-	stolen, err = store.AcquireNext(context.Background(), clock.Now().Add(lease), time.Hour)
-	require.NoError(t, err)
+	stolen := acquire(t, store, clock.Now().Add(lease), time.Hour)
 	require.NotNil(t, stolen)
+	assert.True(t, stolen.Reclaimed, "taken over from an expired lease")
 	select {
 	case c := <-cause:
 		assert.ErrorIs(t, c, webhooks.ErrLeaseLost)
@@ -347,7 +346,8 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	it = get(t, store, key)
 	assert.Equal(t, webhooks.StateLeased, it.State, "the loser settles nothing")
 	assert.Equal(t, 2, it.Attempts)
-	require.NoError(t, store.Complete(context.Background(), stolen, clock.Now().Add(lease)), "the new holder's token still works")
+	require.NoError(t, store.Inbox.Settle(context.Background(), webhooks.Settlement{Lease: stolen, Outcome: webhooks.AttemptSucceeded, Now: clock.Now().Add(lease)}),
+		"the new holder's token still works")
 }
 
 func TestProcessorHandlerTimeout(t *testing.T) {
@@ -359,7 +359,7 @@ func TestProcessorHandlerTimeout(t *testing.T) {
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
-	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "retried", store.next(t).Op)
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.FailureTimeout, it.LastError.Class)
 	assert.Equal(t, 1, it.Attempts, "a timeout spends the attempt")
@@ -388,7 +388,7 @@ func TestProcessorRunsWorkersConcurrently(t *testing.T) {
 	runProcessor(t, p)
 	p.Wake()
 	for range workers {
-		require.Equal(t, "complete", store.next(t).Op, "all four handlers must run at once to get past the barrier")
+		require.Equal(t, "succeeded", store.next(t).Op, "all four handlers must run at once to get past the barrier")
 	}
 	for _, k := range keys {
 		assert.Equal(t, webhooks.StateSucceeded, get(t, store, k).State)
@@ -415,13 +415,13 @@ func TestProcessorWakeSource(t *testing.T) {
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { return nil }))
 	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: make(chan struct{})}
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock), webhooks.WithWakeSource(ws), webhooks.WithPollInterval(time.Hour))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithWakeSource(ws), webhooks.WithPollInterval(time.Hour))
 	require.NoError(t, err)
 	stop := runProcessor(t, p)
 	<-ws.listening
 	key := enqueue(t, store, "e", "x", base)
 	ws.wake()
-	require.Equal(t, "complete", store.next(t).Op, "a wake-up from the source starts the work without waiting an hour's poll")
+	require.Equal(t, "succeeded", store.next(t).Op, "a wake-up from the source starts the work without waiting an hour's poll")
 	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
 	stop()
 	select {
@@ -441,7 +441,7 @@ func TestProcessorRunOnce(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(newFakeClock(base)))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)))
 	require.NoError(t, err)
 	enqueue(t, store, "e", "x", base)
 	stop := runProcessor(t, p)
@@ -451,7 +451,7 @@ func TestProcessorRunOnce(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "already running")
 	stop()
-	require.Equal(t, "abandon", store.next(t).Op)
+	require.Equal(t, "abandoned", store.next(t).Op)
 
 	// Once stopped, it can run again.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -486,25 +486,81 @@ func TestProcessorDeadLettersCrashLoops(t *testing.T) {
 	var ran atomic.Bool
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Store(true); return nil }))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(clock),
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock),
 		webhooks.WithRetryPolicy(&webhooks.ExponentialPolicy{MaxAttempts: 2}))
 	require.NoError(t, err)
 	key := enqueue(t, store, "poison", "x", base)
 	// Two workers took it and died without settling.
 	for i := range 2 {
-		l, err := store.AcquireNext(context.Background(), base.Add(time.Duration(i)*time.Second), time.Second)
-		require.NoError(t, err)
-		require.NotNil(t, l)
+		require.NotNil(t, acquire(t, store, base.Add(time.Duration(i)*time.Second), time.Second))
 	}
 	clock.Advance(2 * time.Second)
 	runProcessor(t, p)
 	p.Wake()
-	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "dead_lettered", store.next(t).Op)
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StateDead, it.State)
-	assert.Equal(t, webhooks.FailureAttemptsExhausted, it.LastError.Class)
+	assert.Equal(t, webhooks.FailureLeaseExpired, it.LastError.Class)
+	assert.Contains(t, it.LastError.Message, "attempt 2 ended without being settled")
 	assert.Equal(t, 3, it.Attempts)
 	assert.False(t, ran.Load(), "an item over its attempt limit is not run again")
+}
+
+func TestProcessorRunsReclaimedItemsWithBudgetLeft(t *testing.T) {
+	t.Parallel()
+	var seen atomic.Int32
+	store, clock, p := newTestProcessor(t, func(_ context.Context, ev webhooks.Event) error {
+		seen.Store(int32(ev.Attempt))
+		return nil
+	})
+	key := enqueue(t, store, "e", "x", base)
+	require.NotNil(t, acquire(t, store, base, time.Second), "a worker takes it and dies")
+	clock.Advance(time.Second)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "succeeded", store.next(t).Op)
+	assert.EqualValues(t, 2, seen.Load(), "the crashed attempt counts; the second runs")
+	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+}
+
+func TestProcessorAsksThePolicyAboutTheItem(t *testing.T) {
+	t.Parallel()
+	got := make(chan webhooks.FailedAttempt, 1)
+	policy := webhooks.RetryPolicyFunc(func(f webhooks.FailedAttempt) webhooks.RetryDecision {
+		got <- f
+		if f.EventType == "payout.failed" {
+			return webhooks.RetryDecision{RetryAt: f.Now.Add(42 * time.Second)}
+		}
+		return webhooks.RetryDecision{DeadLetter: true}
+	})
+	long := strings.Repeat("é", 3000) + "\x00\xff"
+	store, clock, p := newTestProcessor(t, func(context.Context, webhooks.Event) error {
+		return errors.New(long)
+	}, webhooks.WithRetryPolicy(policy))
+	received := base.Add(-time.Hour)
+	payout := enqueue(t, store, "p1", "payout.failed", received)
+	runProcessor(t, p)
+	p.Wake()
+	require.Equal(t, "retried", store.next(t).Op)
+	f := <-got
+	assert.Equal(t, payout, f.Key)
+	assert.Equal(t, "payout.failed", f.EventType)
+	assert.Equal(t, 1, f.Attempt)
+	assert.True(t, f.ReceivedAt.Equal(received), "the policy sees when the webhook was first received")
+	assert.True(t, f.Now.Equal(clock.Now()))
+	assert.Equal(t, webhooks.FailureError, f.Failure.Class)
+	it := get(t, store, payout)
+	assert.True(t, it.NextAttemptAt.Equal(base.Add(42*time.Second)), "the type's own delay, got %v", it.NextAttemptAt)
+	assert.LessOrEqual(t, len(it.LastError.Message), 2048, "messages are cut before they reach the store")
+	assert.True(t, utf8.ValidString(it.LastError.Message))
+	assert.NotContains(t, it.LastError.Message, "\x00")
+	assert.True(t, strings.HasPrefix(long, it.LastError.Message), "cut, not rewritten")
+
+	other := enqueue(t, store, "i1", "invoice.paid", base)
+	p.Wake()
+	require.Equal(t, "dead_lettered", store.next(t).Op)
+	<-got
+	assert.Equal(t, webhooks.StateDead, get(t, store, other).State)
 }
 
 func TestProcessorTimeoutKeepsHandlerClassification(t *testing.T) {
@@ -516,7 +572,7 @@ func TestProcessorTimeoutKeepsHandlerClassification(t *testing.T) {
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
-	require.Equal(t, "fail", store.next(t).Op)
+	require.Equal(t, "dead_lettered", store.next(t).Op)
 	it := get(t, store, key)
 	assert.Equal(t, webhooks.StateDead, it.State, "a Permanent error returned after the deadline still dead-letters")
 	assert.Equal(t, webhooks.FailurePermanent, it.LastError.Class)
@@ -528,7 +584,7 @@ func TestProcessorStartsNothingAfterShutdown(t *testing.T) {
 	var ran atomic.Int32
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Add(1); return nil }))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithProcessorClock(newFakeClock(base)), webhooks.WithShutdownGrace(time.Minute))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithShutdownGrace(time.Minute))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e", "x", base)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -542,26 +598,25 @@ func TestProcessorStartsNothingAfterShutdown(t *testing.T) {
 	assert.Equal(t, 0, it.Attempts)
 }
 
-// flakyLeaseStore fails the first acquisition and the first Complete, and
-// hides memstore's AcquireBatch so the one-at-a-time path runs.
+// flakyLeaseStore fails the first acquisition and the first completion.
 type flakyLeaseStore struct {
 	*observedStore
 	acquireFailed, completeFailed atomic.Bool
 }
 
-func (f *flakyLeaseStore) AcquireNext(ctx context.Context, now time.Time, d time.Duration) (*webhooks.Lease, error) {
+func (f *flakyLeaseStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if f.acquireFailed.CompareAndSwap(false, true) {
 		return nil, errors.New("connection reset")
 	}
-	return f.observedStore.AcquireNext(ctx, now, d)
+	return f.observedStore.Acquire(ctx, req)
 }
 
-func (f *flakyLeaseStore) Complete(ctx context.Context, l *webhooks.Lease, now time.Time) error {
-	if f.completeFailed.CompareAndSwap(false, true) {
-		f.events <- settled{Op: "complete", Key: l.Key(), Err: errors.New("timeout")}
+func (f *flakyLeaseStore) Settle(ctx context.Context, st webhooks.Settlement) error {
+	if st.Outcome == webhooks.AttemptSucceeded && f.completeFailed.CompareAndSwap(false, true) {
+		f.events <- settled{Op: string(st.Outcome), Key: st.Lease.Key(), Err: errors.New("timeout")}
 		return errors.New("timeout")
 	}
-	return f.observedStore.Complete(ctx, l, now)
+	return f.observedStore.Settle(ctx, st)
 }
 
 func TestProcessorSurvivesStoreErrors(t *testing.T) {
@@ -571,8 +626,7 @@ func TestProcessorSurvivesStoreErrors(t *testing.T) {
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { runs.Add(1); return nil }))
 	lease := 30 * time.Second
-	// Only the LeaseStore methods: no BatchAcquirer.
-	p, err := webhooks.NewProcessor(struct{ webhooks.LeaseStore }{store}, mux, webhooks.WithProcessorClock(clock),
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock),
 		webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLeaseDuration(lease))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e", "x", base)
@@ -581,13 +635,13 @@ func TestProcessorSurvivesStoreErrors(t *testing.T) {
 	// The first acquisition fails; the next poll succeeds; the first
 	// Complete fails, so the item stays leased until its lease expires.
 	first := store.next(t)
-	require.Equal(t, "complete", first.Op)
+	require.Equal(t, "succeeded", first.Op)
 	require.Error(t, first.Err)
 	assert.Equal(t, webhooks.StateLeased, get(t, store.observedStore, key).State)
 	clock.Advance(lease)
 	p.Wake()
 	second := store.next(t)
-	require.Equal(t, "complete", second.Op)
+	require.Equal(t, "succeeded", second.Op)
 	require.NoError(t, second.Err)
 	it := get(t, store.observedStore, key)
 	assert.Equal(t, webhooks.StateSucceeded, it.State)
@@ -597,11 +651,9 @@ func TestProcessorSurvivesStoreErrors(t *testing.T) {
 
 // zeroPolicy returns a retry decision with no time, as a careless custom
 // policy might.
-type zeroPolicy struct{}
-
-func (zeroPolicy) Decide(int, webhooks.Failure, time.Time) webhooks.RetryDecision {
+var zeroPolicy = webhooks.RetryPolicyFunc(func(webhooks.FailedAttempt) webhooks.RetryDecision {
 	return webhooks.RetryDecision{}
-}
+})
 
 func TestProcessorClampsPastRetryTimes(t *testing.T) {
 	t.Parallel()
@@ -611,12 +663,12 @@ func TestProcessorClampsPastRetryTimes(t *testing.T) {
 			return errors.New("once")
 		}
 		return nil
-	}, webhooks.WithRetryPolicy(zeroPolicy{}))
+	}, webhooks.WithRetryPolicy(zeroPolicy))
 	key := enqueue(t, store, "e", "x", base)
 	runProcessor(t, p)
 	p.Wake()
-	require.Equal(t, "fail", store.next(t).Op)
-	require.Equal(t, "complete", store.next(t).Op)
+	require.Equal(t, "retried", store.next(t).Op)
+	require.Equal(t, "succeeded", store.next(t).Op)
 	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
 }
 
@@ -627,7 +679,7 @@ func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) erro
 	store, clock := newObservedStore(), newFakeClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", h))
-	p, err := webhooks.NewProcessor(store, mux, append([]webhooks.ProcessorOption{webhooks.WithProcessorClock(clock)}, opts...)...)
+	p, err := webhooks.NewProcessor(store, mux, append([]webhooks.ProcessorOption{webhooks.WithClock(clock)}, opts...)...)
 	require.NoError(t, err)
 	return store, clock, p
 }

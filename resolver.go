@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode"
 )
 
 // Resolver finds the verifier for a provider key. *Registry is the usual
@@ -50,8 +51,8 @@ func (r *Registry) Register(provider string, v Verifier) error {
 
 // checkProviderKey reports why provider cannot be a provider key.
 func checkProviderKey(provider string) error {
-	if provider == "" || strings.ContainsAny(provider, "/") || strings.TrimSpace(provider) != provider || checkKey("provider key", provider) != nil ||
-		provider == "." || provider == ".." || strings.ContainsFunc(provider, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+	if provider == "" || provider == "." || provider == ".." || strings.ContainsRune(provider, '/') ||
+		strings.TrimSpace(provider) != provider || strings.ContainsFunc(provider, unicode.IsControl) || checkKey("provider key", provider) != nil {
 		return fmt.Errorf("webhooks: invalid provider key %q: use a non-empty path segment such as \"stripe\" (no '/', no surrounding blanks, at most %d bytes)", provider, MaxKeyBytes)
 	}
 	return nil

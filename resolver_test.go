@@ -8,15 +8,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-func TestResolver(t *testing.T) {
+func TestRegistry(t *testing.T) {
 	t.Parallel()
-	r := NewResolver()
+	r := NewRegistry()
+	var _ Resolver = r
 	v := VerifierFunc(func(context.Context, Route, *Request) (Verification, error) { return Verification{EventID: "1"}, nil })
 	require.NoError(t, r.Register("github", v))
 	require.NoError(t, r.Register("demo", v))
 	assert.ErrorIs(t, r.Register("github", v), ErrDuplicateProvider)
 	assert.Error(t, r.Register("", v))
-	assert.Error(t, r.Register("a/b", v))
+	for _, bad := range []string{"a/b", " github", "github ", ".", "..", "a\x00b", "a\nb", "\xff"} {
+		assert.Error(t, r.Register(bad, v), "key %q", bad)
+	}
 	assert.Error(t, r.Register("nil", nil))
 
 	got, ok := r.Lookup("github")

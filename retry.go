@@ -122,13 +122,13 @@ type RetryPolicyFunc func(f FailedAttempt) RetryDecision
 // Decide calls p(f).
 func (p RetryPolicyFunc) Decide(f FailedAttempt) RetryDecision { return p(f) }
 
-// Defaults of ExponentialPolicy.
+// Defaults of ExponentialPolicy's fields, which its documentation gives.
 const (
-	DefaultMaxAttempts   = 5
-	DefaultInitialDelay  = 5 * time.Second
-	DefaultMaxDelay      = time.Hour
-	DefaultMultiplier    = 2.0
-	DefaultMaxRetryAfter = 24 * time.Hour
+	defaultMaxAttempts   = 5
+	defaultInitialDelay  = 5 * time.Second
+	defaultMaxDelay      = time.Hour
+	defaultMultiplier    = 2.0
+	defaultMaxRetryAfter = 24 * time.Hour
 )
 
 // ExponentialPolicy retries transient failures after
@@ -140,25 +140,24 @@ const (
 // set.
 type ExponentialPolicy struct {
 	// MaxAttempts is the total number of attempts, the first included.
-	// Defaults to DefaultMaxAttempts.
+	// Defaults to 5.
 	MaxAttempts int
 	// MaxAge bounds retries by time as MaxAttempts does by count: a retry
 	// that would start later than MaxAge after the webhook was received
 	// is not made, and the item is dead-lettered instead. Defaults to 0:
 	// no limit by age.
 	MaxAge time.Duration
-	// InitialDelay is the wait after the first failure. Defaults to
-	// DefaultInitialDelay.
+	// InitialDelay is the wait after the first failure. Defaults to 5
+	// seconds.
 	InitialDelay time.Duration
-	// MaxDelay caps the computed delay (not a RetryAfter). Defaults to
-	// DefaultMaxDelay.
+	// MaxDelay caps the computed delay (not a RetryAfter). Defaults to one
+	// hour.
 	MaxDelay time.Duration
-	// Multiplier is the growth factor per attempt. Defaults to
-	// DefaultMultiplier.
+	// Multiplier is the growth factor per attempt. Defaults to 2.
 	Multiplier float64
 	// MaxRetryAfter caps the wait a handler asks for with RetryAfter, so a
 	// buggy or hostile value (a downstream's "Retry-After: 31536000")
-	// cannot park an item for a year. Defaults to DefaultMaxRetryAfter.
+	// cannot park an item for a year. Defaults to 24 hours.
 	MaxRetryAfter time.Duration
 	// Jitter, between 0 and 1, shortens each computed delay by a random
 	// fraction of up to Jitter, spreading retries of events that failed
@@ -172,7 +171,7 @@ type ExponentialPolicy struct {
 func (p ExponentialPolicy) Validate() error {
 	switch {
 	case p.MaxAttempts < 0:
-		return fmt.Errorf("webhooks: ExponentialPolicy.MaxAttempts is %d; it must be >= 0 (0 means %d)", p.MaxAttempts, DefaultMaxAttempts)
+		return fmt.Errorf("webhooks: ExponentialPolicy.MaxAttempts is %d; it must be >= 0 (0 means %d)", p.MaxAttempts, defaultMaxAttempts)
 	case p.InitialDelay < 0 || p.MaxDelay < 0 || p.MaxAge < 0 || p.MaxRetryAfter < 0:
 		return errors.New("webhooks: ExponentialPolicy durations (InitialDelay, MaxDelay, MaxAge, MaxRetryAfter) must not be negative")
 	case p.Multiplier != 0 && p.Multiplier < 1:
@@ -185,11 +184,11 @@ func (p ExponentialPolicy) Validate() error {
 
 // Decide implements RetryPolicy.
 func (p ExponentialPolicy) Decide(f FailedAttempt) RetryDecision {
-	if !f.Failure.Transient || f.Attempt >= cmp0(p.MaxAttempts, DefaultMaxAttempts) {
+	if !f.Failure.Transient || f.Attempt >= cmp0(p.MaxAttempts, defaultMaxAttempts) {
 		return RetryDecision{DeadLetter: true}
 	}
 	delay := p.Delay(f.Attempt)
-	if ra := min(f.Failure.RetryAfter, cmp0(p.MaxRetryAfter, DefaultMaxRetryAfter)); ra > delay {
+	if ra := min(f.Failure.RetryAfter, cmp0(p.MaxRetryAfter, defaultMaxRetryAfter)); ra > delay {
 		delay = ra
 	}
 	at := f.Now.Add(delay)
@@ -202,9 +201,9 @@ func (p ExponentialPolicy) Decide(f FailedAttempt) RetryDecision {
 // Delay returns the computed delay after failed attempt number attempt,
 // before any RetryAfter, with jitter applied when configured.
 func (p ExponentialPolicy) Delay(attempt int) time.Duration {
-	initial := cmp0(p.InitialDelay, DefaultInitialDelay)
-	maxDelay := cmp0(p.MaxDelay, DefaultMaxDelay)
-	mult := cmp0(p.Multiplier, DefaultMultiplier)
+	initial := cmp0(p.InitialDelay, defaultInitialDelay)
+	maxDelay := cmp0(p.MaxDelay, defaultMaxDelay)
+	mult := cmp0(p.Multiplier, defaultMultiplier)
 	if attempt < 1 {
 		attempt = 1
 	}

@@ -25,9 +25,9 @@ func ExampleSignHMAC() {
 		fmt.Println(err)
 		return
 	}
-	resolver := webhooks.NewResolver()
+	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("stripe", verifier)
-	gateway, err := webhooks.NewGateway(resolver, memstore.NewInbox(), memstore.NewReplay())
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -28,9 +28,9 @@ func ExampleSignEd25519() {
 		fmt.Println(err)
 		return
 	}
-	resolver := webhooks.NewResolver()
+	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("discord", verifier)
-	gateway, err := webhooks.NewGateway(resolver, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithGatewayClock(clock))
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithClock(clock))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -71,9 +71,9 @@ func ExampleSignTwilio() {
 		fmt.Println(err)
 		return
 	}
-	resolver := webhooks.NewResolver()
+	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("twilio", verifier)
-	gateway, err := webhooks.NewGateway(resolver, memstore.NewInbox(), memstore.NewReplay())
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay())
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -104,9 +104,9 @@ func ExampleSignToken() {
 		fmt.Println(err)
 		return
 	}
-	resolver := webhooks.NewResolver()
+	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("gitlab", verifier)
-	gateway, err := webhooks.NewGateway(resolver, memstore.NewInbox(), memstore.NewReplay())
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay())
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -207,14 +207,14 @@ func TestSignHMACErrors(t *testing.T) {
 func TestNewHMACRequest(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_gateway_test"
-	r := webhooks.NewResolver()
+	r := webhooks.NewRegistry()
 	v, err := webhooks.NewHMACVerifier("stripe", webhooks.StripeOptions(), webhooks.StaticSecrets(secret), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r.MustRegister("stripe", v)
 	inbox := memstore.NewInbox()
-	gw, err := webhooks.NewGateway(r, inbox, memstore.NewReplay())
+	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay())
 	if err != nil {
 		t.Fatal(err)
 	}

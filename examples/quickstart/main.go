@@ -20,23 +20,20 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	resolver := webhooks.NewResolver()
-	resolver.MustRegister("github", github)
+	registry := webhooks.NewRegistry()
+	registry.MustRegister("github", github)
 
 	mux := webhooks.NewMux()
-	err = mux.HandleFunc("push", func(ctx context.Context, ev webhooks.Event) error {
+	mux.MustHandleFunc("push", func(ctx context.Context, ev webhooks.Event) error {
 		log.Printf("push %s: %d bytes", ev.ID, len(ev.Payload))
 		return nil // an error retries with backoff; webhooks.Permanent(err) dead-letters
 	})
-	if err != nil {
-		log.Fatal(err)
-	}
 
 	proc, err := webhooks.NewProcessor(inbox, mux)
 	if err != nil {
 		log.Fatal(err)
 	}
-	gw, err := webhooks.NewGateway(resolver, inbox, replay, webhooks.WithWaker(proc))
+	receiver, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithWaker(proc))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -46,6 +43,6 @@ func main() {
 		}
 	}()
 
-	http.Handle("/webhooks/", gw) // POST /webhooks/{provider}[/{tenant}]
+	http.Handle("/webhooks/", receiver) // POST /webhooks/{provider}[/{tenant}]
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }

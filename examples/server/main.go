@@ -86,14 +86,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	events := slog.New(slog.NewJSONHandler(stdout, nil))
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 
-	resolver := webhooks.NewResolver()
+	registry := webhooks.NewRegistry()
 	var configured []string
 	if secret := getenv("GITHUB_WEBHOOK_SECRET"); secret != "" {
 		v, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(), webhooks.StaticSecrets(secret), nil)
 		if err != nil {
 			return err
 		}
-		resolver.MustRegister("github", v)
+		registry.MustRegister("github", v)
 		configured = append(configured, "github")
 	}
 	if secret := getenv("DEMO_WEBHOOK_SECRET"); secret != "" {
@@ -101,7 +101,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if err != nil {
 			return err
 		}
-		resolver.MustRegister("demo", v)
+		registry.MustRegister("demo", v)
 		configured = append(configured, "demo")
 	}
 	if len(configured) == 0 {
@@ -163,26 +163,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 	}
 	mux := webhooks.NewMux()
-	if err := mux.HandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
+	mux.MustHandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
 		if fail[ev.Type] {
 			return webhooks.Permanent(fmt.Errorf("demo handler rejects event type %q (-fail-types)", ev.Type))
 		}
 		events.InfoContext(ctx, "event handled", "provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt, "bytes", len(ev.Payload))
 		return nil
-	}); err != nil {
-		return err
-	}
+	})
 
 	proc, err := webhooks.NewProcessor(store, mux, append(procOpts,
 		webhooks.WithWorkers(*workers),
-		webhooks.WithProcessorLogger(logger),
+		webhooks.WithLogger(logger),
 		webhooks.WithShutdownGrace(10*time.Second),
 	)...)
 	if err != nil {
 		return err
 	}
-	gw, err := webhooks.NewGateway(resolver, store, store,
-		webhooks.WithGatewayLogger(logger),
+	receiver, err := webhooks.NewReceiver(registry, store, store,
+		webhooks.WithLogger(logger),
 		webhooks.WithWaker(proc),
 	)
 	if err != nil {
@@ -190,7 +188,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 
 	httpMux := http.NewServeMux()
-	httpMux.Handle(webhooks.DefaultPathPrefix, gw)
+	httpMux.Handle(webhooks.DefaultPathPrefix, receiver)
 	srv := &http.Server{
 		Handler:           httpMux,
 		ReadHeaderTimeout: 10 * time.Second,
