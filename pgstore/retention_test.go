@@ -169,9 +169,12 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 			require.NoError(t, err)
 
 			// Each updater rewrites the oldest eligible rows, over and over:
-			// the rows each deletion batch looks at first.
+			// the rows each deletion batch looks at first. The subquery
+			// locks them in order, so two updaters never wait for each
+			// other in a cycle (a deadlock the server would break by
+			// failing one of them).
 			update := fmt.Sprintf(`UPDATE %s SET payload_sha256 = payload_sha256
-				WHERE (%s) IN (SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d)`,
+				WHERE (%s) IN (SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d FOR UPDATE)`,
 				table, c.key, c.key, table, c.eligible, c.order, perStmt)
 			stop := make(chan struct{})
 			var (
