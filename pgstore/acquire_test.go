@@ -56,7 +56,7 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 	require.NoError(t, err)
 
 	now := baseTime.Add(time.Second)
-	leases, err := s.AcquireBatch(ctx, now, time.Minute, 10)
+	leases, err := s.Acquire(ctx, acquireReq(now, time.Minute, 10))
 	require.NoError(t, err, "the readable rows are returned")
 	require.Len(t, leases, 2)
 	assert.Equal(t, "e1", leases[0].Key().EventID)
@@ -65,7 +65,7 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 		assert.Contains(t, logs.String(), "acme/t1/"+id, "the unreadable row %s is logged", id)
 	}
 	for _, l := range leases {
-		require.NoError(t, s.Complete(ctx, l, now))
+		require.NoError(t, s.Settle(ctx, succeeded(l, now)))
 	}
 
 	type rowState struct {
@@ -90,15 +90,14 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 	}
 
 	// Not before then.
-	none, err := s.AcquireNext(ctx, now.Add(time.Minute-time.Microsecond), time.Minute)
-	require.NoError(t, err)
-	assert.Nil(t, none)
+	assert.Nil(t, acquireOne(t, s, now.Add(time.Minute-time.Microsecond), time.Minute))
 
-	// AcquireNext meeting only an unreadable row says so, and gives it back.
+	// An acquisition meeting only an unreadable row says so, and gives it
+	// back.
 	later := now.Add(time.Minute)
-	_, err = s.AcquireNext(ctx, later, time.Minute)
+	_, err = s.Acquire(ctx, acquireReq(later, time.Minute, 1))
 	require.ErrorContains(t, err, "could not be read")
-	_, err = s.AcquireNext(ctx, later, time.Minute)
+	_, err = s.Acquire(ctx, acquireReq(later, time.Minute, 1))
 	require.ErrorContains(t, err, "could not be read")
 	for _, id := range []string{"e0", "e2"} {
 		r := read(id)
@@ -110,11 +109,12 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 	// Repaired, the rows are taken as first attempts.
 	_, err = pool.Exec(ctx, `UPDATE `+table+` SET occurred_at = NULL, headers = NULL WHERE event_id IN ('e0', 'e2')`)
 	require.NoError(t, err)
-	leases, err = s.AcquireBatch(ctx, later.Add(time.Minute), time.Minute, 10)
+	leases, err = s.Acquire(ctx, acquireReq(later.Add(time.Minute), time.Minute, 10))
 	require.NoError(t, err)
 	require.Len(t, leases, 2)
 	for _, l := range leases {
 		assert.Equal(t, 1, l.Attempt, l.Key().EventID)
+		assert.False(t, l.Reclaimed, "%s was given back pending, not left to expire", l.Key().EventID)
 		assert.Equal(t, webhooks.StateLeased, l.Item.State)
 	}
 }

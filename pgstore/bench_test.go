@@ -71,7 +71,7 @@ func fillPending(b *testing.B, pool *pgxpool.Pool, s *pgstore.Store, from, n int
 	require.NoError(b, err)
 }
 
-func benchmarkAcquireComplete(b *testing.B, batch int) {
+func benchmarkAcquireSettle(b *testing.B, batch int) {
 	pool := pgtest.NewPool(b, 2)
 	s := newStoreOn(b, pool, pgtest.NewSchema(b, pool))
 	const fill = 2000
@@ -81,15 +81,7 @@ func benchmarkAcquireComplete(b *testing.B, batch int) {
 	for b.Loop() {
 		if len(leases) == 0 {
 			var err error
-			if batch == 1 {
-				var l *webhooks.Lease
-				l, err = s.AcquireNext(b.Context(), now, time.Minute)
-				if l != nil {
-					leases = append(leases, l)
-				}
-			} else {
-				leases, err = s.AcquireBatch(b.Context(), now, time.Minute, batch)
-			}
+			leases, err = s.Acquire(b.Context(), acquireReq(now, time.Minute, batch))
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -99,21 +91,20 @@ func benchmarkAcquireComplete(b *testing.B, batch int) {
 				continue
 			}
 		}
-		if err := s.Complete(b.Context(), leases[0], now); err != nil {
+		if err := s.Settle(b.Context(), succeeded(leases[0], now)); err != nil {
 			b.Fatal(err)
 		}
 		leases = leases[1:]
 	}
 }
 
-// BenchmarkAcquireComplete measures one item's AcquireNext and Complete
+// BenchmarkAcquireSettle measures one item's Acquire (Max 1) and Settle
 // (an iteration that finds nothing due refills the inbox untimed).
-func BenchmarkAcquireComplete(b *testing.B) { benchmarkAcquireComplete(b, 1) }
+func BenchmarkAcquireSettle(b *testing.B) { benchmarkAcquireSettle(b, 1) }
 
-// BenchmarkAcquireBatchComplete is BenchmarkAcquireComplete with
-// AcquireBatch of 16: one iteration is one Complete, plus an acquisition
-// every 16.
-func BenchmarkAcquireBatchComplete(b *testing.B) { benchmarkAcquireComplete(b, 16) }
+// BenchmarkAcquireBatchSettle is BenchmarkAcquireSettle with Max 16: one
+// iteration is one Settle, plus an acquisition every 16.
+func BenchmarkAcquireBatchSettle(b *testing.B) { benchmarkAcquireSettle(b, 16) }
 
 func BenchmarkRegister(b *testing.B) {
 	s := newStore(b)

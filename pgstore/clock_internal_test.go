@@ -38,10 +38,10 @@ func TestDatabaseClockRetention(t *testing.T) {
 			res, err := s.Enqueue(ctx, env)
 			require.NoError(t, err)
 			require.Equal(t, webhooks.EnqueueNew, res.Outcome)
-			l, err := s.AcquireNext(ctx, s.hostNow(), time.Minute)
+			leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: s.hostNow(), LeaseDuration: time.Minute, Max: 1})
 			require.NoError(t, err)
-			require.NotNil(t, l)
-			require.NoError(t, s.Complete(ctx, l, s.hostNow()))
+			require.Len(t, leases, 1)
+			require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptSucceeded, Now: s.hostNow()}))
 		}
 	}
 	complete("e0", "e1", "e2")

@@ -48,24 +48,21 @@ func TestDatabaseClock(t *testing.T) {
 	assert.True(t, it.ReceivedAt.Equal(env.ReceivedAt.Truncate(time.Microsecond)), "ReceivedAt keeps the gateway's time")
 
 	// The slow worker gets it, with an expiry in server time.
-	l, err := slow.AcquireNext(ctx, slowNow(), time.Minute)
-	require.NoError(t, err)
+	l := acquireOne(t, slow, slowNow(), time.Minute)
 	require.NotNil(t, l, "due by the server's clock although the worker's clock is behind")
 	assert.WithinDuration(t, dbNow().Add(time.Minute), l.ExpiresAt, near)
 
 	// The fast instance does not see the lease as expired.
-	none, err := fast.AcquireNext(ctx, fastNow(), time.Minute)
-	require.NoError(t, err)
-	assert.Nil(t, none, "with the database clock, a fast host clock cannot expire a lease early")
+	assert.Nil(t, acquireOne(t, fast, fastNow(), time.Minute), "with the database clock, a fast host clock cannot expire a lease early")
 
 	// ExtendLease, too, counts from the server's now.
-	require.NoError(t, slow.ExtendLease(ctx, l, slowNow(), 5*time.Minute))
+	require.NoError(t, slow.ExtendLease(ctx, webhooks.ExtendRequest{Lease: l, Now: slowNow(), Duration: 5 * time.Minute}))
 	assert.WithinDuration(t, dbNow().Add(5*time.Minute), l.ExpiresAt, near)
 
-	// Fail keeps the retry delay relative to the caller's now.
+	// A retry keeps its delay relative to the caller's now.
 	callerNow := slowNow()
-	require.NoError(t, slow.Fail(ctx, l, webhooks.Failure{Class: webhooks.FailureError, Message: "503", Transient: true},
-		webhooks.RetryAtTime(callerNow.Add(10*time.Minute)), callerNow))
+	require.NoError(t, slow.Settle(ctx, retried(l, webhooks.Failure{Class: webhooks.FailureError, Message: "503", Transient: true},
+		callerNow.Add(10*time.Minute), callerNow)))
 	it, err = slow.Get(ctx, k)
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StatePending, it.State)
@@ -75,12 +72,11 @@ func TestDatabaseClock(t *testing.T) {
 
 	// Without the database clock, a caller clock two hours fast treats the
 	// retry as due now and takes it: the hazard WithDatabaseClock removes.
-	stolen, err := fastCallerClock.AcquireNext(ctx, fastNow(), time.Minute)
-	require.NoError(t, err)
+	stolen := acquireOne(t, fastCallerClock, fastNow(), time.Minute)
 	require.NotNil(t, stolen, "a caller clock two hours fast treats the item as due")
 	// Tokens do not depend on the clock mode: the database-clock instance
 	// may settle it, and the item is due at the server's now.
-	require.NoError(t, fast.Abandon(ctx, stolen, fastNow()))
+	require.NoError(t, fast.Settle(ctx, abandoned(stolen, fastNow())))
 
 	// Replay keys: registered by a slow clock, checked by a fast one.
 	digest := sha256.Sum256([]byte("body"))
@@ -98,10 +94,9 @@ func TestDatabaseClock(t *testing.T) {
 	assert.Zero(t, deleted, "cleanup follows the server's clock too")
 
 	// Completing records the server's time.
-	l, err = fast.AcquireNext(ctx, fastNow(), time.Minute)
-	require.NoError(t, err)
+	l = acquireOne(t, fast, fastNow(), time.Minute)
 	require.NotNil(t, l, "abandoned: due at the server's now")
-	require.NoError(t, fast.Complete(ctx, l, fastNow()))
+	require.NoError(t, fast.Settle(ctx, succeeded(l, fastNow())))
 	it, err = slow.Get(ctx, k)
 	require.NoError(t, err)
 	assert.WithinDuration(t, dbNow(), it.CompletedAt, near)
@@ -133,21 +128,13 @@ func TestDatabaseClockConcurrentAcquire(t *testing.T) {
 			wg.Go(func() {
 				for {
 					now := time.Now().Add(skew)
-					var ls []*webhooks.Lease
+					max := 1
 					if (inst+w)%2 == 0 {
-						var err error
-						ls, err = s.AcquireBatch(t.Context(), now, time.Hour, 7)
-						if !assert.NoError(t, err) {
-							return
-						}
-					} else {
-						l, err := s.AcquireNext(t.Context(), now, time.Hour)
-						if !assert.NoError(t, err) {
-							return
-						}
-						if l != nil {
-							ls = append(ls, l)
-						}
+						max = 7
+					}
+					ls, err := s.Acquire(t.Context(), acquireReq(now, time.Hour, max))
+					if !assert.NoError(t, err) {
+						return
 					}
 					if len(ls) == 0 {
 						return

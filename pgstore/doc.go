@@ -8,7 +8,7 @@
 //	store, err := pgstore.New(pool) // or pgstore.New(pool, pgstore.WithSchema("hooks"))
 //	…
 //	if err := store.Migrate(ctx); err != nil { … }
-//	gw, err := webhooks.NewGateway(resolver, store, store, …)
+//	receiver, err := webhooks.NewReceiver(registry, store, store, …)
 //	…
 //	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithWakeSource(store.Listener()), …)
 //
@@ -25,12 +25,14 @@
 // (provider, tenant, event_id) makes concurrent deliveries of one event
 // produce one row, and the returned row tells new, duplicate and conflict
 // apart. Register does the same for replay keys, replacing an expired
-// registration in the same statement. AcquireNext and AcquireBatch lock due
-// rows with FOR UPDATE SKIP LOCKED and give each a fresh random lease token
-// in the same statement. Complete, Fail, Abandon and ExtendLease are one
-// UPDATE each, conditional on the item being leased under the caller's
-// token; when no row matches they return an error wrapping
-// webhooks.ErrLeaseLost.
+// registration in the same statement. Acquire locks due rows with FOR UPDATE
+// SKIP LOCKED and gives each a fresh random lease token in the same
+// statement, which also tells which rows it took from expired leases
+// (Lease.Reclaimed). Settle (one statement per outcome) and ExtendLease are
+// each an UPDATE conditional on the item being leased under the caller's
+// token; when it matches no row, the same statement reads the row to tell a
+// token that already settled the item (webhooks.ErrAlreadySettled) from a
+// stale one (webhooks.ErrLeaseLost).
 //
 // # Time and clock skew
 //
@@ -40,9 +42,9 @@
 // deterministic under test. With several instances their clocks differ, and
 // this is what holds:
 //
-//   - Never two settleable leases. Whether a lease is valid for Complete,
-//     Fail, Abandon and ExtendLease is decided only by the token stored in
-//     the row, never by a clock. Acquisition replaces the token while holding
+//   - Never two settleable leases. Whether a lease is valid for Settle,
+//     ExtendLease and CompleteTx is decided only by the token stored in the
+//     row, never by a clock. Acquisition replaces the token while holding
 //     the row lock, and PostgreSQL re-checks the due condition on the row's
 //     latest version once it has the lock, so acquisitions of one item are
 //     serialised and each one invalidates the previous token. Whatever the
@@ -96,6 +98,18 @@
 // inside it, so listeners are woken when the host commits and never when it
 // rolls back, at the price above for the host's commits. WithoutNotifyInTx
 // leaves it out; the host then calls Notify after committing.
+//
+// # Completing in the host's transaction
+//
+// A handler that writes to the same database can mark its event's item
+// succeeded inside its own transaction with CompleteTx, so that its
+// business writes and the completion commit or roll back together: a
+// worker that dies after the commit leaves nothing to run again, and one
+// that dies before it leaves nothing half done (see the example). The completion is fenced by the event's lease token
+// like every settlement: a worker whose lease was taken over gets an error
+// wrapping webhooks.ErrLeaseLost and must return it, so its transaction
+// rolls back. Once the transaction has committed, the Processor's own
+// settlement of the event finds the item settled and changes nothing.
 //
 // # Retention
 //

@@ -259,11 +259,10 @@ func TestEnqueueRejectsTextPostgresCannotStore(t *testing.T) {
 		// Such an item cannot exist, and the other calls say so.
 		_, err = s.Get(t.Context(), k)
 		assert.ErrorIs(t, err, webhooks.ErrNotFound)
-		_, err = s.ReplayDeadLetter(t.Context(), k, baseTime, false)
-		assert.ErrorIs(t, err, webhooks.ErrNotFound)
+		assert.ErrorIs(t, s.ReplayDeadLetter(t.Context(), webhooks.ReplayRequest{Key: k, Now: baseTime}), webhooks.ErrNotFound)
 		l := &webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: k}}
-		assert.ErrorIs(t, s.Complete(t.Context(), l, baseTime), webhooks.ErrLeaseLost)
-		page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Tenant: k.Tenant + "\xff"}, 10)
+		assert.ErrorIs(t, s.Settle(t.Context(), succeeded(l, baseTime)), webhooks.ErrLeaseLost)
+		page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Tenant: k.Tenant + "\xff", Limit: 10})
 		assert.NoError(t, err)
 		assert.Empty(t, page.Items)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/cursor"
 )
 
 // Enqueue implements webhooks.Enqueuer in one statement (INSERT … ON
@@ -116,10 +117,10 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, 
 	return it, nil
 }
 
-// DeadLetters implements webhooks.InboxStore. Pages are read through the
+// DeadLetters implements webhooks.OperatorStore. Pages are read through the
 // inbox_items_dead_idx index in its order.
-func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max int) (webhooks.DeadLetterPage, error) {
-	sql, args, err := s.deadLettersQuery(q, max)
+func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery) (webhooks.DeadLetterPage, error) {
+	sql, args, err := s.deadLettersQuery(q)
 	if errors.Is(err, errUnstorableFilter) {
 		return webhooks.DeadLetterPage{}, nil // no stored item can match
 	}
@@ -132,34 +133,35 @@ func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery, max
 		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
 	}
 	page := webhooks.DeadLetterPage{Items: items}
-	if len(page.Items) > max {
-		page.Items = page.Items[:max]
-		last := page.Items[max-1]
-		page.Next = webhooks.DeadLetterCursor{DeadAt: last.DeadAt, Key: last.Key}.String()
+	if len(page.Items) > q.Limit {
+		page.Items = page.Items[:q.Limit]
+		last := page.Items[q.Limit-1]
+		page.Next = cursor.DeadLetter{DeadAt: last.DeadAt, Key: last.Key}.String()
 	}
 	return page, nil
 }
 
-// ReplayDeadLetter implements webhooks.InboxStore. After replaying an item
-// it asks for a wake-up on NotifyChannel, like Enqueue.
-func (s *Store) ReplayDeadLetter(ctx context.Context, key webhooks.InboxKey, now time.Time, resetAttempts bool) (bool, error) {
+// ReplayDeadLetter implements webhooks.OperatorStore in one statement. After
+// replaying an item it asks for a wake-up on NotifyChannel, like Enqueue.
+func (s *Store) ReplayDeadLetter(ctx context.Context, req webhooks.ReplayRequest) error {
+	key := req.Key
 	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
-		return false, fmt.Errorf("pgstore: replay dead letter %q: %w", key.String(), webhooks.ErrNotFound)
+		return fmt.Errorf("pgstore: replay dead letter %q: %w", key.String(), webhooks.ErrNotFound)
 	}
 	var replayed, exists bool
 	err := s.pool.QueryRow(ctx, s.sql.replayDeadLetter,
-		key.Provider, key.Tenant, key.EventID, s.now(now), resetAttempts,
+		key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.ResetAttempts,
 	).Scan(&replayed, &exists)
-	if err != nil {
-		return false, wrapErr("replay dead letter "+key.String(), err)
+	switch {
+	case err != nil:
+		return wrapErr("replay dead letter "+key.String(), err)
+	case !exists:
+		return fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotFound)
+	case !replayed:
+		return fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotDead)
 	}
-	if !exists {
-		return false, fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotFound)
-	}
-	if replayed {
-		s.Notify()
-	}
-	return replayed, nil
+	s.Notify()
+	return nil
 }
 
 // now returns the caller's time as a statement's "now" parameter, or nil
@@ -178,9 +180,9 @@ var errUnstorableFilter = errors.New("pgstore: filter value is not storable text
 // deadLettersQuery builds the statement for DeadLetters: only the filters
 // given, so the planner sees plain equalities, and the cursor as a row
 // comparison in the index's order.
-func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery, max int) (string, []any, error) {
-	if max <= 0 {
-		return "", nil, fmt.Errorf("pgstore: DeadLetters max is %d; it must be at least 1", max)
+func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery) (string, []any, error) {
+	if q.Limit < 1 {
+		return "", nil, fmt.Errorf("pgstore: DeadLetters: Limit is %d; it must be at least 1", q.Limit)
 	}
 	sql := s.sql.deadLetters
 	var args []any
@@ -202,7 +204,7 @@ func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery, max int) (string, [
 		sql += " AND " + f.col + " = " + arg(f.v)
 	}
 	if q.After != "" {
-		c, err := webhooks.ParseDeadLetterCursor(q.After)
+		c, err := cursor.Parse(q.After)
 		if err != nil {
 			return "", nil, fmt.Errorf("pgstore: dead letters: %w", err)
 		}
@@ -213,5 +215,5 @@ func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery, max int) (string, [
 			arg(c.DeadAt) + "::timestamptz, " + arg(c.Key.Provider) + ", " +
 			arg(c.Key.Tenant) + ", " + arg(c.Key.EventID) + ")"
 	}
-	return sql + s.sql.deadLettersOrder + arg(max+1), args, nil
+	return sql + s.sql.deadLettersOrder + arg(q.Limit+1), args, nil
 }

@@ -90,21 +90,13 @@ func TestMultipleInstances(t *testing.T) {
 				return fmt.Errorf("gave up with %d of %d items done: %w", done.Load(), items, ctx.Err())
 			}
 			now := time.Now()
-			var leases []*webhooks.Lease
+			max := 1
 			if useBatch {
-				ls, err := s.AcquireBatch(ctx, now, lease, batch)
-				if err != nil {
-					return err
-				}
-				leases = ls
-			} else {
-				l, err := s.AcquireNext(ctx, now, lease)
-				if err != nil {
-					return err
-				}
-				if l != nil {
-					leases = append(leases, l)
-				}
+				max = batch
+			}
+			leases, err := s.Acquire(ctx, acquireReq(now, lease, max))
+			if err != nil {
+				return err
 			}
 			if len(leases) == 0 {
 				time.Sleep(5 * time.Millisecond) // idle poll
@@ -134,7 +126,7 @@ func TestMultipleInstances(t *testing.T) {
 						return fmt.Errorf("stalled item %s was never taken over: %w", l.Key(), ctx.Err())
 					}
 				}
-				err := s.Complete(ctx, l, time.Now())
+				err := s.Settle(ctx, succeeded(l, time.Now()))
 				switch {
 				case err == nil:
 					mu.Lock()
@@ -222,31 +214,28 @@ func TestLateWorkerIsFencedOut(t *testing.T) {
 	k := testKey("late")
 	mustEnqueueNew(t, a, testEnvelope(k, "{}", baseTime))
 
-	late, err := a.AcquireNext(ctx, baseTime, time.Minute)
-	require.NoError(t, err)
+	late := acquireOne(t, a, baseTime, time.Minute)
 	require.NotNil(t, late)
+	require.False(t, late.Reclaimed)
 
-	none, err := b.AcquireNext(ctx, baseTime.Add(59*time.Second), time.Minute)
-	require.NoError(t, err)
-	require.Nil(t, none, "the lease is valid until baseTime+1m")
+	require.Nil(t, acquireOne(t, b, baseTime.Add(59*time.Second), time.Minute), "the lease is valid until baseTime+1m")
 
-	current, err := b.AcquireNext(ctx, baseTime.Add(time.Minute), time.Minute)
-	require.NoError(t, err)
+	current := acquireOne(t, b, baseTime.Add(time.Minute), time.Minute)
 	require.NotNil(t, current, "the expired lease is taken over")
 	require.NotEqual(t, late.Token, current.Token)
 	require.Equal(t, 2, current.Attempt)
+	require.True(t, current.Reclaimed)
 
 	before, err := b.Get(ctx, k)
 	require.NoError(t, err)
 	later := baseTime.Add(90 * time.Second)
-	assert.ErrorIs(t, a.Complete(ctx, late, later), webhooks.ErrLeaseLost)
-	assert.ErrorIs(t, a.Fail(ctx, late, webhooks.Failure{Class: webhooks.FailureError, Message: "late", Transient: true},
-		webhooks.RetryAtTime(later.Add(time.Minute)), later), webhooks.ErrLeaseLost)
-	assert.ErrorIs(t, a.Fail(ctx, late, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "late"},
-		webhooks.DeadLetterDecision(), later), webhooks.ErrLeaseLost)
-	assert.ErrorIs(t, a.Abandon(ctx, late, later), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Settle(ctx, succeeded(late, later)), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Settle(ctx, retried(late, webhooks.Failure{Class: webhooks.FailureError, Message: "late", Transient: true},
+		later.Add(time.Minute), later)), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Settle(ctx, deadLettered(late, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "late"}, later)), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Settle(ctx, abandoned(late, later)), webhooks.ErrLeaseLost)
 	lateExpiry := late.ExpiresAt
-	assert.ErrorIs(t, a.ExtendLease(ctx, late, later, time.Hour), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.ExtendLease(ctx, webhooks.ExtendRequest{Lease: late, Now: later, Duration: time.Hour}), webhooks.ErrLeaseLost)
 	assert.True(t, late.ExpiresAt.Equal(lateExpiry), "a refused extension leaves the lease alone")
 	after, err := b.Get(ctx, k)
 	require.NoError(t, err)
@@ -255,8 +244,11 @@ func TestLateWorkerIsFencedOut(t *testing.T) {
 	// A token that was never issued is lost too.
 	forged := *current
 	forged.Token = "not-a-uuid"
-	assert.ErrorIs(t, b.Complete(ctx, &forged, later), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, b.Settle(ctx, succeeded(&forged, later)), webhooks.ErrLeaseLost)
 
-	require.NoError(t, b.Complete(ctx, current, later))
-	assert.ErrorIs(t, b.Complete(ctx, current, later), webhooks.ErrLeaseLost, "completing twice")
+	require.NoError(t, b.Settle(ctx, succeeded(current, later)))
+	err = a.Settle(ctx, succeeded(current, later))
+	assert.ErrorIs(t, err, webhooks.ErrAlreadySettled, "completing twice, from another instance")
+	assert.NotErrorIs(t, err, webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, a.Settle(ctx, succeeded(late, later)), webhooks.ErrLeaseLost, "the late worker's token stays stale")
 }

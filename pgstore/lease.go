@@ -16,22 +16,13 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// AcquireNext implements webhooks.LeaseStore with one statement: the due
-// row is locked with FOR UPDATE SKIP LOCKED and given a fresh token
-// (gen_random_uuid) and expiry. A row that cannot be read is given back as
-// AcquireBatch describes, and AcquireNext returns an error.
-func (s *Store) AcquireNext(ctx context.Context, now time.Time, leaseDuration time.Duration) (*webhooks.Lease, error) {
-	leases, err := s.acquire(ctx, "AcquireNext", now, leaseDuration, 1)
-	if err != nil || len(leases) == 0 {
-		return nil, err
-	}
-	return leases[0], nil
-}
-
-// AcquireBatch implements webhooks.BatchAcquirer: it leases up to max due
-// items in one statement and returns them the longest due first. Rows that
-// other transactions are leasing at that moment are skipped, so it may
-// return fewer than max items while more are due.
+// Acquire implements webhooks.LeaseStore: it leases up to req.Max due
+// items in one statement and returns them the longest due first. Due rows
+// are locked with FOR UPDATE SKIP LOCKED and each is given a fresh token
+// (gen_random_uuid) and expiry; Lease.Reclaimed is computed by the same
+// statement, from the row as it was locked. Rows that other transactions
+// are leasing at that moment are skipped, so it may return fewer than
+// req.Max items while more are due.
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -40,11 +31,14 @@ func (s *Store) AcquireNext(ctx context.Context, now time.Time, leaseDuration ti
 // attempt being counted, so an instance that can read it may take it then.
 // The rows that were read are returned; when none was, the result is an
 // error. Either way no lease is left held under a token nobody has.
-func (s *Store) AcquireBatch(ctx context.Context, now time.Time, leaseDuration time.Duration, max int) ([]*webhooks.Lease, error) {
-	if max <= 0 {
-		return nil, fmt.Errorf("pgstore: AcquireBatch max is %d; it must be at least 1", max)
+func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	if req.Max < 1 {
+		return nil, fmt.Errorf("pgstore: Acquire: Max is %d; it must be at least 1", req.Max)
 	}
-	return s.acquire(ctx, "AcquireBatch", now, leaseDuration, max)
+	if err := checkDuration("Acquire", "lease duration", req.LeaseDuration); err != nil {
+		return nil, err
+	}
+	return s.acquire(ctx, "Acquire", req.Now, req.LeaseDuration, req.Max)
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -58,9 +52,6 @@ type unreadable struct {
 }
 
 func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
-	if err := checkDuration(op, "lease duration", d); err != nil {
-		return nil, err
-	}
 	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), d.Microseconds(), max)
 	if err != nil {
 		return nil, wrapErr(op, err)
@@ -79,12 +70,13 @@ func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Du
 		// row does not end the iteration and leave the rest of the batch
 		// leased to nobody, as rows.Scan would.
 		var (
-			a     acquired
-			token string
-			r     itemRow
+			a         acquired
+			reclaimed bool
+			token     string
+			r         itemRow
 		)
-		dest := r.dest(&a.dueAt, &token)
-		const keyColumns = 5 // due_at, token, provider, tenant, event_id
+		dest := r.dest(&a.dueAt, &reclaimed, &token)
+		const keyColumns = 6 // due_at, reclaimed, token, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
@@ -102,7 +94,7 @@ func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Du
 			bad = append(bad, unreadable{key, token, err})
 			continue
 		}
-		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: it.Attempts, Item: it}
+		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: it.Attempts, Reclaimed: reclaimed, Item: it}
 		got = append(got, a)
 	}
 	rows.Close()
@@ -166,73 +158,116 @@ func decodeRow(rows pgx.Rows, dest []any) (int, error) {
 	return len(dest), nil
 }
 
-// Complete implements webhooks.LeaseStore.
-func (s *Store) Complete(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
-	return s.settle(ctx, "complete", lease, s.sql.complete, s.now(now))
-}
-
-// Fail implements webhooks.LeaseStore. The message is truncated with
-// webhooks.TruncateErrorMessage. With the database clock, the item is due
-// decision.RetryAt.Sub(now) after the server's now().
-func (s *Store) Fail(ctx context.Context, lease *webhooks.Lease, failure webhooks.Failure, decision webhooks.RetryDecision, now time.Time) error {
-	// A handler's error text is not ours to reject: keep what text can hold.
-	msg := webhooks.TruncateErrorMessage(sanitizeText(failure.Message))
-	class := sanitizeText(string(failure.Class))
-	var retryAt *time.Time
-	if !decision.DeadLetter && !s.dbClock {
-		retryAt = &decision.RetryAt
+// Settle implements webhooks.LeaseStore with one UPDATE per outcome,
+// fenced by the lease token; when it changes nothing, the same statement
+// tells ErrAlreadySettled from ErrLeaseLost. With the database clock, a
+// retried item is due s.RetryAt.Sub(s.Now) after the server's now().
+func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
+	if st.Lease == nil {
+		return errors.New("pgstore: Settle needs a lease; got nil")
 	}
-	return s.settle(ctx, "fail", lease, s.sql.fail, s.now(now),
-		decision.DeadLetter, retryAt, decision.RetryAt.Sub(now).Microseconds(), class, msg)
-}
-
-// Abandon implements webhooks.LeaseStore.
-func (s *Store) Abandon(ctx context.Context, lease *webhooks.Lease, now time.Time) error {
-	return s.settle(ctx, "abandon", lease, s.sql.abandon, s.now(now))
+	now := s.now(st.Now)
+	// The Processor hands over storable messages; a caller's that are not
+	// are made storable rather than failing the settlement.
+	class, msg := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
+	var (
+		sql  string
+		args []any
+	)
+	switch st.Outcome {
+	case webhooks.AttemptSucceeded:
+		sql, args = s.sql.succeed, []any{now}
+	case webhooks.AttemptRetried:
+		var retryAt *time.Time
+		if !s.dbClock {
+			retryAt = &st.RetryAt
+		}
+		sql, args = s.sql.retry, []any{now, retryAt, st.RetryAt.Sub(st.Now).Microseconds(), class, msg}
+	case webhooks.AttemptDeadLettered:
+		sql, args = s.sql.deadLetter, []any{now, class, msg}
+	case webhooks.AttemptAbandoned:
+		sql, args = s.sql.abandon, []any{now}
+	default:
+		return fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
+			st.Lease.Key(), st.Outcome)
+	}
+	_, err := s.fenced(ctx, s.pool, "settle ("+string(st.Outcome)+")", st.Lease, sql, args...)
+	return err
 }
 
 // ExtendLease implements webhooks.LeaseStore.
-func (s *Store) ExtendLease(ctx context.Context, lease *webhooks.Lease, now time.Time, d time.Duration) error {
-	if err := checkDuration("ExtendLease", "lease duration", d); err != nil {
-		return err
-	}
-	if lease == nil {
+func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
+	if req.Lease == nil {
 		return errors.New("pgstore: ExtendLease needs a lease; got nil")
 	}
-	args, err := leaseArgs(lease, s.now(now), d.Microseconds())
-	if err != nil {
-		return fmt.Errorf("pgstore: extend lease on %s: %w", lease.Key(), err)
+	if err := checkDuration("ExtendLease", "lease duration", req.Duration); err != nil {
+		return err
 	}
-	var expires time.Time
-	err = s.pool.QueryRow(ctx, s.sql.extend, args...).Scan(&expires)
+	expires, err := s.fenced(ctx, s.pool, "extend lease", req.Lease, s.sql.extend, s.now(req.Now), req.Duration.Microseconds())
 	if err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("pgstore: extend lease on %s: %w", lease.Key(), webhooks.ErrLeaseLost)
-		}
-		return wrapErr("extend lease on "+lease.Key().String(), err)
+		return err
 	}
-	lease.ExpiresAt = expires.UTC()
+	req.Lease.ExpiresAt = expires.UTC()
 	return nil
 }
 
-// settle runs a token-fenced UPDATE: no row changed means the token is not
-// current, which is ErrLeaseLost.
-func (s *Store) settle(ctx context.Context, op string, lease *webhooks.Lease, sql string, extra ...any) error {
-	if lease == nil {
-		return fmt.Errorf("pgstore: %s needs a lease; got nil", op)
+// CompleteTx marks the item of ev succeeded inside the host's transaction
+// tx, so that the handler's own writes and the item's completion commit or
+// roll back together. It is fenced by ev.LeaseToken like every settlement:
+// when that is not the item's current lease token (the lease expired and
+// another worker took the item, say), it changes nothing and returns an
+// error wrapping webhooks.ErrLeaseLost, or webhooks.ErrAlreadySettled when
+// that token already settled the item. The handler must then return the
+// error, so that tx rolls back and its business writes with it: another
+// worker holds the item and will run the handler again.
+//
+// After tx commits, the Processor's own settlement of the event finds the
+// item settled (ErrAlreadySettled) and changes nothing; if tx rolls back,
+// the lease is as it was, and the Processor settles it as the handler's
+// result says. Call CompleteTx last, just before committing: the item's
+// row stays locked until tx ends, so the Processor's lease renewals wait
+// for it. The completion time is the host's clock (time.Now), or with
+// WithDatabaseClock the transaction's now().
+//
+// In a REPEATABLE READ or SERIALIZABLE transaction, a lease renewal
+// committed after tx's snapshot makes the statement fail with a
+// serialization error (SQLSTATE 40001); retry the transaction then.
+func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) error {
+	if tx == nil {
+		return errors.New("pgstore: CompleteTx needs the host's pgx.Tx; got nil")
 	}
+	if ev.LeaseToken == "" {
+		return fmt.Errorf("pgstore: complete %s in the host's transaction: the event has no lease token (only a Processor's events carry one): %w",
+			ev.Key(), webhooks.ErrLeaseLost)
+	}
+	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
+	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()))
+	return err
+}
+
+// fenced runs a statement made by fencedSQL on q with the lease's key and
+// token, then extra, and returns the row's new lease expiry. A statement
+// that changed nothing is ErrAlreadySettled or ErrLeaseLost.
+func (s *Store) fenced(ctx context.Context, q querier, op string, lease *webhooks.Lease, sql string, extra ...any) (time.Time, error) {
 	args, err := leaseArgs(lease, extra...)
 	if err != nil {
-		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), err)
+		return time.Time{}, fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), err)
 	}
-	tag, err := s.pool.Exec(ctx, sql, args...)
-	if err != nil {
-		return wrapErr(op+" "+lease.Key().String(), err)
+	var (
+		changed, settled bool
+		expires          *time.Time
+	)
+	if err := q.QueryRow(ctx, sql, args...).Scan(&changed, &expires, &settled); err != nil {
+		return time.Time{}, wrapErr(op+" "+lease.Key().String(), err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrLeaseLost)
+	switch {
+	case changed:
+		return timeOrZero(expires), nil
+	case settled:
+		return time.Time{}, fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrAlreadySettled)
+	default:
+		return time.Time{}, fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrLeaseLost)
 	}
-	return nil
 }
 
 // leaseArgs returns the parameters of a fenced statement: the key and token

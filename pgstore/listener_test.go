@@ -105,14 +105,11 @@ func TestListenerWakesOnEnqueueAndReconnects(t *testing.T) {
 	awaitWake(t, wakes, "enqueue after the reconnection")
 
 	// ReplayDeadLetter of a dead item makes it due: a wake-up too.
-	l, err := s.AcquireNext(ctx, baseTime, time.Minute)
-	require.NoError(t, err)
+	l := acquireOne(t, s, baseTime, time.Minute)
 	require.NotNil(t, l)
-	require.NoError(t, s.Fail(ctx, l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, webhooks.DeadLetterDecision(), baseTime))
+	require.NoError(t, s.Settle(ctx, deadLettered(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, baseTime)))
 	drain(wakes)
-	ok, err := s.ReplayDeadLetter(ctx, l.Key(), baseTime, false)
-	require.NoError(t, err)
-	require.True(t, ok)
+	require.NoError(t, s.ReplayDeadLetter(ctx, webhooks.ReplayRequest{Key: l.Key(), Now: baseTime}))
 	awaitWake(t, wakes, "replay of a dead letter")
 }
 

@@ -3,6 +3,7 @@ package pgstore_test
 import (
 	"context"
 	"crypto/sha256"
+	"log/slog"
 	"net/http"
 	"os"
 	"testing"
@@ -58,6 +59,12 @@ func testEnvelope(k webhooks.InboxKey, payload string, receivedAt time.Time) web
 	}
 }
 
+// testLogger logs to the test's output, which go test shows for a failed
+// test or with -v.
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), nil))
+}
+
 // baseTime is a fixed time at microsecond precision.
 var baseTime = time.Date(2026, 3, 4, 5, 6, 7, 891011000, time.UTC)
 
@@ -67,4 +74,42 @@ func mustEnqueueNew(t testing.TB, s *pgstore.Store, env webhooks.Envelope) {
 	res, err := s.Enqueue(context.Background(), env)
 	require.NoError(t, err)
 	require.Equal(t, webhooks.EnqueueNew, res.Outcome, "Enqueue(%s)", env.Key)
+}
+
+// acquireReq asks for up to max items due at now, leased for d.
+func acquireReq(now time.Time, d time.Duration, max int) webhooks.AcquireRequest {
+	return webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max}
+}
+
+// acquireOne leases the longest-due item at now for d, or returns nil when
+// none is due.
+func acquireOne(t testing.TB, s *pgstore.Store, now time.Time, d time.Duration) *webhooks.Lease {
+	t.Helper()
+	leases, err := s.Acquire(context.Background(), acquireReq(now, d, 1))
+	require.NoError(t, err)
+	require.LessOrEqual(t, len(leases), 1)
+	if len(leases) == 0 {
+		return nil
+	}
+	return leases[0]
+}
+
+// succeeded settles l as succeeded at now.
+func succeeded(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptSucceeded, Now: now}
+}
+
+// retried settles l as failed with f, due again at retryAt.
+func retried(l *webhooks.Lease, f webhooks.Failure, retryAt, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptRetried, Failure: f, RetryAt: retryAt, Now: now}
+}
+
+// deadLettered settles l as failed for good with f.
+func deadLettered(l *webhooks.Lease, f webhooks.Failure, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptDeadLettered, Failure: f, Now: now}
+}
+
+// abandoned gives l back unfinished.
+func abandoned(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+	return webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptAbandoned, Now: now}
 }

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/cursor"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
@@ -25,11 +27,14 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	cursor := webhooks.DeadLetterCursor{DeadAt: now, Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}}.String()
-	dlSQL, dlArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{After: cursor}, 50)
+	after := cursor.DeadLetter{DeadAt: now, Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}}.String()
+	dlSQL, dlArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{After: after, Limit: 50})
 	require.NoError(t, err)
-	dlFilteredSQL, dlFilteredArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{Provider: "p", EventType: "x"}, 50)
+	dlFilteredSQL, dlFilteredArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{Provider: "p", EventType: "x", Limit: 50})
 	require.NoError(t, err)
+	settleArgs, err := leaseArgs(&webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}}}, now)
+	require.NoError(t, err)
+	extendArgs := append(slices.Clone(settleArgs), int64(60e6))
 
 	for _, c := range []struct {
 		name, sql, index string
@@ -42,6 +47,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"delete succeeded", s.sql.deleteSucceeded, "inbox_items_succeeded_idx", []any{now, 100}},
 		{"delete expired replay keys", s.sql.deleteExpiredReplayKeys, "replay_keys_expires_at_idx", []any{now, 100}},
 		{"get", s.sql.get, "inbox_items_pkey", []any{"p", "t", "e"}},
+		// The fenced statements reach the row by its key twice: to update
+		// it, and to tell a settled token from a stale one.
+		{"settle (succeeded)", s.sql.succeed, "inbox_items_pkey", settleArgs},
+		{"extend lease", s.sql.extend, "inbox_items_pkey", extendArgs},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := explain(t, s, c.sql, c.args)

@@ -79,6 +79,7 @@ func TestProcessorsOnSeparatePools(t *testing.T) {
 			webhooks.WithRetryPolicy(policy),
 			webhooks.WithPollInterval(200*time.Millisecond),
 			webhooks.WithWakeSource(store.Listener()),
+			webhooks.WithLogger(testLogger(t)),
 		)
 		require.NoError(t, err)
 		running.Go(func() { assert.NoError(t, p.Run(ctx)) })
@@ -153,10 +154,11 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 	}))
 	const lease = 150 * time.Millisecond // renewed every 50ms of real time
 	p, err := webhooks.NewProcessor(a, mux,
-		webhooks.WithProcessorClock(clock),
+		webhooks.WithClock(clock),
 		webhooks.WithLeaseDuration(lease),
 		webhooks.WithWorkers(1),
 		webhooks.WithPollInterval(time.Hour), // nothing but the start-up acquisition
+		webhooks.WithLogger(testLogger(t)),
 	)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -178,19 +180,17 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 		t.Fatal("the handler did not start")
 	}
 	// Until the processor's clock moves, its lease holds.
-	none, err := b.AcquireNext(t.Context(), clock.Now().Add(lease-time.Microsecond), time.Hour)
-	require.NoError(t, err)
-	require.Nil(t, none, "a valid lease is not up for grabs")
+	require.Nil(t, acquireOne(t, b, clock.Now().Add(lease-time.Microsecond), time.Hour), "a valid lease is not up for grabs")
 
 	// The processor's clock jumps an hour; renewals extend to at most its
 	// now+lease, so at that instant the lease has lapsed whatever renewals
 	// happen meanwhile, and the other instance takes it.
 	clock.Advance(time.Hour)
 	takeover := clock.Now().Add(lease)
-	stolen, err := b.AcquireNext(t.Context(), takeover, time.Hour)
-	require.NoError(t, err)
+	stolen := acquireOne(t, b, takeover, time.Hour)
 	require.NotNil(t, stolen, "the lapsed lease is taken over")
 	require.Equal(t, 2, stolen.Attempt)
+	require.True(t, stolen.Reclaimed)
 
 	select {
 	case c := <-cause:
@@ -207,5 +207,5 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 	assert.True(t, it.LeaseExpiresAt.Equal(takeover.Add(time.Hour)), "the new holder's lease, not extended by the loser: %v", it.LeaseExpiresAt)
 	assert.True(t, it.UpdatedAt.Equal(takeover), "last changed by the takeover: %v", it.UpdatedAt)
 	assert.Nil(t, it.LastError)
-	require.NoError(t, b.Complete(t.Context(), stolen, takeover), "the new holder's token still works")
+	require.NoError(t, b.Settle(t.Context(), succeeded(stolen, takeover)), "the new holder's token still works")
 }

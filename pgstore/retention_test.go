@@ -26,24 +26,22 @@ func TestDeleteSucceeded(t *testing.T) {
 
 	// 23 items succeed one minute apart; one more stays pending, one is
 	// dead, one is leased. All were received long ago.
-	const succeeded = 23
-	for i := range succeeded + 3 {
+	const completed = 23
+	for i := range completed + 3 {
 		mustEnqueueNew(t, s, testEnvelope(testKey(fmt.Sprintf("e%02d", i)), fmt.Sprint(i), baseTime.Add(-time.Hour)))
 	}
-	for i := range succeeded {
+	for i := range completed {
 		now := baseTime.Add(time.Duration(i) * time.Minute)
-		l, err := s.AcquireNext(ctx, now, time.Minute)
-		require.NoError(t, err)
+		l := acquireOne(t, s, now, time.Minute)
 		require.NotNil(t, l)
-		require.NoError(t, s.Complete(ctx, l, now))
+		require.NoError(t, s.Settle(ctx, succeeded(l, now)))
 	}
-	l, err := s.AcquireNext(ctx, baseTime, time.Hour)
-	require.NoError(t, err)
-	require.NoError(t, s.Fail(ctx, l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, webhooks.DeadLetterDecision(), baseTime))
-	_, err = s.AcquireNext(ctx, baseTime, time.Hour)
-	require.NoError(t, err)
+	l := acquireOne(t, s, baseTime, time.Hour)
+	require.NotNil(t, l)
+	require.NoError(t, s.Settle(ctx, deadLettered(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, baseTime)))
+	require.NotNil(t, acquireOne(t, s, baseTime, time.Hour))
 
-	_, err = s.DeleteSucceeded(ctx, baseTime, 0)
+	_, err := s.DeleteSucceeded(ctx, baseTime, 0)
 	require.ErrorContains(t, err, "batch size")
 
 	// Items completed before baseTime+17m: 17 of them, in batches of 5.
@@ -55,7 +53,7 @@ func TestDeleteSucceeded(t *testing.T) {
 	assert.Zero(t, n, "nothing left to delete")
 
 	states := map[webhooks.State]int{}
-	for i := range succeeded + 3 {
+	for i := range completed + 3 {
 		it, err := s.Get(ctx, testKey(fmt.Sprintf("e%02d", i)))
 		if i < 17 {
 			assert.ErrorIs(t, err, webhooks.ErrNotFound, "e%02d", i)
@@ -65,7 +63,7 @@ func TestDeleteSucceeded(t *testing.T) {
 		states[it.State]++
 	}
 	assert.Equal(t, map[webhooks.State]int{
-		webhooks.StateSucceeded: succeeded - 17,
+		webhooks.StateSucceeded: completed - 17,
 		webhooks.StateDead:      1,
 		webhooks.StateLeased:    1,
 		webhooks.StatePending:   1,
@@ -74,7 +72,7 @@ func TestDeleteSucceeded(t *testing.T) {
 	// Batches of one, until done.
 	n, err = s.DeleteSucceeded(ctx, baseTime.Add(time.Hour), 1)
 	require.NoError(t, err)
-	assert.Equal(t, int64(succeeded-17), n)
+	assert.Equal(t, int64(completed-17), n)
 
 	// A deleted item's ID is forgotten: a redelivery is new again.
 	mustEnqueueNew(t, s, testEnvelope(testKey("e00"), "0", baseTime))
@@ -263,11 +261,11 @@ func TestRetentionDeletesInBoundedBatches(t *testing.T) {
 		_, err := s.Register(ctx, webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("k", i)}, sha256.Sum256([]byte("p")), baseTime, baseTime.Add(time.Minute))
 		require.NoError(t, err)
 	}
-	leases, err := s.AcquireBatch(ctx, baseTime, time.Minute, items)
+	leases, err := s.Acquire(ctx, acquireReq(baseTime, time.Minute, items))
 	require.NoError(t, err)
 	require.Len(t, leases, items)
 	for _, l := range leases {
-		require.NoError(t, s.Complete(ctx, l, baseTime))
+		require.NoError(t, s.Settle(ctx, succeeded(l, baseTime)))
 	}
 	tracer.take()
 

@@ -8,7 +8,7 @@ import "strings"
 // server's. Durations travel as microseconds (bigint).
 
 // itemColumns lists the columns itemRow.dest scans, in order (scanItem, and
-// acquireSQL after its own two).
+// acquireSQL after its own three).
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
 	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
 	i.last_error_class, i.last_error_message, i.last_error_at, i.duplicate_count, i.last_seen_at,
@@ -58,14 +58,17 @@ SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert
 
 // acquireSQL leases up to $3 due items, the longest due first. The CTE
 // locks candidate rows, skipping rows another transaction holds; locking
-// re-checks the WHERE clause against the row's latest version, so a row
-// leased (or finished) by a transaction that committed after this
-// statement's snapshot is not taken. Each row gets its own fresh token.
+// re-checks the WHERE clause against the row's latest version, and the
+// CTE's columns are read from that version, so a row leased (or finished)
+// by a transaction that committed after this statement's snapshot is not
+// taken, and reclaimed says whether the row was leased (its lease expired)
+// when this statement took it. Each row gets its own fresh token, and the
+// token that settled it last no longer counts (settled_token).
 //
 // $1 now, $2 lease duration (µs), $3 limit.
 const acquireSQL = `
 WITH due AS (
-	SELECT provider, tenant, event_id, next_attempt_at AS due_at
+	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS reclaimed
 	FROM {{schema}}.inbox_items
 	WHERE state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
@@ -77,56 +80,101 @@ UPDATE {{schema}}.inbox_items AS i SET
 	state = 'leased',
 	attempts = i.attempts + 1,
 	lease_token = gen_random_uuid(),
+	settled_token = NULL,
 	lease_expires_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 	next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 	updated_at = coalesce($1::timestamptz, now())
 FROM due
 WHERE i.provider = due.provider AND i.tenant = due.tenant AND i.event_id = due.event_id
-RETURNING due.due_at, i.lease_token::text, ` + itemColumns
+RETURNING due.due_at, due.reclaimed, i.lease_token::text, ` + itemColumns
 
-// leaseWhere fences a settlement on the current token. $1..$3 key, $4 token.
+// leaseWhere fences a statement on the current token. $1..$3 key, $4 token.
 const leaseWhere = `
 WHERE provider = $1 AND tenant = $2 AND event_id = $3
 	AND state = 'leased' AND lease_token = $4::uuid`
 
-// completeSQL: $5 now.
-const completeSQL = `
-UPDATE {{schema}}.inbox_items SET
+// fencedSQL makes the statement of a settlement or lease extension: an
+// UPDATE of the row leased under the token $4 (leaseWhere) that sets set,
+// in a statement that returns three columns: whether it changed the row,
+// the row's new lease expiry, and, when it changed nothing, whether $4 is
+// the token that settled the item (ErrAlreadySettled) rather than a stale
+// one (ErrLeaseLost).
+//
+// That last check runs only when the UPDATE changed nothing (a one-time
+// filter), and it locks the row FOR SHARE: locking reads the row's latest
+// committed version, not the statement's snapshot, so a settlement that a
+// concurrent transaction committed while the UPDATE waited for the row
+// (a handler's CompleteTx, say) is seen. The lock is held until the
+// statement's transaction ends, which is at once outside a host's
+// transaction. A row leased again has settled_token NULL; the state test
+// keeps an older instance, which does not clear it, from making a stale
+// token look settled.
+func fencedSQL(set string) string {
+	return `
+WITH changed AS (
+	UPDATE {{schema}}.inbox_items SET` + set + leaseWhere + `
+	RETURNING lease_expires_at
+)
+SELECT EXISTS (SELECT 1 FROM changed),
+	(SELECT lease_expires_at FROM changed),
+	coalesce((SELECT state <> 'leased' AND settled_token = $4::uuid
+		FROM {{schema}}.inbox_items
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3
+			AND NOT EXISTS (SELECT 1 FROM changed)
+		FOR SHARE), false)`
+}
+
+// settledSet ends the SET clause of every settlement: the lease is gone and
+// its token is kept as the one that settled the item.
+const settledSet = `
+	lease_token = NULL,
+	lease_expires_at = NULL,
+	settled_token = lease_token`
+
+// succeedSQL: $5 now.
+var succeedSQL = fencedSQL(`
 	state = 'succeeded',
 	completed_at = coalesce($5::timestamptz, now()),
 	updated_at = coalesce($5::timestamptz, now()),
-	next_attempt_at = NULL,
-	lease_token = NULL,
-	lease_expires_at = NULL` + leaseWhere
+	next_attempt_at = NULL,` + settledSet)
 
-// failSQL: $5 now, $6 dead-letter, $7 retry at (NULL with the database
-// clock), $8 retry delay from now (µs), $9 error class, $10 error message.
-const failSQL = `
-UPDATE {{schema}}.inbox_items SET
-	state = CASE WHEN $6::boolean THEN 'dead' ELSE 'pending' END,
-	dead_at = CASE WHEN $6::boolean THEN coalesce($5::timestamptz, now()) END,
-	next_attempt_at = CASE WHEN $6::boolean THEN NULL
-		ELSE coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond') END,
-	last_error_class = $9,
-	last_error_message = $10,
+// retrySQL: $5 now, $6 retry at (NULL with the database clock), $7 retry
+// delay from now (µs), $8 error class, $9 error message.
+var retrySQL = fencedSQL(`
+	state = 'pending',
+	next_attempt_at = coalesce($6::timestamptz, now() + $7::bigint * interval '1 microsecond'),
+	last_error_class = $8,
+	last_error_message = $9,
 	last_error_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),
-	lease_token = NULL,
-	lease_expires_at = NULL` + leaseWhere
+	updated_at = coalesce($5::timestamptz, now()),` + settledSet)
+
+// deadLetterSQL: $5 now, $6 error class, $7 error message.
+var deadLetterSQL = fencedSQL(`
+	state = 'dead',
+	dead_at = coalesce($5::timestamptz, now()),
+	next_attempt_at = NULL,
+	last_error_class = $6,
+	last_error_message = $7,
+	last_error_at = coalesce($5::timestamptz, now()),
+	updated_at = coalesce($5::timestamptz, now()),` + settledSet)
 
 // abandonSQL: $5 now.
-const abandonSQL = `
-UPDATE {{schema}}.inbox_items SET
+var abandonSQL = fencedSQL(`
 	state = 'pending',
 	attempts = greatest(attempts - 1, 0),
 	next_attempt_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),
-	lease_token = NULL,
-	lease_expires_at = NULL` + leaseWhere
+	updated_at = coalesce($5::timestamptz, now()),` + settledSet)
+
+// extendSQL: $5 now, $6 duration (µs).
+var extendSQL = fencedSQL(`
+	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
+	next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
+	updated_at = coalesce($5::timestamptz, now())`)
 
 // releaseSQL gives back a row that an acquisition leased but could not
 // read (see acquire): pending again, due when its lease would have expired,
-// and not charged the attempt, since no handler ran. $5 now.
+// and not charged the attempt, since no handler ran. Its token was never
+// handed out, so it is not kept. $5 now.
 const releaseSQL = `
 UPDATE {{schema}}.inbox_items SET
 	state = 'pending',
@@ -135,14 +183,6 @@ UPDATE {{schema}}.inbox_items SET
 	updated_at = coalesce($5::timestamptz, now()),
 	lease_token = NULL,
 	lease_expires_at = NULL` + leaseWhere
-
-// extendSQL: $5 now, $6 duration (µs).
-const extendSQL = `
-UPDATE {{schema}}.inbox_items SET
-	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
-	next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
-	updated_at = coalesce($5::timestamptz, now())` + leaseWhere + `
-RETURNING lease_expires_at`
 
 // getSQL: $1..$3 key.
 const getSQL = `
@@ -239,7 +279,8 @@ WHERE (provider, tenant, replay_key) IN (
 // statements are the SQL texts with the schema filled in.
 type statements struct {
 	enqueue, enqueueNotify                               string
-	acquire, release, complete, fail, abandon, extend    string
+	acquire, release                                     string
+	succeed, retry, deadLetter, abandon, extend          string
 	get, deadLetters, deadLettersOrder, replayDeadLetter string
 	register, deleteSucceeded, deleteExpiredReplayKeys   string
 }
@@ -251,8 +292,9 @@ func renderStatements(quotedSchema string) statements {
 		enqueueNotify:           r.Replace(enqueueNotifySQL),
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
-		complete:                r.Replace(completeSQL),
-		fail:                    r.Replace(failSQL),
+		succeed:                 r.Replace(succeedSQL),
+		retry:                   r.Replace(retrySQL),
+		deadLetter:              r.Replace(deadLetterSQL),
 		abandon:                 r.Replace(abandonSQL),
 		extend:                  r.Replace(extendSQL),
 		get:                     r.Replace(getSQL),

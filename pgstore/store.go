@@ -25,9 +25,8 @@ const DefaultSchema = "webhooks"
 const maxIdentifierBytes = 63
 
 // Store is the PostgreSQL inbox and replay store. It implements
-// webhooks.InboxStore, webhooks.BatchAcquirer and webhooks.ReplayStore, and is
-// safe for concurrent use by any number of goroutines and processes sharing
-// one database.
+// webhooks.InboxStore and webhooks.ReplayStore, and is safe for concurrent
+// use by any number of goroutines and processes sharing one database.
 //
 // Create it with New, create or upgrade its tables with Migrate, and give
 // Listener to the Processor as its webhooks.WakeSource.
@@ -46,9 +45,8 @@ type Store struct {
 }
 
 var (
-	_ webhooks.InboxStore    = (*Store)(nil)
-	_ webhooks.BatchAcquirer = (*Store)(nil)
-	_ webhooks.ReplayStore   = (*Store)(nil)
+	_ webhooks.InboxStore  = (*Store)(nil)
+	_ webhooks.ReplayStore = (*Store)(nil)
 )
 
 // Option configures New.
@@ -73,7 +71,7 @@ func WithSchema(name string) Option {
 // instead of the now passed by the caller for every state time it compares
 // or writes: due times, lease expiries, updated, completed and dead times,
 // error times and replay-key expiry. Times the caller passes as absolute
-// instants in its own clock (a retry decision's RetryAt, a replay key's
+// instants in its own clock (a retry's Settlement.RetryAt, a replay key's
 // expiresAt) are converted by keeping their distance from the caller's now;
 // DeleteSucceeded's olderThan keeps its distance from the host's time.Now.
 // A new item becomes due at the database's now instead of its ReceivedAt;
@@ -241,7 +239,7 @@ func wrapErr(op string, err error) error {
 }
 
 // querier is what the store's statements run on: the pool, or a host's
-// transaction for EnqueueTx.
+// transaction for EnqueueTx and CompleteTx.
 type querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
