@@ -33,7 +33,7 @@ func newStore(t testing.TB, opts ...pgstore.Option) *pgstore.Store {
 // newStoreOn returns a migrated store for schema on pool.
 func newStoreOn(t testing.TB, pool *pgxpool.Pool, schema string, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()
-	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema)}, opts...)...)
+	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t))}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -98,7 +98,8 @@ func WithoutNotifyInTx() Option {
 }
 
 // WithLogger sets the logger for events no call returns, such as the
-// listener losing its connection. Defaults to nil, which discards them.
+// listener losing its connection or an unreadable row given back. Defaults
+// to slog.Default(), as everywhere in the webhooks packages.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
@@ -121,7 +122,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	}
 	logger := c.logger
 	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
+		logger = slog.Default()
 	}
 	s := &Store{
 		pool:       pool,

@@ -2,6 +2,7 @@ package pgstore
 
 import (
 	"context"
+	"log/slog"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 // dropped when t ends: the internal tests' newStoreOn.
 func newMigratedStore(t testing.TB, pool *pgxpool.Pool, opts ...Option) *Store {
 	t.Helper()
-	s, err := New(pool, append([]Option{WithSchema(pgtest.NewSchema(t, pool))}, opts...)...)
+	s, err := New(pool, append([]Option{WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
