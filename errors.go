@@ -12,10 +12,11 @@ var (
 	// stop working on the item.
 	ErrLeaseLost = errors.New("webhooks: lease lost: the item was leased again or finished by someone else")
 
-	// ErrAlreadySettled is returned by LeaseStore.Settle when the lease
-	// already settled the item: a settlement whose reply was lost and that
-	// is tried again, or an item its handler completed in its own
-	// transaction (pgstore's CompleteTx). Nothing was changed.
+	// ErrAlreadySettled is returned by LeaseStore.Settle and ExtendLease
+	// when the lease already settled the item and the item was not leased
+	// again since: a settlement whose reply was lost and that is tried
+	// again, or an item its handler completed in its own transaction
+	// (pgstore's CompleteTx). Nothing was changed.
 	ErrAlreadySettled = errors.New("webhooks: the lease already settled this item")
 
 	// ErrNotFound is returned when no inbox item exists for a key.

@@ -318,7 +318,12 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if replayKey == "" {
 		replayKey = ver.EventID
 	}
-	seen, err := g.replay.Register(ctx, ReplayKey{Provider: route.Provider, Tenant: route.Tenant, Key: replayKey}, digest, now, now.Add(g.cfg.replayTTL))
+	seen, err := g.replay.Register(ctx, ReplayRegistration{
+		Key:           ReplayKey{Provider: route.Provider, Tenant: route.Tenant, Key: replayKey},
+		PayloadSHA256: digest,
+		Now:           now,
+		ExpiresAt:     now.Add(g.cfg.replayTTL),
+	})
 	if err != nil {
 		res.Status = StatusUnavailable
 		return res, fmt.Errorf("webhooks: replay store: %w", err)

@@ -224,11 +224,11 @@ type flakyReplay struct {
 	down atomic.Bool
 }
 
-func (f *flakyReplay) Register(ctx context.Context, k webhooks.ReplayKey, d [32]byte, now, exp time.Time) (webhooks.ReplayOutcome, error) {
+func (f *flakyReplay) Register(ctx context.Context, reg webhooks.ReplayRegistration) (webhooks.ReplayOutcome, error) {
 	if f.down.Load() {
 		return 0, errors.New("replay store timeout")
 	}
-	return f.ReplayStore.Register(ctx, k, d, now, exp)
+	return f.ReplayStore.Register(ctx, reg)
 }
 
 func TestGatewayStoreDownThenRetried(t *testing.T) {
@@ -272,7 +272,7 @@ func TestGatewayReplayStore(t *testing.T) {
 
 	// A replay key registered with another payload is a conflict even when
 	// the inbox no longer has the item (for example after retention).
-	_, err = replay.Register(context.Background(), webhooks.ReplayKey{Provider: "acme", Key: "ev2"}, sha256.Sum256([]byte("other")), base, base.Add(time.Hour))
+	_, err = replay.Register(context.Background(), webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "acme", Key: "ev2"}, PayloadSHA256: sha256.Sum256([]byte("other")), Now: base, ExpiresAt: base.Add(time.Hour)})
 	require.NoError(t, err)
 	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
 	assert.Equal(t, http.StatusConflict, r.Code)
@@ -332,7 +332,7 @@ func TestGatewaySemanticDigestAndReplayKey(t *testing.T) {
 	assert.Equal(t, http.StatusOK, post(t, gw, "/webhooks/semantic", "data|delivery-2", nil).Code, "same semantic digest: a duplicate")
 	assert.Equal(t, http.StatusConflict, post(t, gw, "/webhooks/semantic", "other|delivery-3", nil).Code)
 
-	outcome, err := replay.Register(context.Background(), webhooks.ReplayKey{Provider: "semantic", Key: "nonce-data"}, sha256.Sum256([]byte("data")), base, base.Add(time.Hour))
+	outcome, err := replay.Register(context.Background(), webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "semantic", Key: "nonce-data"}, PayloadSHA256: sha256.Sum256([]byte("data")), Now: base, ExpiresAt: base.Add(time.Hour)})
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ReplaySeen, outcome, "the verifier's replay key was registered with the semantic digest")
 }

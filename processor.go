@@ -443,7 +443,11 @@ func (p *Processor) renew(detached context.Context, log *slog.Logger, lease *Lea
 		err := p.store.ExtendLease(ctx, ExtendRequest{Lease: lease, Now: p.cfg.clock.Now(), Duration: p.cfg.leaseDuration})
 		done()
 		switch {
-		case errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadySettled):
+		case errors.Is(err, ErrAlreadySettled):
+			// The handler settled its item in its own transaction
+			// (pgstore's CompleteTx): nothing left to keep alive.
+			return
+		case errors.Is(err, ErrLeaseLost):
 			cancel(ErrLeaseLost)
 			return
 		case err != nil:

@@ -42,13 +42,26 @@ func (o ReplayOutcome) String() string {
 	return fmt.Sprintf("ReplayOutcome(%d)", int(o))
 }
 
+// ReplayRegistration asks a ReplayStore to register a replay key.
+type ReplayRegistration struct {
+	Key ReplayKey
+	// PayloadSHA256 is the digest a later delivery with Key is compared
+	// with.
+	PayloadSHA256 [sha256.Size]byte
+	// Now is the caller's current time; the registration lasts until
+	// ExpiresAt.
+	Now       time.Time
+	ExpiresAt time.Time
+}
+
 // ReplayStore remembers which replay keys were seen, with their payload
 // digests, until they expire.
 //
-// Register atomically registers key with payloadSHA256 until expiresAt unless
-// it is registered and not expired at now; of concurrent calls with one key
-// exactly one reports ReplayNew. An existing registration is not extended.
-// Implementations must be safe for concurrent use.
+// Register atomically registers reg.Key with reg.PayloadSHA256 until
+// reg.ExpiresAt unless it is registered and not expired at reg.Now; of
+// concurrent calls with one key exactly one reports ReplayNew. An existing
+// registration is not extended. Implementations must be safe for concurrent
+// use.
 type ReplayStore interface {
-	Register(ctx context.Context, key ReplayKey, payloadSHA256 [sha256.Size]byte, now, expiresAt time.Time) (ReplayOutcome, error)
+	Register(ctx context.Context, reg ReplayRegistration) (ReplayOutcome, error)
 }

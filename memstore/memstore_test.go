@@ -30,7 +30,7 @@ func TestReplayEvictsExpiredKeys(t *testing.T) {
 	const expired = 3*evictPerRegister + 10
 	for i := range expired {
 		k := webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("old-", i)}
-		if _, err := r.Register(ctx, k, digest, base, base.Add(time.Second)); err != nil {
+		if _, err := r.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: digest, Now: base, ExpiresAt: base.Add(time.Second)}); err != nil {
 			t.Fatalf("Register: %v", err)
 		}
 	}
@@ -43,7 +43,7 @@ func TestReplayEvictsExpiredKeys(t *testing.T) {
 	later := base.Add(time.Minute)
 	for i := range 4 {
 		k := webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("new-", i)}
-		if _, err := r.Register(ctx, k, digest, later, later.Add(time.Hour)); err != nil {
+		if _, err := r.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: digest, Now: later, ExpiresAt: later.Add(time.Hour)}); err != nil {
 			t.Fatalf("Register: %v", err)
 		}
 		want := max(expired-(i+1)*evictPerRegister, 0) + i + 1
@@ -64,7 +64,7 @@ func TestReplayEvictionKeepsReregisteredKey(t *testing.T) {
 	a, b := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
 	register := func(d [sha256.Size]byte, now, exp time.Time, want webhooks.ReplayOutcome) {
 		t.Helper()
-		got, err := r.Register(ctx, k, d, now, exp)
+		got, err := r.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: d, Now: now, ExpiresAt: exp})
 		if err != nil || got != want {
 			t.Fatalf("Register(now=%v) = (%v, %v); want (%v, nil)", now, got, err, want)
 		}

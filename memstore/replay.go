@@ -40,10 +40,11 @@ func NewReplay() *Replay {
 }
 
 // Register implements webhooks.ReplayStore.
-func (r *Replay) Register(ctx context.Context, key webhooks.ReplayKey, payloadSHA256 [sha256.Size]byte, now, expiresAt time.Time) (webhooks.ReplayOutcome, error) {
+func (r *Replay) Register(ctx context.Context, reg webhooks.ReplayRegistration) (webhooks.ReplayOutcome, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
+	key, payloadSHA256, now, expiresAt := reg.Key, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
 	r.mu.Lock()
 	defer r.mu.Unlock()
 

@@ -113,7 +113,7 @@ func BenchmarkRegister(b *testing.B) {
 	for b.Loop() {
 		i++
 		k := webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r-%09d", i)}
-		if _, err := s.Register(b.Context(), k, d, baseTime, baseTime.Add(time.Hour)); err != nil {
+		if _, err := s.Register(b.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: d, Now: baseTime, ExpiresAt: baseTime.Add(time.Hour)}); err != nil {
 			b.Fatal(err)
 		}
 	}

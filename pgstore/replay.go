@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"crypto/sha256"
 	"fmt"
 	"time"
 
@@ -17,8 +16,9 @@ import (
 // the same statement, and of concurrent calls with one key exactly one
 // reports ReplayNew. Expired keys stay in the table until
 // DeleteExpiredReplayKeys removes them. With the database clock the key
-// expires expiresAt.Sub(now) after the server's now().
-func (s *Store) Register(ctx context.Context, key webhooks.ReplayKey, payloadSHA256 [sha256.Size]byte, now, expiresAt time.Time) (webhooks.ReplayOutcome, error) {
+// expires reg.ExpiresAt.Sub(reg.Now) after the server's now().
+func (s *Store) Register(ctx context.Context, reg webhooks.ReplayRegistration) (webhooks.ReplayOutcome, error) {
+	key, payloadSHA256, now, expiresAt := reg.Key, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
 	for _, f := range []struct{ what, v string }{
 		{"provider", key.Provider}, {"tenant", key.Tenant}, {"replay key", key.Key},
 	} {

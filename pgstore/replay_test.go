@@ -23,7 +23,7 @@ func TestRegisterReplacesExpiredOnceUnderConcurrency(t *testing.T) {
 	ctx := t.Context()
 	k := webhooks.ReplayKey{Provider: "acme", Tenant: "", Key: "msg_1"}
 	old := sha256.Sum256([]byte("old"))
-	out, err := s.Register(ctx, k, old, baseTime, baseTime.Add(time.Minute))
+	out, err := s.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: old, Now: baseTime, ExpiresAt: baseTime.Add(time.Minute)})
 	require.NoError(t, err)
 	require.Equal(t, webhooks.ReplayNew, out)
 
@@ -36,7 +36,7 @@ func TestRegisterReplacesExpiredOnceUnderConcurrency(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			outcomes[i], errs[i] = s.Register(ctx, k, digests[i%2], now, now.Add(time.Hour))
+			outcomes[i], errs[i] = s.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: digests[i%2], Now: now, ExpiresAt: now.Add(time.Hour)})
 		})
 	}
 	close(start)

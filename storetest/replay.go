@@ -31,7 +31,7 @@ func replayKey(k string) webhooks.ReplayKey {
 // wantRegister requires Register(key, digest, now, expiresAt) to report want.
 func wantRegister(t *testing.T, s webhooks.ReplayStore, k webhooks.ReplayKey, digest [sha256.Size]byte, now, expiresAt time.Time, want webhooks.ReplayOutcome, why string) {
 	t.Helper()
-	got, err := s.Register(t.Context(), k, digest, now, expiresAt)
+	got, err := s.Register(t.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digest, Now: now, ExpiresAt: expiresAt})
 	if err != nil {
 		t.Fatalf("Register(%+v, now=%s): %v; want no error", k, fmtTime(now), err)
 	}
@@ -76,7 +76,7 @@ func testRegisterConcurrent(t *testing.T, s webhooks.ReplayStore) {
 	k := replayKey("r1")
 	outcomes := make([]webhooks.ReplayOutcome, n)
 	runConcurrently(n, func(i int) {
-		o, err := s.Register(t.Context(), k, digestA, base, at(time.Hour))
+		o, err := s.Register(t.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digestA, Now: base, ExpiresAt: at(time.Hour)})
 		if err != nil {
 			t.Errorf("concurrent Register: %v; want no error", err)
 		}
@@ -94,7 +94,7 @@ func testRegisterConcurrentConflictingDigests(t *testing.T, s webhooks.ReplaySto
 	digests := [2][sha256.Size]byte{digestA, digestB}
 	outcomes := make([]webhooks.ReplayOutcome, n)
 	runConcurrently(n, func(i int) {
-		o, err := s.Register(t.Context(), k, digests[i%2], base, at(time.Hour))
+		o, err := s.Register(t.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digests[i%2], Now: base, ExpiresAt: at(time.Hour)})
 		if err != nil {
 			t.Errorf("concurrent Register: %v; want no error", err)
 		}
@@ -145,7 +145,7 @@ func testRegisterKeysAreExact(t *testing.T, s webhooks.ReplayStore) {
 
 func testRegisterCanceledContext(t *testing.T, s webhooks.ReplayStore) {
 	k := replayKey("r1")
-	_, err := s.Register(canceledContext(), k, digestA, base, at(time.Hour))
+	_, err := s.Register(canceledContext(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digestA, Now: base, ExpiresAt: at(time.Hour)})
 	wantCanceled(t, err, "Register")
 	wantRegister(t, s, k, digestA, base, at(time.Hour), webhooks.ReplayNew, "the call with a canceled context must not register the key")
 }
