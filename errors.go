@@ -19,13 +19,6 @@ var (
 	// (pgstore's CompleteTx). Nothing was changed.
 	ErrAlreadySettled = errors.New("webhooks: the lease already settled this item")
 
-	// ErrNotFound is returned when no inbox item exists for a key.
-	ErrNotFound = errors.New("webhooks: inbox item not found")
-
-	// ErrNotDead is returned by OperatorStore.ReplayDeadLetter for an item
-	// that is not dead: only dead letters are replayed.
-	ErrNotDead = errors.New("webhooks: the item is not a dead letter")
-
 	// ErrUnknownProvider is returned by Receiver.Receive when no verifier
 	// is registered for the route's provider. Unknown providers are
 	// refused: accepting unsigned traffic needs an explicitly registered
@@ -47,8 +40,4 @@ var (
 	// ErrDuplicatePattern is returned by Mux.Handle when the pattern is
 	// already registered.
 	ErrDuplicatePattern = errors.New("webhooks: handler pattern already registered")
-
-	// ErrInvalidCursor is returned by OperatorStore.DeadLetters for a
-	// cursor the store did not produce.
-	ErrInvalidCursor = errors.New("webhooks: invalid dead-letter cursor")
 )

@@ -164,6 +164,8 @@ type receiverConfig struct {
 	logger       *slog.Logger
 	waker        interface{ Wake() }
 	dropped      map[string]bool
+
+	redeliveryReplay bool
 }
 
 // ReceiverOption configures a Receiver. WithClock and WithLogger are
@@ -227,6 +229,21 @@ func WithDroppedHeaders(names ...string) ReceiverOption {
 			c.dropped[http.CanonicalHeaderKey(n)] = true
 		}
 	})
+}
+
+// WithRedeliveryReplay makes a provider's redelivery of a dead letter — a
+// verified delivery with the item's event ID and the same payload, sent
+// again from the provider's dashboard or by its own retries — replay the
+// item, as an operator's replay would, recorded in its audit trail as a
+// provider redelivery and answered 202.
+//
+// It is off by default: a redelivery of a dead letter is then a duplicate
+// (200) and changes nothing, because a provider's automatic retries would
+// otherwise run a handler again that failed on purpose (Permanent) for as
+// long as the provider retries. Turn it on where the provider's resend
+// button is how your team asks for a retry. Defaults to false.
+func WithRedeliveryReplay(enabled bool) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.redeliveryReplay = enabled })
 }
 
 // NewReceiver returns a Receiver that looks verifiers up in resolver,
@@ -328,13 +345,17 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		res.Status = StatusUnavailable
 		return res, fmt.Errorf("webhooks: replay store: %w", err)
 	}
-	if seen == ReplayConflict {
+	if seen == ReplayConflict && replayKey != ver.EventID {
+		// A replay key of its own (a nonce) reused with other content.
 		res.Status = StatusConflict
 		return res, fmt.Errorf("%w: replay key %q", ErrPayloadConflict, replayKey)
 	}
 	// ReplaySeen still goes on to Enqueue: an earlier delivery may have
 	// registered the key and then failed to store (503), and its retry must
-	// be stored now. The inbox answers duplicate when it was stored.
+	// be stored now. The inbox answers duplicate when it was stored. A
+	// conflict on the event ID itself goes on too, never to create an item:
+	// where the inbox has the item it keeps the conflicting delivery in its
+	// quarantine for operators.
 
 	enq, err := g.inbox.Enqueue(ctx, Envelope{
 		Key:           res.Key,
@@ -345,6 +366,8 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		KeyID:         ver.KeyID,
 		OccurredAt:    ver.OccurredAt,
 		ReceivedAt:    now,
+		ExistingOnly:  seen == ReplayConflict,
+		ReplayIfDead:  g.cfg.redeliveryReplay,
 	})
 	if err != nil {
 		res.Status = StatusUnavailable
@@ -359,6 +382,14 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		return res, nil
 	case EnqueueDuplicate:
 		res.Status = StatusDuplicate
+		if enq.Replayed {
+			// A provider's redelivery of a dead letter replayed it.
+			res.Status = StatusAccepted
+			g.cfg.logger.InfoContext(ctx, "dead letter replayed by the provider's redelivery", "provider", route.Provider, "tenant", route.Tenant, "event_id", ver.EventID)
+			if g.cfg.waker != nil {
+				g.cfg.waker.Wake()
+			}
+		}
 		return res, nil
 	case EnqueueConflict:
 		res.Status = StatusConflict

@@ -42,11 +42,25 @@ type Envelope struct {
 	PayloadSHA256 [sha256.Size]byte
 	// KeyID names the secret that verified the request.
 	KeyID string
+	// APIVersion is the provider's payload version when the verifier
+	// knows it (Stripe's api_version, Shopify's X-Shopify-API-Version).
+	APIVersion string
 	// OccurredAt is the provider's event time, zero when unknown.
 	OccurredAt time.Time
 	// ReceivedAt is when the gateway received the request. The item is due
 	// for processing from this time.
 	ReceivedAt time.Time
+	// ExistingOnly makes Enqueue compare env with an existing item but never
+	// store a new one: with no item for Key it reports EnqueueConflict and
+	// stores nothing. A Receiver sets it when its replay store already
+	// holds the event ID with another payload digest, so the conflicting
+	// delivery reaches the item's quarantine, yet cannot take the place of
+	// an item that retention removed.
+	ExistingOnly bool
+	// ReplayIfDead makes a duplicate of a dead item replay it: the item
+	// becomes pending, due at ReceivedAt, and the replay is recorded as a
+	// provider redelivery (see the Receiver's WithRedeliveryReplay).
+	ReplayIfDead bool
 }
 
 // EnqueueOutcome says what Enqueue did.
@@ -81,19 +95,24 @@ type EnqueueResult struct {
 	Outcome EnqueueOutcome
 	// State is the item's state after the call.
 	State State
+	// Replayed reports that a duplicate replayed a dead item
+	// (Envelope.ReplayIfDead).
+	Replayed bool
 }
 
 // State is an inbox item's processing state.
 type State string
 
 // Item states: pending → leased → succeeded, pending again (a retry) or
-// dead; dead → pending only by an operator's replay. A leased item whose
-// lease expired is pending in effect.
+// dead; dead → pending only by a replay, or → closed by an operator who
+// ends it on purpose. A leased item whose lease expired is pending in
+// effect.
 const (
 	StatePending   State = "pending"
 	StateLeased    State = "leased"
 	StateSucceeded State = "succeeded"
 	StateDead      State = "dead"
+	StateClosed    State = "closed"
 )
 
 // Item is a stored webhook and its processing state.
@@ -115,8 +134,11 @@ type Item struct {
 	NextAttemptAt time.Time
 	// LeaseExpiresAt is set while the item is leased.
 	LeaseExpiresAt time.Time
-	// LastError is the most recent failure, nil if none.
+	// LastError is the most recent failure; nil if none, and once the item
+	// succeeded (its attempt history keeps every failure, see package ops).
 	LastError *ErrorRecord
+	// APIVersion is the provider's payload version, when known.
+	APIVersion string
 
 	// DuplicateCount counts deliveries of the same event after the first.
 	DuplicateCount int
@@ -127,7 +149,8 @@ type Item struct {
 	ReceivedAt  time.Time
 	UpdatedAt   time.Time
 	CompletedAt time.Time // when it succeeded; zero otherwise
-	DeadAt      time.Time // when it was dead-lettered; zero unless dead
+	DeadAt      time.Time // when it was dead-lettered; zero unless dead or closed
+	ClosedAt    time.Time // when an operator closed it; zero unless closed
 }
 
 // ErrorRecord is the stored description of a failure.
@@ -166,6 +189,10 @@ type AcquireRequest struct {
 	LeaseDuration time.Duration
 	// Max is the most items to lease in one call. It must be at least 1.
 	Max int
+	// Worker and Version name the processor taking the leases, for the
+	// items' attempt history (see WithWorkerID and WithProcessingVersion).
+	Worker  string
+	Version string
 }
 
 // AttemptOutcome says how a processing attempt ended.
@@ -217,8 +244,10 @@ type Enqueuer interface {
 	// any number of concurrent calls with one key, exactly one reports
 	// EnqueueNew. A repeat with the same PayloadSHA256 reports
 	// EnqueueDuplicate and increments the item's DuplicateCount and
-	// LastSeenAt; with another digest it reports EnqueueConflict and changes
-	// nothing. When Enqueue returns nil the item is durable.
+	// LastSeenAt (and replays a dead item when env.ReplayIfDead is set);
+	// with another digest it reports EnqueueConflict, keeps the delivery in
+	// the item's quarantine for operators to review (package ops), and
+	// changes nothing else. When Enqueue returns nil the item is durable.
 	Enqueue(ctx context.Context, env Envelope) (EnqueueResult, error)
 }
 
@@ -253,62 +282,13 @@ type LeaseStore interface {
 	ExtendLease(ctx context.Context, req ExtendRequest) error
 }
 
-// OperatorStore is the part of InboxStore for operators and tools: looking at
-// items, paging dead letters and replaying them.
-type OperatorStore interface {
-	// Get returns the item for key, or an error wrapping ErrNotFound.
-	Get(ctx context.Context, key InboxKey) (Item, error)
-
-	// DeadLetters returns up to q.Limit dead items matching q, newest first
-	// (by DeadAt, then key), and a cursor for the next page. A cursor the
-	// store did not make is refused with an error wrapping
-	// ErrInvalidCursor.
-	DeadLetters(ctx context.Context, q DeadLetterQuery) (DeadLetterPage, error)
-
-	// ReplayDeadLetter makes a dead item pending and due at req.Now,
-	// clearing its dead time; with req.ResetAttempts its attempt count
-	// starts again at zero. An item that exists but is not dead is left as
-	// it is, with an error wrapping ErrNotDead; a missing one gives an
-	// error wrapping ErrNotFound.
-	ReplayDeadLetter(ctx context.Context, req ReplayRequest) error
-}
-
 // InboxStore is the durable inbox: an atomic state machine per item.
 // Implementations must be safe for concurrent use, by many processes where
 // they are shared (see pgstore). memstore is the in-memory implementation;
 // the storetest package is the conformance suite every implementation must
-// pass.
+// pass. Operators look at and steer an inbox through package ops, which
+// every store implements too.
 type InboxStore interface {
 	Enqueuer
 	LeaseStore
-	OperatorStore
-}
-
-// ReplayRequest asks an OperatorStore to replay a dead letter.
-type ReplayRequest struct {
-	Key InboxKey
-	// Now is when the replayed item becomes due.
-	Now time.Time
-	// ResetAttempts starts the item's attempt count again at zero, so it
-	// gets the retry policy's full budget.
-	ResetAttempts bool
-}
-
-// DeadLetterQuery selects dead letters. Empty fields match everything.
-type DeadLetterQuery struct {
-	Provider  string
-	Tenant    string
-	EventType string
-	// After is the Next cursor of the previous page; empty for the first.
-	After string
-	// Limit is the page size. It must be at least 1.
-	Limit int
-}
-
-// DeadLetterPage is one page of dead letters.
-type DeadLetterPage struct {
-	Items []Item
-	// Next is the cursor for the following page; empty when this page is
-	// the last.
-	Next string
 }

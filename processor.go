@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -58,6 +60,8 @@ type processorConfig struct {
 	clock         Clock
 	logger        *slog.Logger
 	wakeSource    WakeSource
+	worker        string
+	version       string
 }
 
 // ProcessorOption configures a Processor. WithClock and WithLogger are
@@ -127,6 +131,20 @@ func WithWakeSource(ws WakeSource) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.wakeSource = ws })
 }
 
+// WithWorkerID names this processor in the attempt history of the items it
+// processes, so an operator can tell which instance made an attempt.
+// Defaults to the host name and the process ID, as "host:pid".
+func WithWorkerID(id string) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.worker = id })
+}
+
+// WithProcessingVersion records the version of the host's handlers (a
+// release, a commit) with each attempt, so an operator can tell which
+// code failed and which fixed it. Defaults to none.
+func WithProcessingVersion(v string) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.version = v })
+}
+
 // NewProcessor returns a Processor that leases items from store and hands
 // them to dispatcher (usually a *Mux).
 func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOption) (*Processor, error) {
@@ -146,6 +164,9 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	}
 	cfg.clock = clockOrSystem(cfg.clock)
 	cfg.logger = loggerOrDefault(cfg.logger)
+	if cfg.worker == "" {
+		cfg.worker = defaultWorkerID()
+	}
 	switch {
 	case cfg.workers < 1:
 		return nil, fmt.Errorf("webhooks: WithWorkers(%d): need at least one worker", cfg.workers)
@@ -308,7 +329,22 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 
 // acquire leases up to n due items.
 func (p *Processor) acquire(ctx context.Context, n int) ([]*Lease, error) {
-	return p.store.Acquire(ctx, AcquireRequest{Now: p.cfg.clock.Now(), LeaseDuration: p.cfg.leaseDuration, Max: n})
+	return p.store.Acquire(ctx, AcquireRequest{
+		Now:           p.cfg.clock.Now(),
+		LeaseDuration: p.cfg.leaseDuration,
+		Max:           n,
+		Worker:        p.cfg.worker,
+		Version:       p.cfg.version,
+	})
+}
+
+// defaultWorkerID is "host:pid".
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
 // process runs one leased item's dispatch and settles the lease.

@@ -1,0 +1,22 @@
+package ops
+
+import "errors"
+
+// Errors returned by a Store. Compare with errors.Is; stores wrap them with
+// context using %w.
+var (
+	// ErrNotFound is returned when no item exists for a key.
+	ErrNotFound = errors.New("webhooks/ops: inbox item not found")
+
+	// ErrNotDead is returned by Replay and Close for an item that is not
+	// a dead letter; it was left as it is.
+	ErrNotDead = errors.New("webhooks/ops: the item is not a dead letter")
+
+	// ErrInvalidCursor is returned by List for a cursor the store did not
+	// make.
+	ErrInvalidCursor = errors.New("webhooks/ops: invalid cursor")
+
+	// ErrInvalidRequest is returned for a request missing what it needs,
+	// such as a replay without an actor or a reason.
+	ErrInvalidRequest = errors.New("webhooks/ops: invalid request")
+)

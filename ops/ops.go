@@ -1,0 +1,243 @@
+// Package ops is the operators' view of an inbox: an item with its attempt
+// history, audit trail and quarantined deliveries; dead letters paged with
+// filters; audited replay of one dead letter or many (with a dry run and a
+// spread); closing a dead letter on purpose; and counts of what the inbox
+// holds.
+//
+// memstore and pgstore implement [Store]; the admin handler, the hookinbox
+// command and a host's own tools are built on it. The storetest suite checks
+// every implementation. Operations take their time from the request's Now,
+// as the pipeline's store methods do.
+package ops
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+// Store is what operators do with an inbox. Implementations must be safe
+// for concurrent use.
+type Store interface {
+	// Get returns the item for key with its history, audit trail and
+	// quarantined deliveries, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, key webhooks.InboxKey) (Detail, error)
+
+	// List returns up to q.Limit items in q.State (dead letters by
+	// default) matching q, newest first — by DeadAt, or ClosedAt for
+	// closed items, then by key — and a cursor for the next page. The
+	// items carry no history (see Get). A cursor the store did not make is
+	// refused with an error wrapping ErrInvalidCursor.
+	List(ctx context.Context, q Query) (Page, error)
+
+	// Replay makes dead letters pending again, recording the request in
+	// each item's audit trail: the item req.Key, or up to req.Query.Limit
+	// dead letters matching req.Query. It never changes a stored payload.
+	// Replaying one item that is not dead fails with an error wrapping
+	// ErrNotDead (ErrNotFound when it does not exist); a bulk replay skips
+	// items that stop being dead while it runs. With req.DryRun it reports
+	// what it would replay and changes nothing.
+	Replay(ctx context.Context, req ReplayRequest) (ReplayResult, error)
+
+	// Close ends a dead letter on purpose: the item becomes closed, is
+	// never replayed by a bulk replay, and the closing is recorded with
+	// its actor and reason. An item that is not dead is left as it is,
+	// with an error wrapping ErrNotDead.
+	Close(ctx context.Context, req CloseRequest) error
+
+	// Stats counts what the inbox holds, in one call cheap enough to poll
+	// every few seconds.
+	Stats(ctx context.Context, req StatsRequest) (Stats, error)
+}
+
+// Outcomes an attempt's history records besides those a Settlement gives
+// (webhooks.AttemptSucceeded, AttemptRetried, AttemptDeadLettered and
+// AttemptAbandoned).
+const (
+	// OutcomeCrashed is an attempt whose lease expired without being
+	// settled: its worker crashed, stalled or lost its connection. It is
+	// recorded when the item is next acquired.
+	OutcomeCrashed webhooks.AttemptOutcome = "crashed"
+	// OutcomeLeaseLost is a crashed attempt whose worker came back and
+	// tried to settle or extend its lease after another worker took the
+	// item over: it was not dead, only too slow.
+	OutcomeLeaseLost webhooks.AttemptOutcome = "lease_lost"
+)
+
+// Detail is an item with everything operators look at.
+type Detail struct {
+	webhooks.Item
+	// History is every attempt, oldest first.
+	History []Attempt
+	// Audit is every replay, closing and provider redelivery, oldest first.
+	Audit []Audit
+	// Quarantine holds deliveries that reused the item's event ID with
+	// another payload (answered 409), oldest first. Stores keep at least
+	// the first QuarantineLimit of them.
+	Quarantine []Delivery
+	// Conflicts counts those deliveries, kept or not.
+	Conflicts int
+}
+
+// QuarantineLimit is how many conflicting deliveries every store keeps per
+// item at least; later ones are only counted.
+const QuarantineLimit = 10
+
+// Attempt records one processing attempt.
+type Attempt struct {
+	// Number is the attempt's number, unique per item, from 1. An
+	// abandoned attempt has a number of its own, although it is not
+	// counted against the retry policy.
+	Number  int
+	Outcome webhooks.AttemptOutcome
+	// StartedAt is when the item was leased; FinishedAt when the attempt
+	// was settled (for a crashed attempt: when its lease expired).
+	StartedAt  time.Time
+	FinishedAt time.Time
+	// ErrorClass and Error describe a failed attempt.
+	ErrorClass webhooks.FailureClass
+	Error      string
+	// Worker and Version name the processor that made the attempt (see
+	// webhooks.WithWorkerID and webhooks.WithProcessingVersion).
+	Worker  string
+	Version string
+}
+
+// Audit actions.
+const (
+	ActionReplay     = "replay"
+	ActionClose      = "close"
+	ActionRedelivery = "redelivery"
+)
+
+// Audit records an action taken on an item: an operator's replay or
+// closing, or a provider's redelivery that replayed a dead letter.
+type Audit struct {
+	// Action is ActionReplay, ActionClose or ActionRedelivery.
+	Action string
+	At     time.Time
+	Actor  string
+	Reason string
+	Ticket string
+}
+
+// Delivery is a quarantined delivery: a verified request that reused an
+// item's event ID with another payload.
+type Delivery struct {
+	Payload       []byte
+	Headers       http.Header
+	PayloadSHA256 [sha256.Size]byte
+	KeyID         string
+	ReceivedAt    time.Time
+}
+
+// Query selects dead (or closed) items. Empty fields match everything.
+type Query struct {
+	// State is webhooks.StateDead (the default when empty) or
+	// webhooks.StateClosed.
+	State    webhooks.State
+	Provider string
+	// Tenant, when not nil, selects one tenant; a pointer to "" selects
+	// the items of no tenant.
+	Tenant     *string
+	EventType  string
+	ErrorClass webhooks.FailureClass
+	APIVersion string
+	// From and To bound when the items died (DeadAt), From included, To
+	// excluded; for closed items, when they were closed.
+	From, To time.Time
+	// After is the Next cursor of the previous page; empty for the first.
+	After string
+	// Limit is the page size, or the most items a bulk replay takes. It
+	// must be at least 1.
+	Limit int
+}
+
+// Page is one page of items.
+type Page struct {
+	Items []webhooks.Item
+	// Next is the cursor for the following page; empty when this page is
+	// the last.
+	Next string
+}
+
+// ReplayRequest asks for a replay of one dead letter (Key) or of many
+// (Query). Actor and Reason are required: a replay is audited.
+type ReplayRequest struct {
+	// Key is the one item to replay, when Query is nil.
+	Key webhooks.InboxKey
+	// Query selects dead letters to replay, newest first, up to
+	// Query.Limit. Query.State must be empty or webhooks.StateDead.
+	Query *Query
+	// Actor is who asks (a user, a service); Reason why; Ticket an
+	// optional reference such as an incident number.
+	Actor, Reason, Ticket string
+	// ResetAttempts starts each item's attempt count again at zero, so it
+	// gets the retry policy's full budget.
+	ResetAttempts bool
+	// DryRun reports what would be replayed and changes nothing.
+	DryRun bool
+	// Spread distributes the replayed items' due times evenly over
+	// [Now, Now+Spread), so replaying thousands does not stampede the
+	// handlers' downstream. Zero makes every item due at Now.
+	Spread time.Duration
+	// Redelivery records the replay as a provider's redelivery
+	// (ActionRedelivery) instead of an operator's (ActionReplay).
+	Redelivery bool
+	Now        time.Time
+}
+
+// ReplayResult lists what a replay did (or, on a dry run, would do).
+type ReplayResult struct {
+	Items []Replayed
+}
+
+// Replayed is one replayed item and when it is due.
+type Replayed struct {
+	Key   webhooks.InboxKey
+	DueAt time.Time
+}
+
+// CloseRequest asks to close a dead letter. Actor and Reason are required.
+type CloseRequest struct {
+	Key                   webhooks.InboxKey
+	Actor, Reason, Ticket string
+	Now                   time.Time
+}
+
+// StatsRequest asks for the inbox's counts as of Now.
+type StatsRequest struct {
+	Now time.Time
+}
+
+// Stats counts what an inbox holds.
+type Stats struct {
+	// States counts items by state. A store may estimate the succeeded
+	// count (PostgreSQL does, from table statistics, to stay cheap with
+	// millions of rows); SucceededEstimated says so.
+	States             map[webhooks.State]int64
+	SucceededEstimated bool
+	// Due counts pending items due at Now, and leased ones whose lease
+	// expired (the backlog).
+	Due int64
+	// Retrying counts pending items that failed before.
+	Retrying int64
+	// LeasesHeld counts leases that have not expired.
+	LeasesHeld int64
+	// OldestDue is the due time of the longest-waiting due item; zero when
+	// nothing is due. Now minus it is how far processing lags.
+	OldestDue time.Time
+	// DeadLetters counts dead letters by provider and event type, the
+	// largest groups first.
+	DeadLetters []Count
+}
+
+// Count is a number of items sharing a provider and event type.
+type Count struct {
+	Provider  string
+	EventType string
+	N         int64
+}
