@@ -20,10 +20,10 @@ import (
 
 // Gateway defaults.
 const (
-	DefaultMaxBodyBytes = 1 << 20
-	DefaultPathPrefix   = "/webhooks/"
-	DefaultReplayTTL    = 24 * time.Hour
-	DefaultRetryAfter   = 5 * time.Second
+	DefaultMaxBodyBytes          = 1 << 20
+	DefaultPathPrefix            = "/webhooks/"
+	DefaultReplayTTL             = 24 * time.Hour
+	DefaultUnavailableRetryAfter = 5 * time.Second
 )
 
 // DefaultDroppedHeaders returns the request headers the gateway never stores
@@ -170,7 +170,7 @@ func WithPathPrefix(prefix string) GatewayOption { return func(c *gatewayConfig)
 func WithReplayTTL(d time.Duration) GatewayOption { return func(c *gatewayConfig) { c.replayTTL = d } }
 
 // WithRetryAfter sets the Retry-After the handler sends with 503 answers.
-// Defaults to DefaultRetryAfter (5 seconds).
+// Defaults to DefaultUnavailableRetryAfter (5 seconds).
 func WithRetryAfter(d time.Duration) GatewayOption {
 	return func(c *gatewayConfig) { c.retryAfter = d }
 }
@@ -207,7 +207,7 @@ func NewGateway(resolver VerifierResolver, inbox Enqueuer, replay ReplayStore, o
 		maxBodyBytes: DefaultMaxBodyBytes,
 		prefix:       DefaultPathPrefix,
 		replayTTL:    DefaultReplayTTL,
-		retryAfter:   DefaultRetryAfter,
+		retryAfter:   DefaultUnavailableRetryAfter,
 	}
 	cfg.dropped = make(map[string]bool)
 	WithDroppedHeaders(DefaultDroppedHeaders()...)(&cfg)

@@ -309,7 +309,7 @@ func TestGatewayReceiveErrors(t *testing.T) {
 
 	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, nil)
 	assert.Equal(t, webhooks.StatusRejected, res.Status, "a nil request is refused, not a panic")
-	assert.ErrorIs(t, err, webhooks.ErrMissingSignature)
+	assert.ErrorIs(t, err, webhooks.ReasonMissingSignature)
 
 	req := &webhooks.Request{Header: http.Header{"X-Sig": {"bad"}}, Body: []byte("{}")}
 	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, req)

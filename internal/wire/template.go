@@ -34,9 +34,26 @@ type Part struct {
 type Template []Part
 
 // ParseTemplate compiles a template and reports every problem through bad:
-// an unknown placeholder, an unclosed "{", and a {body} that is missing or
-// given twice. field names the option in messages.
-func ParseTemplate(field, s string, bad func(format string, args ...any)) Template {
+// an unknown placeholder, an unclosed "{", a {body} that is missing or given
+// twice, and content that does not cover what the verifier reads before it
+// checks the signature: a timestamp read from a header (signedTimestamp)
+// needs {timestamp}, and {timestamp} needs one; {id} needs the event ID
+// from a header (idHeader). field names the option in messages.
+func ParseTemplate(field, s string, signedTimestamp, idHeader bool, bad func(format string, args ...any)) Template {
+	t := parseTemplate(field, s, bad)
+	switch {
+	case t.Has(Timestamp) && !signedTimestamp:
+		bad("%s %q has {timestamp}, but no timestamp is read from a header: set Timestamp.Header or Timestamp.Key", field, s)
+	case signedTimestamp && !t.Has(Timestamp):
+		bad("a timestamp is read from a header, but %s %q has no {timestamp}, so the signature would not cover it: add {timestamp}, or remove the timestamp source", field, s)
+	}
+	if t.Has(ID) && !idHeader {
+		bad("%s %q has {id}, which is read before the signature is checked: set Event.IDHeader (not Event.IDPath or Event.IDFunc)", field, s)
+	}
+	return t
+}
+
+func parseTemplate(field, s string, bad func(format string, args ...any)) Template {
 	var (
 		out    Template
 		bodies int
@@ -118,6 +135,21 @@ func (t Template) Pieces(v Values) [][]byte {
 		if len(b) > 0 {
 			out = append(out, b)
 		}
+	}
+	return out
+}
+
+// Bytes returns the signed content in one slice, for signature schemes
+// that need the whole message at once (Ed25519).
+func (t Template) Bytes(v Values) []byte {
+	pieces := t.Pieces(v)
+	n := 0
+	for _, p := range pieces {
+		n += len(p)
+	}
+	out := make([]byte, 0, n)
+	for _, p := range pieces {
+		out = append(out, p...)
 	}
 	return out
 }
