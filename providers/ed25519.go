@@ -276,9 +276,9 @@ func (v *Ed25519Verifier) Verify(ctx context.Context, route webhooks.Route, req 
 	if req == nil {
 		return webhooks.Verification{}, errors.New("webhooks: Ed25519 verifier: nil request")
 	}
-	if h := v.fallbacks.Apply(req.Header); len(v.fallbacks) > 0 {
-		r := *req
-		r.Header = h
+	if len(v.fallbacks) > 0 {
+		r := *req // the body is shared, not copied
+		r.Header = v.fallbacks.Apply(req.Header)
 		req = &r
 	}
 	in, err := v.parse(req)
