@@ -18,6 +18,10 @@ import (
 // object keys are separated by "." and a segment of decimal digits also
 // indexes an array, as in "data.object.id" or "events.0.id". The body is
 // parsed only after the request verified, and only when a path is set.
+//
+// At most one of IDHeader, IDPath and IDFunc may be set, and one of them or
+// IDFromBody must be; IDFromBody alone derives the ID from the body, and
+// beside another source it stands in when that source yields no ID.
 type EventSource struct {
 	// IDHeader is the name of the header that carries the event ID, for
 	// example "X-GitHub-Delivery".

@@ -260,7 +260,7 @@ type twilioContent struct {
 	values url.Values
 	// bodySHA256 is the decoded bodySHA256 parameter of a JSON request.
 	bodySHA256 []byte
-	// idSource is hashed into TwilioContentID.
+	// idSource is what the default event ID is the SHA-256 of.
 	idSource []byte
 }
 
