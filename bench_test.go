@@ -15,12 +15,13 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 // BenchmarkGatewayGitHub measures one verified, stored delivery through the
 // http.Handler (HMAC-SHA256 over a 1 KiB body, memstore).
 func BenchmarkGatewayGitHub(b *testing.B) {
-	v, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(), webhooks.StaticSecrets("bench-secret"), nil)
+	v, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.StaticSecrets("bench-secret"))
 	if err != nil {
 		b.Fatal(err)
 	}

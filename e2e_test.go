@@ -32,10 +32,9 @@ func demoOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
 		SignatureHeader: "X-Signature",
 		SignaturePrefix: "sha256=",
-		TimestampHeader: "X-Timestamp",
-		SignedContent:   webhooks.SignTimestampBody,
-		EventIDHeader:   "X-Event-Id",
-		EventTypeHeader: "X-Event-Type",
+		SignedContent:   "{timestamp}.{body}",
+		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+		Event:           webhooks.EventSource{IDHeader: "X-Event-Id", TypeHeader: "X-Event-Type"},
 	}
 }
 
@@ -93,7 +92,9 @@ func newE2E(t *testing.T, mux *webhooks.Mux) *e2e {
 	t.Helper()
 	e := &e2e{store: newObservedStore(), clock: newFakeClock(base), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	v, err := webhooks.NewHMACVerifier("demo", demoOptions(), webhooks.StaticSecrets(e2eSecret), e.clock)
+	opts := demoOptions()
+	opts.Clock = e.clock
+	v, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets(e2eSecret))
 	require.NoError(t, err)
 	registry := webhooks.NewRegistry()
 	registry.MustRegister("demo", v)

@@ -2,101 +2,191 @@ package webhooks
 
 import (
 	"crypto/sha256"
-	"encoding/hex"
-	"net/http"
+	"errors"
+	"fmt"
+
+	"github.com/hookinbox/webhooks/internal/wire"
 )
 
-// BodySHA256IDPrefix starts every event ID derived from the body's SHA-256
-// (the EventIDFromBody options of the token, basic-auth, Twilio, Ed25519 and
-// unsigned verifiers): the ID is this prefix and the lower-case hex digest.
-const BodySHA256IDPrefix = "sha256:"
+// EventSource says where a verifier finds the event ID and type of a
+// request it has found authentic. Every verifier in this module takes one
+// in a field named Event (HMACOptions.Event and the options of package
+// providers), so the sources read the same under every scheme; a custom
+// verifier can use one too (see Extract).
+//
+// Dotted paths (IDPath, TypePath, TypeSuffixPath) read the JSON body:
+// object keys are separated by "." and a segment of decimal digits also
+// indexes an array, as in "data.object.id" or "events.0.id". The body is
+// parsed only after the request verified, and only when a path is set.
+//
+// At most one of IDHeader, IDPath and IDFunc may be set, and one of them or
+// IDFromBody must be; IDFromBody alone derives the ID from the body, and
+// beside another source it stands in when that source yields no ID.
+type EventSource struct {
+	// IDHeader is the name of the header that carries the event ID, for
+	// example "X-GitHub-Delivery".
+	IDHeader string
 
-// eventSource says where a verifier reads the event ID and type of a request
-// it has found authentic. It backs the EventID*/EventType* options of the
-// verifiers that are not HMAC verifiers.
-type eventSource struct {
-	idHeader   string
-	idPath     string
-	idFromBody bool
-	typeHeader string
-	typePath   string
+	// IDPath is a dotted path to the event ID in the JSON body, for
+	// example "id". The value must be a string or a number.
+	IDPath string
+
+	// IDFunc computes the event ID, for providers whose ID is none of the
+	// above. It gets the request and the verification so far (EventType,
+	// OccurredAt, PayloadSHA256 and KeyID are set). A *VerificationError
+	// it returns is passed on as the rejection; any other error is
+	// returned wrapped, so the gateway answers 503.
+	IDFunc func(req *Request, v Verification) (string, error)
+
+	// IDFromBody makes the event ID "sha256:" and the hex of the
+	// verification's PayloadSHA256 (the SHA-256 of the raw body) when no
+	// other source is set, or when the configured one yields no ID. For
+	// providers that send no ID; know the trade-off: a redelivery is
+	// recognised only if its body is byte for byte the same (a provider
+	// that stamps each attempt makes every retry a new event), and two
+	// genuinely different events with identical bodies are stored once.
+	// Defaults to false.
+	IDFromBody bool
+
+	// TypeHeader is the name of the header that carries the event type,
+	// for example "X-GitHub-Event". At most one of TypeHeader and TypePath
+	// may be set; with neither, EventType is "".
+	TypeHeader string
+
+	// TypePath is a dotted path to the event type in the JSON body, for
+	// example "type".
+	TypePath string
+
+	// TypeOptional makes the event type a best effort: when its header or
+	// path is missing, or the body is not JSON, EventType is "" instead of
+	// a rejection. For schemes where the type is only a recommendation
+	// (Standard Webhooks). Defaults to false.
+	TypeOptional bool
+
+	// TypeSuffixPath, when set, is a dotted path in the JSON body whose
+	// string value is appended to the event type after a ".": GitHub's
+	// X-GitHub-Event "pull_request" with the body's "action" "opened"
+	// becomes "pull_request.opened". When the body is not JSON or has no
+	// non-empty string there, the type is left as it is: the suffix never
+	// rejects a request. Needs TypeHeader or TypePath. Defaults to none.
+	TypeSuffixPath string
 }
 
-// validate reports every problem with the source through bad. An ID source
-// is required; the header and the path are exclusive, and the body digest
-// may stand alone or back either of them up.
-func (s eventSource) validate(bad func(format string, args ...any)) {
-	switch {
-	case s.idHeader == "" && s.idPath == "" && !s.idFromBody:
-		bad("no event ID source: set EventIDHeader or EventIDPath, or EventIDFromBody to use the body's SHA-256")
-	case s.idHeader != "" && s.idPath != "":
-		bad("EventIDHeader and EventIDPath are both set: choose one event ID source")
-	}
-	if s.typeHeader != "" && s.typePath != "" {
-		bad("EventTypeHeader and EventTypePath are both set: choose one event type source")
-	}
-	for _, h := range []struct{ field, name string }{{"EventIDHeader", s.idHeader}, {"EventTypeHeader", s.typeHeader}} {
-		if h.name != "" && !isHeaderName(h.name) {
-			bad("%s %q is not a valid header name", h.field, h.name)
+// Validate reports every problem with the source. Exactly one ID source is
+// required, where IDFromBody may stand alone or back up another. Problems
+// name the fields as Event.IDHeader and so on, the name every options
+// struct of this module gives the part.
+func (s EventSource) Validate() error {
+	var problems []error
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+	sources := 0
+	for _, set := range []bool{s.IDHeader != "", s.IDPath != "", s.IDFunc != nil} {
+		if set {
+			sources++
 		}
 	}
-	for _, p := range []struct{ field, path string }{{"EventIDPath", s.idPath}, {"EventTypePath", s.typePath}} {
-		if p.path != "" && !validJSONPath(p.path) {
-			bad("%s %q is not a dotted path: use keys separated by single dots, for example \"data.object.id\"", p.field, p.path)
+	switch {
+	case sources == 0 && !s.IDFromBody:
+		bad("no event ID source: set Event.IDHeader, Event.IDPath or Event.IDFunc, or Event.IDFromBody to use the body's SHA-256")
+	case sources > 1:
+		bad("more than one of Event.IDHeader, Event.IDPath and Event.IDFunc is set: choose one event ID source")
+	}
+	if s.TypeHeader != "" && s.TypePath != "" {
+		bad("Event.TypeHeader and Event.TypePath are both set: choose one event type source")
+	}
+	if s.TypeSuffixPath != "" && s.TypeHeader == "" && s.TypePath == "" {
+		bad("Event.TypeSuffixPath is set without an event type: set Event.TypeHeader or Event.TypePath")
+	}
+	for _, h := range []struct{ field, name string }{{"IDHeader", s.IDHeader}, {"TypeHeader", s.TypeHeader}} {
+		if h.name != "" && !wire.IsHeaderName(h.name) {
+			bad("Event.%s %q is not a valid header name", h.field, h.name)
 		}
 	}
+	for _, p := range []struct{ field, path string }{{"IDPath", s.IDPath}, {"TypePath", s.TypePath}, {"TypeSuffixPath", s.TypeSuffixPath}} {
+		if p.path != "" && !wire.ValidPath(p.path) {
+			bad("Event.%s %q is not a dotted path: use keys separated by single dots, for example \"data.object.id\"", p.field, p.path)
+		}
+	}
+	return errors.Join(problems...)
 }
 
-// extract reads the event ID and type of an authentic request, parsing the
-// body as JSON only when a path is configured. A header sent twice is
-// malformed; an absent ID falls back to the body's digest when idFromBody
-// is set.
-func (s eventSource) extract(h http.Header, body []byte) (id, eventType string, rej *VerificationError) {
-	doc := jsonDocument{body: body} // parsed on the first lookup, if any
-	switch {
-	case s.idHeader != "":
-		id, rej = singleHeader(h, s.idHeader, ReasonMissingEventID)
-	case s.idPath != "":
-		id, rej = doc.lookup(s.idPath, ReasonMissingEventID, "event ID")
+// Extract sets v's EventID and EventType from an authentic request, for
+// verifiers that have checked req and filled in the rest of v. It reads
+// req.Header as it is (apply HeaderFallbacks first). A header sent twice
+// is malformed; an ID or type that is absent is rejected with
+// ReasonMissingEventID or ReasonMissingEventType, unless IDFromBody or
+// TypeOptional says otherwise. When v.PayloadSHA256 is zero it is set to
+// the SHA-256 of the body.
+func (s EventSource) Extract(req *Request, v Verification) (Verification, error) {
+	if v.PayloadSHA256 == ([sha256.Size]byte{}) {
+		v.PayloadSHA256 = sha256.Sum256(req.Body)
 	}
-	switch {
-	case rej != nil && (rej.Reason != ReasonMissingEventID || !s.idFromBody):
-		return "", "", rej
-	case rej != nil || id == "":
-		// Absent, or no header or path configured: validate made sure
-		// idFromBody is set.
-		id, rej = BodySHA256ID(body), nil
-	}
-	switch {
-	case s.typeHeader != "":
-		eventType, rej = singleHeader(h, s.typeHeader, ReasonMissingEventType)
-	case s.typePath != "":
-		eventType, rej = doc.lookup(s.typePath, ReasonMissingEventType, "event type")
-	}
-	if rej != nil {
-		return "", "", rej
-	}
-	return id, eventType, nil
+	return s.extract(req, v, &wire.Doc{Body: req.Body})
 }
 
-// verifiedMetadata is the Verification of an authentic request whose
-// secret keyID matched: its event ID and type, and the body's digest.
-func verifiedMetadata(events eventSource, req *Request, keyID string) (Verification, error) {
-	id, eventType, rej := events.extract(req.Header, req.Body)
+// extract is Extract with a body that may already be parsed.
+func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc) (Verification, error) {
+	var (
+		id  string
+		rej *VerificationError
+	)
+	switch {
+	case s.IDHeader != "":
+		id, rej = singleHeader(req.Header, s.IDHeader, ReasonMissingEventID)
+	case s.IDPath != "":
+		id, rej = lookupJSON(doc, s.IDPath, ReasonMissingEventID, "event ID")
+	}
+	if rej != nil && (rej.Reason != ReasonMissingEventID || !s.IDFromBody) {
+		return Verification{}, rej
+	}
+	switch {
+	case s.TypeHeader != "":
+		v.EventType, rej = singleHeader(req.Header, s.TypeHeader, ReasonMissingEventType)
+	case s.TypePath != "":
+		v.EventType, rej = lookupJSON(doc, s.TypePath, ReasonMissingEventType, "event type")
+	default:
+		rej = nil
+	}
+	if rej != nil && s.TypeOptional {
+		v.EventType, rej = "", nil
+	}
 	if rej != nil {
 		return Verification{}, rej
 	}
-	return Verification{
-		EventID:       id,
-		EventType:     eventType,
-		PayloadSHA256: sha256.Sum256(req.Body),
-		KeyID:         keyID,
-	}, nil
+	if s.TypeSuffixPath != "" {
+		if suffix, ok := doc.LookupString(s.TypeSuffixPath); ok {
+			v.EventType += "." + suffix
+		}
+	}
+	if s.IDFunc != nil {
+		var err error
+		if id, err = s.IDFunc(req, v); err != nil {
+			return Verification{}, hookError("computing the event ID", err)
+		}
+	}
+	if id == "" && s.IDFromBody {
+		id = wire.DigestID(v.PayloadSHA256)
+	}
+	if id == "" {
+		return Verification{}, Reject(ReasonMissingEventID, "the request has no event ID")
+	}
+	v.EventID = id
+	return v, nil
 }
 
-// BodySHA256ID returns the event ID that the EventIDFromBody options derive
-// from a body: BodySHA256IDPrefix followed by the hex SHA-256 of the body.
-func BodySHA256ID(body []byte) string {
-	sum := sha256.Sum256(body)
-	return BodySHA256IDPrefix + hex.EncodeToString(sum[:])
+// lookupJSON returns the string or number at a dotted path of a verified
+// body. A missing, null or empty value is rejected with the missing
+// reason; a body that is not JSON, or a value of another kind, with
+// ReasonMalformedPayload.
+func lookupJSON(doc *wire.Doc, path string, missing Reason, what string) (string, *VerificationError) {
+	value, result := doc.Lookup(path)
+	switch result {
+	case wire.Found:
+		return value, nil
+	case wire.Missing:
+		return "", Reject(missing, "the body has no %s at %q", what, path)
+	case wire.NotJSON:
+		return "", Reject(ReasonMalformedPayload, "the body is not a single JSON value, so the %s at %q cannot be read", what, path)
+	}
+	return "", Reject(ReasonMalformedPayload, "the %s at %q is not a string or a number", what, path)
 }

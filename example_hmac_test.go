@@ -8,20 +8,22 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/hookinbox/webhooks"
 )
 
-// A GitHub verifier checks X-Hub-Signature-256 and reads the delivery ID and
-// event name from GitHub's headers. The request here is GitHub's documented
-// test delivery.
+// The generic HMAC verifier is configured by fields: here GitHub's scheme
+// (package providers has it ready as providers.GitHubOptions). The request
+// is GitHub's documented test delivery.
 func ExampleNewHMACVerifier() {
-	verifier, err := webhooks.NewHMACVerifier("github",
-		webhooks.GitHubOptions(),
-		webhooks.StaticSecrets("It's a Secret to Everybody"),
-		nil, // SystemClock
-	)
+	verifier, err := webhooks.NewHMACVerifier(webhooks.HMACOptions{
+		SignatureHeader: "X-Hub-Signature-256",
+		SignaturePrefix: "sha256=",
+		SignedContent:   "{body}",
+		Event:           webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+	}, webhooks.StaticSecrets("It's a Secret to Everybody"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -47,7 +49,7 @@ func ExampleNewHMACVerifier() {
 	// A tampered body is rejected with a reason code and no secret.
 	req.Body = []byte("Hello, World?")
 	_, err = verifier.Verify(context.Background(), webhooks.Route{Provider: "github"}, req)
-	fmt.Println(errors.Is(err, webhooks.ErrBadSignature))
+	fmt.Println(errors.Is(err, webhooks.ReasonBadSignature))
 	fmt.Println(err)
 	// Output:
 	// event: 72d3162e-cc78-11e3-81ab-4c9367dc0958 ping
@@ -56,107 +58,45 @@ func ExampleNewHMACVerifier() {
 	// webhooks: verification failed: bad_signature: no signature in X-Hub-Signature-256 matches
 }
 
-// A preset is a plain HMACOptions value: register it as it is, or change a
-// field first. Here GitHub's event type gets the body's action, so a
-// pull request opening is "pull_request.opened" rather than "pull_request".
-func ExampleGitHubOptions() {
-	opts := webhooks.GitHubOptions()
-	opts.EventTypeSuffixPath = "action"
-	verifier, err := webhooks.NewHMACVerifier("github", opts, webhooks.StaticSecrets("gh-secret"), nil)
+// A host that receives one provider's webhooks for several accounts gives
+// each tenant its own secrets: a request for tenant acme verifies only with
+// acme's, and a tenant with none configured is refused.
+func ExampleTenantSecrets() {
+	now := time.Unix(1700000000, 0)
+	verifier, err := webhooks.NewHMACVerifier(webhooks.HMACOptions{
+		SignatureHeader: "X-Signature",
+		SignedContent:   "{timestamp}.{body}",
+		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+		Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
+		Clock:           webhooks.ClockFunc(func() time.Time { return now }),
+	}, webhooks.TenantSecrets(map[string][]string{
+		"acme":   {"acme-old", "acme-new"}, // rotating
+		"globex": {"globex-secret"},
+	}))
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
-	body := `{"action":"opened","number":42}`
-	mac := hmac.New(sha256.New, []byte("gh-secret"))
-	mac.Write([]byte(body))
-	v, err := verifier.Verify(context.Background(), webhooks.Route{Provider: "github"}, &webhooks.Request{
-		Method: http.MethodPost,
-		Header: http.Header{
-			"X-Hub-Signature-256": {"sha256=" + hex.EncodeToString(mac.Sum(nil))},
-			"X-Github-Delivery":   {"72d3162e-cc78-11e3-81ab-4c9367dc0958"},
-			"X-Github-Event":      {"pull_request"},
-		},
-		Body: []byte(body),
-	})
-	fmt.Println(v.EventType, err)
-	// Output: pull_request.opened <nil>
-}
-
-// Stripe's scheme: a timestamp and one or more v1 signatures in
-// Stripe-Signature, the event ID and type in the JSON body, and a
-// five-minute window around the signed timestamp.
-func ExampleStripeOptions() {
-	now := time.Unix(1700000030, 0)
-	verifier, err := webhooks.NewHMACVerifier("stripe", webhooks.StripeOptions(),
-		webhooks.StaticSecrets("whsec_old", "whsec_new"), // rolling the endpoint secret
-		webhooks.ClockFunc(func() time.Time { return now }))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	body := `{"id":"evt_1","object":"event","type":"invoice.paid"}`
-	sign := func(secret, ts string) string {
+	body, ts := `{"amount":42}`, strconv.FormatInt(now.Unix(), 10)
+	send := func(tenant, secret string) {
 		mac := hmac.New(sha256.New, []byte(secret))
 		mac.Write([]byte(ts + "." + body))
-		return hex.EncodeToString(mac.Sum(nil))
-	}
-	verify := func(header string) {
-		v, err := verifier.Verify(context.Background(), webhooks.Route{Provider: "stripe"}, &webhooks.Request{
+		v, err := verifier.Verify(context.Background(), webhooks.Route{Provider: "billing", Tenant: tenant}, &webhooks.Request{
 			Method: http.MethodPost,
-			Header: http.Header{"Stripe-Signature": {header}},
+			Header: http.Header{"X-Signature": {hex.EncodeToString(mac.Sum(nil))}, "X-Timestamp": {ts}, "X-Event-Id": {"e1"}},
 			Body:   []byte(body),
 		})
 		if err != nil {
-			fmt.Println(err)
+			fmt.Println(tenant+":", err)
 			return
 		}
-		fmt.Println(v.EventID, v.EventType, v.KeyID, v.OccurredAt.Unix())
+		fmt.Println(tenant+":", "verified with", v.KeyID)
 	}
-	verify("t=1700000000,v1=" + sign("whsec_new", "1700000000"))
-	verify("t=1699990000,v1=" + sign("whsec_new", "1699990000"))
+	send("acme", "acme-new")
+	send("acme", "globex-secret")
+	send("initech", "acme-new")
 	// Output:
-	// evt_1 invoice.paid static:1 1700000000
-	// webhooks: verification failed: timestamp_expired: the timestamp is more than 5m0s in the past
-}
-
-// Slack checks that its Request URL answers: the url_verification
-// challenge is signed like any event, and once its signature verified the
-// verifier answers it. The gateway writes that answer and stores nothing.
-func ExampleSlackOptions() {
-	const secret = "slack-signing-secret"
-	now := time.Unix(1741964966, 0)
-	verifier, err := webhooks.NewHMACVerifier("slack", webhooks.SlackOptions(), webhooks.StaticSecrets(secret),
-		webhooks.ClockFunc(func() time.Time { return now }))
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	body := `{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P","type":"url_verification"}`
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write([]byte("v0:1741964966:" + body))
-	req := &webhooks.Request{
-		Method: http.MethodPost,
-		Header: http.Header{
-			"X-Slack-Signature":         {"v0=" + hex.EncodeToString(mac.Sum(nil))},
-			"X-Slack-Request-Timestamp": {"1741964966"},
-		},
-		Body: []byte(body),
-	}
-	v, err := verifier.Verify(context.Background(), webhooks.Route{Provider: "slack"}, req)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	fmt.Println(v.Handshake.Header.Get("Content-Type"))
-	fmt.Println(string(v.Handshake.Body))
-
-	// Without the signature, the challenge is refused.
-	req.Header.Del("X-Slack-Signature")
-	_, err = verifier.Verify(context.Background(), webhooks.Route{Provider: "slack"}, req)
-	fmt.Println(err)
-	// Output:
-	// text/plain; charset=utf-8
-	// 3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P
-	// webhooks: verification failed: missing_signature: header X-Slack-Signature is missing
+	// acme: verified with tenant:acme:1
+	// acme: webhooks: verification failed: bad_signature: no signature in X-Signature matches
+	// initech: webhooks: verification failed: no_credentials: no usable secret is configured for this route
 }

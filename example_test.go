@@ -10,6 +10,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 // The quick start: verify GitHub webhooks, store them in an inbox, and handle
@@ -18,8 +19,8 @@ import (
 func Example() {
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
 
-	github, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(),
-		webhooks.StaticSecrets("It's a Secret to Everybody"), nil)
+	github, err := webhooks.NewHMACVerifier(providers.GitHubOptions(),
+		webhooks.StaticSecrets("It's a Secret to Everybody"))
 	if err != nil {
 		log.Fatal(err)
 	}

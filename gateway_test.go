@@ -297,7 +297,7 @@ func TestGatewayReceiveErrors(t *testing.T) {
 	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, nil)
 	assert.Equal(t, webhooks.StatusRejected, res.Status, "a nil request is refused, not a panic")
 	assert.Equal(t, webhooks.ReasonMissingSignature, res.Reason)
-	assert.Error(t, err)
+	assert.ErrorIs(t, err, webhooks.ReasonMissingSignature)
 
 	req := &webhooks.Request{Header: http.Header{"X-Sig": {"bad"}}, Body: []byte("{}")}
 	res, err = f.gw.Receive(ctx, webhooks.Route{Provider: "acme"}, req)

@@ -13,18 +13,14 @@ import (
 	"time"
 )
 
-// ErrBodyTooLarge is returned by VerifyHTTPRequest when the body is over the
-// limit.
-var ErrBodyTooLarge = errors.New("webhooks: request body over the size limit")
-
 // VerifyHTTPRequest verifies an *http.Request with v, for hosts that want
 // verification without the inbox pipeline. It reads the body once, at most
 // maxBytes of it (DefaultMaxBodyBytes when maxBytes <= 0), and puts the bytes
 // back in r.Body so the next handler can read them again.
 //
-// A body over the limit yields an error wrapping ErrBodyTooLarge; a
-// rejection, a *VerificationError; anything else means the verifier could
-// not decide (answer 503). Verification alone does not deduplicate or guard
+// A body over the limit yields an error wrapping an *http.MaxBytesError,
+// as http.MaxBytesReader reports it; a rejection, a *VerificationError;
+// anything else means the verifier could not decide (answer 503). Verification alone does not deduplicate or guard
 // against replays beyond the verifier's timestamp window: the Gateway does.
 func VerifyHTTPRequest(ctx context.Context, v Verifier, route Route, r *http.Request, maxBytes int64) (Verification, error) {
 	if maxBytes <= 0 {
@@ -40,7 +36,7 @@ func VerifyHTTPRequest(ctx context.Context, v Verifier, route Route, r *http.Req
 			return Verification{}, fmt.Errorf("webhooks: reading the request body: %w", err)
 		}
 		if int64(len(body)) > maxBytes {
-			return Verification{}, fmt.Errorf("%w (%d bytes)", ErrBodyTooLarge, maxBytes)
+			return Verification{}, fmt.Errorf("webhooks: reading the request body: %w", &http.MaxBytesError{Limit: maxBytes})
 		}
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
@@ -76,7 +72,9 @@ func WithVerifyTenant(f func(*http.Request) string) VerifyOption {
 	return func(c *verifyConfig) { c.tenant = f }
 }
 
-// WithVerifyLogger logs rejections (never secrets). Defaults to discarding.
+// WithVerifyLogger sets the logger of rejections (never secrets) and
+// verifier failures. Defaults to slog.Default(), so a wrong secret shows
+// without extra wiring.
 func WithVerifyLogger(l *slog.Logger) VerifyOption { return func(c *verifyConfig) { c.logger = l } }
 
 // VerifyMiddleware returns middleware that verifies each request with v as
@@ -91,7 +89,7 @@ func VerifyMiddleware(provider string, v Verifier, opts ...VerifyOption) func(ht
 		o(&cfg)
 	}
 	if cfg.logger == nil {
-		cfg.logger = slog.New(slog.DiscardHandler)
+		cfg.logger = slog.Default()
 	}
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,13 +98,16 @@ func VerifyMiddleware(provider string, v Verifier, opts ...VerifyOption) func(ht
 				route.Tenant = cfg.tenant(r)
 			}
 			ver, err := VerifyHTTPRequest(r.Context(), v, route, r, cfg.maxBytes)
-			var ve *VerificationError
+			var (
+				ve       *VerificationError
+				tooLarge *http.MaxBytesError
+			)
 			switch {
 			case err == nil && ver.Handshake != nil:
 				writeHandshake(w, ver.Handshake)
 			case err == nil:
 				next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), verificationKey{}, ver)))
-			case errors.Is(err, ErrBodyTooLarge):
+			case errors.As(err, &tooLarge):
 				cfg.logger.WarnContext(r.Context(), "webhook body over the limit", "provider", provider, "limit_bytes", cfg.maxBytes)
 				writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
 			case errors.As(err, &ve):

@@ -1,9 +1,11 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 const (
@@ -31,7 +34,7 @@ func githubRequest(body string) *http.Request {
 
 func githubVerifier(t *testing.T, secrets ...string) webhooks.Verifier {
 	t.Helper()
-	v, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(), webhooks.StaticSecrets(secrets...), nil)
+	v, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.StaticSecrets(secrets...))
 	require.NoError(t, err)
 	return v
 }
@@ -49,10 +52,12 @@ func TestVerifyHTTPRequestRestoresBody(t *testing.T) {
 	assert.Equal(t, ghPayload, string(again), "the next handler reads the same body")
 
 	_, err = webhooks.VerifyHTTPRequest(context.Background(), githubVerifier(t, ghSecret), webhooks.Route{Provider: "github"}, githubRequest(ghPayload), 5)
-	assert.ErrorIs(t, err, webhooks.ErrBodyTooLarge)
+	var tooLarge *http.MaxBytesError
+	require.ErrorAs(t, err, &tooLarge)
+	assert.Equal(t, int64(5), tooLarge.Limit)
 
 	_, err = webhooks.VerifyHTTPRequest(context.Background(), githubVerifier(t, ghSecret), webhooks.Route{Provider: "github"}, githubRequest("Hello, World?"), 0)
-	assert.ErrorIs(t, err, webhooks.ErrBadSignature)
+	assert.ErrorIs(t, err, webhooks.ReasonBadSignature)
 }
 
 func TestVerifyMiddleware(t *testing.T) {
@@ -112,4 +117,30 @@ func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
 	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
 	assert.NotContains(t, rec.Body.String(), "vault")
 	assert.False(t, called)
+}
+
+// TestVerifyMiddlewareLogsByDefault is not parallel: it swaps the process's
+// default logger, which the middleware uses unless given another, so that
+// a wrong secret is visible without extra wiring.
+func TestVerifyMiddlewareLogsByDefault(t *testing.T) {
+	var logs bytes.Buffer
+	old := slog.Default()
+	slog.SetDefault(slog.New(slog.NewJSONHandler(&logs, nil)))
+	t.Cleanup(func() { slog.SetDefault(old) })
+
+	h := webhooks.VerifyMiddleware("github", githubVerifier(t, ghSecret))(http.NotFoundHandler())
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, githubRequest("Hello, World?"))
+	assert.Equal(t, http.StatusUnauthorized, rec.Code)
+	assert.Contains(t, logs.String(), `"msg":"webhook rejected"`)
+	assert.Contains(t, logs.String(), `"reason":"bad_signature"`)
+	assert.NotContains(t, logs.String(), ghSecret)
+
+	// WithVerifyLogger replaces it.
+	logs.Reset()
+	var own bytes.Buffer
+	h = webhooks.VerifyMiddleware("github", githubVerifier(t, ghSecret), webhooks.WithVerifyLogger(slog.New(slog.NewJSONHandler(&own, nil))))(http.NotFoundHandler())
+	h.ServeHTTP(httptest.NewRecorder(), githubRequest("Hello, World?"))
+	assert.Empty(t, logs.String())
+	assert.Contains(t, own.String(), `"reason":"bad_signature"`)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 // leaks reports how secret shows in out, if it does: as text, as hex, or as
@@ -38,13 +39,11 @@ func TestPrintingVerifiersNeverShowsSecrets(t *testing.T) {
 	}
 	values := map[string]any{
 		"StaticCredentials": creds,
+		"TenantSecrets":     webhooks.TenantSecrets(map[string][]string{"acme": {secret}}),
 		"Secret":            webhooks.Secret{ID: "k", Value: []byte(secret)},
-		"HMACVerifier":      must(webhooks.NewHMACVerifier("p", webhooks.GitHubOptions(), creds, nil)),
-		"TokenVerifier":     must(webhooks.NewTokenVerifier("p", webhooks.TokenOptions{Header: "X-Token", EventIDHeader: "X-Id"}, creds)),
-		"BasicAuthVerifier": must(webhooks.NewBasicAuthVerifier("p", webhooks.BasicAuthOptions{EventIDPath: "id"}, webhooks.StaticSecrets("user:"+secret))),
-		"TwilioVerifier":    must(webhooks.NewTwilioVerifier("p", webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, creds)),
-		"Ed25519Verifier": must(webhooks.NewEd25519Verifier("p", webhooks.DiscordInteractionsOptions(),
-			webhooks.StaticSecrets("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"), nil)),
+		"HMACVerifier":      must(webhooks.NewHMACVerifier(providers.GitHubOptions(), creds)),
+		"HMACVerifier with tenants": must(webhooks.NewHMACVerifier(providers.GitHubOptions(),
+			webhooks.TenantSecrets(map[string][]string{"acme": {secret}}))),
 	}
 	for name, v := range values {
 		for _, verb := range []string{"%s", "%v", "%+v", "%#v", "%d", "%x", "%X", "%q"} {
@@ -63,10 +62,10 @@ func TestPrintingVerifiersNeverShowsSecrets(t *testing.T) {
 func TestStaticSecretsWithWhiteSpaceAreRefused(t *testing.T) {
 	t.Parallel()
 	for _, s := range []string{"whsec_\n", " ", "\tsecret", "secret\n"} {
-		_, err := webhooks.NewHMACVerifier("p", webhooks.StripeOptions(), webhooks.StaticSecrets(s), nil)
+		_, err := webhooks.NewHMACVerifier(providers.StripeOptions(), webhooks.StaticSecrets(s))
 		assert.Error(t, err, "secret %q", s)
-		_, err = webhooks.NewTokenVerifier("p", webhooks.TokenOptions{Header: "X-Token", EventIDHeader: "X-Id"}, webhooks.StaticSecrets(s))
-		assert.Error(t, err, "token %q", s)
+		_, err = webhooks.NewHMACVerifier(providers.StripeOptions(), webhooks.TenantSecrets(map[string][]string{"acme": {"whsec_ok", s}}))
+		assert.Error(t, err, "tenant secret %q", s)
 	}
 }
 

@@ -52,7 +52,7 @@ func TestSecretNeverPrints(t *testing.T) {
 func TestVerificationErrorIs(t *testing.T) {
 	t.Parallel()
 	err := Reject(ReasonBadSignature, "no signature matched %d secrets", 2)
-	assert.ErrorIs(t, err, ErrBadSignature)
-	assert.NotErrorIs(t, err, ErrMissingSignature)
+	assert.ErrorIs(t, err, ReasonBadSignature)
+	assert.NotErrorIs(t, err, ReasonMissingSignature)
 	assert.Equal(t, "webhooks: verification failed: bad_signature: no signature matched 2 secrets", err.Error())
 }

@@ -3,13 +3,10 @@ package webhooks
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
-	"strconv"
-	"strings"
 	"time"
 )
 
@@ -25,8 +22,10 @@ type Route struct {
 // exactly as received (signatures are computed over them) and the headers.
 type Request struct {
 	Method string
-	// URL is the request URL as the server received it. Verifiers that sign
-	// the public URL (Twilio) must be given the public base separately.
+	// URL is the request URL as the server received it: for a request
+	// served by net/http, the path and query of the request line, without
+	// scheme or host. Verifiers that sign the public URL (Twilio) must be
+	// given the public base separately.
 	URL    *url.URL
 	Header http.Header
 	// Body is the raw request body. Verifiers must not modify it.
@@ -78,7 +77,7 @@ type HandshakeResponse struct {
 // Verifier checks that a request really comes from the provider and returns
 // its normalized metadata.
 //
-// A rejection must be reported as a *VerificationError (see Reason); the
+// A rejection must be reported as a *VerificationError (see Reject); the
 // gateway answers 401 with the reason code. Any other error means the
 // verifier could not decide (for example its credential store is down); the
 // gateway answers 503 so the provider retries. Implementations must be safe
@@ -97,9 +96,13 @@ func (f VerifierFunc) Verify(ctx context.Context, route Route, req *Request) (Ve
 
 // Reason is a stable, machine-readable code for why a request was rejected.
 // Reason codes are safe to show to the sender: they reveal nothing secret.
+//
+// A Reason is an error only so that errors.Is(err, ReasonBadSignature)
+// reads naturally: every *VerificationError matches its Reason. A verifier
+// rejects with a *VerificationError (see Reject), never a bare Reason.
 type Reason string
 
-// Reason codes used by the verifiers in this package. Custom verifiers may
+// Reason codes used by the verifiers in this module. Custom verifiers may
 // define their own.
 const (
 	ReasonMissingSignature  Reason = "missing_signature"
@@ -116,11 +119,14 @@ const (
 	ReasonUnsupportedMethod Reason = "unsupported_method"
 )
 
+// Error returns "webhooks: verification failed: " and the code.
+func (r Reason) Error() string { return "webhooks: verification failed: " + string(r) }
+
 // VerificationError reports why a request was rejected. Its message contains
 // the reason code and, optionally, a detail that must not contain secrets.
 //
-// errors.Is(err, ErrBadSignature) and the other Err* values below match any
-// *VerificationError with the same Reason.
+// errors.Is(err, ReasonBadSignature) and the other reason codes match any
+// *VerificationError with that Reason.
 type VerificationError struct {
 	Reason Reason
 	// Detail is a short human explanation for logs. It never contains secret
@@ -131,15 +137,21 @@ type VerificationError struct {
 // Error returns the reason code and the detail.
 func (e *VerificationError) Error() string {
 	if e.Detail == "" {
-		return "webhooks: verification failed: " + string(e.Reason)
+		return e.Reason.Error()
 	}
-	return "webhooks: verification failed: " + string(e.Reason) + ": " + e.Detail
+	return e.Reason.Error() + ": " + e.Detail
 }
 
-// Is reports whether target is a *VerificationError with the same Reason.
+// Is reports whether target is e's Reason, or a *VerificationError with the
+// same Reason.
 func (e *VerificationError) Is(target error) bool {
-	t, ok := target.(*VerificationError)
-	return ok && t.Reason == e.Reason
+	switch t := target.(type) {
+	case Reason:
+		return t == e.Reason
+	case *VerificationError:
+		return t.Reason == e.Reason
+	}
+	return false
 }
 
 // Reject returns a *VerificationError with the reason and a detail formatted
@@ -152,98 +164,19 @@ func Reject(reason Reason, format string, args ...any) *VerificationError {
 	return &VerificationError{Reason: reason, Detail: detail}
 }
 
-// Verification failures, for use with errors.Is.
-var (
-	ErrMissingSignature = &VerificationError{Reason: ReasonMissingSignature}
-	ErrBadSignature     = &VerificationError{Reason: ReasonBadSignature}
-	ErrMalformedHeader  = &VerificationError{Reason: ReasonMalformedHeader}
-	ErrMissingTimestamp = &VerificationError{Reason: ReasonMissingTimestamp}
-	ErrMalformedTime    = &VerificationError{Reason: ReasonMalformedTime}
-	ErrTimestampExpired = &VerificationError{Reason: ReasonTimestampExpired}
-	ErrMissingEventID   = &VerificationError{Reason: ReasonMissingEventID}
-	ErrMissingEventType = &VerificationError{Reason: ReasonMissingEventType}
-	ErrMalformedPayload = &VerificationError{Reason: ReasonMalformedPayload}
-	ErrEmptyBody        = &VerificationError{Reason: ReasonEmptyBody}
-	ErrNoCredentials    = &VerificationError{Reason: ReasonNoCredentials}
-)
-
-// Secret is one signing secret. ID names it in logs and on stored items; Value
-// is never printed: Secret's String, GoString and LogValue methods redact it.
-type Secret struct {
-	ID    string
-	Value []byte
-}
-
-// String returns the secret's ID and a redaction marker, never the value.
-func (s Secret) String() string { return "Secret{ID:" + strconv.Quote(s.ID) + ", Value:REDACTED}" }
-
-// GoString is like String, so %#v does not print the value either.
-func (s Secret) GoString() string { return s.String() }
-
-// Format prints the secret as String does, whatever the verb (%x and %d
-// included), so the value never reaches output through fmt.
-func (s Secret) Format(f fmt.State, _ rune) { _, _ = io.WriteString(f, s.String()) }
-
-// LogValue keeps the value out of slog output.
-func (s Secret) LogValue() slog.Value {
-	return slog.GroupValue(slog.String("id", s.ID), slog.String("value", "REDACTED"))
-}
-
-// CredentialResolver supplies the secrets that may verify requests for a
-// route. Several secrets may be valid at once (rotation): any of them
-// verifies. Returning no secrets rejects the request with ReasonNoCredentials;
-// returning an error makes the gateway answer 503.
-type CredentialResolver interface {
-	Secrets(ctx context.Context, route Route) ([]Secret, error)
-}
-
-// CredentialResolverFunc adapts a function to the CredentialResolver interface.
-type CredentialResolverFunc func(ctx context.Context, route Route) ([]Secret, error)
-
-// Secrets calls f(ctx, route).
-func (f CredentialResolverFunc) Secrets(ctx context.Context, route Route) ([]Secret, error) {
-	return f(ctx, route)
-}
-
-// StaticSecrets returns a CredentialResolver that gives the same secrets for
-// every provider and tenant. Several secrets allow rotation. Each secret's ID
-// is its position, "static:0", "static:1", …. The result is a
-// StaticCredentials, so verifier constructors can refuse an empty list, an
-// empty secret or one that is only the provider's prefix before any request
-// arrives.
-func StaticSecrets(secrets ...string) CredentialResolver {
-	list := make(StaticCredentials, 0, len(secrets))
-	for i, s := range secrets {
-		list = append(list, Secret{ID: "static:" + strconv.Itoa(i), Value: []byte(s)})
+// hookError passes a *VerificationError from a hook (SignedContentFunc,
+// Handshake, IDFunc) on as the rejection and wraps any other error, which
+// makes the gateway answer 503.
+func hookError(doing string, err error) error {
+	if vErr, ok := errors.AsType[*VerificationError](err); ok {
+		return vErr
 	}
-	return list
-}
-
-// StaticCredentials is a fixed list of secrets used for every route.
-type StaticCredentials []Secret
-
-// Secrets implements CredentialResolver.
-func (c StaticCredentials) Secrets(context.Context, Route) ([]Secret, error) { return c, nil }
-
-// Format prints the secrets' IDs only, whatever the verb.
-func (c StaticCredentials) Format(f fmt.State, _ rune) {
-	ids := make([]string, len(c))
-	for i, s := range c {
-		ids[i] = strconv.Quote(s.ID)
-	}
-	_, _ = io.WriteString(f, "StaticCredentials{"+strings.Join(ids, ", ")+"}")
-}
-
-// formatVerifier prints a verifier as its type and provider. Verifiers keep
-// their CredentialResolver in an unexported field, which fmt would print
-// without calling any redacting method; every verifier that holds secrets
-// has a Format method calling this instead.
-func formatVerifier(f fmt.State, typ, provider string) {
-	_, _ = io.WriteString(f, "webhooks."+typ+"{provider: "+strconv.Quote(provider)+"}")
+	return fmt.Errorf("webhooks: %s: %w", doing, err)
 }
 
 // Clock tells the current time. Every time the library stores or compares
-// comes from a Clock, so tests can drive time without sleeping.
+// comes from a Clock, so tests can drive time without sleeping. Wherever a
+// Clock is taken, nil means the system clock.
 type Clock interface {
 	Now() time.Time
 }

@@ -1,12 +1,10 @@
 package webhookstest
 
 import (
-	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +13,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 // Ed25519KeyPair is an Ed25519 key pair for tests: Private signs with
@@ -46,14 +45,14 @@ func Ed25519KeyPairFromSeed(seed []byte) (Ed25519KeyPair, error) {
 }
 
 // PublicKey returns the public key written in format: 64 hex digits for
-// webhooks.Ed25519KeyHex (as Discord shows it), base64 for
-// webhooks.Ed25519KeyBase64, "whpk_" and base64 for
-// webhooks.Ed25519KeyStandardWebhooks.
-func (k Ed25519KeyPair) PublicKey(format webhooks.Ed25519KeyFormat) string {
+// providers.Ed25519KeyHex (as Discord shows it), base64 for
+// providers.Ed25519KeyBase64, "whpk_" and base64 for
+// providers.Ed25519KeyStandardWebhooks.
+func (k Ed25519KeyPair) PublicKey(format providers.Ed25519KeyFormat) string {
 	switch format {
-	case webhooks.Ed25519KeyBase64:
+	case providers.Ed25519KeyBase64:
 		return base64.StdEncoding.EncodeToString(k.Public)
-	case webhooks.Ed25519KeyStandardWebhooks:
+	case providers.Ed25519KeyStandardWebhooks:
 		return "whpk_" + base64.StdEncoding.EncodeToString(k.Public)
 	}
 	return hex.EncodeToString(k.Public)
@@ -69,100 +68,76 @@ func (k Ed25519KeyPair) StandardWebhooksSecretKey() string {
 // Ed25519Message is a webhook for SignEd25519 to sign.
 type Ed25519Message struct {
 	// ID is the event ID. When the options read it from a header
-	// (EventIDHeader) it is written there, and it is required when the
+	// (Event.IDHeader) it is written there, and it is required when the
 	// signed content includes it; when they read it from the body
-	// (EventIDPath), a non-empty ID must equal the body's.
+	// (Event.IDPath), a non-empty ID must equal the body's; when they
+	// derive it from the body (Event.IDFromBody alone), it must be empty or
+	// that ID.
 	ID string
-	// Type is the event type, written to EventTypeHeader, or checked
-	// against the body at EventTypePath when non-empty.
+	// Type is the event type, written to Event.TypeHeader, or checked
+	// against the body at Event.TypePath when non-empty.
 	Type string
 	// Timestamp is when the webhook is signed; zero means time.Now(). It
-	// is written to TimestampHeader in TimestampFormat.
+	// is written to Timestamp.Header in Timestamp.Format.
 	Timestamp time.Time
 	// Body is the raw request body, signed as it is.
 	Body []byte
+	// ContentType is the Content-Type header to send. Defaults to
+	// "application/json" when Body is valid JSON, and to no header
+	// otherwise.
+	ContentType string
+	// URL is the request URL as the server receives it, path and query,
+	// for signed content with {url}. NewEd25519Request sets it from its
+	// url argument.
+	URL string
 	// MoreKeys, for list headers only, adds one signature item for each
 	// key, after the first key's, as a provider does while rotating keys.
 	MoreKeys []ed25519.PrivateKey
 }
 
 // SignEd25519 signs msg with key as a provider configured by opts would
-// (DiscordInteractionsOptions, DiscordWebhookEventsOptions,
-// StandardWebhooksEd25519Options or options of your own). It returns the
-// request headers: the signature, the timestamp and event ID and type
-// headers the options read, and Content-Type application/json when the body
-// is JSON. Headers are written under the configured names, never the
-// HeaderFallbacks.
+// (providers.DiscordInteractionsOptions,
+// providers.DiscordWebhookEventsOptions,
+// providers.StandardWebhooksEd25519Options or options of your own). It
+// returns the request headers: the signature, the timestamp and event ID
+// and type headers the options read, and Content-Type (see
+// Ed25519Message.ContentType). Headers are written under the configured
+// names, never the HeaderFallbacks.
 //
 // It returns an error when the options are invalid (as
-// webhooks.NewEd25519Verifier reports them), when a key is not a 64-byte
+// providers.NewEd25519Verifier reports them), when a key is not a 64-byte
 // private key, or when msg disagrees with the options or the body.
-func SignEd25519(opts webhooks.Ed25519Options, key ed25519.PrivateKey, msg Ed25519Message) (http.Header, error) {
-	if len(key) != ed25519.PrivateKeySize {
-		return nil, fmt.Errorf("webhookstest: an Ed25519 private key has %d bytes, not %d", ed25519.PrivateKeySize, len(key))
-	}
-	pub := Ed25519KeyPair{Public: key.Public().(ed25519.PublicKey)}
-	check := webhooks.StaticSecrets(pub.PublicKey(opts.PublicKeyFormat))
-	if _, err := webhooks.NewEd25519Verifier("webhookstest", opts, check, nil); err != nil {
-		return nil, fmt.Errorf("webhookstest: %w", err)
-	}
+func SignEd25519(opts providers.Ed25519Options, key ed25519.PrivateKey, msg Ed25519Message) (http.Header, error) {
 	keys := append([]ed25519.PrivateKey{key}, msg.MoreKeys...)
-	for _, k := range keys[1:] {
+	for _, k := range keys {
 		if len(k) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("webhookstest: an Ed25519 private key has %d bytes, not %d", ed25519.PrivateKeySize, len(k))
 		}
+	}
+	pub := Ed25519KeyPair{Public: key.Public().(ed25519.PublicKey)}
+	check := webhooks.StaticSecrets(pub.PublicKey(opts.PublicKeyFormat))
+	if _, err := providers.NewEd25519Verifier(opts, check); err != nil {
+		return nil, fmt.Errorf("webhookstest: %w", err)
 	}
 	if len(keys) > 1 && opts.ItemSeparator == "" {
 		return nil, errors.New("webhookstest: MoreKeys needs a list signature header (ItemSeparator)")
 	}
 
-	h := http.Header{}
-	if json.Valid(msg.Body) {
-		h.Set("Content-Type", "application/json")
+	h := contentTypeHeader(msg.ContentType, msg.Body)
+	timestamp, err := writeTimestamp(h, opts.Timestamp, msg.Timestamp, msg.Body, "Ed25519Message")
+	if err != nil {
+		return nil, err
 	}
-	at := msg.Timestamp
-	if at.IsZero() {
-		at = time.Now()
+	if err := writeMetadata(h, opts.Event, msg.ID, msg.Type, msg.Body, "Ed25519Message"); err != nil {
+		return nil, err
 	}
-	timestamp := ""
-	if opts.TimestampHeader != "" {
-		timestamp = formatTimestamp(at, opts.TimestampFormat)
-		h.Set(opts.TimestampHeader, timestamp)
+	id := ""
+	if opts.Event.IDHeader != "" {
+		id = msg.ID
 	}
-	switch {
-	case opts.EventIDHeader != "":
-		if msg.ID != "" {
-			h.Set(opts.EventIDHeader, msg.ID)
-		}
-	case opts.EventIDPath != "":
-		if err := checkEd25519Body(msg.Body, opts.EventIDPath, "ID", msg.ID); err != nil {
-			return nil, err
-		}
-	case opts.EventIDFromBody && msg.ID != "" && msg.ID != webhooks.BodySHA256ID(msg.Body):
-		return nil, errors.New("webhookstest: the options derive the event ID from the body, so Ed25519Message.ID must be empty or webhooks.BodySHA256ID(Body)")
-	}
-	switch {
-	case opts.EventTypeHeader != "":
-		if msg.Type != "" {
-			h.Set(opts.EventTypeHeader, msg.Type)
-		}
-	case opts.EventTypePath != "":
-		if err := checkEd25519Body(msg.Body, opts.EventTypePath, "Type", msg.Type); err != nil {
-			return nil, err
-		}
-	}
-
-	var message []byte
-	switch opts.SignedContent {
-	case webhooks.Ed25519SignTimestampBody:
-		message = append([]byte(timestamp), msg.Body...)
-	case webhooks.Ed25519SignIDTimestampBody:
-		if msg.ID == "" {
-			return nil, errors.New("webhookstest: the signed content includes the event ID, so Ed25519Message.ID is required")
-		}
-		message = bytes.Join([][]byte{[]byte(msg.ID), []byte(timestamp), msg.Body}, []byte{'.'})
-	default:
-		message = msg.Body
+	message, err := renderContent(opts.SignedContent, timestamp, id, msg.URL, msg.Body, "Ed25519Message")
+	if err != nil {
+		return nil, err
 	}
 
 	sigs := make([]string, len(keys))
@@ -178,13 +153,12 @@ func SignEd25519(opts webhooks.Ed25519Options, key ed25519.PrivateKey, msg Ed255
 		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sigs[0])
 		return h, nil
 	}
-	kv := opts.KeyValueSeparator
-	if kv == "" {
-		kv = webhooks.DefaultKeyValueSeparator
+	var items []string
+	if opts.Timestamp.Key != "" {
+		items = append(items, opts.Timestamp.Key+opts.KeyValueSeparator+timestamp)
 	}
-	items := make([]string, len(sigs))
-	for i, sig := range sigs {
-		items[i] = opts.SignatureKey + kv + sig
+	for _, sig := range sigs {
+		items = append(items, opts.SignatureKey+opts.KeyValueSeparator+sig)
 	}
 	h.Set(opts.SignatureHeader, strings.Join(items, opts.ItemSeparator))
 	return h, nil
@@ -193,24 +167,14 @@ func SignEd25519(opts webhooks.Ed25519Options, key ed25519.PrivateKey, msg Ed255
 // NewEd25519Request returns a POST request to url carrying msg.Body and the
 // headers SignEd25519 makes, bound to t's context. It fails t if signing
 // fails.
-func NewEd25519Request(t testing.TB, url string, opts webhooks.Ed25519Options, key ed25519.PrivateKey, msg Ed25519Message) *http.Request {
+func NewEd25519Request(t testing.TB, url string, opts providers.Ed25519Options, key ed25519.PrivateKey, msg Ed25519Message) *http.Request {
 	t.Helper()
+	if msg.URL == "" {
+		msg.URL = requestURI(url)
+	}
 	h, err := SignEd25519(opts, key, msg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return newRequest(t, http.MethodPost, url, msg.Body, h)
-}
-
-// checkEd25519Body fails unless the body has a value at path and, when want
-// is set, it equals want.
-func checkEd25519Body(body []byte, path, field, want string) error {
-	got, ok := bodyValue(body, path)
-	switch {
-	case !ok && want != "":
-		return fmt.Errorf("webhookstest: the options read the event %s from the body at %q, but the body has none there", strings.ToLower(field), path)
-	case ok && want != "" && got != want:
-		return fmt.Errorf("webhookstest: the body's %q is %q but Ed25519Message.%s is %q", path, got, field, want)
-	}
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -26,10 +27,10 @@ func TestEd25519KeyPair(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for format, want := range map[webhooks.Ed25519KeyFormat]string{
-		webhooks.Ed25519KeyHex:              "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
-		webhooks.Ed25519KeyBase64:           "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=",
-		webhooks.Ed25519KeyStandardWebhooks: "whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=",
+	for format, want := range map[providers.Ed25519KeyFormat]string{
+		providers.Ed25519KeyHex:              "d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a",
+		providers.Ed25519KeyBase64:           "11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=",
+		providers.Ed25519KeyStandardWebhooks: "whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo=",
 	} {
 		if got := pair.PublicKey(format); got != want {
 			t.Errorf("%v: %s, want %s", format, got, want)
@@ -50,18 +51,18 @@ func TestEd25519KeyPair(t *testing.T) {
 func TestSignEd25519Presets(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
-	sw := webhooks.StandardWebhooksEd25519Options()
-	sw.EventTypePath = "type"
+	sw := providers.StandardWebhooksEd25519Options()
+	sw.Event.TypePath = "type"
 	tests := []struct {
 		name    string
-		opts    webhooks.Ed25519Options
+		opts    providers.Ed25519Options
 		msg     webhookstest.Ed25519Message
 		wantID  string
 		headers []string
 	}{
-		{"discord", webhooks.DiscordInteractionsOptions(), webhookstest.Ed25519Message{ID: "42", Type: "2", Timestamp: edAt, Body: []byte(`{"id":"42","type":2}`)}, "42",
+		{"discord", providers.DiscordInteractionsOptions(), webhookstest.Ed25519Message{ID: "42", Type: "2", Timestamp: edAt, Body: []byte(`{"id":"42","type":2}`)}, "42",
 			[]string{"X-Signature-Ed25519", "X-Signature-Timestamp", "Content-Type"}},
-		{"discord events", webhooks.DiscordWebhookEventsOptions(), webhookstest.Ed25519Message{Timestamp: edAt, Body: []byte(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`)}, webhooks.BodySHA256ID([]byte(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`)),
+		{"discord events", providers.DiscordWebhookEventsOptions(), webhookstest.Ed25519Message{Timestamp: edAt, Body: []byte(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`)}, bodySHA256ID(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`),
 			[]string{"X-Signature-Ed25519", "X-Signature-Timestamp"}},
 		{"standard webhooks", sw, webhookstest.Ed25519Message{ID: "msg_1", Type: "a.b", Timestamp: edAt, Body: []byte(`{"type":"a.b"}`)}, "msg_1",
 			[]string{"Webhook-Signature", "Webhook-Timestamp", "Webhook-Id"}},
@@ -78,7 +79,7 @@ func TestSignEd25519Presets(t *testing.T) {
 					t.Errorf("header %s missing from %v", name, h)
 				}
 			}
-			v, err := webhooks.NewEd25519Verifier("t", tt.opts, webhooks.StaticSecrets(pair.PublicKey(tt.opts.PublicKeyFormat)), edClock())
+			v, err := providers.NewEd25519Verifier(withEdClock(tt.opts, edClock()), webhooks.StaticSecrets(pair.PublicKey(tt.opts.PublicKeyFormat)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +97,7 @@ func TestSignEd25519Presets(t *testing.T) {
 func TestSignEd25519MoreKeys(t *testing.T) {
 	t.Parallel()
 	a, b := webhookstest.NewEd25519KeyPair(), webhookstest.NewEd25519KeyPair()
-	opts := webhooks.StandardWebhooksEd25519Options()
+	opts := providers.StandardWebhooksEd25519Options()
 	h, err := webhookstest.SignEd25519(opts, a.Private, webhookstest.Ed25519Message{ID: "m", Timestamp: edAt, Body: []byte("x"), MoreKeys: []ed25519.PrivateKey{b.Private}})
 	if err != nil {
 		t.Fatal(err)
@@ -105,7 +106,7 @@ func TestSignEd25519MoreKeys(t *testing.T) {
 	if len(items) != 2 || !strings.HasPrefix(items[0], "v1a,") || !strings.HasPrefix(items[1], "v1a,") {
 		t.Fatalf("signature header %q", h.Get("Webhook-Signature"))
 	}
-	v, err := webhooks.NewEd25519Verifier("t", opts, webhooks.StaticSecrets(b.PublicKey(webhooks.Ed25519KeyStandardWebhooks)), edClock())
+	v, err := providers.NewEd25519Verifier(withEdClock(opts, edClock()), webhooks.StaticSecrets(b.PublicKey(providers.Ed25519KeyStandardWebhooks)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,24 +118,24 @@ func TestSignEd25519MoreKeys(t *testing.T) {
 func TestSignEd25519Errors(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
-	discord := webhooks.DiscordInteractionsOptions()
+	discord := providers.DiscordInteractionsOptions()
 	body := []byte(`{"id":"1","type":2}`)
 	broken := discord
 	broken.SignatureHeader = ""
 	for name, tc := range map[string]struct {
-		opts webhooks.Ed25519Options
+		opts providers.Ed25519Options
 		key  ed25519.PrivateKey
 		msg  webhookstest.Ed25519Message
 	}{
 		"short key":                 {discord, pair.Private[:32], webhookstest.Ed25519Message{Body: body}},
 		"invalid options":           {broken, pair.Private, webhookstest.Ed25519Message{Body: body}},
 		"more keys on a single one": {discord, pair.Private, webhookstest.Ed25519Message{Body: body, MoreKeys: []ed25519.PrivateKey{pair.Private}}},
-		"bad extra key":             {webhooks.StandardWebhooksEd25519Options(), pair.Private, webhookstest.Ed25519Message{ID: "m", Body: body, MoreKeys: []ed25519.PrivateKey{{1}}}},
-		"ID missing for v1a":        {webhooks.StandardWebhooksEd25519Options(), pair.Private, webhookstest.Ed25519Message{Body: body}},
+		"bad extra key":             {providers.StandardWebhooksEd25519Options(), pair.Private, webhookstest.Ed25519Message{ID: "m", Body: body, MoreKeys: []ed25519.PrivateKey{{1}}}},
+		"ID missing for v1a":        {providers.StandardWebhooksEd25519Options(), pair.Private, webhookstest.Ed25519Message{Body: body}},
 		"ID differs from body":      {discord, pair.Private, webhookstest.Ed25519Message{ID: "2", Body: body}},
 		"type differs from body":    {discord, pair.Private, webhookstest.Ed25519Message{Type: "3", Body: body}},
 		"ID not in body":            {discord, pair.Private, webhookstest.Ed25519Message{ID: "1", Body: []byte(`{}`)}},
-		"ID is not the body digest": {webhooks.DiscordWebhookEventsOptions(), pair.Private, webhookstest.Ed25519Message{ID: "x", Body: body}},
+		"ID is not the body digest": {providers.DiscordWebhookEventsOptions(), pair.Private, webhookstest.Ed25519Message{ID: "x", Body: body}},
 	} {
 		if _, err := webhookstest.SignEd25519(tc.opts, tc.key, tc.msg); err == nil {
 			t.Errorf("%s: SignEd25519 succeeded", name)
@@ -146,7 +147,7 @@ func TestNewEd25519Request(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
 	body := []byte(`{"id":"1","type":2}`)
-	req := webhookstest.NewEd25519Request(t, "/webhooks/discord", webhooks.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Body: body})
+	req := webhookstest.NewEd25519Request(t, "/webhooks/discord", providers.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Body: body})
 	got := new(bytes.Buffer)
 	if _, err := got.ReadFrom(req.Body); err != nil || !bytes.Equal(got.Bytes(), body) {
 		t.Fatalf("body %q, %v", got, err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -20,7 +21,9 @@ func ExampleSignHMAC() {
 	now := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 	clock := webhooks.ClockFunc(func() time.Time { return now })
 
-	verifier, err := webhooks.NewHMACVerifier("stripe", webhooks.StripeOptions(), webhooks.StaticSecrets(secret), clock)
+	opts := providers.StripeOptions()
+	opts.Clock = clock
+	verifier, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets(secret))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -37,7 +40,7 @@ func ExampleSignHMAC() {
 		Timestamp: now,
 		Body:      []byte(`{"id":"evt_1","object":"event","type":"invoice.paid"}`),
 	}
-	header, err := webhookstest.SignHMAC(webhooks.StripeOptions(), secret, msg)
+	header, err := webhookstest.SignHMAC(providers.StripeOptions(), secret, msg)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -22,8 +23,9 @@ func ExampleSignEd25519() {
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 	clock := webhooks.ClockFunc(func() time.Time { return now })
 
-	verifier, err := webhooks.NewEd25519Verifier("discord", webhooks.DiscordInteractionsOptions(),
-		webhooks.StaticSecrets(keys.PublicKey(webhooks.Ed25519KeyHex)), clock)
+	opts := providers.DiscordInteractionsOptions()
+	opts.Clock = clock
+	verifier, err := providers.NewEd25519Verifier(opts, webhooks.StaticSecrets(keys.PublicKey(providers.Ed25519KeyHex)))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -41,7 +43,7 @@ func ExampleSignEd25519() {
 		`{"id":"1312222222222222222","type":2,"data":{"name":"blep"}}`,
 	} {
 		msg := webhookstest.Ed25519Message{Timestamp: now, Body: []byte(body)}
-		h, err := webhookstest.SignEd25519(webhooks.DiscordInteractionsOptions(), keys.Private, msg)
+		h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), keys.Private, msg)
 		if err != nil {
 			fmt.Println(err)
 			return
@@ -60,8 +62,8 @@ func ExampleSignEd25519() {
 // A Twilio status callback, signed with the auth token as Twilio signs it:
 // the verifier is told the public base URL, as it would be behind a proxy.
 func ExampleSignTwilio() {
-	verifier, err := webhooks.NewTwilioVerifier("twilio",
-		webhooks.TwilioOptions{
+	verifier, err := providers.NewTwilioVerifier(
+		providers.TwilioOptions{
 			BaseURL:         "https://hooks.example.com",
 			EventIDParams:   [][]string{{"MessageSid", "MessageStatus"}},
 			EventTypeParams: []string{"MessageStatus"},
@@ -99,7 +101,7 @@ func ExampleSignTwilio() {
 // A GitLab push, sent with the webhook's secret token and GitLab's
 // headers.
 func ExampleSignToken() {
-	verifier, err := webhooks.NewTokenVerifier("gitlab", webhooks.GitLabTokenOptions(), webhooks.StaticSecrets("test-token"))
+	verifier, err := providers.NewTokenVerifier(providers.GitLabTokenOptions(), webhooks.StaticSecrets("test-token"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -117,7 +119,7 @@ func ExampleSignToken() {
 		Type: "Push Hook",
 		Body: []byte(`{"object_kind":"push"}`),
 	}
-	h, err := webhookstest.SignToken(webhooks.GitLabTokenOptions(), "test-token", msg)
+	h, err := webhookstest.SignToken(providers.GitLabTokenOptions(), "test-token", msg)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -2,11 +2,11 @@
 // test its handlers end to end through the same verifier, gateway and
 // processor it runs in production.
 //
-// SignHMAC and NewHMACRequest sign for any HMACOptions, the presets
-// included:
+// SignHMAC and NewHMACRequest sign for any webhooks.HMACOptions, the
+// presets of package providers included:
 //
 //	msg := webhookstest.HMACMessage{Body: []byte(`{"id":"evt_1","type":"invoice.paid"}`)}
-//	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", webhooks.StripeOptions(), secret, msg)
+//	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", providers.StripeOptions(), secret, msg)
 //	rec := httptest.NewRecorder()
 //	gateway.ServeHTTP(rec, req)
 //
@@ -17,6 +17,7 @@ package webhookstest
 
 import (
 	"bytes"
+	"crypto"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -24,11 +25,12 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash"
 	"io"
 	"net/http"
+	neturl "net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,31 +42,43 @@ import (
 // HMACMessage is a webhook for SignHMAC to sign.
 type HMACMessage struct {
 	// ID is the event ID. When the options read it from a header
-	// (EventIDHeader), it is written there; when they read it from the
-	// body (EventIDPath), the body must carry it and a non-empty ID must
-	// equal it; when they compute it (EventIDFunc), it must be empty.
+	// (Event.IDHeader), it is written there; when they read it from the
+	// body (Event.IDPath), the body must carry it and a non-empty ID must
+	// equal it; when they compute it (Event.IDFunc), it must be empty, and
+	// when they derive it from the body (Event.IDFromBody alone), it must
+	// be empty or that ID.
 	ID string
 	// Type is the event type as the provider sends it, without any
-	// EventTypeSuffixPath suffix. It is written to EventTypeHeader, or
-	// checked against the body at EventTypePath like ID.
+	// Event.TypeSuffixPath suffix. It is written to Event.TypeHeader, or
+	// checked against the body at Event.TypePath like ID.
 	Type string
 	// Timestamp is when the webhook is signed; zero means time.Now(). It
-	// is written to the signature header or TimestampHeader in
-	// TimestampFormat (RFC 3339 to the second). When the options read
-	// the timestamp from the body (TimestampPath), the body must carry it
-	// and a non-zero Timestamp must equal it.
+	// is written to the signature header (Timestamp.Key) or
+	// Timestamp.Header in Timestamp.Format (RFC 3339 to the second). When
+	// the options read the timestamp from the body (Timestamp.Path), the
+	// body must carry it and a non-zero Timestamp must equal it.
 	Timestamp time.Time
 	// Body is the raw request body, signed as it is.
 	Body []byte
+	// ContentType is the Content-Type header to send, for providers whose
+	// bodies are not JSON (form-encoded Slack commands, for example).
+	// Defaults to "application/json" when Body is valid JSON, and to no
+	// header otherwise.
+	ContentType string
+	// URL is the request URL as the server receives it, path and query
+	// ("/webhooks/acme?x=1"), for signed content with {url}.
+	// NewHMACRequest sets it from its url argument.
+	URL string
 }
 
 // SignHMAC signs msg as a provider configured by opts would, with secret
 // as the provider's signing secret (encoded as the provider hands it out,
 // for example "whsec_…"; DecodeSecret is applied). It returns the request
 // headers: the signature, the timestamp and event ID and type headers the
-// options read, and Content-Type application/json when the body is JSON.
-// Headers are written under the options' configured names, never the
-// HeaderFallbacks.
+// options read, and Content-Type (see HMACMessage.ContentType). Headers
+// are written under the options' configured names, never the
+// HeaderFallbacks. The request is a POST: {method} in the signed content is
+// "POST".
 //
 // It returns an error when the options are invalid (as NewHMACVerifier
 // reports them), when the secret is empty, only SecretPrefix or cannot be
@@ -73,7 +87,7 @@ type HMACMessage struct {
 func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.Header, error) {
 	// NewHMACVerifier validates the options and refuses an empty,
 	// prefix-only or undecodable secret, naming it by ID only.
-	if _, err := webhooks.NewHMACVerifier("webhookstest", opts, webhooks.StaticSecrets(secret), nil); err != nil {
+	if _, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets(secret)); err != nil {
 		return nil, fmt.Errorf("webhookstest: %w", err)
 	}
 	key := []byte(secret)
@@ -83,63 +97,19 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.H
 			return nil, fmt.Errorf("webhookstest: decoding the secret: %w", err)
 		}
 	}
-	newHash, err := hmacHashFunc(opts.Algorithm)
+	h := contentTypeHeader(msg.ContentType, msg.Body)
+	timestamp, err := writeTimestamp(h, opts.Timestamp, msg.Timestamp, msg.Body, "HMACMessage")
 	if err != nil {
 		return nil, err
 	}
-
-	h := http.Header{}
-	if json.Valid(msg.Body) {
-		h.Set("Content-Type", "application/json")
+	if err := writeMetadata(h, opts.Event, msg.ID, msg.Type, msg.Body, "HMACMessage"); err != nil {
+		return nil, err
 	}
-	at := msg.Timestamp
-	if at.IsZero() {
-		at = time.Now()
-	}
-	var timestamp string
-	switch {
-	case opts.TimestampHeader != "":
-		timestamp = formatTimestamp(at, opts.TimestampFormat)
-		h.Set(opts.TimestampHeader, timestamp)
-	case opts.TimestampKey != "":
-		timestamp = formatTimestamp(at, opts.TimestampFormat)
-	case opts.TimestampPath != "":
-		raw, ok := bodyValue(msg.Body, opts.TimestampPath)
-		if !ok {
-			return nil, fmt.Errorf("webhookstest: the options read the timestamp from the body at %q, but the body has none there", opts.TimestampPath)
-		}
-		if !msg.Timestamp.IsZero() && raw != formatTimestamp(msg.Timestamp, opts.TimestampFormat) {
-			return nil, fmt.Errorf("webhookstest: the body's timestamp %s differs from HMACMessage.Timestamp", raw)
-		}
-	}
-	switch {
-	case opts.EventIDHeader != "":
-		if msg.ID != "" {
-			h.Set(opts.EventIDHeader, msg.ID)
-		}
-	case opts.EventIDPath != "":
-		if err := hmacCheckBody(msg.Body, opts.EventIDPath, "ID", msg.ID); err != nil {
-			return nil, err
-		}
-	case opts.EventIDFunc != nil && msg.ID != "":
-		return nil, errors.New("webhookstest: the options compute the event ID (EventIDFunc), so HMACMessage.ID must be empty")
-	}
-	switch {
-	case opts.EventTypeHeader != "":
-		if msg.Type != "" {
-			h.Set(opts.EventTypeHeader, msg.Type)
-		}
-	case opts.EventTypePath != "":
-		if err := hmacCheckBody(msg.Body, opts.EventTypePath, "Type", msg.Type); err != nil {
-			return nil, err
-		}
-	}
-
 	content, err := hmacSignedContent(opts, h, timestamp, msg)
 	if err != nil {
 		return nil, err
 	}
-	mac := hmac.New(newHash, key)
+	mac := hmac.New(hmacHashFunc(opts.Algorithm), key)
 	mac.Write(content)
 	encode := hex.EncodeToString
 	if opts.Encoding == webhooks.EncodingBase64 {
@@ -150,26 +120,26 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.H
 		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sig)
 		return h, nil
 	}
-	kv := opts.KeyValueSeparator
-	if kv == "" {
-		kv = webhooks.DefaultKeyValueSeparator
-	}
 	var items []string
-	if opts.TimestampKey != "" {
-		items = append(items, opts.TimestampKey+kv+timestamp)
+	if opts.Timestamp.Key != "" {
+		items = append(items, opts.Timestamp.Key+opts.KeyValueSeparator+timestamp)
 	}
-	items = append(items, opts.SignatureKey+kv+sig)
+	items = append(items, opts.SignatureKey+opts.KeyValueSeparator+sig)
 	h.Set(opts.SignatureHeader, strings.Join(items, opts.ItemSeparator))
 	return h, nil
 }
 
 // NewHMACRequest returns a POST request to url carrying msg.Body and the
 // headers SignHMAC makes, bound to t's context. It fails t if signing
-// fails. The request can be served directly (handler.ServeHTTP with an
-// httptest.ResponseRecorder) or sent to an httptest.Server with an
-// http.Client.
+// fails. The request carries Content-Type application/json when the body
+// is JSON and msg gives no ContentType. It can be served directly
+// (handler.ServeHTTP with an httptest.ResponseRecorder) or sent to an
+// httptest.Server with an http.Client.
 func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret string, msg HMACMessage) *http.Request {
 	t.Helper()
+	if msg.URL == "" {
+		msg.URL = requestURI(url)
+	}
 	h, err := SignHMAC(opts, secret, msg)
 	if err != nil {
 		t.Fatal(err)
@@ -179,49 +149,150 @@ func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret 
 
 // hmacSignedContent builds the bytes the provider signs.
 func hmacSignedContent(opts webhooks.HMACOptions, h http.Header, timestamp string, msg HMACMessage) ([]byte, error) {
+	id := ""
+	if opts.Event.IDHeader != "" {
+		id = msg.ID
+	}
 	if opts.SignedContentFunc != nil {
 		req := &webhooks.Request{Method: http.MethodPost, Header: h.Clone(), Body: msg.Body}
-		id := ""
-		if opts.EventIDHeader != "" {
-			id = msg.ID
-		}
 		b, err := opts.SignedContentFunc(req, timestamp, id)
 		if err != nil {
 			return nil, fmt.Errorf("webhookstest: SignedContentFunc: %w", err)
 		}
 		return b, nil
 	}
-	if opts.SignedContent == webhooks.SignBody {
-		return msg.Body, nil
-	}
-	sep := opts.SignedContentSeparator
-	if sep == "" {
-		sep = webhooks.DefaultSignedContentSeparator
-	}
-	var b bytes.Buffer
-	if opts.SignedContentPrefix != "" {
-		b.WriteString(opts.SignedContentPrefix + sep)
-	}
-	if opts.SignedContent == webhooks.SignIDTimestampBody {
-		b.WriteString(msg.ID + sep)
-	}
-	b.WriteString(timestamp + sep)
-	b.Write(msg.Body)
-	return b.Bytes(), nil
+	return renderContent(opts.SignedContent, timestamp, id, msg.URL, msg.Body, "HMACMessage")
 }
 
-func hmacHashFunc(a webhooks.HMACAlgorithm) (func() hash.Hash, error) {
+// renderContent fills in a signed-content template ("{body}" when empty)
+// by plain text replacement, independently of the verifiers' compiled
+// templates.
+func renderContent(template, timestamp, id, url string, body []byte, msgType string) ([]byte, error) {
+	if template == "" {
+		template = "{body}"
+	}
+	if strings.Contains(template, "{id}") && id == "" {
+		return nil, fmt.Errorf("webhookstest: the signed content includes the event ID, so %s.ID is required", msgType)
+	}
+	if strings.Contains(template, "{url}") && url == "" {
+		return nil, fmt.Errorf("webhookstest: the signed content includes the URL, so %s.URL is required", msgType)
+	}
+	before, after, _ := strings.Cut(template, "{body}")
+	r := strings.NewReplacer("{timestamp}", timestamp, "{id}", id, "{method}", http.MethodPost, "{url}", url)
+	return slices.Concat([]byte(r.Replace(before)), body, []byte(r.Replace(after))), nil
+}
+
+// contentTypeHeader returns headers with the message's Content-Type, or
+// application/json for a JSON body.
+func contentTypeHeader(contentType string, body []byte) http.Header {
+	h := http.Header{}
+	switch {
+	case contentType != "":
+		h.Set("Content-Type", contentType)
+	case json.Valid(body):
+		h.Set("Content-Type", "application/json")
+	}
+	return h
+}
+
+// writeTimestamp writes the signing time to the timestamp's header and
+// returns it as written, or checks the body's when the options read it
+// from there.
+func writeTimestamp(h http.Header, ts webhooks.TimestampSource, at time.Time, body []byte, msgType string) (string, error) {
+	if at.IsZero() && ts.Path == "" {
+		at = time.Now()
+	}
+	switch {
+	case ts.Header != "":
+		timestamp := formatTimestamp(at, ts.Format)
+		h.Set(ts.Header, timestamp)
+		return timestamp, nil
+	case ts.Key != "":
+		return formatTimestamp(at, ts.Format), nil
+	case ts.Path != "":
+		raw, ok := bodyValue(body, ts.Path)
+		if !ok {
+			return "", fmt.Errorf("webhookstest: the options read the timestamp from the body at %q, but the body has none there", ts.Path)
+		}
+		if !at.IsZero() && raw != formatTimestamp(at, ts.Format) {
+			return "", fmt.Errorf("webhookstest: the body's timestamp %s differs from %s.Timestamp", raw, msgType)
+		}
+	}
+	return "", nil
+}
+
+// writeMetadata writes the event ID and type headers the source reads, and
+// checks body-borne values against the message's.
+func writeMetadata(h http.Header, ev webhooks.EventSource, id, typ string, body []byte, msgType string) error {
+	switch {
+	case ev.IDHeader != "":
+		if id != "" {
+			h.Set(ev.IDHeader, id)
+		}
+	case ev.IDPath != "":
+		if err := checkBody(body, ev.IDPath, msgType+".ID", id); err != nil {
+			return err
+		}
+	case id != "" && ev.IDFunc != nil:
+		return fmt.Errorf("webhookstest: the options compute the event ID (Event.IDFunc), so %s.ID must be empty", msgType)
+	case id != "" && ev.IDFromBody && id != bodySHA256ID(body):
+		return fmt.Errorf("webhookstest: the options derive the event ID from the body, so %s.ID must be empty or the body's \"sha256:<hex>\"", msgType)
+	}
+	switch {
+	case ev.TypeHeader != "":
+		if typ != "" {
+			h.Set(ev.TypeHeader, typ)
+		}
+	case ev.TypePath != "":
+		if err := checkBody(body, ev.TypePath, msgType+".Type", typ); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkBody fails unless the body has a string or number at path and, when
+// want is set, it equals want.
+func checkBody(body []byte, path, field, want string) error {
+	got, ok := bodyValue(body, path)
+	switch {
+	case !ok && want != "":
+		return fmt.Errorf("webhookstest: the options read %s from the body at %q, but the body has none there", field, path)
+	case ok && want != "" && got != want:
+		return fmt.Errorf("webhookstest: the body's %q is %q but %s is %q", path, got, field, want)
+	}
+	return nil
+}
+
+// bodySHA256ID is the ID Event.IDFromBody derives: "sha256:" and the hex
+// SHA-256 of the body.
+func bodySHA256ID(body []byte) string {
+	sum := sha256.Sum256(body)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// requestURI returns the path and query of a URL as a server receives
+// them, or "" when it cannot be parsed.
+func requestURI(rawURL string) string {
+	u, err := neturl.Parse(rawURL)
+	if err != nil {
+		return ""
+	}
+	return u.RequestURI()
+}
+
+// hmacHashFunc returns the hash of an Algorithm NewHMACVerifier accepted.
+func hmacHashFunc(a crypto.Hash) func() hash.Hash {
 	switch a {
-	case webhooks.HMACSHA256:
-		return sha256.New, nil
-	case webhooks.HMACSHA1:
-		return sha1.New, nil
-	case webhooks.HMACSHA512:
-		return sha512.New, nil
+	case crypto.SHA1:
+		return sha1.New
+	case crypto.SHA512:
+		return sha512.New
 	}
-	return nil, fmt.Errorf("webhookstest: unknown algorithm %v", a)
+	return sha256.New
 }
 
+// formatTimestamp writes t in format f.
 func formatTimestamp(t time.Time, f webhooks.TimestampFormat) string {
 	switch f {
 	case webhooks.TimestampUnixMillis:
@@ -230,19 +301,6 @@ func formatTimestamp(t time.Time, f webhooks.TimestampFormat) string {
 		return t.UTC().Format(time.RFC3339)
 	}
 	return strconv.FormatInt(t.Unix(), 10)
-}
-
-// hmacCheckBody fails unless the body has a string or number at path and, when
-// want is set, it equals want.
-func hmacCheckBody(body []byte, path, field, want string) error {
-	got, ok := bodyValue(body, path)
-	switch {
-	case !ok && want != "":
-		return fmt.Errorf("webhookstest: the options read the event %s from the body at %q, but the body has none there", strings.ToLower(field), path)
-	case ok && want != "" && got != want:
-		return fmt.Errorf("webhookstest: the body's %q is %q but HMACMessage.%s is %q", path, got, field, want)
-	}
-	return nil
 }
 
 // bodyValue returns the string or number at a dotted path of a JSON body.

@@ -2,6 +2,7 @@ package webhookstest_test
 
 import (
 	"context"
+	"crypto"
 	"crypto/hmac"
 	"crypto/sha1"
 	"crypto/sha256"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -52,48 +54,48 @@ func TestSignHMACHeaders(t *testing.T) {
 		msg    webhookstest.HMACMessage
 		want   map[string]string
 	}{
-		{"stripe", webhooks.StripeOptions(), "whsec_s", webhookstest.HMACMessage{ID: "evt_1", Type: "invoice.paid", Timestamp: at, Body: []byte(stripeBody)}, map[string]string{
+		{"stripe", providers.StripeOptions(), "whsec_s", webhookstest.HMACMessage{ID: "evt_1", Type: "invoice.paid", Timestamp: at, Body: []byte(stripeBody)}, map[string]string{
 			"Stripe-Signature": "t=" + ts + ",v1=" + hexMAC("whsec_s", ts, ".", stripeBody),
 			"Content-Type":     "application/json",
 		}},
-		{"github", webhooks.GitHubOptions(), "It's a Secret to Everybody", webhookstest.HMACMessage{ID: "d-1", Type: "ping", Body: []byte("Hello, World!")}, map[string]string{
+		{"github", providers.GitHubOptions(), "It's a Secret to Everybody", webhookstest.HMACMessage{ID: "d-1", Type: "ping", Body: []byte("Hello, World!")}, map[string]string{
 			// GitHub's documented test values.
 			"X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
 			"X-Github-Delivery":   "d-1",
 			"X-Github-Event":      "ping",
 		}},
-		{"standard webhooks", webhooks.StandardWebhooksOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
+		{"standard webhooks", providers.StandardWebhooksOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
 			"Webhook-Id":        "msg_1",
 			"Webhook-Timestamp": ts,
 			"Webhook-Signature": "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, string(swKey), "msg_1.", ts, ".", swBody)),
 		}},
-		{"svix", webhooks.SvixOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
+		{"svix", providers.SvixOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
 			"Svix-Id":        "msg_1",
 			"Svix-Timestamp": ts,
 			"Svix-Signature": "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, string(swKey), "msg_1.", ts, ".", swBody)),
 		}},
-		{"paddle", webhooks.PaddleOptions(), "pdl_ntfset_x", webhookstest.HMACMessage{Timestamp: at, Body: []byte(paddleBody)}, map[string]string{
+		{"paddle", providers.PaddleOptions(), "pdl_ntfset_x", webhookstest.HMACMessage{Timestamp: at, Body: []byte(paddleBody)}, map[string]string{
 			"Paddle-Signature": "ts=" + ts + ";h1=" + hexMAC("pdl_ntfset_x", ts, ":", paddleBody),
 		}},
-		{"slack", webhooks.SlackOptions(), "slack", webhookstest.HMACMessage{Timestamp: at, Body: []byte(slackBody)}, map[string]string{
+		{"slack", providers.SlackOptions(), "slack", webhookstest.HMACMessage{Timestamp: at, Body: []byte(slackBody)}, map[string]string{
 			"X-Slack-Signature":         "v0=" + hexMAC("slack", "v0:", ts, ":", slackBody),
 			"X-Slack-Request-Timestamp": ts,
 		}},
-		{"shopify", webhooks.ShopifyOptions(), "shpss", webhookstest.HMACMessage{ID: "w", Type: "orders/create", Body: []byte(`{}`)}, map[string]string{
+		{"shopify", providers.ShopifyOptions(), "shpss", webhookstest.HMACMessage{ID: "w", Type: "orders/create", Body: []byte(`{}`)}, map[string]string{
 			"X-Shopify-Hmac-Sha256": base64.StdEncoding.EncodeToString(mac(sha256.New, "shpss", `{}`)),
 			"X-Shopify-Webhook-Id":  "w",
 			"X-Shopify-Topic":       "orders/create",
 		}},
 		{"sha1 rfc3339 timestamp header", webhooks.HMACOptions{
-			SignatureHeader: "X-Sig", TimestampHeader: "X-Ts", TimestampFormat: webhooks.TimestampRFC3339,
-			SignedContent: webhooks.SignTimestampBody, Algorithm: webhooks.HMACSHA1, EventIDHeader: "X-Id",
+			SignatureHeader: "X-Sig", Timestamp: webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampRFC3339},
+			SignedContent: "{timestamp}.{body}", Algorithm: crypto.SHA1, Event: webhooks.EventSource{IDHeader: "X-Id"},
 		}, "k", webhookstest.HMACMessage{ID: "1", Timestamp: at.Add(500 * time.Millisecond), Body: []byte("a=b")}, map[string]string{
 			"X-Sig": hex.EncodeToString(mac(sha1.New, "k", "2025-03-14T15:09:26Z.a=b")),
 			"X-Ts":  "2025-03-14T15:09:26Z",
 		}},
 		{"sha512 millis func", webhooks.HMACOptions{
-			SignatureHeader: "X-Sig", TimestampHeader: "X-Ts", TimestampFormat: webhooks.TimestampUnixMillis,
-			Algorithm: webhooks.HMACSHA512, Encoding: webhooks.EncodingBase64, EventIDHeader: "X-Id",
+			SignatureHeader: "X-Sig", Timestamp: webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampUnixMillis},
+			Algorithm: crypto.SHA512, Encoding: webhooks.EncodingBase64, Event: webhooks.EventSource{IDHeader: "X-Id"},
 			SignedContentFunc: func(r *webhooks.Request, ts, id string) ([]byte, error) {
 				return []byte(r.Method + "|" + id + "|" + ts + "|" + r.Header.Get("X-Id") + "|" + string(r.Body)), nil
 			},
@@ -114,7 +116,7 @@ func TestSignHMACHeaders(t *testing.T) {
 				}
 			}
 			// And the verifier accepts it.
-			v, err := webhooks.NewHMACVerifier("p", tt.opts, webhooks.StaticSecrets(tt.secret), webhooks.ClockFunc(func() time.Time { return at }))
+			v, err := webhooks.NewHMACVerifier(withClock(tt.opts, webhooks.ClockFunc(func() time.Time { return at })), webhooks.StaticSecrets(tt.secret))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -128,7 +130,7 @@ func TestSignHMACHeaders(t *testing.T) {
 func TestSignHMACContentType(t *testing.T) {
 	t.Parallel()
 	for body, want := range map[string]string{`{"a":1}`: "application/json", `a=1&b=2`: "", ``: ""} {
-		opts := webhooks.GitHubOptions()
+		opts := providers.GitHubOptions()
 		opts.AllowEmptyBody = true
 		h, err := webhookstest.SignHMAC(opts, "s", webhookstest.HMACMessage{ID: "1", Body: []byte(body)})
 		if err != nil {
@@ -138,12 +140,79 @@ func TestSignHMACContentType(t *testing.T) {
 			t.Errorf("body %q: Content-Type %q, want %q", body, got, want)
 		}
 	}
+
+	// The message says what a provider sends when its body is not JSON.
+	form := webhookstest.HMACMessage{ID: "1", Body: []byte(`payload=%7B%7D`), ContentType: "application/x-www-form-urlencoded"}
+	h, err := webhookstest.SignHMAC(providers.GitHubOptions(), "s", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := h.Get("Content-Type"); got != form.ContentType {
+		t.Errorf("form body: Content-Type %q, want %q", got, form.ContentType)
+	}
+	// NewHMACRequest carries it too, and JSON by default.
+	if got := webhookstest.NewHMACRequest(t, "/webhooks/github", providers.GitHubOptions(), "s", form).Header.Get("Content-Type"); got != form.ContentType {
+		t.Errorf("NewHMACRequest: Content-Type %q", got)
+	}
+	jsonMsg := webhookstest.HMACMessage{ID: "1", Body: []byte(`{"a":1}`)}
+	if got := webhookstest.NewHMACRequest(t, "/webhooks/github", providers.GitHubOptions(), "s", jsonMsg).Header.Get("Content-Type"); got != "application/json" {
+		t.Errorf("NewHMACRequest with JSON: Content-Type %q", got)
+	}
+}
+
+// TestNewHMACRequestSignsTheURL signs a scheme that covers the method and
+// the URL as the server receives it, served directly and over HTTP.
+func TestNewHMACRequestSignsTheURL(t *testing.T) {
+	t.Parallel()
+	opts := webhooks.HMACOptions{
+		SignatureHeader: "X-Sig",
+		SignedContent:   "{method} {url}\n{body}",
+		Event:           webhooks.EventSource{IDHeader: "X-Id"},
+	}
+	v, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets("k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := webhooks.NewRegistry()
+	r.MustRegister("signed-url", v)
+	gw, err := webhooks.NewReceiver(r, memstore.NewInbox(), memstore.NewReplay())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg := webhookstest.HMACMessage{ID: "u1", Body: []byte(`{}`)}
+	h, err := webhookstest.SignHMAC(opts, "k", webhookstest.HMACMessage{ID: "u1", Body: msg.Body, URL: "/webhooks/signed-url?a=1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := hexMAC("k", "POST /webhooks/signed-url?a=1\n{}"); h.Get("X-Sig") != want {
+		t.Errorf("X-Sig %q, want %q", h.Get("X-Sig"), want)
+	}
+	rec := httptest.NewRecorder()
+	gw.ServeHTTP(rec, webhookstest.NewHMACRequest(t, "/webhooks/signed-url?a=1", opts, "k", msg))
+	if rec.Code != http.StatusAccepted {
+		t.Errorf("served directly: %d %s", rec.Code, rec.Body)
+	}
+	srv := httptest.NewServer(gw)
+	defer srv.Close()
+	msg.ID = "u2"
+	resp, err := srv.Client().Do(webhookstest.NewHMACRequest(t, srv.URL+"/webhooks/signed-url?a=2", opts, "k", msg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Errorf("over HTTP: %d", resp.StatusCode)
+	}
+	// {url} needs a URL.
+	if _, err := webhookstest.SignHMAC(opts, "k", webhookstest.HMACMessage{ID: "u3", Body: msg.Body}); err == nil || !strings.Contains(err.Error(), "HMACMessage.URL is required") {
+		t.Errorf("SignHMAC without a URL: %v", err)
+	}
 }
 
 func TestSignHMACDefaultsToNow(t *testing.T) {
 	t.Parallel()
 	before := time.Now().Unix()
-	h, err := webhookstest.SignHMAC(webhooks.SlackOptions(), "s", webhookstest.HMACMessage{Body: []byte(`{"event_id":"E","event":{"type":"t"}}`)})
+	h, err := webhookstest.SignHMAC(providers.SlackOptions(), "s", webhookstest.HMACMessage{Body: []byte(`{"event_id":"E","event":{"type":"t"}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,9 +225,9 @@ func TestSignHMACDefaultsToNow(t *testing.T) {
 func TestSignHMACErrors(t *testing.T) {
 	t.Parallel()
 	const secretText = "TOP-SECRET-value-9d1c"
-	broken := webhooks.StandardWebhooksOptions()
+	broken := providers.StandardWebhooksOptions()
 	broken.DecodeSecret = func([]byte) ([]byte, error) { return nil, errors.New("not base64") }
-	empty := webhooks.StandardWebhooksOptions()
+	empty := providers.StandardWebhooksOptions()
 	empty.DecodeSecret = func([]byte) ([]byte, error) { return nil, nil }
 	tests := []struct {
 		name   string
@@ -168,17 +237,17 @@ func TestSignHMACErrors(t *testing.T) {
 		want   string
 	}{
 		{"invalid options", webhooks.HMACOptions{SignatureHeader: "X-Sig"}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "no event ID source"},
-		{"empty secret", webhooks.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "secret static:0 is empty"},
-		{"prefix-only secret", webhooks.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "is only the prefix"},
+		{"empty secret", providers.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "secret static:0 is empty"},
+		{"prefix-only secret", providers.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "is only the prefix"},
 		{"undecodable secret", broken, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
 		{"secret decodes to nothing", empty, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
-		{"ID differs from the body", webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"id":"evt_1","type":"t"}`)}, `the body's "id" is "evt_1" but HMACMessage.ID is "evt_2"`},
-		{"ID not in the body", webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"type":"t"}`)}, `the body at "id", but the body has none there`},
-		{"type differs from the body", webhooks.PaddleOptions(), secretText, webhookstest.HMACMessage{Type: "b", Body: []byte(`{"event_id":"e","event_type":"a"}`)}, `HMACMessage.Type is "b"`},
-		{"ID for a computed ID", webhooks.ZoomOptions(), secretText, webhookstest.HMACMessage{ID: "x", Body: []byte(`{"event":"e"}`)}, "HMACMessage.ID must be empty"},
-		{"no timestamp in the body", webhooks.LinearOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{"action":"create"}`)}, `timestamp from the body at "webhookTimestamp"`},
-		{"timestamp differs from the body", webhooks.LinearOptions(), secretText, webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"webhookTimestamp":1}`)}, "differs from HMACMessage.Timestamp"},
-		{"failing SignedContentFunc", webhooks.HMACOptions{SignatureHeader: "X-Sig", EventIDHeader: "X-Id", SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
+		{"ID differs from the body", providers.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"id":"evt_1","type":"t"}`)}, `the body's "id" is "evt_1" but HMACMessage.ID is "evt_2"`},
+		{"ID not in the body", providers.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"type":"t"}`)}, `the body at "id", but the body has none there`},
+		{"type differs from the body", providers.PaddleOptions(), secretText, webhookstest.HMACMessage{Type: "b", Body: []byte(`{"event_id":"e","event_type":"a"}`)}, `HMACMessage.Type is "b"`},
+		{"ID for a computed ID", providers.ZoomOptions(), secretText, webhookstest.HMACMessage{ID: "x", Body: []byte(`{"event":"e"}`)}, "HMACMessage.ID must be empty"},
+		{"no timestamp in the body", providers.LinearOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{"action":"create"}`)}, `timestamp from the body at "webhookTimestamp"`},
+		{"timestamp differs from the body", providers.LinearOptions(), secretText, webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"webhookTimestamp":1}`)}, "differs from HMACMessage.Timestamp"},
+		{"failing SignedContentFunc", webhooks.HMACOptions{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDHeader: "X-Id"}, SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
 			return nil, errors.New("boom")
 		}}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "SignedContentFunc: boom"},
 	}
@@ -199,7 +268,7 @@ func TestSignHMACErrors(t *testing.T) {
 	}
 	// A body without the ID is fine when no ID is given: the verifier
 	// will reject it, which is what such a test wants.
-	if _, err := webhookstest.SignHMAC(webhooks.StripeOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{}`)}); err != nil {
+	if _, err := webhookstest.SignHMAC(providers.StripeOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{}`)}); err != nil {
 		t.Errorf("SignHMAC without an ID: %v", err)
 	}
 }
@@ -208,7 +277,7 @@ func TestNewHMACRequest(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_gateway_test"
 	r := webhooks.NewRegistry()
-	v, err := webhooks.NewHMACVerifier("stripe", webhooks.StripeOptions(), webhooks.StaticSecrets(secret), nil)
+	v, err := webhooks.NewHMACVerifier(providers.StripeOptions(), webhooks.StaticSecrets(secret))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +290,7 @@ func TestNewHMACRequest(t *testing.T) {
 	msg := webhookstest.HMACMessage{Body: []byte(`{"id":"evt_req","type":"charge.succeeded"}`)}
 
 	// Served directly.
-	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", webhooks.StripeOptions(), secret, msg)
+	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", providers.StripeOptions(), secret, msg)
 	if req.Method != http.MethodPost || req.ContentLength != int64(len(msg.Body)) || req.Context().Err() != nil {
 		t.Errorf("request %s, length %d, ctx err %v", req.Method, req.ContentLength, req.Context().Err())
 	}
@@ -234,7 +303,7 @@ func TestNewHMACRequest(t *testing.T) {
 	// Sent to a server.
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
-	resp, err := srv.Client().Do(webhookstest.NewHMACRequest(t, srv.URL+"/webhooks/stripe/acme", webhooks.StripeOptions(), secret, msg))
+	resp, err := srv.Client().Do(webhookstest.NewHMACRequest(t, srv.URL+"/webhooks/stripe/acme", providers.StripeOptions(), secret, msg))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,12 +6,13 @@ import (
 	"testing"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 func TestSignToken(t *testing.T) {
 	t.Parallel()
-	h, err := webhookstest.SignToken(webhooks.GitLabTokenOptions(), "tok", webhookstest.TokenMessage{ID: "idem-1", Type: "Push Hook", Body: []byte(`{"object_kind":"push"}`)})
+	h, err := webhookstest.SignToken(providers.GitLabTokenOptions(), "tok", webhookstest.TokenMessage{ID: "idem-1", Type: "Push Hook", Body: []byte(`{"object_kind":"push"}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,13 +22,13 @@ func TestSignToken(t *testing.T) {
 		}
 	}
 
-	bearer := webhooks.BearerTokenOptions()
-	bearer.EventIDPath = "id"
+	bearer := providers.BearerTokenOptions()
+	bearer.Event.IDPath = "id"
 	h, err = webhookstest.SignToken(bearer, "tok", webhookstest.TokenMessage{ID: "e1", Body: []byte(`{"id":"e1"}`)})
 	if err != nil || h.Get("Authorization") != "Bearer tok" {
 		t.Fatalf("bearer: %v %v", h, err)
 	}
-	v, err := webhooks.NewTokenVerifier("t", bearer, webhooks.StaticSecrets("tok"))
+	v, err := providers.NewTokenVerifier(bearer, webhooks.StaticSecrets("tok"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,16 +37,16 @@ func TestSignToken(t *testing.T) {
 	}
 
 	for name, tc := range map[string]struct {
-		opts  webhooks.TokenOptions
+		opts  providers.TokenOptions
 		token string
 		msg   webhookstest.TokenMessage
 	}{
-		"no header":       {webhooks.TokenOptions{EventIDHeader: "X-Id"}, "tok", webhookstest.TokenMessage{}},
-		"empty token":     {webhooks.GitLabTokenOptions(), "", webhookstest.TokenMessage{}},
+		"no header":       {providers.TokenOptions{Event: webhooks.EventSource{IDHeader: "X-Id"}}, "tok", webhookstest.TokenMessage{}},
+		"empty token":     {providers.GitLabTokenOptions(), "", webhookstest.TokenMessage{}},
 		"ID not in body":  {bearer, "tok", webhookstest.TokenMessage{ID: "e2", Body: []byte(`{"id":"e1"}`)}},
 		"body not JSON":   {bearer, "tok", webhookstest.TokenMessage{ID: "e1", Body: []byte(`id=e1`)}},
-		"no ID source":    {webhooks.BearerTokenOptions(), "tok", webhookstest.TokenMessage{}},
-		"bad type header": {webhooks.TokenOptions{Header: "X-T", EventIDHeader: "X-Id", EventTypeHeader: "X Type"}, "tok", webhookstest.TokenMessage{}},
+		"no ID source":    {providers.BearerTokenOptions(), "tok", webhookstest.TokenMessage{}},
+		"bad type header": {providers.TokenOptions{Header: "X-T", Event: webhooks.EventSource{IDHeader: "X-Id", TypeHeader: "X Type"}}, "tok", webhookstest.TokenMessage{}},
 	} {
 		if _, err := webhookstest.SignToken(tc.opts, tc.token, tc.msg); err == nil {
 			t.Errorf("%s: SignToken succeeded", name)
@@ -55,7 +56,7 @@ func TestSignToken(t *testing.T) {
 
 func TestSignBasicAuth(t *testing.T) {
 	t.Parallel()
-	opts := webhooks.BasicAuthOptions{EventIDHeader: "X-Id"}
+	opts := providers.BasicAuthOptions{Event: webhooks.EventSource{IDHeader: "X-Id"}}
 	h, err := webhookstest.SignBasicAuth(opts, "hooks", "p:w", webhookstest.TokenMessage{ID: "1", Body: []byte("x")})
 	if err != nil {
 		t.Fatal(err)
@@ -67,14 +68,14 @@ func TestSignBasicAuth(t *testing.T) {
 	if _, err := webhookstest.SignBasicAuth(opts, "ho:oks", "pw", webhookstest.TokenMessage{}); err == nil {
 		t.Error("a user name with a colon was accepted")
 	}
-	if _, err := webhookstest.SignBasicAuth(webhooks.BasicAuthOptions{}, "u", "p", webhookstest.TokenMessage{}); err == nil {
+	if _, err := webhookstest.SignBasicAuth(providers.BasicAuthOptions{}, "u", "p", webhookstest.TokenMessage{}); err == nil {
 		t.Error("options without an ID source were accepted")
 	}
 }
 
 func TestNewTokenRequest(t *testing.T) {
 	t.Parallel()
-	req := webhookstest.NewTokenRequest(t, "/webhooks/gitlab", webhooks.GitLabTokenOptions(), "tok", webhookstest.TokenMessage{ID: "k", Type: "Push Hook", Body: []byte("{}")})
+	req := webhookstest.NewTokenRequest(t, "/webhooks/gitlab", providers.GitLabTokenOptions(), "tok", webhookstest.TokenMessage{ID: "k", Type: "Push Hook", Body: []byte("{}")})
 	if req.Method != http.MethodPost || req.URL.Path != "/webhooks/gitlab" || req.Header.Get("X-Gitlab-Token") != "tok" {
 		t.Errorf("request %s %s %v", req.Method, req.URL, req.Header)
 	}

@@ -15,7 +15,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 // TwilioMessage is a Twilio webhook for SignTwilio to sign.
@@ -84,11 +84,11 @@ func SignTwilio(secret string, msg TwilioMessage) (requestURL string, body []byt
 	newHash := sha1.New
 	if msg.SharedKeyID != "" {
 		newHash = sha256.New
-		h.Set(webhooks.TwilioSignatureSettingsHeader, "key="+msg.SharedKeyID+",algorithm=HMAC_SHA256")
+		h.Set(providers.TwilioSignatureSettingsHeader, "key="+msg.SharedKeyID+",algorithm=HMAC_SHA256")
 	}
-	h.Set(webhooks.TwilioSignatureHeader, twilioMAC(newHash, secret, requestURL+params))
+	h.Set(providers.TwilioSignatureHeader, twilioMAC(newHash, secret, requestURL+params))
 	if msg.IdempotencyToken != "" {
-		h.Set(webhooks.TwilioIdempotencyTokenHeader, msg.IdempotencyToken)
+		h.Set(providers.TwilioIdempotencyTokenHeader, msg.IdempotencyToken)
 	}
 	return requestURL, body, h, nil
 }

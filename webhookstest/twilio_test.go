@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -79,7 +80,7 @@ func TestSignTwilioKinds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if h.Get(webhooks.TwilioSignatureSettingsHeader) != "key=KS1,algorithm=HMAC_SHA256" || len(h.Get("X-Twilio-Signature")) != 44 || h.Get(webhooks.TwilioIdempotencyTokenHeader) != "idem" {
+	if h.Get(providers.TwilioSignatureSettingsHeader) != "key=KS1,algorithm=HMAC_SHA256" || len(h.Get("X-Twilio-Signature")) != 44 || h.Get(providers.TwilioIdempotencyTokenHeader) != "idem" {
 		t.Errorf("SharedKey headers %v", h)
 	}
 
@@ -101,7 +102,7 @@ func TestSignTwilioKinds(t *testing.T) {
 
 func TestNewTwilioRequestVerifies(t *testing.T) {
 	t.Parallel()
-	v, err := webhooks.NewTwilioVerifier("twilio", webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("tok"))
+	v, err := providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("tok"))
 	if err != nil {
 		t.Fatal(err)
 	}

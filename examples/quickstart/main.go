@@ -9,14 +9,15 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 func main() {
 	ctx := context.Background()
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay() // pgstore in production
 
-	github, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(),
-		webhooks.StaticSecrets(os.Getenv("GITHUB_WEBHOOK_SECRET")), nil)
+	github, err := webhooks.NewHMACVerifier(providers.GitHubOptions(),
+		webhooks.StaticSecrets(os.Getenv("GITHUB_WEBHOOK_SECRET")))
 	if err != nil {
 		log.Fatal(err)
 	}

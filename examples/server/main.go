@@ -38,6 +38,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 func main() {
@@ -55,10 +56,9 @@ func DemoOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
 		SignatureHeader: "X-Demo-Signature",
 		SignaturePrefix: "sha256=",
-		TimestampHeader: "X-Demo-Timestamp",
-		SignedContent:   webhooks.SignTimestampBody,
-		EventIDHeader:   "X-Demo-Event-Id",
-		EventTypeHeader: "X-Demo-Event-Type",
+		SignedContent:   "{timestamp}.{body}",
+		Timestamp:       webhooks.TimestampSource{Header: "X-Demo-Timestamp"},
+		Event:           webhooks.EventSource{IDHeader: "X-Demo-Event-Id", TypeHeader: "X-Demo-Event-Type"},
 	}
 }
 
@@ -89,7 +89,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	registry := webhooks.NewRegistry()
 	var configured []string
 	if secret := getenv("GITHUB_WEBHOOK_SECRET"); secret != "" {
-		v, err := webhooks.NewHMACVerifier("github", webhooks.GitHubOptions(), webhooks.StaticSecrets(secret), nil)
+		v, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.StaticSecrets(secret))
 		if err != nil {
 			return err
 		}
@@ -97,7 +97,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		configured = append(configured, "github")
 	}
 	if secret := getenv("DEMO_WEBHOOK_SECRET"); secret != "" {
-		v, err := webhooks.NewHMACVerifier("demo", DemoOptions(), webhooks.StaticSecrets(secret), nil)
+		v, err := webhooks.NewHMACVerifier(DemoOptions(), webhooks.StaticSecrets(secret))
 		if err != nil {
 			return err
 		}

@@ -1,4 +1,4 @@
-package webhooks_test
+package providers_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -33,9 +34,9 @@ type twilioJSONVector struct {
 	Signature string `json:"signature"`
 }
 
-func newTwilioVerifier(t *testing.T, opts webhooks.TwilioOptions, creds webhooks.CredentialResolver) *webhooks.TwilioVerifier {
+func newTwilioVerifier(t *testing.T, opts providers.TwilioOptions, creds webhooks.CredentialResolver) *providers.TwilioVerifier {
 	t.Helper()
-	v, err := webhooks.NewTwilioVerifier("twilio", opts, creds)
+	v, err := providers.NewTwilioVerifier(opts, creds)
 	if err != nil {
 		t.Fatalf("NewTwilioVerifier: %v", err)
 	}
@@ -80,12 +81,12 @@ func TestTwilioDocumentedVector(t *testing.T) {
 	// Twilio's parameter order is not the signing order: shuffle it.
 	body := "To=%2B18005551212&Digits=1234&CallSid=CA1234567890ABCDE&From=%2B12349013030&Caller=%2B12349013030"
 
-	base := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://mycompany.com/"}, webhooks.StaticSecrets(vec.AuthToken))
-	public := newTwilioVerifier(t, webhooks.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) { return vec.URL, nil }}, webhooks.StaticSecrets(vec.AuthToken))
-	for _, v := range []*webhooks.TwilioVerifier{base, public} {
+	base := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://mycompany.com/"}, webhooks.StaticSecrets(vec.AuthToken))
+	public := newTwilioVerifier(t, providers.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) { return vec.URL, nil }}, webhooks.StaticSecrets(vec.AuthToken))
+	for _, v := range []*providers.TwilioVerifier{base, public} {
 		got := nhVerify(t, v, twilioRequest(t, vec.URL, body, "X-Twilio-Signature", vec.Signature, "Content-Type", formType+"; charset=utf-8"))
 		want := webhooks.Verification{
-			EventID:       webhooks.BodySHA256ID([]byte("CallSidCA1234567890ABCDECaller+12349013030Digits1234From+12349013030To+18005551212")),
+			EventID:       bodyID([]byte("CallSidCA1234567890ABCDECaller+12349013030Digits1234From+12349013030To+18005551212")),
 			PayloadSHA256: sha256.Sum256([]byte(body)),
 			KeyID:         "static:0",
 		}
@@ -99,16 +100,16 @@ func TestTwilioRejections(t *testing.T) {
 	t.Parallel()
 	vec, params := loadTwilioFormVector(t)
 	body := params.Encode()
-	v := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://mycompany.com"}, webhooks.StaticSecrets(vec.AuthToken))
-	wrongToken := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://mycompany.com"}, webhooks.StaticSecrets("54321"))
-	otherHost := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://staging.mycompany.com"}, webhooks.StaticSecrets(vec.AuthToken))
-	httpScheme := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "http://mycompany.com"}, webhooks.StaticSecrets(vec.AuthToken))
+	v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://mycompany.com"}, webhooks.StaticSecrets(vec.AuthToken))
+	wrongToken := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://mycompany.com"}, webhooks.StaticSecrets("54321"))
+	otherHost := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://staging.mycompany.com"}, webhooks.StaticSecrets(vec.AuthToken))
+	httpScheme := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "http://mycompany.com"}, webhooks.StaticSecrets(vec.AuthToken))
 	sig, ct := "X-Twilio-Signature", "Content-Type"
 	sha256Sig := "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="
 
 	tests := []struct {
 		name string
-		v    *webhooks.TwilioVerifier
+		v    *providers.TwilioVerifier
 		req  *webhooks.Request
 		want webhooks.Reason
 	}{
@@ -131,12 +132,12 @@ func TestTwilioRejections(t *testing.T) {
 		{"form body with bad escape", v, twilioRequest(t, vec.URL, "Digits=%zz", sig, vec.Signature, ct, formType), webhooks.ReasonMalformedPayload},
 		{"bodySHA256 not hex", v, twilioRequest(t, "https://mycompany.com/a?bodySHA256=xyz", `{}`, sig, vec.Signature), webhooks.ReasonMalformedHeader},
 		{"bodySHA256 twice", v, twilioRequest(t, "https://mycompany.com/a?bodySHA256="+strings.Repeat("0", 64)+"&bodySHA256="+strings.Repeat("0", 64), `{}`, sig, vec.Signature), webhooks.ReasonMalformedHeader},
-		{"unknown settings algorithm", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, webhooks.TwilioSignatureSettingsHeader, "key=KS1,algorithm=HMAC_MD5"), webhooks.ReasonMalformedHeader},
-		{"settings without algorithm", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, webhooks.TwilioSignatureSettingsHeader, "key=KS1"), webhooks.ReasonMalformedHeader},
-		{"duplicated settings", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, webhooks.TwilioSignatureSettingsHeader, "algorithm=HMAC_SHA1", webhooks.TwilioSignatureSettingsHeader, "algorithm=HMAC_SHA1"), webhooks.ReasonMalformedHeader},
+		{"unknown settings algorithm", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, providers.TwilioSignatureSettingsHeader, "key=KS1,algorithm=HMAC_MD5"), webhooks.ReasonMalformedHeader},
+		{"settings without algorithm", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, providers.TwilioSignatureSettingsHeader, "key=KS1"), webhooks.ReasonMalformedHeader},
+		{"duplicated settings", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, providers.TwilioSignatureSettingsHeader, "algorithm=HMAC_SHA1", providers.TwilioSignatureSettingsHeader, "algorithm=HMAC_SHA1"), webhooks.ReasonMalformedHeader},
 		// Signed with a SharedKey but no SharedKeys configured: the auth
 		// token is not tried.
-		{"settings without SharedKeys", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, webhooks.TwilioSignatureSettingsHeader, "key=KS1,algorithm=HMAC_SHA1"), webhooks.ReasonNoCredentials},
+		{"settings without SharedKeys", v, twilioRequest(t, vec.URL, body, sig, vec.Signature, ct, formType, providers.TwilioSignatureSettingsHeader, "key=KS1,algorithm=HMAC_SHA1"), webhooks.ReasonNoCredentials},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,9 +162,9 @@ func TestTwilioJSONBody(t *testing.T) {
 	if got := webhookstest.TwilioSignature(vec.AuthToken, vec.URL, nil); got != vec.Signature {
 		t.Fatalf("webhookstest.TwilioSignature = %s, vector %s", got, vec.Signature)
 	}
-	v := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://example.com"}, webhooks.StaticSecrets(vec.AuthToken))
+	v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://example.com"}, webhooks.StaticSecrets(vec.AuthToken))
 	got := nhVerify(t, v, twilioRequest(t, vec.URL, vec.Body, "X-Twilio-Signature", vec.Signature, "Content-Type", "application/json"))
-	if got.EventID != webhooks.BodySHA256ID([]byte(vec.Body)) || got.KeyID != "static:0" {
+	if got.EventID != bodyID([]byte(vec.Body)) || got.KeyID != "static:0" {
 		t.Errorf("Verification %+v", got)
 	}
 
@@ -186,12 +187,12 @@ func TestTwilioDefaultPortVariants(t *testing.T) {
 		{"http://hooks.example.com:80/twilio", "http://hooks.example.com"},
 		{"https://[2001:db8::1]:443/twilio", "https://[2001:db8::1]"},
 	} {
-		v := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: tc.base}, webhooks.StaticSecrets("tok"))
+		v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: tc.base}, webhooks.StaticSecrets("tok"))
 		sig := webhookstest.TwilioSignature("tok", tc.signed, params)
 		nhVerify(t, v, twilioRequest(t, "https://x/twilio", body, "X-Twilio-Signature", sig, "Content-Type", formType))
 	}
 	// Another port is not a variant.
-	v := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("tok"))
+	v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("tok"))
 	sig := webhookstest.TwilioSignature("tok", "https://hooks.example.com:8443/twilio", params)
 	nhReject(t, v, twilioRequest(t, "https://x/twilio", body, "X-Twilio-Signature", sig, "Content-Type", formType), webhooks.ReasonBadSignature)
 }
@@ -200,7 +201,7 @@ func TestTwilioRotationAndSharedKeys(t *testing.T) {
 	t.Parallel()
 	const publicURL = "https://hooks.example.com/webhooks/twilio"
 	params := url.Values{"MessageSid": {"SM1"}, "MessageStatus": {"sent"}}
-	opts := webhooks.TwilioOptions{
+	opts := providers.TwilioOptions{
 		BaseURL:    "https://hooks.example.com",
 		SharedKeys: nhSecrets("KS-old", "old shared secret", "KS-new", "new shared secret"),
 	}
@@ -235,11 +236,11 @@ func TestTwilioRotationAndSharedKeys(t *testing.T) {
 	// A request marked as signed with a SharedKey is not verified with the
 	// auth token, nor the other way round.
 	_, err := send("primary-token", webhookstest.TwilioMessage{SharedKeyID: "KS-new"})
-	if !errors.Is(err, webhooks.ErrBadSignature) {
+	if !errors.Is(err, webhooks.ReasonBadSignature) {
 		t.Errorf("auth token under a SharedKey header: %v", err)
 	}
 	_, err = send("new shared secret", webhookstest.TwilioMessage{})
-	if !errors.Is(err, webhooks.ErrBadSignature) {
+	if !errors.Is(err, webhooks.ReasonBadSignature) {
 		t.Errorf("SharedKey without its header: %v", err)
 	}
 	nhNoLeak(t, err, "primary-token", "new shared secret")
@@ -249,21 +250,21 @@ func TestTwilioRotationAndSharedKeys(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.Set(webhooks.TwilioSignatureSettingsHeader, " Key = KS-old , algorithm = hmac_sha1 ")
+	h.Set(providers.TwilioSignatureSettingsHeader, " Key = KS-old , algorithm = hmac_sha1 ")
 	req := twilioRequest(t, requestURL, string(body))
 	req.Header = h
 	if got := nhVerify(t, v, req); got.KeyID != "KS-old" {
 		t.Errorf("HMAC_SHA1 SharedKey: KeyID %q", got.KeyID)
 	}
 
-	empty := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, nhSecrets("blank", ""))
+	empty := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, nhSecrets("blank", ""))
 	requestURL, body, h, _ = webhookstest.SignTwilio("x", webhookstest.TwilioMessage{URL: publicURL, Params: params})
 	req = twilioRequest(t, requestURL, string(body))
 	req.Header = h
 	nhReject(t, empty, req, webhooks.ReasonNoCredentials)
 
-	down := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, nhErrResolver)
-	if _, err := down.Verify(context.Background(), nhRoute, req); err == nil || errors.Is(err, webhooks.ErrNoCredentials) {
+	down := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, nhErrResolver)
+	if _, err := down.Verify(context.Background(), nhRoute, req); err == nil || errors.Is(err, webhooks.ReasonNoCredentials) {
 		t.Errorf("failing resolver: %v, want a non-rejection error", err)
 	} else if _, ok := errors.AsType[*webhooks.VerificationError](err); ok {
 		t.Errorf("failing resolver gave a rejection: %v", err)
@@ -274,9 +275,9 @@ func TestTwilioEventIDAndType(t *testing.T) {
 	t.Parallel()
 	const publicURL = "https://hooks.example.com/webhooks/twilio"
 	status := url.Values{"MessageSid": {"SM123"}, "MessageStatus": {"delivered"}, "AccountSid": {"AC1"}}
-	opts := webhooks.TwilioOptions{
+	opts := providers.TwilioOptions{
 		BaseURL:         "https://hooks.example.com",
-		EventIDHeader:   webhooks.TwilioIdempotencyTokenHeader,
+		EventIDHeader:   providers.TwilioIdempotencyTokenHeader,
 		EventIDParams:   [][]string{{"CallSid", "CallStatus"}, {"MessageSid", "MessageStatus"}},
 		EventTypeParams: []string{"CallStatus", "MessageStatus"},
 	}
@@ -299,7 +300,7 @@ func TestTwilioEventIDAndType(t *testing.T) {
 		t.Errorf("from params: %q", got.EventID)
 	}
 	other := url.Values{"From": {"+1"}, "Body": {"hi"}}
-	if got := verify(webhookstest.TwilioMessage{Params: other}); got.EventID != webhooks.BodySHA256ID([]byte("BodyhiFrom+1")) {
+	if got := verify(webhookstest.TwilioMessage{Params: other}); got.EventID != bodyID([]byte("BodyhiFrom+1")) {
 		t.Errorf("default: %q", got.EventID)
 	}
 	// A GET carries its parameters in the query.
@@ -309,7 +310,7 @@ func TestTwilioEventIDAndType(t *testing.T) {
 	}
 
 	// Without EventIDHeader a replay with a fresh token is the same event.
-	plain := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("tok"))
+	plain := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("tok"))
 	requestURL, body, h, err := webhookstest.SignTwilio("tok", webhookstest.TwilioMessage{URL: publicURL, Params: other, IdempotencyToken: "a"})
 	if err != nil {
 		t.Fatal(err)
@@ -317,7 +318,7 @@ func TestTwilioEventIDAndType(t *testing.T) {
 	req := twilioRequest(t, requestURL, string(body))
 	req.Header = h
 	first := nhVerify(t, plain, req)
-	req.Header.Set(webhooks.TwilioIdempotencyTokenHeader, "b")
+	req.Header.Set(providers.TwilioIdempotencyTokenHeader, "b")
 	if again := nhVerify(t, plain, req); again.EventID != first.EventID {
 		t.Errorf("a fresh idempotency token changed the default ID")
 	}
@@ -325,7 +326,7 @@ func TestTwilioEventIDAndType(t *testing.T) {
 
 func TestTwilioThroughGateway(t *testing.T) {
 	t.Parallel()
-	v := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("the-auth-token"))
+	v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("the-auth-token"))
 	gw, inbox, _ := nhGateway(t, "twilio", v, nil)
 	msg := webhookstest.TwilioMessage{
 		URL:    "https://hooks.example.com/webhooks/twilio/tenant-1?source=sms",
@@ -344,7 +345,7 @@ func TestTwilioThroughGateway(t *testing.T) {
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("JSON: status %d %s", rec.Code, rec.Body)
 	}
-	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "twilio", Tenant: "tenant-1", EventID: webhooks.BodySHA256ID(jsonMsg.JSON)})
+	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "twilio", Tenant: "tenant-1", EventID: bodyID(jsonMsg.JSON)})
 	if err != nil || item.KeyID != "static:0" {
 		t.Fatalf("JSON item %+v, %v", item, err)
 	}
@@ -357,7 +358,7 @@ func TestTwilioThroughGateway(t *testing.T) {
 
 func TestTwilioPublicURLErrors(t *testing.T) {
 	t.Parallel()
-	down := newTwilioVerifier(t, webhooks.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) {
+	down := newTwilioVerifier(t, providers.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) {
 		return "", errors.New("no route")
 	}}, webhooks.StaticSecrets("tok"))
 	req := nhRequest("", "X-Twilio-Signature", webhookstest.TwilioSignature("tok", "https://a/b", nil))
@@ -366,15 +367,15 @@ func TestTwilioPublicURLErrors(t *testing.T) {
 	} else if _, ok := errors.AsType[*webhooks.VerificationError](err); ok {
 		t.Errorf("PublicURL error became a rejection: %v", err)
 	}
-	refuse := newTwilioVerifier(t, webhooks.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) {
+	refuse := newTwilioVerifier(t, providers.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) {
 		return "", webhooks.Reject(webhooks.ReasonMalformedHeader, "unknown host")
 	}}, webhooks.StaticSecrets("tok"))
 	nhReject(t, refuse, req, webhooks.ReasonMalformedHeader)
-	relative := newTwilioVerifier(t, webhooks.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) { return "/b", nil }}, webhooks.StaticSecrets("tok"))
+	relative := newTwilioVerifier(t, providers.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) { return "/b", nil }}, webhooks.StaticSecrets("tok"))
 	if _, err := relative.Verify(context.Background(), nhRoute, req); err == nil {
 		t.Error("a relative public URL was accepted")
 	}
-	base := newTwilioVerifier(t, webhooks.TwilioOptions{BaseURL: "https://a"}, webhooks.StaticSecrets("tok"))
+	base := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://a"}, webhooks.StaticSecrets("tok"))
 	if _, err := base.Verify(context.Background(), nhRoute, req); err == nil {
 		t.Error("a request without URL was accepted")
 	}
@@ -386,7 +387,7 @@ func TestTwilioPublicURLErrors(t *testing.T) {
 func TestNewTwilioVerifierRejectsInvalidOptions(t *testing.T) {
 	t.Parallel()
 	pub := func(*webhooks.Request) (string, error) { return "", nil }
-	for name, opts := range map[string]webhooks.TwilioOptions{
+	for name, opts := range map[string]providers.TwilioOptions{
 		"no URL":             {},
 		"both URLs":          {BaseURL: "https://a", PublicURL: pub},
 		"relative base":      {BaseURL: "/webhooks"},
@@ -399,17 +400,17 @@ func TestNewTwilioVerifierRejectsInvalidOptions(t *testing.T) {
 		"empty param name":   {BaseURL: "https://a", EventIDParams: [][]string{{"CallSid", ""}}},
 		"empty type param":   {BaseURL: "https://a", EventTypeParams: []string{""}},
 	} {
-		if _, err := webhooks.NewTwilioVerifier("twilio", opts, webhooks.StaticSecrets("x")); err == nil {
+		if _, err := providers.NewTwilioVerifier(opts, webhooks.StaticSecrets("x")); err == nil {
 			t.Errorf("%s: NewTwilioVerifier succeeded", name)
 		}
 	}
-	if _, err := webhooks.NewTwilioVerifier("twilio", webhooks.TwilioOptions{BaseURL: "https://a"}, nil); err == nil {
+	if _, err := providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://a"}, nil); err == nil {
 		t.Error("nil creds accepted")
 	}
-	if _, err := webhooks.NewTwilioVerifier("twilio", webhooks.TwilioOptions{BaseURL: "https://a"}, webhooks.StaticSecrets("")); err == nil {
+	if _, err := providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://a"}, webhooks.StaticSecrets("")); err == nil {
 		t.Error("an empty static auth token accepted")
 	}
-	if _, err := webhooks.NewTwilioVerifier("twilio", webhooks.TwilioOptions{BaseURL: "https://a", SharedKeys: webhooks.StaticSecrets()}, webhooks.StaticSecrets("t")); err == nil {
+	if _, err := providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://a", SharedKeys: webhooks.StaticSecrets()}, webhooks.StaticSecrets("t")); err == nil {
 		t.Error("empty static SharedKeys accepted")
 	}
 }

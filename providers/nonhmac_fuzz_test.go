@@ -1,4 +1,4 @@
-package webhooks
+package providers
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hookinbox/webhooks"
 )
 
 // Rejection details of the parsers below are fixed strings: a detail that
@@ -41,7 +43,7 @@ func FuzzTwilioSignatureSettings(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string) {
 		got, rej := parseTwilioSettings(value)
 		if rej != nil {
-			if rej.Reason != ReasonMalformedHeader || !twilioSettingsDetails[rej.Detail] {
+			if rej.Reason != webhooks.ReasonMalformedHeader || !twilioSettingsDetails[rej.Detail] {
 				t.Fatalf("unexpected rejection %v", rej)
 			}
 			return
@@ -112,7 +114,7 @@ func FuzzBasicAuthHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string) {
 		cred, rej := parseBasicAuth(value)
 		if rej != nil {
-			if !basicAuthDetails[rej.Detail] || (rej.Reason != ReasonMalformedHeader && rej.Reason != ReasonMissingSignature) {
+			if !basicAuthDetails[rej.Detail] || (rej.Reason != webhooks.ReasonMalformedHeader && rej.Reason != webhooks.ReasonMissingSignature) {
 				t.Fatalf("unexpected rejection %v", rej)
 			}
 			return
@@ -151,11 +153,11 @@ func FuzzTwilioVerify(f *testing.F) {
 	f.Add("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "key=a,algorithm=HMAC_SHA256", "/a", "bodySHA256="+strings.Repeat("a", 64), "application/json", "{}")
 	f.Add("x", "algorithm=HMAC_MD5", "/%zz", "a=%zz", "", "")
 	f.Add("0/KCTR6DLpKmkAf8muzZqo1nDgQ=", "", "/", "", "application/x-www-form-urlencoded; charset=utf-8", "a=%zz&b")
-	v, err := NewTwilioVerifier("twilio", TwilioOptions{
+	v, err := NewTwilioVerifier(TwilioOptions{
 		BaseURL:       "https://hooks.example.com",
-		SharedKeys:    StaticSecrets("shared"),
+		SharedKeys:    webhooks.StaticSecrets("shared"),
 		EventIDParams: [][]string{{"CallSid", "Digits"}},
-	}, StaticSecrets("12345"))
+	}, webhooks.StaticSecrets("12345"))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -166,12 +168,12 @@ func FuzzTwilioVerify(f *testing.F) {
 			h.Set(TwilioSignatureSettingsHeader, settings)
 		}
 		h.Set("Content-Type", contentType)
-		req := &Request{Method: http.MethodPost, URL: &url.URL{Path: path, RawQuery: query}, Header: h, Body: []byte(body)}
-		_, err := v.Verify(context.Background(), Route{Provider: "twilio"}, req)
+		req := &webhooks.Request{Method: http.MethodPost, URL: &url.URL{Path: path, RawQuery: query}, Header: h, Body: []byte(body)}
+		_, err := v.Verify(context.Background(), webhooks.Route{Provider: "twilio"}, req)
 		if err == nil {
 			t.Fatalf("an unsigned request verified: %q", sig)
 		}
-		var vErr *VerificationError
+		var vErr *webhooks.VerificationError
 		if !errors.As(err, &vErr) && !strings.Contains(err.Error(), "public URL") {
 			t.Fatalf("not a rejection: %v", err)
 		}
@@ -193,9 +195,9 @@ func FuzzEd25519Verify(f *testing.F) {
 	f.Add("", "x", "v1a", "")
 	f.Add("msg_1", "99999999999999999999", "v1a,====", "{}")
 	f.Add("msg_1", "1614265330", strings.Repeat("v1a,"+good+" ", 12), "{}")
-	v, err := NewEd25519Verifier("sw", StandardWebhooksEd25519Options(),
-		StaticSecrets("whpk_"+base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))),
-		ClockFunc(func() time.Time { return time.Unix(1614265330, 0) }))
+	opts := StandardWebhooksEd25519Options()
+	opts.Clock = webhooks.ClockFunc(func() time.Time { return time.Unix(1614265330, 0) })
+	v, err := NewEd25519Verifier(opts, webhooks.StaticSecrets("whpk_"+base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -204,9 +206,9 @@ func FuzzEd25519Verify(f *testing.F) {
 		h.Set("Webhook-Id", id)
 		h.Set("Webhook-Timestamp", timestamp)
 		h.Set("Webhook-Signature", signature)
-		got, err := v.Verify(context.Background(), Route{Provider: "sw"}, &Request{Method: http.MethodPost, Header: h, Body: []byte(body)})
+		got, err := v.Verify(context.Background(), webhooks.Route{Provider: "sw"}, &webhooks.Request{Method: http.MethodPost, Header: h, Body: []byte(body)})
 		if err != nil {
-			if _, ok := errors.AsType[*VerificationError](err); !ok {
+			if _, ok := errors.AsType[*webhooks.VerificationError](err); !ok {
 				t.Fatalf("not a rejection: %v", err)
 			}
 			return

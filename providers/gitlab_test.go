@@ -1,4 +1,4 @@
-package webhooks_test
+package providers_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -18,9 +19,9 @@ const (
 	gitlabKey  = "f5e5f430-f57b-4e6e-9fac-d9128cd7232f"
 )
 
-func newGitLabVerifier(t *testing.T, opts webhooks.TokenOptions, creds webhooks.CredentialResolver) *webhooks.TokenVerifier {
+func newGitLabVerifier(t *testing.T, opts providers.TokenOptions, creds webhooks.CredentialResolver) *providers.TokenVerifier {
 	t.Helper()
-	v, err := webhooks.NewTokenVerifier("gitlab", opts, creds)
+	v, err := providers.NewTokenVerifier(opts, creds)
 	if err != nil {
 		t.Fatalf("NewTokenVerifier: %v", err)
 	}
@@ -29,7 +30,7 @@ func newGitLabVerifier(t *testing.T, opts webhooks.TokenOptions, creds webhooks.
 
 func TestGitLabToken(t *testing.T) {
 	t.Parallel()
-	v := newGitLabVerifier(t, webhooks.GitLabTokenOptions(), webhooks.StaticSecrets("glpat-like-secret"))
+	v := newGitLabVerifier(t, providers.GitLabTokenOptions(), webhooks.StaticSecrets("glpat-like-secret"))
 	got := nhVerify(t, v, nhRequest(gitlabBody,
 		"X-Gitlab-Token", "glpat-like-secret",
 		"X-Gitlab-Event", "Push Hook",
@@ -71,7 +72,7 @@ func TestGitLabToken(t *testing.T) {
 
 func TestGitLabTokenRotationAndOldGitLab(t *testing.T) {
 	t.Parallel()
-	v := newGitLabVerifier(t, webhooks.GitLabTokenOptions(), nhSecrets("2024-token", "old-token", "2025-token", "new-token"))
+	v := newGitLabVerifier(t, providers.GitLabTokenOptions(), nhSecrets("2024-token", "old-token", "2025-token", "new-token"))
 	for token, keyID := range map[string]string{"old-token": "2024-token", "new-token": "2025-token"} {
 		got := nhVerify(t, v, nhRequest(gitlabBody, "X-Gitlab-Token", token, "X-Gitlab-Event", "Push Hook", "Idempotency-Key", gitlabKey))
 		if got.KeyID != keyID {
@@ -80,11 +81,11 @@ func TestGitLabTokenRotationAndOldGitLab(t *testing.T) {
 	}
 
 	// GitLab before 17.4: the body's digest identifies resends.
-	opts := webhooks.GitLabTokenOptions()
-	opts.EventIDFromBody = true
+	opts := providers.GitLabTokenOptions()
+	opts.Event.IDFromBody = true
 	old := newGitLabVerifier(t, opts, webhooks.StaticSecrets("old-token"))
 	got := nhVerify(t, old, nhRequest(gitlabBody, "X-Gitlab-Token", "old-token", "X-Gitlab-Event", "Push Hook"))
-	if got.EventID != webhooks.BodySHA256ID([]byte(gitlabBody)) {
+	if got.EventID != bodyID([]byte(gitlabBody)) {
 		t.Errorf("EventID %q, want the body digest", got.EventID)
 	}
 	// A newer GitLab's key still wins.
@@ -96,12 +97,12 @@ func TestGitLabTokenRotationAndOldGitLab(t *testing.T) {
 
 func TestGitLabTokenThroughGateway(t *testing.T) {
 	t.Parallel()
-	v := newGitLabVerifier(t, webhooks.GitLabTokenOptions(), webhooks.StaticSecrets("the-token"))
+	v := newGitLabVerifier(t, providers.GitLabTokenOptions(), webhooks.StaticSecrets("the-token"))
 	gw, inbox, _ := nhGateway(t, "gitlab", v, nil)
 	msg := webhookstest.TokenMessage{ID: gitlabKey, Type: "Push Hook", Body: []byte(gitlabBody)}
 	for i, want := range []int{http.StatusAccepted, http.StatusOK} { // then a retry: duplicate
 		rec := httptest.NewRecorder()
-		gw.ServeHTTP(rec, webhookstest.NewTokenRequest(t, "/webhooks/gitlab/team-a", webhooks.GitLabTokenOptions(), "the-token", msg))
+		gw.ServeHTTP(rec, webhookstest.NewTokenRequest(t, "/webhooks/gitlab/team-a", providers.GitLabTokenOptions(), "the-token", msg))
 		if rec.Code != want {
 			t.Fatalf("delivery %d: status %d %s, want %d", i, rec.Code, rec.Body, want)
 		}
@@ -114,7 +115,7 @@ func TestGitLabTokenThroughGateway(t *testing.T) {
 		t.Errorf("item type %q key %q", item.EventType, item.KeyID)
 	}
 	for name := range item.Headers {
-		if strings.EqualFold(name, webhooks.GitLabTokenHeader) {
+		if strings.EqualFold(name, providers.GitLabTokenHeader) {
 			t.Fatal("the GitLab token was stored with the item")
 		}
 	}
@@ -136,7 +137,7 @@ func TestGitLabSigningToken(t *testing.T) {
 		t.Fatal("incomplete vector")
 	}
 	signedAt := time.Unix(1614265330, 0)
-	v, err := webhooks.NewHMACVerifier("gitlab", webhooks.GitLabSigningOptions(), webhooks.StaticSecrets(vec.SigningToken), nhClock(signedAt.Add(time.Minute)))
+	v, err := newHMAC(providers.GitLabSigningOptions(), webhooks.StaticSecrets(vec.SigningToken), nhClock(signedAt.Add(time.Minute)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,14 +153,14 @@ func TestGitLabSigningToken(t *testing.T) {
 	// Tampered body, wrong token, stale and future timestamps.
 	tampered := nhRequest(strings.Replace(vec.Body, "2432232314", "2432232315", 1), kv...)
 	nhReject(t, v, tampered, webhooks.ReasonBadSignature)
-	wrong, err := webhooks.NewHMACVerifier("gitlab", webhooks.GitLabSigningOptions(), webhooks.StaticSecrets("whsec_"+"bm90IHRoZSBzaWduaW5nIHRva2Vu"), nhClock(signedAt))
+	wrong, err := newHMAC(providers.GitLabSigningOptions(), webhooks.StaticSecrets("whsec_"+"bm90IHRoZSBzaWduaW5nIHRva2Vu"), nhClock(signedAt))
 	if err != nil {
 		t.Fatal(err)
 	}
 	nhReject(t, wrong, nhRequest(vec.Body, kv...), webhooks.ReasonBadSignature)
 	// Rotation: with the old and the new signing token live, the one that
 	// matched is reported.
-	rotating, err := webhooks.NewHMACVerifier("gitlab", webhooks.GitLabSigningOptions(), webhooks.StaticSecrets("whsec_"+"bm90IHRoZSBzaWduaW5nIHRva2Vu", vec.SigningToken), nhClock(signedAt))
+	rotating, err := newHMAC(providers.GitLabSigningOptions(), webhooks.StaticSecrets("whsec_"+"bm90IHRoZSBzaWduaW5nIHRva2Vu", vec.SigningToken), nhClock(signedAt))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +168,7 @@ func TestGitLabSigningToken(t *testing.T) {
 		t.Errorf("rotation: KeyID %q, want static:1", got.KeyID)
 	}
 	for _, now := range []time.Time{signedAt.Add(6 * time.Minute), signedAt.Add(-6 * time.Minute)} {
-		late, err := webhooks.NewHMACVerifier("gitlab", webhooks.GitLabSigningOptions(), webhooks.StaticSecrets(vec.SigningToken), nhClock(now))
+		late, err := newHMAC(providers.GitLabSigningOptions(), webhooks.StaticSecrets(vec.SigningToken), nhClock(now))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,7 +177,7 @@ func TestGitLabSigningToken(t *testing.T) {
 
 	// Round trip through webhookstest, with GitLab's headers.
 	msg := webhookstest.HMACMessage{ID: gitlabKey, Type: "Merge Request Hook", Timestamp: signedAt, Body: []byte(gitlabBody)}
-	h, err := webhookstest.SignHMAC(webhooks.GitLabSigningOptions(), vec.SigningToken, msg)
+	h, err := webhookstest.SignHMAC(providers.GitLabSigningOptions(), vec.SigningToken, msg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package webhooks_test
+package providers_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -56,9 +57,10 @@ type v1aKey struct {
 	Signature string `json:"signature"`
 }
 
-func newEd25519Verifier(t *testing.T, opts webhooks.Ed25519Options, creds webhooks.CredentialResolver, clock webhooks.Clock) *webhooks.Ed25519Verifier {
+func newEd25519Verifier(t *testing.T, opts providers.Ed25519Options, creds webhooks.CredentialResolver, clock webhooks.Clock) *providers.Ed25519Verifier {
 	t.Helper()
-	v, err := webhooks.NewEd25519Verifier("test", opts, creds, clock)
+	opts.Clock = clock
+	v, err := providers.NewEd25519Verifier(opts, creds)
 	if err != nil {
 		t.Fatalf("NewEd25519Verifier: %v", err)
 	}
@@ -71,13 +73,13 @@ func TestEd25519RFC8032Vector(t *testing.T) {
 	nhLoad(t, "ed25519/rfc8032-test2.json", &vec)
 	seed, _ := hex.DecodeString(vec.SecretKey)
 	pair, err := webhookstest.Ed25519KeyPairFromSeed(seed)
-	if err != nil || pair.PublicKey(webhooks.Ed25519KeyHex) != vec.PublicKey {
+	if err != nil || pair.PublicKey(providers.Ed25519KeyHex) != vec.PublicKey {
 		t.Fatalf("the vector's secret key does not give its public key: %v", err)
 	}
-	opts := webhooks.Ed25519Options{SignatureHeader: "X-Signature", EventIDFromBody: true}
+	opts := providers.Ed25519Options{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFromBody: true}}
 	v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(vec.PublicKey), nil)
 	got := nhVerify(t, v, nhRequest(vec.Message, "X-Signature", vec.Signature))
-	if got.EventID != webhooks.BodySHA256ID([]byte(vec.Message)) || got.KeyID != "static:0" || !got.OccurredAt.IsZero() {
+	if got.EventID != bodyID([]byte(vec.Message)) || got.KeyID != "static:0" || !got.OccurredAt.IsZero() {
 		t.Errorf("Verification %+v", got)
 	}
 	nhReject(t, v, nhRequest("s", "X-Signature", vec.Signature), webhooks.ReasonBadSignature)
@@ -99,7 +101,7 @@ func TestDiscordInteractionsVector(t *testing.T) {
 	t.Parallel()
 	vec := loadDiscord(t)
 	ping, command := vec.Requests[0], vec.Requests[1]
-	v := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), nhClock(nhNow.Add(30*time.Second)))
+	v := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), nhClock(nhNow.Add(30*time.Second)))
 
 	got := nhVerify(t, v, nhRequest(command.Body, "X-Signature-Ed25519", command.Signature, "X-Signature-Timestamp", command.Timestamp))
 	want := webhooks.Verification{
@@ -130,17 +132,17 @@ func TestDiscordInteractionsRejections(t *testing.T) {
 	vec := loadDiscord(t)
 	cmd := vec.Requests[1]
 	clock := nhClock(nhNow)
-	v := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), clock)
-	otherKey := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c"), clock)
-	late := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), nhClock(nhNow.Add(5*time.Minute+time.Second)))
-	early := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), nhClock(nhNow.Add(-5*time.Minute-time.Second)))
+	v := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), clock)
+	otherKey := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets("3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c"), clock)
+	late := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), nhClock(nhNow.Add(5*time.Minute+time.Second)))
+	early := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), nhClock(nhNow.Add(-5*time.Minute-time.Second)))
 	sig, ts := "X-Signature-Ed25519", "X-Signature-Timestamp"
 	// The signature of the PING, which is of another message.
 	other := vec.Requests[0].Signature
 
 	tests := []struct {
 		name string
-		v    *webhooks.Ed25519Verifier
+		v    *providers.Ed25519Verifier
 		req  *webhooks.Request
 		want webhooks.Reason
 	}{
@@ -174,7 +176,7 @@ func TestDiscordInteractionsRejections(t *testing.T) {
 	// A signed body without an ID is rejected after the signature.
 	pair, _ := webhookstest.Ed25519KeyPairFromSeed(mustHex(t, vec.SecretKey))
 	noID := []byte(`{"type":2}`)
-	h, err := webhookstest.SignEd25519(webhooks.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: noID})
+	h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: noID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,12 +202,12 @@ func TestEd25519KeysFromTheResolver(t *testing.T) {
 	rfc2 := "3d4017c3e843895a92b70aa74d1b7ebc9c982ccf2ec4968cc0cd55f12af4660c"
 
 	// Rotation: the key that verified is reported.
-	v := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), nhSecrets("next", rfc2, "blank", "", "current", strings.ToUpper(vec.PublicKey)), nhClock(nhNow))
+	v := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), nhSecrets("next", rfc2, "blank", "", "current", strings.ToUpper(vec.PublicKey)), nhClock(nhNow))
 	if got := nhVerify(t, v, req()); got.KeyID != "current" {
 		t.Errorf("KeyID %q, want current", got.KeyID)
 	}
 
-	none := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), nhSecrets("blank", ""), nhClock(nhNow))
+	none := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), nhSecrets("blank", ""), nhClock(nhNow))
 	nhReject(t, none, req(), webhooks.ReasonNoCredentials)
 
 	// A malformed key is a configuration error (503), named by ID only.
@@ -215,7 +217,7 @@ func TestEd25519KeysFromTheResolver(t *testing.T) {
 		"not hex":     strings.Repeat("g", 64),
 		"private key": privateKey,
 	} {
-		bad := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), nhSecrets("k1", value), nhClock(nhNow))
+		bad := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), nhSecrets("k1", value), nhClock(nhNow))
 		_, err := bad.Verify(context.Background(), nhRoute, req())
 		if err == nil || !strings.Contains(err.Error(), `"k1"`) {
 			t.Errorf("%s: %v, want an error naming the key", name, err)
@@ -226,7 +228,7 @@ func TestEd25519KeysFromTheResolver(t *testing.T) {
 		nhNoLeak(t, err, value, privateKey[:64])
 	}
 
-	down := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), nhErrResolver, nhClock(nhNow))
+	down := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), nhErrResolver, nhClock(nhNow))
 	if _, err := down.Verify(context.Background(), nhRoute, req()); err == nil {
 		t.Error("a failing resolver verified")
 	} else if _, ok := errors.AsType[*webhooks.VerificationError](err); ok {
@@ -239,8 +241,8 @@ func TestDiscordThroughGateway(t *testing.T) {
 	vec := loadDiscord(t)
 	ping, command := vec.Requests[0], vec.Requests[1]
 	clock := nhClock(nhNow)
-	v := newEd25519Verifier(t, webhooks.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), clock)
-	post := func(gw *webhooks.Receiver, body, sig, ts string) *httptest.ResponseRecorder {
+	v := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), clock)
+	post := func(gw *webhooks.Gateway, body, sig, ts string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/discord", strings.NewReader(body))
 		if sig != "" {
 			req.Header.Set("X-Signature-Ed25519", sig)
@@ -277,8 +279,8 @@ func TestDiscordWebhookEvents(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
 	clock := nhClock(nhNow)
-	opts := webhooks.DiscordWebhookEventsOptions()
-	v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(pair.PublicKey(webhooks.Ed25519KeyHex)), clock)
+	opts := providers.DiscordWebhookEventsOptions()
+	v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(pair.PublicKey(providers.Ed25519KeyHex)), clock)
 	gw, inbox, replay := nhGateway(t, "discord-events", v, clock)
 
 	ping := []byte(`{"version":1,"application_id":"1234567890","type":0}`)
@@ -295,7 +297,7 @@ func TestDiscordWebhookEvents(t *testing.T) {
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("event: %d %s", rec.Code, rec.Body)
 	}
-	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "discord-events", EventID: webhooks.BodySHA256ID(event)})
+	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "discord-events", EventID: bodyID(event)})
 	if err != nil || item.EventType != "APPLICATION_AUTHORIZED" {
 		t.Fatalf("item %+v, %v", item, err)
 	}
@@ -328,20 +330,25 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 	vec := loadV1a(t)
 	signedAt := time.Unix(1614265330, 0)
 	clock := nhClock(signedAt.Add(2 * time.Minute))
-	opts := webhooks.StandardWebhooksEd25519Options()
+	opts := providers.StandardWebhooksEd25519Options()
 	both := newEd25519Verifier(t, opts, nhSecrets("k1", vec.Key1.PublicKey, "k2", vec.Key2.PublicKey), clock)
 	only2 := newEd25519Verifier(t, opts, nhSecrets("k2", vec.Key2.PublicKey), clock)
 	hmacItem := "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE="
 
 	for _, tc := range []struct {
 		name, signature, keyID string
-		v                      *webhooks.Ed25519Verifier
+		v                      *providers.Ed25519Verifier
 		names                  [3]string
 	}{
 		{"key 1", vec.Key1.Signature, "k1", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"key 2", vec.Key2.Signature, "k2", both, [3]string{"webhook-id", "webhook-timestamp", "webhook-signature"}},
 		{"both, rotating", vec.Key1.Signature + " " + vec.Key2.Signature, "k2", only2, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"among v1 items", hmacItem + " " + vec.Key1.Signature + " v2,abc", "k1", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
+		// Malformed v1a items beside a valid one are skipped, as the
+		// Standard Webhooks libraries skip them.
+		{"malformed v1a beside a valid one", "v1a,*** " + vec.Key1.Signature, "k1", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
+		{"wrong-length v1a beside a valid one", "v1a," + base64.StdEncoding.EncodeToString(make([]byte, 32)) + " " + vec.Key2.Signature + " v1a", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
+		{"eight valid and a malformed one", strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures) + "v1a,***", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"svix names", vec.Key1.Signature, "k1", both, [3]string{"svix-id", "svix-timestamp", "svix-signature"}},
 	} {
 		got := nhVerify(t, tc.v, nhRequest(vec.Body, tc.names[0], vec.ID, tc.names[1], vec.Timestamp, tc.names[2], tc.signature))
@@ -353,7 +360,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 	h := func(kv ...string) []string {
 		return append([]string{"Webhook-Id", vec.ID, "Webhook-Timestamp", vec.Timestamp}, kv...)
 	}
-	nine := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxEd25519Signatures+1))
+	nine := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures+1))
 	tests := []struct {
 		name string
 		req  *webhooks.Request
@@ -364,6 +371,8 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 		{"only an HMAC signature", nhRequest(vec.Body, h("Webhook-Signature", hmacItem)...), webhooks.ReasonMissingSignature},
 		{"v1a of the wrong length", nhRequest(vec.Body, h("Webhook-Signature", "v1a,"+base64.StdEncoding.EncodeToString(make([]byte, 32)))...), webhooks.ReasonMalformedHeader},
 		{"v1a not base64", nhRequest(vec.Body, h("Webhook-Signature", "v1a,***")...), webhooks.ReasonMalformedHeader},
+		{"only malformed v1a items", nhRequest(vec.Body, h("Webhook-Signature", "v1a,*** v1a,"+base64.StdEncoding.EncodeToString(make([]byte, 32))+" v1a "+hmacItem)...), webhooks.ReasonMalformedHeader},
+		{"malformed v1a and a v1a of another key", nhRequest(vec.Body, h("Webhook-Signature", "v1a,*** "+strings.Replace(vec.Key1.Signature, "A", "B", 1))...), webhooks.ReasonBadSignature},
 		{"too many signatures", nhRequest(vec.Body, h("Webhook-Signature", nine)...), webhooks.ReasonMalformedHeader},
 		{"missing ID", nhRequest(vec.Body, "Webhook-Timestamp", vec.Timestamp, "Webhook-Signature", vec.Key1.Signature), webhooks.ReasonMissingEventID},
 		{"duplicated ID", nhRequest(vec.Body, h("Webhook-Id", vec.ID, "Webhook-Signature", vec.Key1.Signature)...), webhooks.ReasonMalformedHeader},
@@ -376,7 +385,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 		})
 	}
 	// Exactly MaxEd25519Signatures signatures are checked.
-	eight := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxEd25519Signatures))
+	eight := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures))
 	nhVerify(t, both, nhRequest(vec.Body, h("Webhook-Signature", eight)...))
 
 	for _, now := range []time.Time{signedAt.Add(6 * time.Minute), signedAt.Add(-6 * time.Minute)} {
@@ -384,7 +393,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 		nhReject(t, v, nhRequest(vec.Body, h("Webhook-Signature", vec.Key1.Signature)...), webhooks.ReasonTimestampExpired)
 	}
 	wide := opts
-	wide.Tolerance = time.Hour
+	wide.Timestamp.Tolerance = time.Hour
 	v := newEd25519Verifier(t, wide, webhooks.StaticSecrets(vec.Key1.PublicKey), nhClock(signedAt.Add(50*time.Minute)))
 	nhVerify(t, v, nhRequest(vec.Body, h("Webhook-Signature", vec.Key1.Signature)...))
 
@@ -400,9 +409,9 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 func TestStandardWebhooksV1aRoundTrip(t *testing.T) {
 	t.Parallel()
 	oldKey, newKey := webhookstest.NewEd25519KeyPair(), webhookstest.NewEd25519KeyPair()
-	opts := webhooks.StandardWebhooksEd25519Options()
-	opts.EventTypePath = "type"
-	v := newEd25519Verifier(t, opts, nhSecrets("new", newKey.PublicKey(webhooks.Ed25519KeyStandardWebhooks)), nil)
+	opts := providers.StandardWebhooksEd25519Options()
+	opts.Event.TypePath = "type"
+	v := newEd25519Verifier(t, opts, nhSecrets("new", newKey.PublicKey(providers.Ed25519KeyStandardWebhooks)), nil)
 	gw, inbox, _ := nhGateway(t, "acme", v, nil)
 	body := []byte(`{"type":"invoice.paid","data":{"id":"in_1"}}`)
 	msg := webhookstest.Ed25519Message{ID: "msg_1", Type: "invoice.paid", Body: body, MoreKeys: []ed25519.PrivateKey{newKey.Private}}
@@ -430,30 +439,30 @@ func TestStandardWebhooksV1aRoundTrip(t *testing.T) {
 func TestParseEd25519PublicKey(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
-	for _, format := range []webhooks.Ed25519KeyFormat{webhooks.Ed25519KeyHex, webhooks.Ed25519KeyBase64, webhooks.Ed25519KeyStandardWebhooks} {
-		got, err := webhooks.ParseEd25519PublicKey(format, []byte(" "+pair.PublicKey(format)+"\n"))
+	for _, format := range []providers.Ed25519KeyFormat{providers.Ed25519KeyHex, providers.Ed25519KeyBase64, providers.Ed25519KeyStandardWebhooks} {
+		got, err := providers.ParseEd25519PublicKey(format, []byte(" "+pair.PublicKey(format)+"\n"))
 		if err != nil || !got.Equal(pair.Public) {
 			t.Errorf("%v: %v", format, err)
 		}
 	}
 	// The whpk_ prefix may be left out.
-	if _, err := webhooks.ParseEd25519PublicKey(webhooks.Ed25519KeyStandardWebhooks, []byte(pair.PublicKey(webhooks.Ed25519KeyBase64))); err != nil {
+	if _, err := providers.ParseEd25519PublicKey(providers.Ed25519KeyStandardWebhooks, []byte(pair.PublicKey(providers.Ed25519KeyBase64))); err != nil {
 		t.Error(err)
 	}
 	for name, tc := range map[string]struct {
-		format webhooks.Ed25519KeyFormat
+		format providers.Ed25519KeyFormat
 		value  string
 	}{
-		"empty":           {webhooks.Ed25519KeyHex, ""},
-		"odd hex":         {webhooks.Ed25519KeyHex, pair.PublicKey(webhooks.Ed25519KeyHex)[:63] + "g"},
-		"base64 as hex":   {webhooks.Ed25519KeyHex, pair.PublicKey(webhooks.Ed25519KeyBase64)},
-		"short base64":    {webhooks.Ed25519KeyBase64, "AAAA"},
-		"whsk":            {webhooks.Ed25519KeyStandardWebhooks, pair.StandardWebhooksSecretKey()},
-		"private key b64": {webhooks.Ed25519KeyBase64, base64.StdEncoding.EncodeToString(pair.Private)},
-		"unknown format":  {webhooks.Ed25519KeyFormat(9), pair.PublicKey(webhooks.Ed25519KeyHex)},
-		"newline inside":  {webhooks.Ed25519KeyBase64, pair.PublicKey(webhooks.Ed25519KeyBase64)[:10] + "\n" + pair.PublicKey(webhooks.Ed25519KeyBase64)[10:]},
+		"empty":           {providers.Ed25519KeyHex, ""},
+		"odd hex":         {providers.Ed25519KeyHex, pair.PublicKey(providers.Ed25519KeyHex)[:63] + "g"},
+		"base64 as hex":   {providers.Ed25519KeyHex, pair.PublicKey(providers.Ed25519KeyBase64)},
+		"short base64":    {providers.Ed25519KeyBase64, "AAAA"},
+		"whsk":            {providers.Ed25519KeyStandardWebhooks, pair.StandardWebhooksSecretKey()},
+		"private key b64": {providers.Ed25519KeyBase64, base64.StdEncoding.EncodeToString(pair.Private)},
+		"unknown format":  {providers.Ed25519KeyFormat(9), pair.PublicKey(providers.Ed25519KeyHex)},
+		"newline inside":  {providers.Ed25519KeyBase64, pair.PublicKey(providers.Ed25519KeyBase64)[:10] + "\n" + pair.PublicKey(providers.Ed25519KeyBase64)[10:]},
 	} {
-		if _, err := webhooks.ParseEd25519PublicKey(tc.format, []byte(tc.value)); err == nil {
+		if _, err := providers.ParseEd25519PublicKey(tc.format, []byte(tc.value)); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {
 			nhNoLeak(t, err, tc.value)
@@ -464,47 +473,52 @@ func TestParseEd25519PublicKey(t *testing.T) {
 func TestNewEd25519VerifierRejectsInvalidOptions(t *testing.T) {
 	t.Parallel()
 	creds := webhooks.StaticSecrets("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a")
-	discord := webhooks.DiscordInteractionsOptions
-	mod := func(f func(*webhooks.Ed25519Options)) webhooks.Ed25519Options {
+	discord := providers.DiscordInteractionsOptions
+	mod := func(f func(*providers.Ed25519Options)) providers.Ed25519Options {
 		o := discord()
 		f(&o)
 		return o
 	}
-	for name, opts := range map[string]webhooks.Ed25519Options{
-		"no signature header":      mod(func(o *webhooks.Ed25519Options) { o.SignatureHeader = "" }),
-		"bad signature header":     mod(func(o *webhooks.Ed25519Options) { o.SignatureHeader = "X Sig" }),
-		"bad timestamp header":     mod(func(o *webhooks.Ed25519Options) { o.TimestampHeader = "X:Ts" }),
-		"timestamp not signed":     mod(func(o *webhooks.Ed25519Options) { o.SignedContent = webhooks.Ed25519SignBody }),
-		"signed timestamp missing": mod(func(o *webhooks.Ed25519Options) { o.TimestampHeader = "" }),
-		"ID not from a header":     mod(func(o *webhooks.Ed25519Options) { o.SignedContent = webhooks.Ed25519SignIDTimestampBody }),
-		"unknown layout":           mod(func(o *webhooks.Ed25519Options) { o.SignedContent = 7 }),
-		"unknown encoding":         mod(func(o *webhooks.Ed25519Options) { o.Encoding = 7 }),
-		"unknown key format":       mod(func(o *webhooks.Ed25519Options) { o.PublicKeyFormat = 7 }),
-		"unknown timestamp format": mod(func(o *webhooks.Ed25519Options) { o.TimestampFormat = 7 }),
-		"negative tolerance":       mod(func(o *webhooks.Ed25519Options) { o.Tolerance = -time.Second }),
-		"no ID source":             mod(func(o *webhooks.Ed25519Options) { o.EventIDPath = "" }),
-		"key without list":         mod(func(o *webhooks.Ed25519Options) { o.SignatureKey = "v1a" }),
-		"prefix with list":         mod(func(o *webhooks.Ed25519Options) { o.ItemSeparator, o.SignatureKey, o.SignaturePrefix = " ", "v1a", "x" }),
-		"list without key":         mod(func(o *webhooks.Ed25519Options) { o.ItemSeparator = " " }),
-		"overlapping separators": mod(func(o *webhooks.Ed25519Options) {
+	for name, opts := range map[string]providers.Ed25519Options{
+		"no signature header":           mod(func(o *providers.Ed25519Options) { o.SignatureHeader = "" }),
+		"bad signature header":          mod(func(o *providers.Ed25519Options) { o.SignatureHeader = "X Sig" }),
+		"bad timestamp header":          mod(func(o *providers.Ed25519Options) { o.Timestamp.Header = "X:Ts" }),
+		"timestamp not signed":          mod(func(o *providers.Ed25519Options) { o.SignedContent = "{body}" }),
+		"timestamp not signed, default": mod(func(o *providers.Ed25519Options) { o.SignedContent = "" }),
+		"signed timestamp missing":      mod(func(o *providers.Ed25519Options) { o.Timestamp.Header = "" }),
+		"ID not from a header":          mod(func(o *providers.Ed25519Options) { o.SignedContent = "{id}.{timestamp}.{body}" }),
+		"unknown placeholder":           mod(func(o *providers.Ed25519Options) { o.SignedContent = "{ts}{body}" }),
+		"no body":                       mod(func(o *providers.Ed25519Options) { o.SignedContent = "{timestamp}" }),
+		"unknown encoding":              mod(func(o *providers.Ed25519Options) { o.Encoding = 7 }),
+		"unknown key format":            mod(func(o *providers.Ed25519Options) { o.PublicKeyFormat = 7 }),
+		"unknown timestamp format":      mod(func(o *providers.Ed25519Options) { o.Timestamp.Format = 7 }),
+		"negative tolerance":            mod(func(o *providers.Ed25519Options) { o.Timestamp.Tolerance = -time.Second }),
+		"no ID source":                  mod(func(o *providers.Ed25519Options) { o.Event.IDPath = "" }),
+		"list without separator":        mod(func(o *providers.Ed25519Options) { o.ItemSeparator, o.SignatureKey = " ", "v1a" }),
+		"key without list":              mod(func(o *providers.Ed25519Options) { o.SignatureKey = "v1a" }),
+		"prefix with list": mod(func(o *providers.Ed25519Options) {
+			o.ItemSeparator, o.SignatureKey, o.SignaturePrefix = " ", "v1a", "x"
+		}),
+		"list without key": mod(func(o *providers.Ed25519Options) { o.ItemSeparator = " " }),
+		"overlapping separators": mod(func(o *providers.Ed25519Options) {
 			o.ItemSeparator, o.KeyValueSeparator, o.SignatureKey = ",", ",", "v1a"
 		}),
-		"fallback for nothing": mod(func(o *webhooks.Ed25519Options) { o.HeaderFallbacks = map[string]string{"X-Other": "X-Else"} }),
-		"fallback onto a header": mod(func(o *webhooks.Ed25519Options) {
-			o.HeaderFallbacks = map[string]string{"X-Signature-Ed25519": "X-Signature-Timestamp"}
+		"fallback for nothing": mod(func(o *providers.Ed25519Options) { o.HeaderFallbacks = webhooks.HeaderFallbacks{"X-Other": "X-Else"} }),
+		"fallback onto a header": mod(func(o *providers.Ed25519Options) {
+			o.HeaderFallbacks = webhooks.HeaderFallbacks{"X-Signature-Ed25519": "X-Signature-Timestamp"}
 		}),
-		"bad fallback name": mod(func(o *webhooks.Ed25519Options) {
-			o.HeaderFallbacks = map[string]string{"X-Signature-Ed25519": "X Sig"}
+		"bad fallback name": mod(func(o *providers.Ed25519Options) {
+			o.HeaderFallbacks = webhooks.HeaderFallbacks{"X-Signature-Ed25519": "X Sig"}
 		}),
-		"two fallbacks for one header": mod(func(o *webhooks.Ed25519Options) {
-			o.HeaderFallbacks = map[string]string{"X-Signature-Ed25519": "X-Sig-A", "x-signature-ed25519": "X-Sig-B"}
+		"two fallbacks for one header": mod(func(o *providers.Ed25519Options) {
+			o.HeaderFallbacks = webhooks.HeaderFallbacks{"X-Signature-Ed25519": "X-Sig-A", "x-signature-ed25519": "X-Sig-B"}
 		}),
 	} {
-		if _, err := webhooks.NewEd25519Verifier("test", opts, creds, nil); err == nil {
+		if _, err := providers.NewEd25519Verifier(opts, creds); err == nil {
 			t.Errorf("%s: NewEd25519Verifier succeeded", name)
 		}
 	}
-	if _, err := webhooks.NewEd25519Verifier("test", discord(), nil, nil); err == nil {
+	if _, err := providers.NewEd25519Verifier(discord(), nil); err == nil {
 		t.Error("nil creds accepted")
 	}
 	// Static keys are checked at construction, named by ID only.
@@ -515,18 +529,18 @@ func TestNewEd25519VerifierRejectsInvalidOptions(t *testing.T) {
 		"whpk":       {"whpk_11qYAYKxCrfVS/7TyWQHOg7hcvPapiMlrwIaaPcHURo="},
 		"one of two": {"d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a", "zz"},
 	} {
-		_, err := webhooks.NewEd25519Verifier("test", discord(), webhooks.StaticSecrets(keys...), nil)
+		_, err := providers.NewEd25519Verifier(discord(), webhooks.StaticSecrets(keys...))
 		if err == nil {
 			t.Errorf("static keys %s: accepted", name)
 		}
 		nhNoLeak(t, err, "11qYAYKxCrfVS")
 	}
-	if _, err := webhooks.NewEd25519Verifier("test", webhooks.StandardWebhooksEd25519Options(), webhooks.StaticSecrets("whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A="), nil); err == nil || !strings.Contains(err.Error(), "whsk_") {
+	if _, err := providers.NewEd25519Verifier(providers.StandardWebhooksEd25519Options(), webhooks.StaticSecrets("whsk_nWGxne/9WmC6hEr0kuwsxERJxWl7MmkZcDusAxyuf2A=")); err == nil || !strings.Contains(err.Error(), "whsk_") {
 		t.Errorf("a static whsk_ key: %v", err)
 	}
-	for _, opts := range []webhooks.Ed25519Options{discord(), webhooks.DiscordWebhookEventsOptions(), webhooks.StandardWebhooksEd25519Options()} {
+	for _, opts := range []providers.Ed25519Options{discord(), providers.DiscordWebhookEventsOptions(), providers.StandardWebhooksEd25519Options()} {
 		key := webhookstest.NewEd25519KeyPair().PublicKey(opts.PublicKeyFormat)
-		if _, err := webhooks.NewEd25519Verifier("test", opts, webhooks.StaticSecrets(key), nil); err != nil {
+		if _, err := providers.NewEd25519Verifier(opts, webhooks.StaticSecrets(key)); err != nil {
 			t.Errorf("preset: %v", err)
 		}
 	}
@@ -535,7 +549,7 @@ func TestNewEd25519VerifierRejectsInvalidOptions(t *testing.T) {
 func TestEd25519HandshakeHookErrors(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
-	opts := webhooks.Ed25519Options{SignatureHeader: "X-Sig", EventIDFromBody: true}
+	opts := providers.Ed25519Options{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDFromBody: true}}
 	body := []byte("hello")
 	sig := hex.EncodeToString(ed25519.Sign(pair.Private, body))
 	for name, tc := range map[string]struct {
@@ -545,10 +559,13 @@ func TestEd25519HandshakeHookErrors(t *testing.T) {
 		"rejection": {webhooks.Reject(webhooks.ReasonMalformedPayload, "no"), true},
 		"failure":   {errors.New("boom"), false},
 	} {
-		opts.Handshake = func(*webhooks.Request, webhooks.Verification) (*webhooks.HandshakeResponse, error) {
+		opts.Handshake = func(_ *webhooks.Request, _ webhooks.Verification, key []byte) (*webhooks.HandshakeResponse, error) {
+			if key != nil {
+				t.Errorf("an Ed25519 handshake was given a key")
+			}
 			return nil, tc.err
 		}
-		v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(pair.PublicKey(webhooks.Ed25519KeyHex)), nil)
+		v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(pair.PublicKey(providers.Ed25519KeyHex)), nil)
 		_, err := v.Verify(context.Background(), nhRoute, nhRequest(string(body), "X-Sig", sig))
 		_, isRejection := errors.AsType[*webhooks.VerificationError](err)
 		if err == nil || isRejection != tc.rejection {
@@ -560,14 +577,10 @@ func TestEd25519HandshakeHookErrors(t *testing.T) {
 func TestEd25519EnumStrings(t *testing.T) {
 	t.Parallel()
 	for got, want := range map[string]string{
-		webhooks.Ed25519SignBody.String():            "body",
-		webhooks.Ed25519SignTimestampBody.String():   "timestamp+body",
-		webhooks.Ed25519SignIDTimestampBody.String(): "id.timestamp.body",
-		webhooks.Ed25519SignedContent(9).String():    "Ed25519SignedContent(9)",
-		webhooks.Ed25519KeyHex.String():              "hex",
-		webhooks.Ed25519KeyBase64.String():           "base64",
-		webhooks.Ed25519KeyStandardWebhooks.String(): "whpk",
-		webhooks.Ed25519KeyFormat(9).String():        "Ed25519KeyFormat(9)",
+		providers.Ed25519KeyHex.String():              "hex",
+		providers.Ed25519KeyBase64.String():           "base64",
+		providers.Ed25519KeyStandardWebhooks.String(): "whpk",
+		providers.Ed25519KeyFormat(9).String():        "Ed25519KeyFormat(9)",
 	} {
 		if got != want {
 			t.Errorf("String() = %q, want %q", got, want)

@@ -1,4 +1,4 @@
-package webhooks_test
+package providers_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 )
 
 // Twilio signs the public URL it called and the form parameters. Behind a
@@ -17,8 +18,8 @@ import (
 // public base URL. The request is the worked example of Twilio's webhook
 // security guide (auth token 12345).
 func ExampleNewTwilioVerifier() {
-	verifier, err := webhooks.NewTwilioVerifier("twilio",
-		webhooks.TwilioOptions{BaseURL: "https://mycompany.com"},
+	verifier, err := providers.NewTwilioVerifier(
+		providers.TwilioOptions{BaseURL: "https://mycompany.com"},
 		webhooks.StaticSecrets("12345"))
 	if err != nil {
 		fmt.Println(err)
@@ -34,11 +35,11 @@ func ExampleNewTwilioVerifier() {
 		Body: []byte("CallSid=CA1234567890ABCDE&Caller=%2B12349013030&Digits=1234&From=%2B12349013030&To=%2B18005551212"),
 	}
 	v, err := verifier.Verify(context.Background(), webhooks.Route{Provider: "twilio"}, req)
-	fmt.Println(v.KeyID, strings.HasPrefix(v.EventID, webhooks.BodySHA256IDPrefix), err)
+	fmt.Println(v.KeyID, strings.HasPrefix(v.EventID, "sha256:"), err)
 
 	req.Body = []byte(strings.Replace(string(req.Body), "Digits=1234", "Digits=9999", 1))
 	_, err = verifier.Verify(context.Background(), webhooks.Route{Provider: "twilio"}, req)
-	fmt.Println(errors.Is(err, webhooks.ErrBadSignature))
+	fmt.Println(errors.Is(err, webhooks.ReasonBadSignature))
 	// Output:
 	// static:0 true <nil>
 	// true
@@ -50,10 +51,10 @@ func ExampleNewTwilioVerifier() {
 // nothing). The key and signature are those of testdata/discord.
 func ExampleNewEd25519Verifier() {
 	signedAt := time.Unix(1735689600, 0)
-	verifier, err := webhooks.NewEd25519Verifier("discord",
-		webhooks.DiscordInteractionsOptions(),
-		webhooks.StaticSecrets("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"),
-		webhooks.ClockFunc(func() time.Time { return signedAt.Add(time.Second) }))
+	opts := providers.DiscordInteractionsOptions()
+	opts.Clock = webhooks.ClockFunc(func() time.Time { return signedAt.Add(time.Second) })
+	verifier, err := providers.NewEd25519Verifier(opts,
+		webhooks.StaticSecrets("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -80,8 +81,8 @@ func ExampleNewEd25519Verifier() {
 // tokens are live while the token is being changed; the verification names
 // the one that matched.
 func ExampleNewTokenVerifier() {
-	verifier, err := webhooks.NewTokenVerifier("gitlab",
-		webhooks.GitLabTokenOptions(),
+	verifier, err := providers.NewTokenVerifier(
+		providers.GitLabTokenOptions(),
 		webhooks.StaticSecrets("old-token", "new-token"))
 	if err != nil {
 		fmt.Println(err)
@@ -109,9 +110,8 @@ func ExampleNewTokenVerifier() {
 // A provider that signs nothing, accepted on purpose. Stored items carry
 // KeyID INSECURE-UNSIGNED, so nobody mistakes them for verified ones.
 func ExampleInsecureAcceptUnsigned() {
-	verifier, err := webhooks.InsecureAcceptUnsigned("legacy-crm", webhooks.UnsignedOptions{
-		EventIDPath:   "event.id",
-		EventTypePath: "event.kind",
+	verifier, err := providers.InsecureAcceptUnsigned(providers.UnsignedOptions{
+		Event: webhooks.EventSource{IDPath: "event.id", TypePath: "event.kind"},
 	})
 	if err != nil {
 		fmt.Println(err)

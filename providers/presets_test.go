@@ -1,4 +1,4 @@
-package webhooks_test
+package providers_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -43,7 +44,7 @@ func presetCases() []presetCase {
 	return []presetCase{
 		{
 			name:    "stripe",
-			opts:    webhooks.StripeOptions(),
+			opts:    providers.StripeOptions(),
 			secrets: [3]string{"whsec_current_a1b2c3", "whsec_next_d4e5f6", "whsec_retired_g7h8"},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "evt_rt", Type: "invoice.paid", Timestamp: at,
@@ -53,7 +54,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "github",
-			opts:    webhooks.GitHubOptions(),
+			opts:    providers.GitHubOptions(),
 			secrets: [3]string{"gh-current", "gh-next", "gh-retired"},
 			message: func(time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: ghDelivery, Type: "push", Body: []byte(`{"ref":"refs/heads/main"}`)}
@@ -62,7 +63,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "standardwebhooks",
-			opts:    webhooks.StandardWebhooksOptions(),
+			opts:    providers.StandardWebhooksOptions(),
 			secrets: [3]string{presetWhsec("current"), presetWhsec("next"), presetWhsec("retired")},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "msg_rt", Timestamp: at, Body: []byte(`{"type":"user.created","timestamp":"2025-03-14T15:09:26Z","data":{"id":"u_1"}}`)}
@@ -71,7 +72,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "svix",
-			opts:    webhooks.SvixOptions(),
+			opts:    providers.SvixOptions(),
 			secrets: [3]string{presetWhsec("current"), presetWhsec("next"), presetWhsec("retired")},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "msg_svix", Timestamp: at, Body: []byte(`{"type":"email.sent","data":{}}`)}
@@ -80,7 +81,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "slack",
-			opts:    webhooks.SlackOptions(),
+			opts:    providers.SlackOptions(),
 			secrets: [3]string{"8f742231b10e8888abcd99current", "8f742231b10e8888abcd99next", "8f742231b10e8888abcd99old"},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"token":"t","team_id":"T1","api_app_id":"A1","event":{"type":"app_mention","text":"hi","ts":"1.2"},"type":"event_callback","event_id":"Ev08MFMKH6","event_time":1742000000}`)}
@@ -89,7 +90,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "shopify",
-			opts:    webhooks.ShopifyOptions(),
+			opts:    providers.ShopifyOptions(),
 			secrets: [3]string{"shpss_current", "shpss_next", "shpss_retired"},
 			message: func(time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: []byte(`{"id":820982911946154508,"email":"jon@example.com"}`)}
@@ -98,7 +99,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "paddle",
-			opts:    webhooks.PaddleOptions(),
+			opts:    providers.PaddleOptions(),
 			secrets: [3]string{"pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_current", "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_next", "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_old"},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "evt_01h", Type: "subscription.created", Timestamp: at,
@@ -108,7 +109,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "linear",
-			opts:    webhooks.LinearOptions(),
+			opts:    providers.LinearOptions(),
 			secrets: [3]string{"lin_wh_current", "lin_wh_next", "lin_wh_retired"},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "234d1a4e-b617-4388-90fe-adc3633d6b72", Type: "Issue", Timestamp: at,
@@ -118,7 +119,7 @@ func presetCases() []presetCase {
 		},
 		{
 			name:    "zoom",
-			opts:    webhooks.ZoomOptions(),
+			opts:    providers.ZoomOptions(),
 			secrets: [3]string{"zoom-current", "zoom-next", "zoom-retired"},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{Timestamp: at,
@@ -134,7 +135,7 @@ func presetCases() []presetCase {
 }
 
 func presetTimestamped(o webhooks.HMACOptions) bool {
-	return o.TimestampHeader != "" || o.TimestampKey != "" || o.TimestampPath != ""
+	return o.Timestamp.Header != "" || o.Timestamp.Key != "" || o.Timestamp.Path != ""
 }
 
 // presetSigned returns the request webhookstest makes for msg.
@@ -188,7 +189,7 @@ func TestPresets(t *testing.T) {
 				if !presetTimestamped(pc.opts) {
 					t.Skip("the scheme signs no timestamp; replays are stopped by the event ID")
 				}
-				tol := pc.opts.Tolerance
+				tol := pc.opts.Timestamp.Tolerance
 				for _, c := range []struct {
 					offset time.Duration
 					want   webhooks.Reason
@@ -210,7 +211,7 @@ func TestPresets(t *testing.T) {
 				}
 				// A wider window is one field away.
 				wide := pc.opts
-				wide.Tolerance = 48 * time.Hour
+				wide.Timestamp.Tolerance = 48 * time.Hour
 				vw := newVerifier(t, wide, webhooks.StaticSecrets(pc.secrets[0]), fixedClock(fixedNow))
 				verified(t)(vw.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[0], pc.message(fixedNow.Add(-24*time.Hour)))))
 			})
@@ -298,11 +299,11 @@ func TestPresetVectors(t *testing.T) {
 		wantType  string
 		wantAt    time.Time
 	}{
-		{"stripe/computed-vector.json", false, webhooks.StripeOptions(), "evt_1OFWaQ2eZvKYlo2C0vector01", "invoice.paid", time.Unix(1700000000, 0)},
-		{"shopify/computed-vector.json", false, webhooks.ShopifyOptions(), "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", "orders/create", time.Time{}},
-		{"paddle/computed-vector.json", false, webhooks.PaddleOptions(), "evt_01gks14ge726w50ce2rdce7g1h", "transaction.completed", time.Unix(1671552777, 0)},
-		{"linear/computed-vector.json", false, webhooks.LinearOptions(), "234d1a4e-b617-4388-90fe-adc3633d6b72", "Issue", time.UnixMilli(1676056940508)},
-		{"zoom/computed-vector.json", false, webhooks.ZoomOptions(), "", "meeting.started", time.Unix(1658940994, 0)},
+		{"stripe/computed-vector.json", false, providers.StripeOptions(), "evt_1OFWaQ2eZvKYlo2C0vector01", "invoice.paid", time.Unix(1700000000, 0)},
+		{"shopify/computed-vector.json", false, providers.ShopifyOptions(), "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", "orders/create", time.Time{}},
+		{"paddle/computed-vector.json", false, providers.PaddleOptions(), "evt_01gks14ge726w50ce2rdce7g1h", "transaction.completed", time.Unix(1671552777, 0)},
+		{"linear/computed-vector.json", false, providers.LinearOptions(), "234d1a4e-b617-4388-90fe-adc3633d6b72", "Issue", time.UnixMilli(1676056940508)},
+		{"zoom/computed-vector.json", false, providers.ZoomOptions(), "", "meeting.started", time.Unix(1658940994, 0)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
@@ -317,7 +318,7 @@ func TestPresetVectors(t *testing.T) {
 			if wantID == "" {
 				sum := sha256.Sum256([]byte(vec.Payload))
 				wantID = "sha256:" + hex.EncodeToString(sum[:])
-				if bodyID := webhooks.BodySHA256ID([]byte(vec.Payload)); bodyID != wantID {
+				if bodyID := bodyID([]byte(vec.Payload)); bodyID != wantID {
 					t.Errorf("BodySHA256ID = %q, want %q, the ID the preset documents", bodyID, wantID)
 				}
 			}
@@ -328,8 +329,8 @@ func TestPresetVectors(t *testing.T) {
 			// recorded signature header.
 			req := vectorRequest(vec)
 			h, err := webhookstest.SignHMAC(tt.opts, vec.Secret, webhookstest.HMACMessage{
-				ID:        req.Header.Get(tt.opts.EventIDHeader),
-				Type:      req.Header.Get(tt.opts.EventTypeHeader),
+				ID:        req.Header.Get(tt.opts.Event.IDHeader),
+				Type:      req.Header.Get(tt.opts.Event.TypeHeader),
 				Timestamp: tt.wantAt,
 				Body:      []byte(vec.Payload),
 			})
@@ -350,7 +351,7 @@ func TestPresetVectors(t *testing.T) {
 func TestStripePreset(t *testing.T) {
 	t.Parallel()
 	vec := loadVector(t, "stripe/computed-vector.json")
-	v := newVerifier(t, webhooks.StripeOptions(), webhooks.StaticSecrets(vec.Secret), vectorClock(vec))
+	v := newVerifier(t, providers.StripeOptions(), webhooks.StaticSecrets(vec.Secret), vectorClock(vec))
 	req := vectorRequest(vec)
 	header := req.Header.Get("Stripe-Signature")
 	ts, sig, _ := strings.Cut(strings.TrimPrefix(header, "t="), ",v1=")
@@ -362,7 +363,11 @@ func TestStripePreset(t *testing.T) {
 		"second v1 of two matches": {"t=" + ts + ",v1=" + other + ",v1=" + sig, ""},
 		"test-mode v0 ignored":     {"t=" + ts + ",v1=" + sig + ",v0=" + other, ""},
 		"only v0":                  {"t=" + ts + ",v0=" + sig, webhooks.ReasonMissingSignature},
-		"timestamp not signed":     {"t=" + strconv.FormatInt(vec.Now, 10) + ",v1=" + sig, webhooks.ReasonBadSignature},
+		// A malformed v1 beside a valid one is skipped; only malformed
+		// v1 items are refused as such.
+		"malformed v1 beside the valid one": {"t=" + ts + ",v1=not-hex,v1=" + sig + ",v1=" + sig[:10], ""},
+		"only malformed v1 items":           {"t=" + ts + ",v1=not-hex,v1=" + sig[:10] + ",v0=" + sig, webhooks.ReasonMalformedHeader},
+		"timestamp not signed":              {"t=" + strconv.FormatInt(vec.Now, 10) + ",v1=" + sig, webhooks.ReasonBadSignature},
 		// The secret is the key with its prefix: a signature made with
 		// the text after "whsec_" does not verify.
 		"key without prefix": {"t=" + ts + ",v1=" + hexMAC(strings.TrimPrefix(vec.Secret, "whsec_"), ts, ".", vec.Payload), webhooks.ReasonBadSignature},
@@ -401,7 +406,7 @@ func TestStandardWebhooksPreset(t *testing.T) {
 	for _, preset := range []struct {
 		name string
 		opts webhooks.HMACOptions
-	}{{"standard", webhooks.StandardWebhooksOptions()}, {"svix", webhooks.SvixOptions()}} {
+	}{{"standard", providers.StandardWebhooksOptions()}, {"svix", providers.SvixOptions()}} {
 		// The presets as they are: the reference payload has no type, which
 		// the spec allows, so EventType is "" rather than a rejection.
 		v := newVerifier(t, preset.opts, webhooks.StaticSecrets(vec.Secret), clock)
@@ -426,7 +431,7 @@ func TestStandardWebhooksPreset(t *testing.T) {
 		}
 	}
 
-	opts := webhooks.StandardWebhooksOptions()
+	opts := providers.StandardWebhooksOptions()
 	sig := vec.Headers["Webhook-Signature"]
 	for name, tt := range map[string]struct {
 		secrets []webhooks.Secret
@@ -440,6 +445,10 @@ func TestStandardWebhooksPreset(t *testing.T) {
 		"whsec_ only":                  {[]webhooks.Secret{{ID: "k", Value: []byte("whsec_")}}, sig, webhooks.ReasonNoCredentials},
 		"secret used as raw bytes":     {[]webhooks.Secret{{ID: "k", Value: []byte(vec.Secret)}}, "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, vec.Secret, vec.Headers["Webhook-Id"], ".", vec.Headers["Webhook-Timestamp"], ".", vec.Payload)), webhooks.ReasonBadSignature},
 		"whsec_ only, then the secret": {[]webhooks.Secret{{ID: "cut", Value: []byte("whsec_")}, {ID: "k", Value: []byte(vec.Secret)}}, sig, ""},
+		// A malformed v1 beside a valid one is skipped, as the Standard
+		// Webhooks and Svix libraries skip it.
+		"malformed v1 beside the valid one": {[]webhooks.Secret{{ID: "k", Value: []byte(vec.Secret)}}, "v1,%%%% v1," + strings.Repeat("A", 43) + " " + sig + " v1", ""},
+		"only malformed v1 items":           {[]webhooks.Secret{{ID: "k", Value: []byte(vec.Secret)}}, "v1,%%%% v1," + strings.Repeat("A", 20) + " v1", webhooks.ReasonMalformedHeader},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -481,14 +490,13 @@ func TestSlackPreset(t *testing.T) {
 
 	// Slack's documented example is a slash command: its signature
 	// verifies, then the form body yields no Events API event_id.
-	v := newVerifier(t, webhooks.SlackOptions(), webhooks.StaticSecrets(vec.Secret), clock)
+	v := newVerifier(t, providers.SlackOptions(), webhooks.StaticSecrets(vec.Secret), clock)
 	_, err := v.Verify(context.Background(), testRoute, vectorRequest(vec))
 	wantReason(t, err, webhooks.ReasonMalformedPayload)
 	// With the ID taken from elsewhere it is accepted, so the signature
 	// check itself passed.
-	opts := webhooks.SlackOptions()
-	opts.EventIDPath, opts.EventTypePath = "", ""
-	opts.EventIDFunc = func(r *webhooks.Request, _ webhooks.Verification) (string, error) { return "trigger", nil }
+	opts := providers.SlackOptions()
+	opts.Event = webhooks.EventSource{IDFunc: func(r *webhooks.Request, _ webhooks.Verification) (string, error) { return "trigger", nil }}
 	got := verified(t)(newVerifier(t, opts, webhooks.StaticSecrets(vec.Secret), clock).Verify(context.Background(), testRoute, vectorRequest(vec)))
 	if !got.OccurredAt.Equal(time.Unix(1531420618, 0)) {
 		t.Errorf("OccurredAt = %v", got.OccurredAt)
@@ -509,7 +517,7 @@ func TestSlackPreset(t *testing.T) {
 		}
 		mutate(req)
 		_, err := v.Verify(context.Background(), testRoute, req)
-		if err == nil || errors.Is(err, webhooks.ErrMalformedPayload) {
+		if err == nil || errors.Is(err, webhooks.ReasonMalformedPayload) {
 			t.Errorf("%s: err = %v, want a signature rejection", name, err)
 		} else {
 			want := map[string]webhooks.Reason{
@@ -528,7 +536,7 @@ const slackChallenge = `{"token":"Jhj5dZrVaK7ZwHHjRyZWjbDl","challenge":"3eZbrw1
 func TestSlackHandshake(t *testing.T) {
 	t.Parallel()
 	const secret = "slack-signing-secret"
-	opts := webhooks.SlackOptions()
+	opts := providers.SlackOptions()
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
 	sign := func(body string, at time.Time) *webhooks.Request {
 		return presetSigned(t, opts, secret, webhookstest.HMACMessage{Timestamp: at, Body: []byte(body)})
@@ -571,8 +579,8 @@ func TestShopifyPreset(t *testing.T) {
 	t.Parallel()
 	vec := loadVector(t, "shopify/computed-vector.json")
 	// The documented one-line switch to the per-event ID.
-	opts := webhooks.ShopifyOptions()
-	opts.EventIDHeader = "X-Shopify-Event-Id"
+	opts := providers.ShopifyOptions()
+	opts.Event.IDHeader = "X-Shopify-Event-Id"
 	v := newVerifier(t, opts, webhooks.StaticSecrets(vec.Secret), nil)
 	got := verified(t)(v.Verify(context.Background(), testRoute, vectorRequest(vec)))
 	if got.EventID != vec.Headers["X-Shopify-Event-Id"] || got.EventType != "orders/create" {
@@ -601,7 +609,7 @@ func TestShopifyPreset(t *testing.T) {
 func TestPaddlePreset(t *testing.T) {
 	t.Parallel()
 	vec := loadVector(t, "paddle/computed-vector.json")
-	v := newVerifier(t, webhooks.PaddleOptions(), webhooks.StaticSecrets(vec.Secret), vectorClock(vec))
+	v := newVerifier(t, providers.PaddleOptions(), webhooks.StaticSecrets(vec.Secret), vectorClock(vec))
 	header := vec.Headers["Paddle-Signature"]
 	ts, sig, _ := strings.Cut(strings.TrimPrefix(header, "ts="), ";h1=")
 	for name, tt := range map[string]struct {
@@ -630,7 +638,7 @@ func TestPaddlePreset(t *testing.T) {
 	// Paddle's five-second window.
 	signedAt, _ := strconv.ParseInt(ts, 10, 64)
 	for offset, want := range map[int64]webhooks.Reason{5: "", -5: "", 6: webhooks.ReasonTimestampExpired, -6: webhooks.ReasonTimestampExpired} {
-		vc := newVerifier(t, webhooks.PaddleOptions(), webhooks.StaticSecrets(vec.Secret), fixedClock(time.Unix(signedAt+offset, 0)))
+		vc := newVerifier(t, providers.PaddleOptions(), webhooks.StaticSecrets(vec.Secret), fixedClock(time.Unix(signedAt+offset, 0)))
 		_, err := vc.Verify(context.Background(), testRoute, vectorRequest(vec))
 		if want == "" && err != nil {
 			t.Errorf("clock %+ds from ts: %v", offset, err)
@@ -639,7 +647,7 @@ func TestPaddlePreset(t *testing.T) {
 		}
 	}
 	// A prefix-only secret is unusable: refused when the verifier is built.
-	if _, err := webhooks.NewHMACVerifier("paddle", webhooks.PaddleOptions(), webhooks.StaticSecrets("pdl_ntfset_"), nil); err == nil {
+	if _, err := newHMAC(providers.PaddleOptions(), webhooks.StaticSecrets("pdl_ntfset_"), nil); err == nil {
 		t.Error("NewHMACVerifier accepted a prefix-only Paddle secret")
 	}
 }
@@ -648,14 +656,14 @@ func TestLinearPreset(t *testing.T) {
 	t.Parallel()
 	vec := loadVector(t, "linear/computed-vector.json")
 	clock := vectorClock(vec)
-	opts := webhooks.LinearOptions()
-	opts.EventTypeSuffixPath = "action"
+	opts := providers.LinearOptions()
+	opts.Event.TypeSuffixPath = "action"
 	got := verified(t)(newVerifier(t, opts, webhooks.StaticSecrets(vec.Secret), clock).Verify(context.Background(), testRoute, vectorRequest(vec)))
 	if got.EventType != "Issue.create" {
 		t.Errorf("EventType with the action = %q", got.EventType)
 	}
 
-	v := newVerifier(t, webhooks.LinearOptions(), webhooks.StaticSecrets(vec.Secret), clock)
+	v := newVerifier(t, providers.LinearOptions(), webhooks.StaticSecrets(vec.Secret), clock)
 	// The timestamp is in the signed body: it cannot be refreshed without
 	// breaking the signature, and a body without it is refused.
 	fresh := strings.Replace(vec.Payload, "1676056940508", strconv.FormatInt(vec.Now*1000, 10), 1)
@@ -669,7 +677,7 @@ func TestLinearPreset(t *testing.T) {
 	for offset, want := range map[time.Duration]webhooks.Reason{
 		time.Minute: "", -time.Minute: "", time.Minute + time.Millisecond: webhooks.ReasonTimestampExpired, -time.Minute - time.Millisecond: webhooks.ReasonTimestampExpired,
 	} {
-		vc := newVerifier(t, webhooks.LinearOptions(), webhooks.StaticSecrets(vec.Secret), fixedClock(signedAt.Add(offset)))
+		vc := newVerifier(t, providers.LinearOptions(), webhooks.StaticSecrets(vec.Secret), fixedClock(signedAt.Add(offset)))
 		_, err := vc.Verify(context.Background(), testRoute, vectorRequest(vec))
 		if want == "" && err != nil {
 			t.Errorf("clock %v from webhookTimestamp: %v", offset, err)
@@ -686,7 +694,7 @@ func TestZoomPreset(t *testing.T) {
 	creds := webhooks.CredentialResolverFunc(func(context.Context, webhooks.Route) ([]webhooks.Secret, error) {
 		return []webhooks.Secret{{ID: "old", Value: []byte("zoom-old-token")}, {ID: "current", Value: []byte(vec.Secret)}}, nil
 	})
-	v := newVerifier(t, webhooks.ZoomOptions(), creds, clock)
+	v := newVerifier(t, providers.ZoomOptions(), creds, clock)
 
 	// The signed challenge is answered with the documented token and the
 	// HMAC computed with openssl, using the secret that verified it.
@@ -711,7 +719,7 @@ func TestZoomPreset(t *testing.T) {
 	}
 
 	// Signed with the old secret, answered with the old secret.
-	opts := webhooks.ZoomOptions()
+	opts := providers.ZoomOptions()
 	req := presetSigned(t, opts, "zoom-old-token", webhookstest.HMACMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)})
 	got = verified(t)(v.Verify(context.Background(), testRoute, req))
 	m = hmac.New(sha256.New, []byte("zoom-old-token"))
@@ -751,8 +759,8 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 		wantBody         string
 		wantType         string
 	}{
-		{"slack", "slack-signing-secret", webhooks.SlackOptions(), slackChallenge, fixedNow, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "text/plain; charset=utf-8"},
-		{"zoom", zoomVec.Secret, webhooks.ZoomOptions(), zoomVec.Payload, fixedNow,
+		{"slack", "slack-signing-secret", providers.SlackOptions(), slackChallenge, fixedNow, "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "text/plain; charset=utf-8"},
+		{"zoom", zoomVec.Secret, providers.ZoomOptions(), zoomVec.Payload, fixedNow,
 			`{"plainToken":"` + zoomVec.Handshake["plainToken"] + `","encryptedToken":"` + zoomVec.Handshake["encryptedToken"] + `"}`, "application/json"},
 	}
 	for _, tt := range tests {
@@ -803,13 +811,13 @@ func TestStandardWebhooksTypeIsOptional(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	at := time.Unix(1700000000, 0).UTC()
-	v := newVerifier(t, webhooks.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), fixedClock(at))
+	v := newVerifier(t, providers.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), fixedClock(at))
 	for body, wantType := range map[string]string{
 		`{"type":"invoice.paid","data":{}}`: "invoice.paid",
 		`{"data":{}}`:                       "",
 		`plain text, not JSON`:              "",
 	} {
-		h, err := webhookstest.SignHMAC(webhooks.StandardWebhooksOptions(), secret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(body)})
+		h, err := webhookstest.SignHMAC(providers.StandardWebhooksOptions(), secret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(body)})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -1,4 +1,4 @@
-package webhooks_test
+package providers_test
 
 import (
 	"context"
@@ -11,22 +11,23 @@ import (
 	"testing"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
-func newTokenVerifier(t *testing.T, opts webhooks.TokenOptions, creds webhooks.CredentialResolver) *webhooks.TokenVerifier {
+func newTokenVerifier(t *testing.T, opts providers.TokenOptions, creds webhooks.CredentialResolver) *providers.TokenVerifier {
 	t.Helper()
-	v, err := webhooks.NewTokenVerifier("test", opts, creds)
+	v, err := providers.NewTokenVerifier(opts, creds)
 	if err != nil {
 		t.Fatalf("NewTokenVerifier: %v", err)
 	}
 	return v
 }
 
-func bearerOptions() webhooks.TokenOptions {
-	o := webhooks.BearerTokenOptions()
-	o.EventIDPath = "id"
-	o.EventTypePath = "type"
+func bearerOptions() providers.TokenOptions {
+	o := providers.BearerTokenOptions()
+	o.Event.IDPath = "id"
+	o.Event.TypePath = "type"
 	return o
 }
 
@@ -52,7 +53,7 @@ func TestTokenBearer(t *testing.T) {
 func TestTokenRejections(t *testing.T) {
 	t.Parallel()
 	v := newTokenVerifier(t, bearerOptions(), webhooks.StaticSecrets("s3cret-token"))
-	plain := newTokenVerifier(t, webhooks.TokenOptions{Header: "X-Hook-Token", EventIDHeader: "X-Hook-Id"}, webhooks.StaticSecrets("s3cret-token"))
+	plain := newTokenVerifier(t, providers.TokenOptions{Header: "X-Hook-Token", Event: webhooks.EventSource{IDHeader: "X-Hook-Id"}}, webhooks.StaticSecrets("s3cret-token"))
 	tests := []struct {
 		name string
 		v    webhooks.Verifier
@@ -88,7 +89,7 @@ func TestTokenRejections(t *testing.T) {
 
 func TestTokenRotationAndCredentials(t *testing.T) {
 	t.Parallel()
-	opts := webhooks.TokenOptions{Header: "X-Hook-Token", EventIDHeader: "X-Hook-Id"}
+	opts := providers.TokenOptions{Header: "X-Hook-Token", Event: webhooks.EventSource{IDHeader: "X-Hook-Id"}}
 	v := newTokenVerifier(t, opts, nhSecrets("old", "first-token", "empty", "", "new", "second-token"))
 	for token, keyID := range map[string]string{"first-token": "old", "second-token": "new"} {
 		got := nhVerify(t, v, nhRequest(tokenBody, "X-Hook-Token", token, "X-Hook-Id", "1"))
@@ -114,21 +115,21 @@ func TestTokenRotationAndCredentials(t *testing.T) {
 
 func TestTokenEventIDFromBody(t *testing.T) {
 	t.Parallel()
-	opts := webhooks.TokenOptions{Header: "X-Hook-Token", EventIDFromBody: true}
+	opts := providers.TokenOptions{Header: "X-Hook-Token", Event: webhooks.EventSource{IDFromBody: true}}
 	v := newTokenVerifier(t, opts, webhooks.StaticSecrets("tok"))
 	got := nhVerify(t, v, nhRequest("payload", "X-Hook-Token", "tok"))
 	sum := sha256.Sum256([]byte("payload"))
-	if want := webhooks.BodySHA256ID([]byte("payload")); got.EventID != want || !strings.HasPrefix(want, webhooks.BodySHA256IDPrefix) || got.PayloadSHA256 != sum {
+	if want := bodyID([]byte("payload")); got.EventID != want || !strings.HasPrefix(want, "sha256:") || got.PayloadSHA256 != sum {
 		t.Errorf("EventID %q, want %q", got.EventID, want)
 	}
 
 	// As a fallback: the header wins when present.
-	opts.EventIDHeader = "X-Hook-Id"
+	opts.Event.IDHeader = "X-Hook-Id"
 	v = newTokenVerifier(t, opts, webhooks.StaticSecrets("tok"))
 	if got := nhVerify(t, v, nhRequest("payload", "X-Hook-Token", "tok", "X-Hook-Id", "id-1")); got.EventID != "id-1" {
 		t.Errorf("EventID %q, want the header's", got.EventID)
 	}
-	if got := nhVerify(t, v, nhRequest("payload", "X-Hook-Token", "tok")); got.EventID != webhooks.BodySHA256ID([]byte("payload")) {
+	if got := nhVerify(t, v, nhRequest("payload", "X-Hook-Token", "tok")); got.EventID != bodyID([]byte("payload")) {
 		t.Errorf("EventID %q, want the body digest", got.EventID)
 	}
 	// A duplicated header is malformed, not absent.
@@ -166,7 +167,7 @@ func TestTokenRoundTripThroughGateway(t *testing.T) {
 	}
 
 	// A custom token header is not stored either (SecretHeaderVerifier).
-	custom := webhooks.TokenOptions{Header: "X-Hook-Token", EventIDHeader: "X-Hook-Id"}
+	custom := providers.TokenOptions{Header: "X-Hook-Token", Event: webhooks.EventSource{IDHeader: "X-Hook-Id"}}
 	gw, inbox, _ = nhGateway(t, "hook", newTokenVerifier(t, custom, webhooks.StaticSecrets("s3cret-token")), nil)
 	rec = httptest.NewRecorder()
 	gw.ServeHTTP(rec, webhookstest.NewTokenRequest(t, "/webhooks/hook", custom, "s3cret-token", webhookstest.TokenMessage{ID: "h1", Body: []byte(tokenBody)}))
@@ -188,8 +189,8 @@ func basicHeader(user, pass string) string {
 
 func TestBasicAuth(t *testing.T) {
 	t.Parallel()
-	opts := webhooks.BasicAuthOptions{EventIDPath: "id", EventTypePath: "type"}
-	v, err := webhooks.NewBasicAuthVerifier("test", opts, nhSecrets("2024", "hooks:old-pass", "2025", "hooks:new:pass"))
+	opts := providers.BasicAuthOptions{Event: webhooks.EventSource{IDPath: "id", TypePath: "type"}}
+	v, err := providers.NewBasicAuthVerifier(opts, nhSecrets("2024", "hooks:old-pass", "2025", "hooks:new:pass"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestBasicAuth(t *testing.T) {
 
 	// A secret that is not "user:password" is a configuration error,
 	// reported by ID only.
-	bad, err := webhooks.NewBasicAuthVerifier("test", opts, nhSecrets("legacy", "justapassword"))
+	bad, err := providers.NewBasicAuthVerifier(opts, nhSecrets("legacy", "justapassword"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,22 +249,24 @@ func TestBasicAuth(t *testing.T) {
 
 func TestInsecureAcceptUnsigned(t *testing.T) {
 	t.Parallel()
-	v, err := webhooks.InsecureAcceptUnsigned("legacy", webhooks.UnsignedOptions{EventIDHeader: "X-Event-Id", EventTypePath: "type"})
+	v, err := providers.InsecureAcceptUnsigned(providers.UnsignedOptions{Event: webhooks.EventSource{IDHeader: "X-Event-Id", TypePath: "type"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := nhVerify(t, v, nhRequest(tokenBody, "X-Event-Id", "e1"))
-	if got.EventID != "e1" || got.EventType != "order.created" || got.KeyID != webhooks.UnsignedKeyID {
+	if got.EventID != "e1" || got.EventType != "order.created" || got.KeyID != providers.UnsignedKeyID {
 		t.Errorf("Verification %+v", got)
 	}
 	nhReject(t, v, nhRequest(tokenBody), webhooks.ReasonMissingEventID)
 	nhReject(t, v, nhRequest("", "X-Event-Id", "e1"), webhooks.ReasonEmptyBody)
 
-	if _, err := webhooks.InsecureAcceptUnsigned("legacy", webhooks.UnsignedOptions{}); err == nil {
+	if _, err := providers.InsecureAcceptUnsigned(providers.UnsignedOptions{}); err == nil {
 		t.Error("InsecureAcceptUnsigned without an ID source succeeded")
 	}
-	if _, err := webhooks.InsecureAcceptUnsigned("", webhooks.UnsignedOptions{EventIDFromBody: true}); err == nil {
-		t.Error("InsecureAcceptUnsigned without a provider succeeded")
+	// The provider key is given once, at registration: the options are all
+	// the verifier needs.
+	if _, err := providers.InsecureAcceptUnsigned(providers.UnsignedOptions{Event: webhooks.EventSource{IDFromBody: true}}); err != nil {
+		t.Errorf("InsecureAcceptUnsigned with a body-digest ID: %v", err)
 	}
 
 	// Through a gateway the item says that nothing verified it.
@@ -276,7 +279,7 @@ func TestInsecureAcceptUnsigned(t *testing.T) {
 		t.Fatalf("status %d %s", rec.Code, rec.Body)
 	}
 	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "legacy", EventID: "e1"})
-	if err != nil || item.KeyID != webhooks.UnsignedKeyID {
+	if err != nil || item.KeyID != providers.UnsignedKeyID {
 		t.Fatalf("item %+v, %v", item, err)
 	}
 }
@@ -286,33 +289,30 @@ func TestNewTokenAndBasicVerifierRejectInvalidOptions(t *testing.T) {
 	creds := webhooks.StaticSecrets("x")
 	tokenCases := []struct {
 		name string
-		opts webhooks.TokenOptions
+		opts providers.TokenOptions
 	}{
-		{"no header", webhooks.TokenOptions{EventIDHeader: "X-Id"}},
-		{"bad header", webhooks.TokenOptions{Header: "X Token", EventIDHeader: "X-Id"}},
-		{"bad scheme", webhooks.TokenOptions{Header: "Authorization", Scheme: "Bearer token", EventIDHeader: "X-Id"}},
-		{"no ID source", webhooks.TokenOptions{Header: "X-Token"}},
-		{"two ID sources", webhooks.TokenOptions{Header: "X-Token", EventIDHeader: "X-Id", EventIDPath: "id"}},
-		{"two type sources", webhooks.TokenOptions{Header: "X-Token", EventIDHeader: "X-Id", EventTypeHeader: "X-Type", EventTypePath: "type"}},
-		{"bad path", webhooks.TokenOptions{Header: "X-Token", EventIDPath: "a..b"}},
-		{"bad ID header", webhooks.TokenOptions{Header: "X-Token", EventIDHeader: "X:Id"}},
-		{"bearer preset without ID", webhooks.BearerTokenOptions()},
+		{"no header", providers.TokenOptions{Event: webhooks.EventSource{IDHeader: "X-Id"}}},
+		{"bad header", providers.TokenOptions{Header: "X Token", Event: webhooks.EventSource{IDHeader: "X-Id"}}},
+		{"bad scheme", providers.TokenOptions{Header: "Authorization", Scheme: "Bearer token", Event: webhooks.EventSource{IDHeader: "X-Id"}}},
+		{"no ID source", providers.TokenOptions{Header: "X-Token"}},
+		{"two ID sources", providers.TokenOptions{Header: "X-Token", Event: webhooks.EventSource{IDHeader: "X-Id", IDPath: "id"}}},
+		{"two type sources", providers.TokenOptions{Header: "X-Token", Event: webhooks.EventSource{IDHeader: "X-Id", TypeHeader: "X-Type", TypePath: "type"}}},
+		{"bad path", providers.TokenOptions{Header: "X-Token", Event: webhooks.EventSource{IDPath: "a..b"}}},
+		{"bad ID header", providers.TokenOptions{Header: "X-Token", Event: webhooks.EventSource{IDHeader: "X:Id"}}},
+		{"bearer preset without ID", providers.BearerTokenOptions()},
 	}
 	for _, tt := range tokenCases {
-		if _, err := webhooks.NewTokenVerifier("test", tt.opts, creds); err == nil {
+		if _, err := providers.NewTokenVerifier(tt.opts, creds); err == nil {
 			t.Errorf("%s: NewTokenVerifier succeeded", tt.name)
 		}
 	}
-	if _, err := webhooks.NewTokenVerifier("", webhooks.GitLabTokenOptions(), creds); err == nil {
-		t.Error("empty provider accepted")
-	}
-	if _, err := webhooks.NewTokenVerifier("x", webhooks.GitLabTokenOptions(), nil); err == nil {
+	if _, err := providers.NewTokenVerifier(providers.GitLabTokenOptions(), nil); err == nil {
 		t.Error("nil creds accepted")
 	}
-	if _, err := webhooks.NewBasicAuthVerifier("x", webhooks.BasicAuthOptions{}, creds); err == nil {
+	if _, err := providers.NewBasicAuthVerifier(providers.BasicAuthOptions{}, creds); err == nil {
 		t.Error("basic auth without an ID source accepted")
 	}
-	if _, err := webhooks.NewBasicAuthVerifier("x", webhooks.BasicAuthOptions{EventIDFromBody: true}, nil); err == nil {
+	if _, err := providers.NewBasicAuthVerifier(providers.BasicAuthOptions{Event: webhooks.EventSource{IDFromBody: true}}, nil); err == nil {
 		t.Error("basic auth with nil creds accepted")
 	}
 
@@ -322,11 +322,11 @@ func TestNewTokenAndBasicVerifierRejectInvalidOptions(t *testing.T) {
 		"no secrets":   webhooks.StaticSecrets(),
 		"empty secret": webhooks.StaticSecrets("good", ""),
 	} {
-		if _, err := webhooks.NewTokenVerifier("x", webhooks.GitLabTokenOptions(), creds); err == nil {
+		if _, err := providers.NewTokenVerifier(providers.GitLabTokenOptions(), creds); err == nil {
 			t.Errorf("token, %s: accepted", name)
 		}
 	}
-	_, err := webhooks.NewBasicAuthVerifier("x", webhooks.BasicAuthOptions{EventIDFromBody: true}, webhooks.StaticSecrets("user:pass", "no-colon-password"))
+	_, err := providers.NewBasicAuthVerifier(providers.BasicAuthOptions{Event: webhooks.EventSource{IDFromBody: true}}, webhooks.StaticSecrets("user:pass", "no-colon-password"))
 	if err == nil || !strings.Contains(err.Error(), "static:1") {
 		t.Errorf("basic auth with a secret without a colon: %v", err)
 	}

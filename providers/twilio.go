@@ -1,4 +1,4 @@
-package webhooks
+package providers
 
 import (
 	"context"
@@ -16,6 +16,9 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/wire"
 )
 
 // Twilio request headers.
@@ -52,8 +55,8 @@ const (
 // Twilio signs no timestamp: a captured request verifies for as long as the
 // auth token is valid. Only the event ID stops a replay, which is why the
 // default ID is derived from the signed content: when neither EventIDHeader
-// nor EventIDParams yields one, the event ID is BodySHA256ID of the
-// canonical parameter string (the sorted names and values appended to the
+// nor EventIDParams yields one, the event ID is "sha256:" and the hex
+// SHA-256 of the canonical parameter string (the sorted names and values appended to the
 // URL for the signature) of a form post, of the query parameters of a
 // bodiless request, or of the body of a JSON request. A replay of a request
 // is then recognised as a duplicate, as are Twilio's own retries, which
@@ -69,11 +72,11 @@ type TwilioOptions struct {
 	// PublicURL returns the full public URL Twilio requested, query string
 	// included, for hosts whose public URLs are not the received path
 	// under a fixed prefix (or whose configured URL carries a fragment,
-	// which never reaches the server). A *VerificationError it returns is
-	// passed on as the rejection; any other error is returned wrapped, so
-	// the gateway answers 503. At most one of BaseURL and PublicURL may be
-	// set.
-	PublicURL func(req *Request) (string, error)
+	// which never reaches the server). A *webhooks.VerificationError it
+	// returns is passed on as the rejection; any other error is returned
+	// wrapped, so the gateway answers 503. At most one of BaseURL and
+	// PublicURL may be set.
+	PublicURL func(req *webhooks.Request) (string, error)
 
 	// SharedKeys supplies the secrets of the SharedKeys that Webhook Rules
 	// sign with. A request with TwilioSignatureSettingsHeader is verified
@@ -82,7 +85,7 @@ type TwilioOptions struct {
 	// verified with the auth tokens from the CredentialResolver and
 	// HMAC-SHA-1. When nil, signed-with-a-SharedKey requests are rejected
 	// with ReasonNoCredentials. Defaults to nil.
-	SharedKeys CredentialResolver
+	SharedKeys webhooks.CredentialResolver
 
 	// EventIDHeader, when set, is the header the event ID is read from
 	// first, for example TwilioIdempotencyTokenHeader. Twilio does not
@@ -121,22 +124,22 @@ type TwilioOptions struct {
 // because Twilio sends no time.
 //
 // The Gateway serves POST only; Twilio webhooks configured for GET can be
-// verified through VerifyHTTPRequest or VerifyMiddleware.
+// verified through webhooks.VerifyHTTPRequest or webhooks.VerifyMiddleware.
+//
+//	providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets(os.Getenv("TWILIO_AUTH_TOKEN")))
 type TwilioVerifier struct {
-	provider string
-	opts     TwilioOptions
-	base     string
-	creds    CredentialResolver
+	opts  TwilioOptions
+	base  string
+	creds webhooks.CredentialResolver
 }
 
-// NewTwilioVerifier returns a verifier for the named provider (used in
-// error messages) that takes the account's auth tokens from creds (Twilio
-// accounts have a primary and a secondary token; give both while
-// promoting). It returns an error describing every invalid option.
-func NewTwilioVerifier(provider string, opts TwilioOptions, creds CredentialResolver) (*TwilioVerifier, error) {
-	var problems []error
-	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
-	checkProviderAndCreds(bad, provider, creds)
+// NewTwilioVerifier returns a verifier that takes the account's auth tokens
+// from creds (Twilio accounts have a primary and a secondary token; give
+// both while promoting). It returns an error describing every invalid
+// option, and every empty static token (StaticSecrets, TenantSecrets).
+func NewTwilioVerifier(opts TwilioOptions, creds webhooks.CredentialResolver) (*TwilioVerifier, error) {
+	var p problemList
+	bad := p.bad
 	base := strings.TrimRight(opts.BaseURL, "/")
 	switch {
 	case opts.BaseURL == "" && opts.PublicURL == nil:
@@ -156,9 +159,11 @@ func NewTwilioVerifier(provider string, opts TwilioOptions, creds CredentialReso
 			bad("BaseURL %q has a query, fragment or user: give only the scheme, host and any path prefix", opts.BaseURL)
 		}
 	}
-	checkStaticCredentials(creds, "auth token", bad, nil)
-	checkStaticCredentials(opts.SharedKeys, "SharedKey secret", bad, nil)
-	if opts.EventIDHeader != "" && !isHeaderName(opts.EventIDHeader) {
+	p = append(p, checkCredentials(creds, "auth token", nil))
+	if opts.SharedKeys != nil {
+		p = append(p, checkCredentials(opts.SharedKeys, "SharedKey secret", nil))
+	}
+	if opts.EventIDHeader != "" && !wire.IsHeaderName(opts.EventIDHeader) {
 		bad("EventIDHeader %q is not a valid header name", opts.EventIDHeader)
 	}
 	for i, group := range opts.EventIDParams {
@@ -172,16 +177,13 @@ func NewTwilioVerifier(provider string, opts TwilioOptions, creds CredentialReso
 	if slices.Contains(opts.EventTypeParams, "") {
 		bad("EventTypeParams has an empty parameter name")
 	}
-	if len(problems) > 0 {
-		return nil, fmt.Errorf("webhooks: invalid Twilio options for provider %q: %w", provider, errors.Join(problems...))
+	if err := optionsError("Twilio", p...); err != nil {
+		return nil, err
 	}
 	opts.EventIDParams = slices.Clone(opts.EventIDParams)
 	opts.EventTypeParams = slices.Clone(opts.EventTypeParams)
-	return &TwilioVerifier{provider: provider, opts: opts, base: base, creds: creds}, nil
+	return &TwilioVerifier{opts: opts, base: base, creds: creds}, nil
 }
-
-// Provider returns the provider name the verifier was created with.
-func (v *TwilioVerifier) Provider() string { return v.provider }
 
 // twilioAlgorithm is a signing algorithm a Twilio request may use.
 type twilioAlgorithm struct {
@@ -205,7 +207,7 @@ type twilioSettings struct {
 // separated by commas, their keys matched without regard to case, and
 // unknown items ignored; the algorithm is required. It never panics, and its
 // rejections never contain the value.
-func parseTwilioSettings(value string) (twilioSettings, *VerificationError) {
+func parseTwilioSettings(value string) (twilioSettings, *webhooks.VerificationError) {
 	var (
 		out           twilioSettings
 		sawKey, sawAl bool
@@ -217,18 +219,18 @@ func parseTwilioSettings(value string) (twilioSettings, *VerificationError) {
 		}
 		k, val, ok := strings.Cut(item, "=")
 		if !ok {
-			return twilioSettings{}, Reject(ReasonMalformedHeader, "header %s has an item without \"=\"", TwilioSignatureSettingsHeader)
+			return twilioSettings{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s has an item without \"=\"", TwilioSignatureSettingsHeader)
 		}
 		k, val = strings.Trim(k, " \t"), strings.Trim(val, " \t")
 		switch {
 		case strings.EqualFold(k, "key"):
 			if sawKey {
-				return twilioSettings{}, Reject(ReasonMalformedHeader, "header %s names more than one key", TwilioSignatureSettingsHeader)
+				return twilioSettings{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s names more than one key", TwilioSignatureSettingsHeader)
 			}
 			sawKey, out.keyID = true, val
 		case strings.EqualFold(k, "algorithm"):
 			if sawAl {
-				return twilioSettings{}, Reject(ReasonMalformedHeader, "header %s names more than one algorithm", TwilioSignatureSettingsHeader)
+				return twilioSettings{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s names more than one algorithm", TwilioSignatureSettingsHeader)
 			}
 			sawAl = true
 			switch {
@@ -237,12 +239,12 @@ func parseTwilioSettings(value string) (twilioSettings, *VerificationError) {
 			case strings.EqualFold(val, twilioSHA1.name):
 				out.algorithm = twilioSHA1
 			default:
-				return twilioSettings{}, Reject(ReasonMalformedHeader, "header %s names an algorithm other than HMAC_SHA1 and HMAC_SHA256", TwilioSignatureSettingsHeader)
+				return twilioSettings{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s names an algorithm other than HMAC_SHA1 and HMAC_SHA256", TwilioSignatureSettingsHeader)
 			}
 		}
 	}
 	if !sawAl {
-		return twilioSettings{}, Reject(ReasonMalformedHeader, "header %s names no algorithm", TwilioSignatureSettingsHeader)
+		return twilioSettings{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s names no algorithm", TwilioSignatureSettingsHeader)
 	}
 	return out, nil
 }
@@ -258,56 +260,55 @@ type twilioContent struct {
 	values url.Values
 	// bodySHA256 is the decoded bodySHA256 parameter of a JSON request.
 	bodySHA256 []byte
-	// idSource is hashed into TwilioContentID.
+	// idSource is what the default event ID is the SHA-256 of.
 	idSource []byte
 }
 
-// Verify implements Verifier. Rejections are *VerificationError values whose
-// details never echo secrets, signatures or parameters. An error from a
-// CredentialResolver or from PublicURL is returned wrapped.
-func (v *TwilioVerifier) Verify(ctx context.Context, route Route, req *Request) (Verification, error) {
+// Verify implements webhooks.Verifier. Rejections are *VerificationError
+// values whose details never echo secrets, signatures or parameters. An
+// error from a CredentialResolver or from PublicURL is returned wrapped.
+func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
 	if req == nil {
-		return Verification{}, errors.New("webhooks: Twilio verifier: nil request")
+		return webhooks.Verification{}, errors.New("webhooks: Twilio verifier: nil request")
 	}
-	sigValue, rej := singleHeader(req.Header, TwilioSignatureHeader, ReasonMissingSignature)
+	sigValue, rej := singleHeader(req.Header, TwilioSignatureHeader, webhooks.ReasonMissingSignature)
 	if rej != nil {
-		return Verification{}, rej
+		return webhooks.Verification{}, rej
 	}
 	alg, creds, useSharedKey, namedKey := twilioSHA1, v.creds, false, ""
 	if len(req.Header.Values(TwilioSignatureSettingsHeader)) > 0 {
-		value, rej := singleHeader(req.Header, TwilioSignatureSettingsHeader, ReasonMalformedHeader)
+		value, rej := singleHeader(req.Header, TwilioSignatureSettingsHeader, webhooks.ReasonMalformedHeader)
 		if rej != nil {
-			return Verification{}, rej
+			return webhooks.Verification{}, rej
 		}
 		settings, rej := parseTwilioSettings(value)
 		if rej != nil {
-			return Verification{}, rej
+			return webhooks.Verification{}, rej
 		}
 		alg, creds, useSharedKey, namedKey = settings.algorithm, v.opts.SharedKeys, true, settings.keyID
 	}
-	format := signatureFormat{encoding: EncodingBase64, size: alg.size}
-	sig, ok := format.decode(sigValue)
+	sig, ok := wire.DecodeDigest(sigValue, true, alg.size)
 	if !ok {
-		return Verification{}, Reject(ReasonMalformedHeader, "header %s does not hold a base64 %s digest", TwilioSignatureHeader, alg.name)
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s does not hold a base64 %s digest", TwilioSignatureHeader, alg.name)
 	}
 	content, err := v.content(req)
 	if err != nil {
-		return Verification{}, err
+		return webhooks.Verification{}, err
 	}
 
 	// Signature check.
 	if creds == nil {
-		return Verification{}, Reject(ReasonNoCredentials, "the request is signed with a Twilio SharedKey and no SharedKeys are configured")
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonNoCredentials, "the request is signed with a Twilio SharedKey and no SharedKeys are configured")
 	}
 	secrets, err := creds.Secrets(ctx, route)
 	if err != nil {
-		return Verification{}, fmt.Errorf("webhooks: Twilio verifier %q: resolving secrets: %w", v.provider, err)
+		return webhooks.Verification{}, fmt.Errorf("webhooks: Twilio verifier: resolving secrets: %w", err)
 	}
 	if namedKey != "" {
 		// Try the key the header names first, so its ID is the one
 		// reported when several secrets are the same.
 		secrets = slices.Clone(secrets)
-		slices.SortStableFunc(secrets, func(a, b Secret) int {
+		slices.SortStableFunc(secrets, func(a, b webhooks.Secret) int {
 			return boolRank(a.ID == namedKey) - boolRank(b.ID == namedKey)
 		})
 	}
@@ -336,25 +337,25 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route Route, req *Request) 
 	}
 	if tried == 0 {
 		if useSharedKey {
-			return Verification{}, Reject(ReasonNoCredentials, "no Twilio SharedKey is configured for this route")
+			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonNoCredentials, "no Twilio SharedKey is configured for this route")
 		}
-		return Verification{}, Reject(ReasonNoCredentials, "no auth token is configured for this route")
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonNoCredentials, "no auth token is configured for this route")
 	}
 	if !matched {
-		return Verification{}, Reject(ReasonBadSignature, "the signature in %s does not match the public URL and parameters", TwilioSignatureHeader)
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the signature in %s does not match the public URL and parameters", TwilioSignatureHeader)
 	}
 
 	// The URL and parameters are authentic from here on.
 	if content.bodySHA256 != nil {
 		sum := sha256.Sum256(req.Body)
 		if subtle.ConstantTimeCompare(sum[:], content.bodySHA256) != 1 {
-			return Verification{}, Reject(ReasonBadSignature, "the body does not match the signed bodySHA256 parameter")
+			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the body does not match the signed bodySHA256 parameter")
 		}
 	}
-	out := Verification{PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
+	out := webhooks.Verification{PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
 	out.EventID, rej = v.eventID(req.Header, content)
 	if rej != nil {
-		return Verification{}, rej
+		return webhooks.Verification{}, rej
 	}
 	for _, name := range v.opts.EventTypeParams {
 		if t := content.values.Get(name); t != "" {
@@ -367,36 +368,36 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route Route, req *Request) 
 
 // content builds what the signature covers. Its rejections are about the
 // request's syntax only.
-func (v *TwilioVerifier) content(req *Request) (twilioContent, error) {
+func (v *TwilioVerifier) content(req *webhooks.Request) (twilioContent, error) {
 	var out twilioContent
 	if v.opts.PublicURL != nil {
 		u, err := v.opts.PublicURL(req)
 		if err != nil {
-			if vErr, ok := errors.AsType[*VerificationError](err); ok {
+			if vErr, ok := errors.AsType[*webhooks.VerificationError](err); ok {
 				return out, vErr
 			}
-			return out, fmt.Errorf("webhooks: Twilio verifier %q: public URL: %w", v.provider, err)
+			return out, fmt.Errorf("webhooks: Twilio verifier: public URL: %w", err)
 		}
 		out.url = u
 	} else {
 		if req.URL == nil {
-			return out, fmt.Errorf("webhooks: Twilio verifier %q: the request has no URL", v.provider)
+			return out, errors.New("webhooks: Twilio verifier: the request has no URL")
 		}
 		out.url = v.base + req.URL.RequestURI()
 	}
 	parsed, err := url.Parse(out.url)
 	if err != nil || parsed.Host == "" {
-		return out, fmt.Errorf("webhooks: Twilio verifier %q: the public URL is not an absolute URL", v.provider)
+		return out, errors.New("webhooks: Twilio verifier: the public URL is not an absolute URL")
 	}
 	query, queryErr := url.ParseQuery(parsed.RawQuery)
 
 	if hashes, ok := query["bodySHA256"]; ok {
 		if len(hashes) != 1 || len(hashes[0]) != hex.EncodedLen(sha256.Size) {
-			return out, Reject(ReasonMalformedHeader, "the bodySHA256 query parameter is not one hex SHA-256 digest")
+			return out, webhooks.Reject(webhooks.ReasonMalformedHeader, "the bodySHA256 query parameter is not one hex SHA-256 digest")
 		}
 		sum, err := hex.DecodeString(hashes[0])
 		if err != nil {
-			return out, Reject(ReasonMalformedHeader, "the bodySHA256 query parameter is not one hex SHA-256 digest")
+			return out, webhooks.Reject(webhooks.ReasonMalformedHeader, "the bodySHA256 query parameter is not one hex SHA-256 digest")
 		}
 		out.bodySHA256 = sum
 		out.idSource = req.Body
@@ -404,7 +405,7 @@ func (v *TwilioVerifier) content(req *Request) (twilioContent, error) {
 	}
 	if len(req.Body) == 0 {
 		if queryErr != nil {
-			return out, Reject(ReasonMalformedHeader, "the query string of the public URL cannot be parsed")
+			return out, webhooks.Reject(webhooks.ReasonMalformedHeader, "the query string of the public URL cannot be parsed")
 		}
 		out.values = query
 		out.idSource = []byte(canonicalTwilioParams(query))
@@ -412,11 +413,11 @@ func (v *TwilioVerifier) content(req *Request) (twilioContent, error) {
 	}
 	mediaType, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
 	if err != nil || mediaType != "application/x-www-form-urlencoded" {
-		return out, Reject(ReasonMalformedPayload, "the body is neither form parameters nor signed through a bodySHA256 query parameter, so no signature covers it")
+		return out, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is neither form parameters nor signed through a bodySHA256 query parameter, so no signature covers it")
 	}
 	form, err := url.ParseQuery(string(req.Body))
 	if err != nil {
-		return out, Reject(ReasonMalformedPayload, "the body is not valid form data")
+		return out, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is not valid form data")
 	}
 	out.params = canonicalTwilioParams(form)
 	out.values = form
@@ -426,13 +427,13 @@ func (v *TwilioVerifier) content(req *Request) (twilioContent, error) {
 
 // eventID picks the event ID: the header, a parameter group, or the signed
 // content's digest.
-func (v *TwilioVerifier) eventID(h http.Header, c twilioContent) (string, *VerificationError) {
+func (v *TwilioVerifier) eventID(h http.Header, c twilioContent) (string, *webhooks.VerificationError) {
 	if v.opts.EventIDHeader != "" {
-		id, rej := singleHeader(h, v.opts.EventIDHeader, ReasonMissingEventID)
+		id, rej := singleHeader(h, v.opts.EventIDHeader, webhooks.ReasonMissingEventID)
 		if rej == nil {
 			return id, nil
 		}
-		if rej.Reason != ReasonMissingEventID {
+		if rej.Reason != webhooks.ReasonMissingEventID {
 			return "", rej
 		}
 	}
@@ -448,7 +449,7 @@ groups:
 		}
 		return strings.Join(parts, ":"), nil
 	}
-	return BodySHA256ID(c.idSource), nil
+	return bodyID(c.idSource), nil
 }
 
 // portlessHost reports whether h is a host without a port: a name or IPv4
@@ -532,6 +533,6 @@ func twilioPortVariant(rawURL string) (string, bool) {
 	return "", false
 }
 
-// Format prints the verifier's type and provider only, whatever the verb:
-// the secrets it holds never reach output through fmt or slog.
-func (v *TwilioVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "TwilioVerifier", v.provider) }
+// Format prints the verifier's type only, whatever the verb: the secrets it
+// holds never reach output through fmt or slog.
+func (v *TwilioVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "TwilioVerifier") }

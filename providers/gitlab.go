@@ -1,4 +1,6 @@
-package webhooks
+package providers
+
+import "github.com/hookinbox/webhooks"
 
 // GitLab delivery headers, from
 // https://docs.gitlab.com/user/project/integrations/webhooks/#delivery-headers.
@@ -23,24 +25,25 @@ const (
 // with a secret token: GitLab sends the token itself in X-Gitlab-Token, it
 // signs nothing, and the hook type (such as "Push Hook") is in
 // X-Gitlab-Event. Register it with NewTokenVerifier and the webhook's secret
-// token; several tokens may be live during a change.
+// token; several tokens may be live during a change:
+//
+//	providers.NewTokenVerifier(providers.GitLabTokenOptions(), webhooks.StaticSecrets(os.Getenv("GITLAB_WEBHOOK_TOKEN")))
 //
 // The event ID is the Idempotency-Key header, which GitLab keeps across the
 // retries of one delivery. Of the other two IDs GitLab sends, neither is a
 // dedup key: X-Gitlab-Webhook-UUID is new on every request, and
 // X-Gitlab-Event-UUID is shared by webhooks that one webhook's handler
 // triggered in turn, so two different events can carry the same value. For
-// GitLab before 17.4, which sends no Idempotency-Key, set EventIDFromBody
+// GitLab before 17.4, which sends no Idempotency-Key, set Event.IDFromBody
 // (resends of a delivery carry the same body) or, knowing the caveat,
-// EventIDHeader GitLabEventUUIDHeader.
+// Event.IDHeader GitLabEventUUIDHeader.
 //
 // A token is weaker than a signature (see TokenOptions). Where the GitLab
 // instance offers webhook signing tokens, use GitLabSigningOptions instead.
 func GitLabTokenOptions() TokenOptions {
 	return TokenOptions{
-		Header:          GitLabTokenHeader,
-		EventIDHeader:   GitLabIdempotencyKeyHeader,
-		EventTypeHeader: GitLabEventHeader,
+		Header: GitLabTokenHeader,
+		Event:  webhooks.EventSource{IDHeader: GitLabIdempotencyKeyHeader, TypeHeader: GitLabEventHeader},
 	}
 }
 
@@ -52,7 +55,9 @@ func GitLabTokenOptions() TokenOptions {
 // same event ID as with GitLabTokenOptions and a move from one to the other
 // deduplicates across it. The signing token is "whsec_" and the base64 of a
 // 32-byte key; pass it as GitLab shows it. The event type is X-Gitlab-Event;
-// the timestamp must lie within DefaultTolerance of the clock.
+// the timestamp must lie within webhooks.DefaultTolerance of the clock.
+//
+//	webhooks.NewHMACVerifier(providers.GitLabSigningOptions(), webhooks.StaticSecrets(os.Getenv("GITLAB_SIGNING_TOKEN")))
 //
 // It is StandardWebhooksOptions without the svix-* names and with the event
 // type from X-Gitlab-Event.
@@ -61,10 +66,10 @@ func GitLabTokenOptions() TokenOptions {
 // flag (https://gitlab.com/gitlab-org/gitlab/-/merge_requests/230944,
 // rollout https://gitlab.com/gitlab-org/gitlab/-/issues/596374), and
 // instances without it send only X-Gitlab-Token.
-func GitLabSigningOptions() HMACOptions {
+func GitLabSigningOptions() webhooks.HMACOptions {
 	opts := StandardWebhooksOptions()
 	opts.HeaderFallbacks = nil // GitLab sends the webhook-* names only
-	opts.EventTypePath = ""
-	opts.EventTypeHeader = GitLabEventHeader
+	opts.Event.TypePath = ""
+	opts.Event.TypeHeader = GitLabEventHeader
 	return opts
 }

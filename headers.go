@@ -1,0 +1,118 @@
+package webhooks
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"slices"
+
+	"github.com/hookinbox/webhooks/internal/wire"
+)
+
+// HeaderFallbacks maps a header name that a verifier's options read (the
+// signature header, the timestamp's header, the event ID and type headers)
+// to another name that carries the same value when the first is absent, for
+// providers that use two sets of names: Standard Webhooks' "Webhook-Id" is
+// "Svix-Id" on Svix's default deployment. A request that carries the
+// configured name is read by that name only, and rejections name the
+// configured header. Names are matched without regard to case.
+type HeaderFallbacks map[string]string
+
+// Validate reports every problem with the fallbacks, given the header
+// names the options read: a fallback for a header they do not read, a
+// fallback name that is not a valid header name or is itself one of the
+// headers read, and two fallbacks for one header (two spellings of its
+// name, of which map order would pick one).
+func (f HeaderFallbacks) Validate(configured ...string) error {
+	read := make(map[string]bool, len(configured))
+	for _, name := range configured {
+		if name != "" {
+			read[http.CanonicalHeaderKey(name)] = true
+		}
+	}
+	var problems []error
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
+	seen := make(map[string]bool, len(f))
+	for _, name := range slices.Sorted(maps.Keys(f)) {
+		alt := f[name]
+		cname := http.CanonicalHeaderKey(name)
+		switch {
+		case !read[cname]:
+			bad("HeaderFallbacks has a fallback for %q, which is not a header these options read", name)
+		case !wire.IsHeaderName(alt):
+			bad("HeaderFallbacks[%q] %q is not a valid header name", name, alt)
+		case read[http.CanonicalHeaderKey(alt)]:
+			bad("HeaderFallbacks[%q] is %q, which is itself a header these options read", name, alt)
+		case seen[cname]:
+			bad("HeaderFallbacks has two fallbacks for %q", cname)
+		}
+		seen[cname] = true
+	}
+	return errors.Join(problems...)
+}
+
+// Apply returns h with each absent configured header given the values of
+// its fallback, so the rest of verification reads one name. h is not
+// modified; it is returned as it is when no fallback applies.
+func (f HeaderFallbacks) Apply(h http.Header) http.Header {
+	out, _ := f.apply(h)
+	return out
+}
+
+// apply is Apply, reporting whether a fallback applied.
+func (f HeaderFallbacks) apply(h http.Header) (http.Header, bool) {
+	var out http.Header
+	for name, alt := range f {
+		if len(h.Values(name)) > 0 || len(h.Values(alt)) == 0 {
+			continue
+		}
+		if out == nil {
+			out = h.Clone()
+		}
+		out[http.CanonicalHeaderKey(name)] = h.Values(alt)
+	}
+	if out == nil {
+		return h, false
+	}
+	return out, true
+}
+
+// canonical returns a copy of f with canonical names, which a verifier
+// keeps so that later changes to the caller's map change nothing.
+func (f HeaderFallbacks) canonical() HeaderFallbacks {
+	if len(f) == 0 {
+		return nil
+	}
+	out := make(HeaderFallbacks, len(f))
+	for name, alt := range f {
+		out[http.CanonicalHeaderKey(name)] = http.CanonicalHeaderKey(alt)
+	}
+	return out
+}
+
+// applyTo returns req with the fallbacks applied to its header, or req
+// itself when none applies. The body is shared, never copied.
+func (f HeaderFallbacks) applyTo(req *Request) *Request {
+	h, changed := f.apply(req.Header)
+	if !changed {
+		return req
+	}
+	r := *req
+	r.Header = h
+	return &r
+}
+
+// singleHeader returns the one value of header name. An absent or empty
+// header is rejected with the missing reason; a header sent more than once
+// with ReasonMalformedHeader, since the two copies could disagree.
+func singleHeader(h http.Header, name string, missing Reason) (string, *VerificationError) {
+	value, n := wire.Header(h, name)
+	switch {
+	case n > 1:
+		return "", Reject(ReasonMalformedHeader, "header %s is sent %d times", name, n)
+	case value == "":
+		return "", Reject(missing, "header %s is missing", name)
+	}
+	return value, nil
+}
