@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"strings"
 	"sync"
 	"time"
-	"unicode"
-	"unicode/utf8"
 )
 
 // Event is an inbox item handed to a Dispatcher.
@@ -89,9 +86,7 @@ func (f DispatcherFunc) Dispatch(ctx context.Context, ev Event) error { return f
 // zero Mux is ready to use.
 type Mux struct {
 	mu       sync.RWMutex
-	exact    map[string]Dispatcher
-	prefixes map[string]Dispatcher // "invoice." → dispatcher
-	any      Dispatcher
+	patterns patterns[Dispatcher]
 }
 
 // NewMux returns an empty Mux.
@@ -106,38 +101,9 @@ func (m *Mux) Handle(pattern string, d Dispatcher) error {
 	if d == nil {
 		return fmt.Errorf("webhooks: Mux.Handle(%q): nil dispatcher", pattern)
 	}
-	if err := checkPattern(pattern); err != nil {
-		return err
-	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.exact == nil {
-		m.exact = make(map[string]Dispatcher)
-		m.prefixes = make(map[string]Dispatcher)
-	}
-	var dup bool
-	switch {
-	case pattern == "*":
-		dup = m.any != nil
-		if !dup {
-			m.any = d
-		}
-	case strings.HasSuffix(pattern, ".*"):
-		prefix := pattern[:len(pattern)-1]
-		_, dup = m.prefixes[prefix]
-		if !dup {
-			m.prefixes[prefix] = d
-		}
-	default:
-		_, dup = m.exact[pattern]
-		if !dup {
-			m.exact[pattern] = d
-		}
-	}
-	if dup {
-		return fmt.Errorf("%w: %q", ErrDuplicatePattern, pattern)
-	}
-	return nil
+	return m.patterns.add(pattern, d)
 }
 
 // HandleFunc registers f for pattern; see Handle.
@@ -164,53 +130,12 @@ func (m *Mux) MustHandleFunc(pattern string, f func(ctx context.Context, ev Even
 	}
 }
 
-// checkPattern reports why pattern cannot be registered, or nil.
-func checkPattern(pattern string) error {
-	bad := func(why string) error {
-		return fmt.Errorf("webhooks: invalid handler pattern %q: %s; use an event type, \"prefix.*\" or \"*\"", pattern, why)
-	}
-	switch {
-	case pattern == "*":
-		return nil
-	case pattern == "":
-		return bad("it is empty")
-	case len(pattern) > MaxKeyBytes:
-		return bad(fmt.Sprintf("it is longer than %d bytes, the longest event type stored", MaxKeyBytes))
-	case !utf8.ValidString(pattern):
-		return bad("it is not valid UTF-8")
-	case strings.TrimSpace(pattern) != pattern:
-		return bad("it has white space around it, which no event type has")
-	case strings.ContainsFunc(pattern, unicode.IsControl):
-		return bad("it contains a control character")
-	}
-	name := strings.TrimSuffix(pattern, ".*")
-	if name == "" || strings.Contains(name, "*") {
-		return bad("'*' may only be the whole pattern or follow a final '.'")
-	}
-	return nil
-}
-
 // Dispatcher returns the dispatcher for an event type and whether one
 // matched.
 func (m *Mux) Dispatcher(eventType string) (Dispatcher, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	if d, ok := m.exact[eventType]; ok {
-		return d, true
-	}
-	// Longest prefix first: walk back through the dots of the type.
-	for i := len(eventType) - 1; i > 0; i-- {
-		if eventType[i] != '.' {
-			continue
-		}
-		if d, ok := m.prefixes[eventType[:i+1]]; ok && i+1 < len(eventType) {
-			return d, true
-		}
-	}
-	if m.any != nil {
-		return m.any, true
-	}
-	return nil, false
+	return m.patterns.match(eventType)
 }
 
 // Dispatch implements Dispatcher.

@@ -23,6 +23,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 const e2eSecret = "e2e-signing-secret-0123456789"
@@ -166,7 +167,8 @@ func TestEndToEnd(t *testing.T) {
 	assert.Equal(t, webhooks.StateDead, it.State)
 	assert.Equal(t, 1, it.Attempts)
 	assert.Equal(t, "refund amount missing", it.LastError.Message)
-	page, err := e.store.DeadLetters(context.Background(), webhooks.DeadLetterQuery{Tenant: "shop1", Limit: 10})
+	shop1 := "shop1"
+	page, err := e.store.List(context.Background(), ops.Query{Tenant: &shop1, Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 1)
 	assert.Equal(t, bad, page.Items[0].Key)
@@ -174,7 +176,8 @@ func TestEndToEnd(t *testing.T) {
 	// The bug is fixed; an operator replays the dead letter.
 	fixed.Store(true)
 	e.clock.Advance(time.Minute)
-	require.NoError(t, e.store.ReplayDeadLetter(context.Background(), webhooks.ReplayRequest{Key: bad, Now: e.clock.Now(), ResetAttempts: true}))
+	_, err = e.store.Replay(context.Background(), ops.ReplayRequest{Key: bad, Actor: "ops@example.com", Reason: "refund parser fixed", Now: e.clock.Now(), ResetAttempts: true})
+	require.NoError(t, err)
 	e.proc.Wake()
 	require.Equal(t, "succeeded", e.store.next(t).Op)
 	it = get(t, e.store, bad)
@@ -257,7 +260,7 @@ func TestEndToEndBadInput(t *testing.T) {
 
 	// Nothing was stored: no item exists and nothing is due, ever.
 	_, err := e.store.Get(context.Background(), webhooks.InboxKey{Provider: "demo", EventID: "e1"})
-	assert.ErrorIs(t, err, webhooks.ErrNotFound)
+	assert.ErrorIs(t, err, ops.ErrNotFound)
 	assert.Nil(t, acquire(t, e.store, base.Add(100*365*24*time.Hour), time.Minute), "the inbox is empty after only bad input")
 	assert.Zero(t, handled.Load())
 

@@ -51,8 +51,9 @@ const (
 	StatusUnknownProvider                          // 404: no verifier for the provider
 	StatusUnavailable                              // 503: a store or credential source failed; retry later
 	StatusInternalError                            // 500: a verifier or store panicked
-	StatusHandshake                                // the verifier's HandshakeResponse (200 by default): a provider challenge, nothing stored
+	StatusHandshake                                // the verifier's Response (200 by default): a provider challenge, nothing stored
 	StatusInvalid                                  // 400: a tenant, event ID, type or replay key that cannot be stored (see MaxKeyBytes)
+	StatusIgnored                                  // 200: verified, but of an event type the host does not subscribe to (see WithSubscriptions); not stored
 )
 
 // MaxKeyBytes bounds the tenant, event ID, event type and replay key of a
@@ -83,6 +84,7 @@ var statusNames = map[ReceiveStatus]string{
 	StatusUnavailable:     "unavailable",
 	StatusInternalError:   "internal_error",
 	StatusHandshake:       "handshake",
+	StatusIgnored:         "ignored",
 	StatusInvalid:         "invalid",
 }
 
@@ -109,7 +111,7 @@ func (s ReceiveStatus) HTTPStatus() int {
 		return http.StatusNotFound
 	case StatusUnavailable:
 		return http.StatusServiceUnavailable
-	case StatusHandshake:
+	case StatusHandshake, StatusIgnored:
 		return http.StatusOK
 	case StatusInvalid:
 		return http.StatusBadRequest
@@ -127,7 +129,10 @@ type ReceiveResult struct {
 	Key       InboxKey
 	EventType string
 	// Handshake is the response to write when Status is StatusHandshake.
-	Handshake *HandshakeResponse
+	Handshake *Response
+	// Answer is the provider's expected reply to an accepted, duplicate or
+	// ignored delivery, when its verifier gives one (Verification.Answer).
+	Answer *Response
 }
 
 // Gateway receives webhooks: it verifies a request and stores it in the
@@ -147,6 +152,8 @@ type Receiver struct {
 	inbox    Enqueuer
 	replay   ReplayStore
 	cfg      receiverConfig
+	// subscribed holds WithSubscriptions' patterns; nil takes every type.
+	subscribed *patterns[struct{}]
 
 	// lastMountWarning rate-limits the log line about requests outside the
 	// path prefix (Unix nanoseconds of the last one).
@@ -166,6 +173,8 @@ type receiverConfig struct {
 	dropped      map[string]bool
 
 	redeliveryReplay bool
+	subscribe        bool     // WithSubscriptions was given
+	subscriptions    []string // its patterns
 }
 
 // ReceiverOption configures a Receiver. WithClock and WithLogger are
@@ -246,6 +255,19 @@ func WithRedeliveryReplay(enabled bool) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.redeliveryReplay = enabled })
 }
 
+// WithSubscriptions lists the event types the host subscribes to, as
+// patterns like a Mux's ("invoice.paid", "invoice.*", "*"). A verified
+// delivery of any other type is answered 200 with status "ignored" (or the
+// provider's own answer) and is not stored, so pings and types the host
+// never handles do not fill the inbox; each is logged. An invalid pattern
+// makes NewReceiver fail. Defaults to every type.
+func WithSubscriptions(patterns ...string) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) {
+		c.subscriptions = append(c.subscriptions, patterns...)
+		c.subscribe = true
+	})
+}
+
 // NewReceiver returns a Receiver that looks verifiers up in resolver,
 // guards against replays with replay and stores webhooks with inbox.
 func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...ReceiverOption) (*Receiver, error) {
@@ -275,13 +297,22 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	case cfg.retryAfter < time.Second:
 		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
 	}
-	return &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg}, nil
+	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg}
+	if cfg.subscribe {
+		g.subscribed = new(patterns[struct{}])
+		for _, p := range cfg.subscriptions {
+			if err := g.subscribed.add(p, struct{}{}); err != nil {
+				return nil, fmt.Errorf("WithSubscriptions: %w", err)
+			}
+		}
+	}
+	return g, nil
 }
 
 // Receive verifies req for route and stores it in the inbox. It never
 // panics: a panicking verifier or store yields StatusInternalError. The error
-// is nil exactly when the status is StatusAccepted, StatusDuplicate or
-// StatusHandshake; otherwise it says why (a *VerificationError,
+// is nil exactly when the status is StatusAccepted, StatusDuplicate,
+// StatusIgnored or StatusHandshake; otherwise it says why (a *VerificationError,
 // ErrUnknownProvider, ErrPayloadConflict, or the store's error) and is safe
 // to log: it holds no secret.
 func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res ReceiveResult, err error) {
@@ -314,6 +345,11 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if ver.Handshake != nil {
 		return ReceiveResult{Status: StatusHandshake, Handshake: ver.Handshake, EventType: ver.EventType}, nil
 	}
+	if req.Method == http.MethodGet {
+		// GET carries challenges only; a verifier that found an event
+		// in one is broken, and nothing is stored.
+		return ReceiveResult{Status: StatusInternalError}, fmt.Errorf("webhooks: the verifier for %q accepted a GET request without answering it as a challenge", route.Provider)
+	}
 	if ver.EventID == "" {
 		err := Reject(ReasonMissingEventID, "the verifier returned no event ID")
 		return ReceiveResult{Status: StatusRejected, Reason: err.Reason}, err
@@ -324,6 +360,13 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	res = ReceiveResult{
 		Key:       InboxKey{Provider: route.Provider, Tenant: route.Tenant, EventID: ver.EventID},
 		EventType: ver.EventType,
+		Answer:    ver.Answer,
+	}
+	if g.subscribed != nil {
+		if _, ok := g.subscribed.match(ver.EventType); !ok {
+			res.Status = StatusIgnored
+			return res, nil
+		}
 	}
 	digest := ver.PayloadSHA256
 	if digest == ([sha256.Size]byte{}) {
@@ -364,6 +407,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		Headers:       g.keptHeaders(req.Header, v),
 		PayloadSHA256: digest,
 		KeyID:         ver.KeyID,
+		APIVersion:    ver.APIVersion,
 		OccurredAt:    ver.OccurredAt,
 		ReceivedAt:    now,
 		ExistingOnly:  seen == ReplayConflict,
@@ -421,22 +465,30 @@ func (g *Receiver) keptHeaders(h http.Header, v Verifier) http.Header {
 	return kept
 }
 
-// ServeHTTP serves POST {prefix}{provider}[/{tenant}]. It answers 202 for a
-// new webhook, 200 for a duplicate, 409 for an event ID reused with another
-// payload, 401 when verification fails, 404 for an unknown provider or path,
-// 400 for a tenant, event ID or type that cannot be stored (see MaxKeyBytes),
-// 405 for other methods, 413 for bodies over the limit, 503 with Retry-After
-// when a store fails, and 500 if a verifier or store panics. A provider
-// challenge the verifier answered (see Verification.Handshake) gets the
-// verifier's response and stores nothing. Other bodies are small JSON
-// objects such as {"status":"rejected","reason":"bad_signature"}.
+// ServeHTTP serves POST {prefix}{provider}[/{tenant}], and GET there for
+// providers whose verifier answers GET challenges (GETVerifier). It answers
+// 202 for a new webhook, 200 for a duplicate or an ignored event type (see
+// WithSubscriptions), 409 for an event ID reused with another payload, 401
+// when verification fails, 404 for an unknown provider or path, 400 for a
+// tenant, event ID or type that cannot be stored (see MaxKeyBytes), 405 for
+// other methods, 413 for bodies over the limit, 503 with Retry-After when a
+// store fails, and 500 if a verifier or store panics. A provider challenge
+// the verifier answered (see Verification.Handshake) gets the verifier's
+// response and stores nothing; a provider that expects its own answer to a
+// delivery (Verification.Answer) gets it for 202 and 200. Other bodies are
+// small JSON objects such as {"status":"rejected","reason":"bad_signature"}.
 func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, ok := g.route(r)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
 		return
 	}
-	if r.Method != http.MethodPost {
+	switch {
+	case r.Method == http.MethodPost:
+	case r.Method == http.MethodGet && g.acceptsGET(route.Provider):
+		// A provider's GET challenge: no body to read.
+		r.Body = http.NoBody
+	default:
 		w.Header().Set("Allow", http.MethodPost)
 		writeJSON(w, http.StatusMethodNotAllowed, responseBody{Status: "method_not_allowed"})
 		return
@@ -467,14 +519,30 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		RemoteAddr: r.RemoteAddr,
 	})
 	g.log(r.Context(), route, res, err)
-	if res.Status == StatusHandshake {
-		writeHandshake(w, res.Handshake)
+	switch res.Status {
+	case StatusHandshake:
+		writeResponse(w, res.Handshake)
 		return
-	}
-	if res.Status == StatusUnavailable {
+	case StatusAccepted, StatusDuplicate, StatusIgnored:
+		if res.Answer != nil {
+			writeResponse(w, res.Answer)
+			return
+		}
+	case StatusUnavailable:
 		w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
 	}
 	writeJSON(w, res.Status.HTTPStatus(), responseBody{Status: res.Status.String(), Reason: string(res.Reason), EventID: res.Key.EventID})
+}
+
+// acceptsGET reports whether the provider's verifier answers GET
+// challenges (GETVerifier).
+func (g *Receiver) acceptsGET(provider string) bool {
+	v, ok := g.resolver.Lookup(provider)
+	if !ok {
+		return false
+	}
+	gv, ok := v.(GETVerifier)
+	return ok && gv.AcceptsGET()
 }
 
 func (g *Receiver) tooLarge(w http.ResponseWriter, r *http.Request, route Route) {
@@ -549,6 +617,8 @@ func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err 
 	switch res.Status {
 	case StatusAccepted, StatusDuplicate, StatusHandshake:
 		g.cfg.logger.DebugContext(ctx, "webhook received", attrs...)
+	case StatusIgnored:
+		g.cfg.logger.InfoContext(ctx, "webhook ignored: the host does not subscribe to its event type", attrs...)
 	case StatusRejected:
 		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, "reason", string(res.Reason), "err", err)...)
 	case StatusUnavailable, StatusInternalError:
@@ -571,7 +641,7 @@ func writeJSON(w http.ResponseWriter, code int, body responseBody) {
 	_ = json.NewEncoder(w).Encode(body)
 }
 
-func writeHandshake(w http.ResponseWriter, h *HandshakeResponse) {
+func writeResponse(w http.ResponseWriter, h *Response) {
 	for k, vs := range h.Header {
 		for _, v := range vs {
 			w.Header().Add(k, v)

@@ -19,6 +19,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // headerVerifier accepts requests whose X-Sig header is "ok", taking the event
@@ -199,7 +200,7 @@ func TestGatewayRefusals(t *testing.T) {
 		})
 	}
 	_, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "a"})
-	assert.ErrorIs(t, err, webhooks.ErrNotFound, "no refused request left anything in the inbox")
+	assert.ErrorIs(t, err, ops.ErrNotFound, "no refused request left anything in the inbox")
 	assert.EqualValues(t, 0, f.wakes.Load())
 }
 
@@ -267,7 +268,7 @@ func TestGatewayReplayStore(t *testing.T) {
 	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
 	assert.Equal(t, http.StatusServiceUnavailable, r.Code)
 	_, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
-	assert.ErrorIs(t, err, webhooks.ErrNotFound)
+	assert.ErrorIs(t, err, ops.ErrNotFound)
 	replay.down.Store(false)
 
 	// A replay key registered with another payload is a conflict even when
@@ -277,7 +278,7 @@ func TestGatewayReplayStore(t *testing.T) {
 	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
 	assert.Equal(t, http.StatusConflict, r.Code)
 	_, err = f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev2"})
-	assert.ErrorIs(t, err, webhooks.ErrNotFound)
+	assert.ErrorIs(t, err, ops.ErrNotFound)
 
 	// After the TTL the key may be used again.
 	f.clock.Advance(time.Hour)
@@ -367,7 +368,7 @@ func TestGatewayHandshake(t *testing.T) {
 		if req.Header.Get("X-Sig") != "ok" {
 			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
 		}
-		return webhooks.Verification{Handshake: &webhooks.HandshakeResponse{
+		return webhooks.Verification{Handshake: &webhooks.Response{
 			Header: http.Header{"Content-Type": {"text/plain"}},
 			Body:   []byte("challenge-accepted"),
 		}}, nil
@@ -554,4 +555,98 @@ func TestGatewayMounting(t *testing.T) {
 		post(t, mux, "/api/webhooks/acme", `{}`, okHeaders("e3"))
 		assert.Equal(t, 2, strings.Count(logs.String(), "outside the receiver's path prefix"))
 	})
+}
+
+// challengeVerifier answers GET challenges carrying the right verify token,
+// as Meta's does, and verifies POSTs like headerVerifier, answering
+// deliveries with the fixed body its provider expects.
+type challengeVerifier struct{}
+
+func (challengeVerifier) AcceptsGET() bool { return true }
+
+func (challengeVerifier) Verify(ctx context.Context, route webhooks.Route, r *webhooks.Request) (webhooks.Verification, error) {
+	if r.Method == http.MethodGet {
+		q := r.URL.Query()
+		if q.Get("hub.verify_token") != "vt" {
+			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "wrong verify token")
+		}
+		return webhooks.Verification{Handshake: &webhooks.Response{
+			Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte(q.Get("hub.challenge")),
+		}}, nil
+	}
+	ver, err := headerVerifier.Verify(ctx, route, r)
+	ver.Answer = &webhooks.Response{Header: http.Header{"Content-Type": {"text/plain"}}, Body: []byte("EVENT_RECEIVED")}
+	return ver, err
+}
+
+func TestGatewayGETChallengesAndAnswers(t *testing.T) {
+	t.Parallel()
+	inbox := memstore.NewInbox()
+	r := webhooks.NewRegistry()
+	r.MustRegister("meta", challengeVerifier{})
+	r.MustRegister("acme", headerVerifier)
+	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+
+	get := func(path string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		rcv.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, path, nil))
+		return rec
+	}
+	rec := get("/webhooks/meta?hub.mode=subscribe&hub.verify_token=vt&hub.challenge=1158201444")
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Equal(t, "1158201444", rec.Body.String(), "the challenge is echoed as the provider documents")
+	assert.Equal(t, "text/plain", rec.Header().Get("Content-Type"))
+
+	rec = get("/webhooks/meta?hub.mode=subscribe&hub.verify_token=guess&hub.challenge=1")
+	assert.Equal(t, http.StatusUnauthorized, rec.Code, "an unauthenticated challenge is refused")
+	assert.NotContains(t, rec.Body.String(), `"1"`)
+
+	rec = get("/webhooks/acme")
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, "GET stays 405 for providers without GET challenges")
+	assert.Equal(t, "POST", rec.Header().Get("Allow"))
+	assert.Zero(t, inbox.Len(), "challenges store nothing")
+
+	// A delivery gets the provider's own answer, new or duplicate.
+	for _, want := range []int{http.StatusAccepted, http.StatusAccepted} {
+		req := httptest.NewRequest(http.MethodPost, "/webhooks/meta", strings.NewReader(`{}`))
+		for k, v := range okHeaders("m1") {
+			req.Header.Set(k, v)
+		}
+		rec = httptest.NewRecorder()
+		rcv.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusOK, rec.Code, "the answer's own status (200 by default) replaces %d", want)
+		assert.Equal(t, "EVENT_RECEIVED", rec.Body.String())
+	}
+	assert.Equal(t, 1, inbox.Len())
+}
+
+func TestGatewaySubscriptions(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil, webhooks.WithSubscriptions("order.*", "refund.created"))
+	h := okHeaders("e1")
+	h["X-Type"] = "ping"
+	r := post(t, f.gw, "/webhooks/acme", `{}`, h)
+	assert.Equal(t, http.StatusOK, r.Code)
+	assert.Equal(t, "ignored", r.Status)
+	assert.Zero(t, f.inbox.Len(), "an event type nobody subscribed to is not stored")
+	assert.Zero(t, f.replay.Len(), "nor registered")
+	assert.Zero(t, f.wakes.Load())
+
+	h["X-Sig"] = "forged"
+	assert.Equal(t, http.StatusUnauthorized, post(t, f.gw, "/webhooks/acme", `{}`, h).Code, "verification comes first")
+
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("e2")).Code, "order.created matches order.*")
+	h = okHeaders("e3")
+	h["X-Type"] = "refund.created"
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, h).Code)
+	assert.Equal(t, 2, f.inbox.Len())
+
+	res, err := f.gw.Receive(context.Background(), webhooks.Route{Provider: "acme"}, &webhooks.Request{
+		Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"e4"}, "X-Type": {"refund.failed"}}, Body: []byte(`{}`)})
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatusIgnored, res.Status)
+
+	_, err = webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), webhooks.WithSubscriptions("order.* "))
+	assert.ErrorContains(t, err, "WithSubscriptions")
 }

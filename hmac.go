@@ -176,7 +176,7 @@ type HMACOptions struct {
 	// *VerificationError it returns is passed on as the rejection; any
 	// other error is returned wrapped. An unsigned challenge never reaches
 	// it. Defaults to nil.
-	Handshake func(req *Request, v Verification, key []byte) (*HandshakeResponse, error)
+	Handshake func(req *Request, v Verification, key []byte) (*Response, error)
 
 	// AllowEmptyBody accepts requests with an empty body. Defaults to
 	// false: an empty body is rejected with ReasonEmptyBody.

@@ -1180,13 +1180,13 @@ func TestHMACHandshakeHook(t *testing.T) {
 		SignedContent:   "{timestamp}.{body}",
 		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
 		Event:           webhooks.EventSource{IDPath: "id"},
-		Handshake: func(req *webhooks.Request, v webhooks.Verification, key []byte) (*webhooks.HandshakeResponse, error) {
+		Handshake: func(req *webhooks.Request, v webhooks.Verification, key []byte) (*webhooks.Response, error) {
 			mu.Lock()
 			calls = append(calls, call{string(key), v})
 			mu.Unlock()
 			switch string(req.Body) {
 			case `{"challenge":"c"}`:
-				return &webhooks.HandshakeResponse{Body: []byte("c")}, nil
+				return &webhooks.Response{Body: []byte("c")}, nil
 			case `{"challenge":""}`:
 				return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "empty challenge")
 			case `{"challenge":"fail"}`:

@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -74,15 +75,20 @@ func TestVerifyMiddleware(t *testing.T) {
 	h := webhooks.VerifyMiddleware("github", webhooks.VerifierFunc(func(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
 		tenants = append(tenants, route.Tenant)
 		return githubVerifier(t, ghSecret).Verify(ctx, route, req)
-	}), webhooks.WithVerifyMaxBodyBytes(64), webhooks.WithVerifyTenant(func(r *http.Request) string { return r.URL.Query().Get("t") }))(next)
+	}), webhooks.WithMaxBodyBytes(64))(next)
 
+	// The tenant is the route pattern's {tenant} wildcard.
+	mux := http.NewServeMux()
+	mux.Handle("POST /hooks/github/{tenant}", h)
 	req := githubRequest(ghPayload)
-	req.URL.RawQuery = "t=acme"
+	req.URL.Path = "/hooks/github/acme"
 	rec := httptest.NewRecorder()
-	h.ServeHTTP(rec, req)
+	mux.ServeHTTP(rec, req)
 	assert.Equal(t, http.StatusNoContent, rec.Code)
 	assert.Equal(t, []string{"d-1:" + ghPayload}, seen)
 	assert.Equal(t, []string{"acme"}, tenants)
+	h.ServeHTTP(httptest.NewRecorder(), githubRequest(ghPayload))
+	assert.Equal(t, []string{"acme", ""}, tenants, "no {tenant} wildcard, no tenant")
 
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, githubRequest("Hello, World?"))
@@ -92,7 +98,7 @@ func TestVerifyMiddleware(t *testing.T) {
 	rec = httptest.NewRecorder()
 	h.ServeHTTP(rec, githubRequest(strings.Repeat("x", 65)))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
-	assert.Len(t, seen, 1, "refused requests never reach the next handler")
+	assert.Len(t, seen, 2, "refused requests never reach the next handler")
 }
 
 func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
@@ -100,7 +106,7 @@ func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
 	called := false
 	next := http.HandlerFunc(func(http.ResponseWriter, *http.Request) { called = true })
 	handshake := webhooks.VerifyMiddleware("chat", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
-		return webhooks.Verification{Handshake: &webhooks.HandshakeResponse{Body: []byte(`{"challenge":"c"}`)}}, nil
+		return webhooks.Verification{Handshake: &webhooks.Response{Body: []byte(`{"challenge":"c"}`)}}, nil
 	}))(next)
 	rec := httptest.NewRecorder()
 	handshake.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")))
@@ -110,11 +116,11 @@ func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
 
 	down := webhooks.VerifyMiddleware("x", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
 		return webhooks.Verification{}, errors.New("vault sealed")
-	}))(next)
+	}), webhooks.WithUnavailableRetryAfter(9*time.Second))(next)
 	rec = httptest.NewRecorder()
 	down.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}")))
 	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
-	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
+	assert.Equal(t, "9", rec.Header().Get("Retry-After"))
 	assert.NotContains(t, rec.Body.String(), "vault")
 	assert.False(t, called)
 }
@@ -136,10 +142,10 @@ func TestVerifyMiddlewareLogsByDefault(t *testing.T) {
 	assert.Contains(t, logs.String(), `"reason":"bad_signature"`)
 	assert.NotContains(t, logs.String(), ghSecret)
 
-	// WithVerifyLogger replaces it.
+	// WithLogger replaces it.
 	logs.Reset()
 	var own bytes.Buffer
-	h = webhooks.VerifyMiddleware("github", githubVerifier(t, ghSecret), webhooks.WithVerifyLogger(slog.New(slog.NewJSONHandler(&own, nil))))(http.NotFoundHandler())
+	h = webhooks.VerifyMiddleware("github", githubVerifier(t, ghSecret), webhooks.WithLogger(slog.New(slog.NewJSONHandler(&own, nil))))(http.NotFoundHandler())
 	h.ServeHTTP(httptest.NewRecorder(), githubRequest("Hello, World?"))
 	assert.Empty(t, logs.String())
 	assert.Contains(t, own.String(), `"reason":"bad_signature"`)

@@ -15,6 +15,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // settled is one lease settlement seen by observedStore.
@@ -122,7 +123,7 @@ func runProcessor(t *testing.T, p *webhooks.Processor) (stop func()) {
 	return stop
 }
 
-func get(t *testing.T, s *observedStore, key webhooks.InboxKey) webhooks.Item {
+func get(t *testing.T, s *observedStore, key webhooks.InboxKey) ops.Detail {
 	t.Helper()
 	it, err := s.Get(context.Background(), key)
 	require.NoError(t, err)

@@ -57,21 +57,43 @@ type Verification struct {
 	// ReplayKey is the key registered with the ReplayStore. When empty the
 	// gateway uses EventID.
 	ReplayKey string
+	// APIVersion is the provider's payload version when the request
+	// carries it (Stripe's api_version, Shopify's X-Shopify-API-Version);
+	// it is stored with the item, for operators to filter by.
+	APIVersion string
 	// Handshake, when not nil, is a provider challenge (Slack's
-	// url_verification, Zoom's endpoint.url_validation, Discord's PING) that
-	// the verifier answered itself: the gateway writes this response and
-	// stores nothing. A verifier sets it only after the request verified,
-	// wherever the provider signs its challenges. EventID may then be empty.
-	Handshake *HandshakeResponse
+	// url_verification, Zoom's endpoint.url_validation, Discord's PING, a
+	// GET verification from Meta or Dropbox) that the verifier answered
+	// itself: the gateway writes this response and stores nothing. A
+	// verifier sets it only after the request verified, wherever the
+	// provider signs or otherwise authenticates its challenges. EventID may
+	// then be empty.
+	Handshake *Response
+	// Answer, when not nil, is what the provider expects in reply to an
+	// accepted or duplicate delivery (a fixed body, another status); the
+	// gateway writes it instead of its own small JSON body.
+	Answer *Response
 }
 
-// HandshakeResponse is the answer to a provider's challenge request.
-type HandshakeResponse struct {
+// Response is an HTTP answer a verifier gives for its provider: to a
+// challenge (Verification.Handshake) or to a delivery
+// (Verification.Answer).
+type Response struct {
 	// StatusCode defaults to 200.
 	StatusCode int
 	// Header is added to the response; set Content-Type here.
 	Header http.Header
 	Body   []byte
+}
+
+// GETVerifier is an optional Verifier capability for providers that verify
+// an endpoint with a GET request (Meta's hub.challenge, X's CRC check,
+// Dropbox's challenge): when AcceptsGET reports true, a Receiver hands GET
+// requests for the provider to Verify, which must answer them with a
+// Handshake (after authenticating the challenge wherever the provider
+// allows it). GET requests for other providers are answered 405.
+type GETVerifier interface {
+	AcceptsGET() bool
 }
 
 // Verifier checks that a request really comes from the provider and returns
@@ -105,18 +127,17 @@ type Reason string
 // Reason codes used by the verifiers in this module. Custom verifiers may
 // define their own.
 const (
-	ReasonMissingSignature  Reason = "missing_signature"
-	ReasonBadSignature      Reason = "bad_signature"
-	ReasonMalformedHeader   Reason = "malformed_header"
-	ReasonMissingTimestamp  Reason = "missing_timestamp"
-	ReasonMalformedTime     Reason = "malformed_timestamp"
-	ReasonTimestampExpired  Reason = "timestamp_expired"
-	ReasonMissingEventID    Reason = "missing_event_id"
-	ReasonMissingEventType  Reason = "missing_event_type"
-	ReasonMalformedPayload  Reason = "malformed_payload"
-	ReasonEmptyBody         Reason = "empty_body"
-	ReasonNoCredentials     Reason = "no_credentials"
-	ReasonUnsupportedMethod Reason = "unsupported_method"
+	ReasonMissingSignature Reason = "missing_signature"
+	ReasonBadSignature     Reason = "bad_signature"
+	ReasonMalformedHeader  Reason = "malformed_header"
+	ReasonMissingTimestamp Reason = "missing_timestamp"
+	ReasonMalformedTime    Reason = "malformed_timestamp"
+	ReasonTimestampExpired Reason = "timestamp_expired"
+	ReasonMissingEventID   Reason = "missing_event_id"
+	ReasonMissingEventType Reason = "missing_event_type"
+	ReasonMalformedPayload Reason = "malformed_payload"
+	ReasonEmptyBody        Reason = "empty_body"
+	ReasonNoCredentials    Reason = "no_credentials"
 )
 
 // Error returns "webhooks: verification failed: " and the code.
