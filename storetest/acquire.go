@@ -26,11 +26,11 @@ var acquireCases = []inboxCase{
 	{"LeaseDurationMustBePositive", testLeaseDurationMustBePositive},
 }
 
-func testAcquireEmpty(t *testing.T, s webhooks.InboxStore) {
+func testAcquireEmpty(t *testing.T, s Store) {
 	wantNothingDue(t, s, at(time.Hour), "the store is empty")
 }
 
-func testAcquireLeases(t *testing.T, s webhooks.InboxStore) {
+func testAcquireLeases(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), `{"id":"evt_1"}`, base)
 	mustEnqueue(t, s, env)
 	now, d := at(time.Second), 30*time.Second
@@ -53,7 +53,7 @@ func testAcquireLeases(t *testing.T, s webhooks.InboxStore) {
 	checkStored(t, s, want, "after Acquire")
 }
 
-func testAcquireNotYetDue(t *testing.T, s webhooks.InboxStore) {
+func testAcquireNotYetDue(t *testing.T, s Store) {
 	env := envelope(key("later"), "later", at(10*time.Second))
 	mustEnqueue(t, s, env)
 	wantNothingDue(t, s, at(10*time.Second-time.Microsecond), "the only item is due 1µs later")
@@ -61,7 +61,7 @@ func testAcquireNotYetDue(t *testing.T, s webhooks.InboxStore) {
 	mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor) // due when NextAttemptAt == Now
 }
 
-func testAcquireDueOrder(t *testing.T, s webhooks.InboxStore) {
+func testAcquireDueOrder(t *testing.T, s Store) {
 	// "early" is leased at base for 10s, so it is due again at base+10s,
 	// between "mid" (received at base+5s) and "late" (base+15s). Then five
 	// more items are enqueued in shuffled order.
@@ -91,7 +91,7 @@ func testAcquireDueOrder(t *testing.T, s webhooks.InboxStore) {
 	wantNothingDue(t, s, at(time.Hour), "every item is leased until base+1h1m")
 }
 
-func testAcquireMax(t *testing.T, s webhooks.InboxStore) {
+func testAcquireMax(t *testing.T, s Store) {
 	var want []webhooks.InboxKey
 	envs := map[webhooks.InboxKey]webhooks.Envelope{}
 	for _, i := range []int{3, 7, 0, 9, 5, 1, 8, 2, 6, 4} {
@@ -138,7 +138,7 @@ func testAcquireMax(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testAcquireDueOnly(t *testing.T, s webhooks.InboxStore) {
+func testAcquireDueOnly(t *testing.T, s Store) {
 	a := envelope(key("a"), "a", base)
 	mustEnqueue(t, s, a)
 	first := mustAcquireKey(t, s, a.Key, base, 5*time.Second) // due again at base+5s
@@ -169,7 +169,7 @@ func testAcquireDueOnly(t *testing.T, s webhooks.InboxStore) {
 	wantLeaseLost(t, s.Settle(t.Context(), succeed(first, at(11*time.Second))), "Settle(succeeded) with the token a later acquisition replaced")
 }
 
-func testAcquireInvalidRequest(t *testing.T, s webhooks.InboxStore) {
+func testAcquireInvalidRequest(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	for _, c := range []struct {
@@ -187,7 +187,7 @@ func testAcquireInvalidRequest(t *testing.T, s webhooks.InboxStore) {
 	checkStored(t, s, enqueuedItem(env), "after Acquire with a canceled context (nothing may change)")
 }
 
-func testAcquireExclusive(t *testing.T, s webhooks.InboxStore) {
+func testAcquireExclusive(t *testing.T, s Store) {
 	const items, workers = 100, 20
 	for i := range items {
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%03d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Millisecond)))
@@ -216,7 +216,7 @@ func testAcquireExclusive(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testAcquireConcurrentMax(t *testing.T, s webhooks.InboxStore) {
+func testAcquireConcurrentMax(t *testing.T, s Store) {
 	const items, workers, max = 60, 6, 7
 	for i := range items {
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%02d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Millisecond)))
@@ -274,7 +274,7 @@ func checkExclusive(t *testing.T, what string, got [][]*webhooks.Lease, n int) [
 	return all
 }
 
-func testAcquireExpiredLease(t *testing.T, s webhooks.InboxStore) {
+func testAcquireExpiredLease(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	first := mustAcquire(t, s, base, 10*time.Second)
@@ -299,7 +299,7 @@ func testAcquireExpiredLease(t *testing.T, s webhooks.InboxStore) {
 	checkStored(t, s, want, "after re-acquisition of an expired lease")
 }
 
-func testLeaseDurationMustBePositive(t *testing.T, s webhooks.InboxStore) {
+func testLeaseDurationMustBePositive(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	now := at(time.Second)
@@ -318,7 +318,7 @@ func testLeaseDurationMustBePositive(t *testing.T, s webhooks.InboxStore) {
 
 // testReacquireExpiredExclusive: many acquirers racing for items whose leases
 // all expired at once each get a distinct item, exactly once.
-func testReacquireExpiredExclusive(t *testing.T, s webhooks.InboxStore) {
+func testReacquireExpiredExclusive(t *testing.T, s Store) {
 	const items, workers = 60, 12
 	for i := range items {
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%03d", i)), fmt.Sprint(i), base))
@@ -369,7 +369,7 @@ func testReacquireExpiredExclusive(t *testing.T, s webhooks.InboxStore) {
 // while another acquirer takes over its expired lease. Exactly one side
 // wins: either the settlement went through and nothing is due, or the
 // acquirer got the item and the old token is fenced.
-func testSettleRacesReacquire(t *testing.T, s webhooks.InboxStore) {
+func testSettleRacesReacquire(t *testing.T, s Store) {
 	const rounds = 40
 	for i := range rounds {
 		env := envelope(key(fmt.Sprintf("evt_%03d", i)), "p", base)

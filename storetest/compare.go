@@ -43,6 +43,7 @@ func diffItem(got, want webhooks.Item) []string {
 	addTime("NextAttemptAt", got.NextAttemptAt, want.NextAttemptAt)
 	addTime("LeaseExpiresAt", got.LeaseExpiresAt, want.LeaseExpiresAt)
 	add("LastError", errorRecordEqual(got.LastError, want.LastError), fmtErrorRecord(got.LastError), fmtErrorRecord(want.LastError))
+	add("APIVersion", got.APIVersion == want.APIVersion, fmt.Sprintf("%q", got.APIVersion), fmt.Sprintf("%q", want.APIVersion))
 	add("DuplicateCount", got.DuplicateCount == want.DuplicateCount, got.DuplicateCount, want.DuplicateCount)
 	addTime("LastSeenAt", got.LastSeenAt, want.LastSeenAt)
 	addTime("OccurredAt", got.OccurredAt, want.OccurredAt)
@@ -50,6 +51,7 @@ func diffItem(got, want webhooks.Item) []string {
 	addTime("UpdatedAt", got.UpdatedAt, want.UpdatedAt)
 	addTime("CompletedAt", got.CompletedAt, want.CompletedAt)
 	addTime("DeadAt", got.DeadAt, want.DeadAt)
+	addTime("ClosedAt", got.ClosedAt, want.ClosedAt)
 	return diffs
 }
 

@@ -1,22 +1,28 @@
 // Package storetest is the conformance suite for implementations of
-// [webhooks.InboxStore] and [webhooks.ReplayStore], in the manner of
-// [testing/slogtest]: every store, memstore and pgstore included, runs the
-// same cases, and a store that passes them behaves as the webhooks package
-// expects. It uses the standard library only.
+// [webhooks.InboxStore] with [ops.Store], and of [webhooks.ReplayStore], in
+// the manner of [testing/slogtest]: every store, memstore and pgstore
+// included, runs the same cases, and a store that passes them behaves as
+// the webhooks and ops packages expect. It uses the standard library only.
 //
-// The cases pin the contracts written in the webhooks package: every state
+// The cases pin the contracts written in those packages: every state
 // transition with the exact value of every Item field, fencing by lease
-// token ([webhooks.ErrLeaseLost], [webhooks.ErrAlreadySettled]), exclusive acquisition under
-// concurrency, atomic idempotency of Enqueue and Register, dead-letter
-// order, filters and paging, dead-letter replay, and replay-key expiry.
+// token ([webhooks.ErrLeaseLost], [webhooks.ErrAlreadySettled]), exclusive
+// acquisition under concurrency, atomic idempotency of Enqueue and
+// Register, quarantine of conflicting deliveries and existing-only
+// deliveries, provider redelivery of dead letters, the attempt history
+// (crashed and lease-lost attempts included), dead-letter and closed-item
+// order, filters and paging, audited replay of one item or many (dry run,
+// limit, spread), closing, stats, and replay-key expiry.
 //
 // # Running it
 //
 // Call [RunInbox] and [RunReplay] from ordinary tests, with a function that
-// returns a fresh, empty store:
+// returns a fresh, empty store. An inbox is a [Store]: the pipeline's
+// [webhooks.InboxStore] and the operators' [ops.Store] in one value, since
+// every inbox must let operators look into it and steer it.
 //
 //	func TestInbox(t *testing.T) {
-//		storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
+//		storetest.RunInbox(t, func(t *testing.T) storetest.Store {
 //			return mystore.New(…)
 //		}, storetest.Features{})
 //	}
@@ -52,13 +58,22 @@
 // # Time
 //
 // The suite drives time only through the times it passes (the Now of
-// AcquireRequest, Settlement, ExtendRequest and ReplayRequest, and the
+// AcquireRequest, Settlement, ExtendRequest and the ops requests, and the
 // envelopes' times); it never sleeps and never reads the clock. Its times
 // are whole microseconds, the precision PostgreSQL keeps, so a store may
-// round to microseconds. Times are compared with time.Time.Equal, so a
-// store may return them in any location. A store that can use a clock of
+// round to microseconds; where a spread replay's due times fall between
+// microseconds, the suite checks only that they are in the window and in
+// order. Times are compared with time.Time.Equal, so a store may return
+// them in any location. A store that can use a clock of
 // its own instead (such as pgstore's WithDatabaseClock) must run the suite
 // with the caller's times.
+//
+// # Estimates
+//
+// A store may estimate the succeeded count of [ops.Stats] and say so with
+// SucceededEstimated (pgstore does past a threshold, to stay cheap with
+// millions of rows); the suite then does not check that count. Every other
+// count must be exact.
 //
 // # Optional features
 //

@@ -20,7 +20,7 @@ var enqueueCases = []inboxCase{
 	{"EnqueueKeysAreExact", testEnqueueKeysAreExact},
 }
 
-func testEnqueueNew(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueNew(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), `{"id":"evt_1"}`, base)
 	res, err := s.Enqueue(t.Context(), env)
 	if err != nil {
@@ -33,7 +33,7 @@ func testEnqueueNew(t *testing.T, s webhooks.InboxStore) {
 	checkStored(t, s, enqueuedItem(env), "after Enqueue")
 }
 
-func testEnqueueDuplicate(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueDuplicate(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), `{"id":"evt_1"}`, base)
 	mustEnqueue(t, s, env)
 	want := enqueuedItem(env)
@@ -61,7 +61,7 @@ func testEnqueueDuplicate(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testEnqueueConflict(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueConflict(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), `{"id":"evt_1","amount":1}`, base)
 	mustEnqueue(t, s, env)
 
@@ -77,7 +77,7 @@ func testEnqueueConflict(t *testing.T, s webhooks.InboxStore) {
 	checkStored(t, s, enqueuedItem(env), "after a conflicting Enqueue (nothing may change)")
 }
 
-func testEnqueueReportsCurrentState(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueReportsCurrentState(t *testing.T, s Store) {
 	ctx := t.Context()
 	check := func(env webhooks.Envelope, state webhooks.State) {
 		t.Helper()
@@ -121,7 +121,7 @@ func testEnqueueReportsCurrentState(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testEnqueueConcurrentSameKey(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueConcurrentSameKey(t *testing.T, s Store) {
 	const n = 50
 	env := envelope(key("evt_race"), `{"id":"evt_race"}`, base)
 	outcomes := make([]webhooks.EnqueueOutcome, n)
@@ -143,7 +143,7 @@ func testEnqueueConcurrentSameKey(t *testing.T, s webhooks.InboxStore) {
 	wantNothingDue(t, s, base, "concurrent Enqueue of one key must store exactly one item")
 }
 
-func testEnqueueConcurrentConflictingPayloads(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueConcurrentConflictingPayloads(t *testing.T, s Store) {
 	const n = 40
 	envs := [2]webhooks.Envelope{
 		envelope(key("evt_race"), "payload A", base),
@@ -189,7 +189,7 @@ func testEnqueueConcurrentConflictingPayloads(t *testing.T, s webhooks.InboxStor
 	checkStored(t, s, want, "after concurrent Enqueue of two payloads (conflicts change nothing)")
 }
 
-func testEnqueueKeysAreExact(t *testing.T, s webhooks.InboxStore) {
+func testEnqueueKeysAreExact(t *testing.T, s Store) {
 	keys := []webhooks.InboxKey{
 		{Provider: "acme", Tenant: "", EventID: "evt_1"},
 		{Provider: "acme", Tenant: "t1", EventID: "evt_1"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 var itemCases = []inboxCase{
@@ -17,16 +18,16 @@ var itemCases = []inboxCase{
 	{"CanceledContext", testCanceledContext},
 }
 
-func testGetMissing(t *testing.T, s webhooks.InboxStore) {
+func testGetMissing(t *testing.T, s Store) {
 	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
 	for _, k := range []webhooks.InboxKey{key("evt_2"), {Provider: "acme", Tenant: "", EventID: "evt_1"}, {}} {
-		if _, err := s.Get(t.Context(), k); !errors.Is(err, webhooks.ErrNotFound) {
-			t.Errorf("Get(%s) of a missing key: error %v; want an error wrapping webhooks.ErrNotFound", fmtKey(k), err)
+		if _, err := s.Get(t.Context(), k); !errors.Is(err, ops.ErrNotFound) {
+			t.Errorf("Get(%s) of a missing key: error %v; want an error wrapping ops.ErrNotFound", fmtKey(k), err)
 		}
 	}
 }
 
-func testItemsAreCopies(t *testing.T, s webhooks.InboxStore) {
+func testItemsAreCopies(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), `{"id":"evt_1"}`, base)
 	want := enqueuedItem(env)
 	want.Payload = []byte(`{"id":"evt_1"}`)
@@ -51,21 +52,21 @@ func testItemsAreCopies(t *testing.T, s webhooks.InboxStore) {
 	checkStored(t, s, leasedItem(want, now, leaseFor), "after the caller changed Lease.Item")
 
 	mustSettle(t, s, deadLetter(l, permanent, at(2*time.Second)))
-	page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Limit: 10})
+	page, err := s.List(t.Context(), ops.Query{Limit: 10})
 	if err != nil || len(page.Items) != 1 {
-		t.Fatalf("DeadLetters = %d items, error %v; want the one dead item", len(page.Items), err)
+		t.Fatalf("List = %d items, error %v; want the one dead item", len(page.Items), err)
 	}
 	page.Items[0].Payload[0] = 'W'
 	page.Items[0].Headers.Del("X-Trace")
 	page.Items[0].LastError.Message = "changed"
 	after := mustGet(t, s, env.Key)
 	if string(after.Payload) != string(want.Payload) || !headersEqual(after.Headers, want.Headers) || after.LastError.Message != permanent.Message {
-		t.Errorf("after the caller changed a DeadLetters item: stored Payload %q, Headers %v, LastError.Message %q; want %q, %v, %q (items must be copies)",
+		t.Errorf("after the caller changed a List item: stored Payload %q, Headers %v, LastError.Message %q; want %q, %v, %q (items must be copies)",
 			after.Payload, after.Headers, after.LastError.Message, want.Payload, want.Headers, permanent.Message)
 	}
 }
 
-func testPayloadAndHeadersRoundTrip(t *testing.T, s webhooks.InboxStore) {
+func testPayloadAndHeadersRoundTrip(t *testing.T, s Store) {
 	cases := []struct {
 		id      string
 		payload []byte
@@ -98,14 +99,14 @@ func testPayloadAndHeadersRoundTrip(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testCanceledContext(t *testing.T, s webhooks.InboxStore) {
+func testCanceledContext(t *testing.T, s Store) {
 	ctx := canceledContext()
 	env := envelope(key("evt_1"), "p", base)
 
 	_, err := s.Enqueue(ctx, env)
 	wantCanceled(t, err, "Enqueue")
-	if _, err := s.Get(t.Context(), env.Key); !errors.Is(err, webhooks.ErrNotFound) {
-		t.Errorf("Get after Enqueue with a canceled context: error %v; want webhooks.ErrNotFound (nothing stored)", err)
+	if _, err := s.Get(t.Context(), env.Key); !errors.Is(err, ops.ErrNotFound) {
+		t.Errorf("Get after Enqueue with a canceled context: error %v; want ops.ErrNotFound (nothing stored)", err)
 	}
 
 	mustEnqueue(t, s, env)
@@ -124,9 +125,15 @@ func testCanceledContext(t *testing.T, s webhooks.InboxStore) {
 	wantCanceled(t, s.ExtendLease(ctx, webhooks.ExtendRequest{Lease: l, Now: at(time.Second), Duration: time.Hour}), "ExtendLease")
 	_, err = s.Get(ctx, env.Key)
 	wantCanceled(t, err, "Get")
-	_, err = s.DeadLetters(ctx, webhooks.DeadLetterQuery{Limit: 10})
-	wantCanceled(t, err, "DeadLetters")
-	wantCanceled(t, s.ReplayDeadLetter(ctx, webhooks.ReplayRequest{Key: env.Key, Now: at(time.Second)}), "ReplayDeadLetter")
+	_, err = s.List(ctx, ops.Query{Limit: 10})
+	wantCanceled(t, err, "List")
+	_, err = s.Replay(ctx, replayOf(env.Key, at(time.Second)))
+	wantCanceled(t, err, "Replay")
+	_, err = s.Replay(ctx, bulkReplay(ops.Query{Limit: 10}, at(time.Second)))
+	wantCanceled(t, err, "Replay(Query)")
+	wantCanceled(t, s.Close(ctx, closeOf(env.Key, at(time.Second))), "Close")
+	_, err = s.Stats(ctx, ops.StatsRequest{Now: at(time.Second)})
+	wantCanceled(t, err, "Stats")
 	checkStored(t, s, leased, "after settling with a canceled context (nothing may change)")
 
 	if err := s.Settle(t.Context(), succeed(l, at(time.Second))); err != nil {

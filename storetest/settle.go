@@ -24,7 +24,7 @@ var settleCases = []inboxCase{
 	{"FailureMessageRoundTrips", testFailureMessageRoundTrips},
 }
 
-func testSettleSucceeded(t *testing.T, s webhooks.InboxStore) {
+func testSettleSucceeded(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
@@ -34,7 +34,7 @@ func testSettleSucceeded(t *testing.T, s webhooks.InboxStore) {
 	wantNothingDue(t, s, at(24*time.Hour), "a succeeded item is never due")
 }
 
-func testSettleRetried(t *testing.T, s webhooks.InboxStore) {
+func testSettleRetried(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
@@ -57,7 +57,7 @@ func testSettleRetried(t *testing.T, s webhooks.InboxStore) {
 	checkItem(t, "Lease.Item after Settle(retried)", again.Item, leasedItem(want, retryAt, leaseFor))
 }
 
-func testSettleDeadLettered(t *testing.T, s webhooks.InboxStore) {
+func testSettleDeadLettered(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
@@ -75,7 +75,7 @@ func testSettleDeadLettered(t *testing.T, s webhooks.InboxStore) {
 	wantNothingDue(t, s, at(24*time.Hour), "a dead item is never due")
 }
 
-func testSettleAbandoned(t *testing.T, s webhooks.InboxStore) {
+func testSettleAbandoned(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	first := mustAcquire(t, s, base, leaseFor)
@@ -104,7 +104,7 @@ func testSettleAbandoned(t *testing.T, s webhooks.InboxStore) {
 // contract does not name is refused with an error that is neither
 // ErrLeaseLost nor ErrAlreadySettled (the caller's bug, not a lost race),
 // and changes nothing.
-func testSettleInvalid(t *testing.T, s webhooks.InboxStore) {
+func testSettleInvalid(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, at(time.Second), leaseFor)
@@ -151,7 +151,7 @@ var settlements = []struct {
 // testSettleAgainIsAlreadySettled: a settlement tried again under the token
 // that settled the item (its reply was lost, say) reports ErrAlreadySettled
 // whatever its outcome, and so does ExtendLease; nothing changes.
-func testSettleAgainIsAlreadySettled(t *testing.T, s webhooks.InboxStore) {
+func testSettleAgainIsAlreadySettled(t *testing.T, s Store) {
 	for i, first := range settlements {
 		env := envelope(key(first.name), "p", at(time.Duration(i)*time.Second))
 		mustEnqueue(t, s, env)
@@ -175,7 +175,7 @@ func testSettleAgainIsAlreadySettled(t *testing.T, s webhooks.InboxStore) {
 // testSettledTokenLostAfterReacquire: once another lease has been taken on
 // the item, the token that settled it earlier is stale like any other:
 // ErrLeaseLost, before and after the new lease settles.
-func testSettledTokenLostAfterReacquire(t *testing.T, s webhooks.InboxStore) {
+func testSettledTokenLostAfterReacquire(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	old := mustAcquire(t, s, base, leaseFor)
@@ -197,7 +197,7 @@ func testSettledTokenLostAfterReacquire(t *testing.T, s webhooks.InboxStore) {
 	checkItem(t, "Get after settling under old tokens (nothing may change)", mustGet(t, s, env.Key), want)
 }
 
-func testStaleTokenIsFenced(t *testing.T, s webhooks.InboxStore) {
+func testStaleTokenIsFenced(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	stale := mustAcquire(t, s, base, 10*time.Second)
@@ -230,7 +230,7 @@ func testStaleTokenIsFenced(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testExtendLease(t *testing.T, s webhooks.InboxStore) {
+func testExtendLease(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, base, 10*time.Second)
@@ -256,7 +256,7 @@ func testExtendLease(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
-func testExpiredCurrentLeaseMaySettle(t *testing.T, s webhooks.InboxStore) {
+func testExpiredCurrentLeaseMaySettle(t *testing.T, s Store) {
 	a := envelope(key("a"), "a", base)
 	b := envelope(key("b"), "b", at(time.Second))
 	mustEnqueue(t, s, a)
@@ -283,7 +283,7 @@ func testExpiredCurrentLeaseMaySettle(t *testing.T, s webhooks.InboxStore) {
 // testFailureMessageRoundTrips: a failure message as the Processor hands it
 // over (up to 2048 bytes of valid UTF-8 without NUL) is stored byte for
 // byte, whatever the width of its characters.
-func testFailureMessageRoundTrips(t *testing.T, s webhooks.InboxStore) {
+func testFailureMessageRoundTrips(t *testing.T, s Store) {
 	const limit = 2048
 	// Two-, three- and four-byte characters, 9 bytes a group, then five
 	// bytes to reach the limit exactly.

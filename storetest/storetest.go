@@ -9,7 +9,17 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
+
+// Store is what RunInbox tests: the pipeline's [webhooks.InboxStore] and
+// the operators' [ops.Store], which every inbox implements, so that every
+// store can be looked into and steered (history, audited replay, closing,
+// quarantine, stats).
+type Store interface {
+	webhooks.InboxStore
+	ops.Store
+}
 
 // Features describes the optional capabilities of the store under test.
 // Each field is a hook that the suite calls to use a capability; a nil
@@ -33,19 +43,22 @@ type Features struct {
 	// and changes
 	// nothing. The completion time is the store's own, so the suite checks
 	// that CompletedAt is set, not its value.
-	CompleteInTx func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) error
+	//
+	// A completion is an attempt like a settlement: the suite requires it
+	// in the item's history as succeeded.
+	CompleteInTx func(t *testing.T, s Store, ev webhooks.Event, commit bool) error
 }
 
-// RunInbox runs the [webhooks.InboxStore] cases, each on a store returned by
-// newStore, and the cases of the optional features f describes. See the
-// package documentation for what newStore must do.
-func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f Features) {
+// RunInbox runs the [webhooks.InboxStore] and [ops.Store] cases, each on a
+// store returned by newStore, and the cases of the optional features f
+// describes. See the package documentation for what newStore must do.
+func RunInbox(t *testing.T, newStore func(t *testing.T) Store, f Features) {
 	t.Helper()
-	fresh := func(t *testing.T) webhooks.InboxStore {
+	fresh := func(t *testing.T) Store {
 		t.Helper()
 		s := newStore(t)
 		if s == nil {
-			t.Fatal("newStore returned a nil InboxStore; want a fresh, empty store")
+			t.Fatal("newStore returned a nil Store; want a fresh, empty store")
 		}
 		return s
 	}
@@ -93,15 +106,15 @@ func RunReplay(t *testing.T, newStore func(t *testing.T) webhooks.ReplayStore) {
 
 type inboxCase struct {
 	name string
-	run  func(t *testing.T, s webhooks.InboxStore)
+	run  func(t *testing.T, s Store)
 }
 
 // completeInTx is the type of Features.CompleteInTx.
-type completeInTx = func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) error
+type completeInTx = func(t *testing.T, s Store, ev webhooks.Event, commit bool) error
 
 type completeInTxCase struct {
 	name string
-	run  func(t *testing.T, s webhooks.InboxStore, complete completeInTx)
+	run  func(t *testing.T, s Store, complete completeInTx)
 }
 
 type replayCase struct {
@@ -110,7 +123,8 @@ type replayCase struct {
 }
 
 // inboxCases are all InboxStore cases, in the order they are reported.
-var inboxCases = slices.Concat(enqueueCases, acquireCases, settleCases, deadLetterCases, itemCases)
+var inboxCases = slices.Concat(enqueueCases, acquireCases, settleCases, itemCases,
+	historyCases, listCases, replayOneCases, bulkReplayCases, closeCases, quarantineCases, redeliveryCases, statsCases)
 
 // base is the time every case starts from: microsecond precision, as
 // PostgreSQL keeps it. Cases only add whole microseconds or more.
@@ -140,6 +154,7 @@ func envelope(k webhooks.InboxKey, payload string, receivedAt time.Time) webhook
 		},
 		PayloadSHA256: sha256.Sum256([]byte(payload)),
 		KeyID:         "key-2026",
+		APIVersion:    "2026-01-28",
 		OccurredAt:    receivedAt.Add(-90 * time.Second),
 		ReceivedAt:    receivedAt,
 	}
@@ -155,6 +170,7 @@ func enqueuedItem(env webhooks.Envelope) webhooks.Item {
 		Headers:       env.Headers,
 		PayloadSHA256: env.PayloadSHA256,
 		KeyID:         env.KeyID,
+		APIVersion:    env.APIVersion,
 		State:         webhooks.StatePending,
 		NextAttemptAt: env.ReceivedAt,
 		LastSeenAt:    env.ReceivedAt,
@@ -175,9 +191,10 @@ func leasedItem(want webhooks.Item, now time.Time, d time.Duration) webhooks.Ite
 }
 
 // succeededItem returns the leased item want as settling it succeeded at
-// now must leave it.
+// now must leave it: its last error cleared.
 func succeededItem(want webhooks.Item, now time.Time) webhooks.Item {
 	want.State = webhooks.StateSucceeded
+	want.LastError = nil
 	want.CompletedAt = now
 	want.UpdatedAt = now
 	want.LeaseExpiresAt = time.Time{}
@@ -186,7 +203,7 @@ func succeededItem(want webhooks.Item, now time.Time) webhooks.Item {
 }
 
 // mustEnqueue enqueues env and requires the outcome EnqueueNew.
-func mustEnqueue(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope) {
+func mustEnqueue(t *testing.T, s Store, env webhooks.Envelope) {
 	t.Helper()
 	res, err := s.Enqueue(t.Context(), env)
 	if err != nil {
@@ -197,14 +214,22 @@ func mustEnqueue(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope) {
 	}
 }
 
-// acquire calls Acquire(Now: now, LeaseDuration: d, Max: max).
-func acquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
+// acquire calls Acquire(Now: now, LeaseDuration: d, Max: max), as the
+// worker named worker running version version.
+func acquire(t *testing.T, s Store, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
 	t.Helper()
-	return s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max})
+	return s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max, Worker: worker, Version: version})
 }
 
+// worker and version name the processor the suite's acquisitions come
+// from, for the attempt history.
+const (
+	worker  = "storetest-host:4242"
+	version = "v1.2.3"
+)
+
 // mustAcquire requires Acquire(now, d, Max 1) to lease an item.
-func mustAcquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration) *webhooks.Lease {
+func mustAcquire(t *testing.T, s Store, now time.Time, d time.Duration) *webhooks.Lease {
 	t.Helper()
 	leases, err := acquire(t, s, now, d, 1)
 	if err != nil {
@@ -222,7 +247,7 @@ func mustAcquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Dura
 }
 
 // mustAcquireKey requires Acquire(now, d, Max 1) to lease the item k.
-func mustAcquireKey(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, now time.Time, d time.Duration) *webhooks.Lease {
+func mustAcquireKey(t *testing.T, s Store, k webhooks.InboxKey, now time.Time, d time.Duration) *webhooks.Lease {
 	t.Helper()
 	l := mustAcquire(t, s, now, d)
 	if l.Key() != k {
@@ -232,7 +257,7 @@ func mustAcquireKey(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, no
 }
 
 // wantNothingDue requires Acquire(now, Max 10) to lease nothing.
-func wantNothingDue(t *testing.T, s webhooks.InboxStore, now time.Time, why string) {
+func wantNothingDue(t *testing.T, s Store, now time.Time, why string) {
 	t.Helper()
 	leases, err := acquire(t, s, now, leaseFor, 10)
 	if err != nil {
@@ -244,17 +269,23 @@ func wantNothingDue(t *testing.T, s webhooks.InboxStore, now time.Time, why stri
 }
 
 // mustGet returns the stored item k.
-func mustGet(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey) webhooks.Item {
+func mustGet(t *testing.T, s Store, k webhooks.InboxKey) webhooks.Item {
 	t.Helper()
-	it, err := s.Get(t.Context(), k)
+	return mustDetail(t, s, k).Item
+}
+
+// mustDetail returns the stored item k with its history.
+func mustDetail(t *testing.T, s Store, k webhooks.InboxKey) ops.Detail {
+	t.Helper()
+	d, err := s.Get(t.Context(), k)
 	if err != nil {
 		t.Fatalf("Get(%s): %v; want the item", k, err)
 	}
-	return it
+	return d
 }
 
 // checkStored requires the stored item to equal want.
-func checkStored(t *testing.T, s webhooks.InboxStore, want webhooks.Item, when string) {
+func checkStored(t *testing.T, s Store, want webhooks.Item, when string) {
 	t.Helper()
 	checkItem(t, "Get("+want.Key.String()+") "+when, mustGet(t, s, want.Key), want)
 }
@@ -300,7 +331,7 @@ func abandon(l *webhooks.Lease, now time.Time) webhooks.Settlement {
 }
 
 // mustSettle requires st to succeed.
-func mustSettle(t *testing.T, s webhooks.InboxStore, st webhooks.Settlement) {
+func mustSettle(t *testing.T, s Store, st webhooks.Settlement) {
 	t.Helper()
 	if err := s.Settle(t.Context(), st); err != nil {
 		t.Fatalf("Settle(%s of %s) with the current token: %v; want no error", st.Outcome, st.Lease.Key(), err)
@@ -308,14 +339,14 @@ func mustSettle(t *testing.T, s webhooks.InboxStore, st webhooks.Settlement) {
 }
 
 // extend calls ExtendLease(Lease: l, Now: now, Duration: d).
-func extend(t *testing.T, s webhooks.InboxStore, l *webhooks.Lease, now time.Time, d time.Duration) error {
+func extend(t *testing.T, s Store, l *webhooks.Lease, now time.Time, d time.Duration) error {
 	t.Helper()
 	return s.ExtendLease(t.Context(), webhooks.ExtendRequest{Lease: l, Now: now, Duration: d})
 }
 
 // makeDead enqueues env and dead-letters it at deadAt (its only attempt).
 // No other item may be due at deadAt.
-func makeDead(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope, deadAt time.Time) {
+func makeDead(t *testing.T, s Store, env webhooks.Envelope, deadAt time.Time) {
 	t.Helper()
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, deadAt, leaseFor)

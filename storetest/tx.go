@@ -5,6 +5,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 var completeInTxCases = []completeInTxCase{
@@ -16,7 +17,7 @@ var completeInTxCases = []completeInTxCase{
 // wantCompletedInTx requires the stored item to be leased as a succeeded
 // completion leaves it, at a completion time of the store's choosing, and
 // returns it.
-func wantCompletedInTx(t *testing.T, s webhooks.InboxStore, leased webhooks.Item, when string) webhooks.Item {
+func wantCompletedInTx(t *testing.T, s Store, leased webhooks.Item, when string) webhooks.Item {
 	t.Helper()
 	got := mustGet(t, s, leased.Key)
 	if got.CompletedAt.IsZero() {
@@ -30,7 +31,7 @@ func wantCompletedInTx(t *testing.T, s webhooks.InboxStore, leased webhooks.Item
 // testCompleteInTxCommitted: a completion whose transaction commits makes
 // the item succeeded, once: the Processor's own settlement afterwards
 // finds it settled, and so does a second completion.
-func testCompleteInTxCommitted(t *testing.T, s webhooks.InboxStore, complete completeInTx) {
+func testCompleteInTxCommitted(t *testing.T, s Store, complete completeInTx) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	now := at(time.Second)
@@ -39,6 +40,8 @@ func testCompleteInTxCommitted(t *testing.T, s webhooks.InboxStore, complete com
 		t.Fatalf("CompleteInTx(commit) under the current token: %v; want no error", err)
 	}
 	want := wantCompletedInTx(t, s, leasedItem(enqueuedItem(env), now, leaseFor), "after CompleteInTx(commit)")
+	checkHistory(t, s, env.Key, []ops.Attempt{attemptOf(1, webhooks.AttemptSucceeded, now, want.CompletedAt, webhooks.Failure{})},
+		"after CompleteInTx(commit) (the completion is the attempt's settlement)")
 
 	later := at(2 * time.Second)
 	for _, st := range settlements {
@@ -53,7 +56,7 @@ func testCompleteInTxCommitted(t *testing.T, s webhooks.InboxStore, complete com
 // testCompleteInTxRolledBack: a completion whose transaction rolls back
 // leaves the item leased under the same token, which then settles it as
 // the Processor would after a failed handler.
-func testCompleteInTxRolledBack(t *testing.T, s webhooks.InboxStore, complete completeInTx) {
+func testCompleteInTxRolledBack(t *testing.T, s Store, complete completeInTx) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	now := at(time.Second)
@@ -76,12 +79,14 @@ func testCompleteInTxRolledBack(t *testing.T, s webhooks.InboxStore, complete co
 	want.UpdatedAt = failedAt
 	want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: failedAt}
 	checkStored(t, s, want, "after a rolled-back completion and Settle(retried)")
+	checkHistory(t, s, env.Key, []ops.Attempt{attemptOf(1, webhooks.AttemptRetried, now, failedAt, transient)},
+		"after a rolled-back completion and Settle(retried) (the completion left nothing)")
 }
 
 // testCompleteInTxStaleToken: a completion under a token that is not the
 // item's current one is refused with ErrLeaseLost, so the host's
 // transaction fails, and the item stays as its current holder has it.
-func testCompleteInTxStaleToken(t *testing.T, s webhooks.InboxStore, complete completeInTx) {
+func testCompleteInTxStaleToken(t *testing.T, s Store, complete completeInTx) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	stale := mustAcquire(t, s, base, 10*time.Second)

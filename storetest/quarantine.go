@@ -1,0 +1,195 @@
+package storetest
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"net/http"
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+var quarantineCases = []inboxCase{
+	{"ConflictIsQuarantined", testConflictIsQuarantined},
+	{"QuarantineIsBounded", testQuarantineIsBounded},
+	{"QuarantineConcurrent", testQuarantineConcurrent},
+	{"ExistingOnlyNeverCreates", testExistingOnlyNeverCreates},
+	{"APIVersionKept", testAPIVersionKept},
+}
+
+// conflicting returns a delivery of k with another payload, headers and
+// key ID, received at receivedAt.
+func conflicting(k webhooks.InboxKey, n int, receivedAt time.Time) webhooks.Envelope {
+	payload := fmt.Sprintf(`{"id":%q,"amount":%d}`, k.EventID, 1000+n)
+	return webhooks.Envelope{
+		Key:           k,
+		EventType:     "invoice.paid",
+		Payload:       []byte(payload),
+		Headers:       http.Header{"Content-Type": {"application/json"}, "X-Attempt": {fmt.Sprint(n)}},
+		PayloadSHA256: sha256.Sum256([]byte(payload)),
+		KeyID:         fmt.Sprintf("key-%d", n),
+		APIVersion:    "2099-01-01",
+		ReceivedAt:    receivedAt,
+	}
+}
+
+// deliveryOf is the quarantined delivery env must leave.
+func deliveryOf(env webhooks.Envelope) ops.Delivery {
+	return ops.Delivery{Payload: env.Payload, Headers: env.Headers, PayloadSHA256: env.PayloadSHA256, KeyID: env.KeyID, ReceivedAt: env.ReceivedAt}
+}
+
+func diffDelivery(g, w ops.Delivery) string {
+	if bytes.Equal(g.Payload, w.Payload) && headersEqual(g.Headers, w.Headers) && g.PayloadSHA256 == w.PayloadSHA256 &&
+		g.KeyID == w.KeyID && g.ReceivedAt.Equal(w.ReceivedAt) {
+		return ""
+	}
+	return fmt.Sprintf("got {Payload %q Headers %v SHA256 %x… KeyID %q ReceivedAt %s}\n\twant {Payload %q Headers %v SHA256 %x… KeyID %q ReceivedAt %s}",
+		g.Payload, g.Headers, g.PayloadSHA256[:4], g.KeyID, fmtTime(g.ReceivedAt),
+		w.Payload, w.Headers, w.PayloadSHA256[:4], w.KeyID, fmtTime(w.ReceivedAt))
+}
+
+// wantConflict requires Enqueue(env) to report a conflict with state.
+func wantConflict(t *testing.T, s Store, env webhooks.Envelope, state webhooks.State) {
+	t.Helper()
+	res, err := s.Enqueue(t.Context(), env)
+	if want := (webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict, State: state}); err != nil || res != want {
+		t.Fatalf("Enqueue(%s) with another payload digest = %+v, %v; want %+v", fmtKey(env.Key), res, err, want)
+	}
+}
+
+// testConflictIsQuarantined: the issue's "done means": a delivery that
+// reuses an event ID with another payload is kept beside the item, not
+// lost, and the item does not change.
+func testConflictIsQuarantined(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), `{"id":"evt_1","amount":1}`, base)
+	mustEnqueue(t, s, env)
+	first, second := conflicting(env.Key, 1, at(time.Second)), conflicting(env.Key, 2, at(2*time.Second))
+	wantConflict(t, s, first, webhooks.StatePending)
+	wantConflict(t, s, second, webhooks.StatePending)
+	checkStored(t, s, enqueuedItem(env), "after two conflicting deliveries (the item does not change)")
+
+	d := mustDetail(t, s, env.Key)
+	if d.Conflicts != 2 || len(d.Quarantine) != 2 {
+		t.Fatalf("Get after two conflicting deliveries: Conflicts %d, %d quarantined; want 2 and 2", d.Conflicts, len(d.Quarantine))
+	}
+	for i, w := range []webhooks.Envelope{first, second} {
+		if diff := diffDelivery(d.Quarantine[i], deliveryOf(w)); diff != "" {
+			t.Errorf("Get().Quarantine[%d]: %s", i, diff)
+		}
+	}
+}
+
+// testQuarantineIsBounded: at least the first QuarantineLimit conflicting
+// deliveries are kept, in order; every one is counted.
+func testQuarantineIsBounded(t *testing.T, s Store) {
+	const extra = 4
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	var sent []webhooks.Envelope
+	for i := range ops.QuarantineLimit + extra {
+		c := conflicting(env.Key, i, at(time.Duration(i+1)*time.Second))
+		wantConflict(t, s, c, webhooks.StatePending)
+		sent = append(sent, c)
+	}
+	d := mustDetail(t, s, env.Key)
+	if d.Conflicts != ops.QuarantineLimit+extra {
+		t.Errorf("Get().Conflicts = %d after %d conflicting deliveries; want every one counted", d.Conflicts, ops.QuarantineLimit+extra)
+	}
+	if len(d.Quarantine) < ops.QuarantineLimit || len(d.Quarantine) > len(sent) {
+		t.Fatalf("Get() holds %d quarantined deliveries of %d; want at least QuarantineLimit = %d", len(d.Quarantine), len(sent), ops.QuarantineLimit)
+	}
+	for i := range ops.QuarantineLimit {
+		if diff := diffDelivery(d.Quarantine[i], deliveryOf(sent[i])); diff != "" {
+			t.Errorf("Get().Quarantine[%d] (the first %d are kept, oldest first): %s", i, ops.QuarantineLimit, diff)
+		}
+	}
+	checkStored(t, s, enqueuedItem(env), "after many conflicting deliveries (the item does not change)")
+}
+
+func testQuarantineConcurrent(t *testing.T, s Store) {
+	const n = 30
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	runConcurrently(n, func(i int) {
+		res, err := s.Enqueue(t.Context(), conflicting(env.Key, i, at(time.Second)))
+		if err != nil || res.Outcome != webhooks.EnqueueConflict {
+			t.Errorf("concurrent conflicting Enqueue = %+v, %v; want a conflict", res, err)
+		}
+	})
+	d := mustDetail(t, s, env.Key)
+	if d.Conflicts != n || len(d.Quarantine) < ops.QuarantineLimit {
+		t.Errorf("after %d concurrent conflicting deliveries: Conflicts %d, %d quarantined; want %d and at least %d", n, d.Conflicts, len(d.Quarantine), n, ops.QuarantineLimit)
+	}
+	seen := make(map[string]bool)
+	for _, q := range d.Quarantine {
+		if seen[q.KeyID] {
+			t.Errorf("the delivery with key ID %q is quarantined twice; want each once", q.KeyID)
+		}
+		seen[q.KeyID] = true
+	}
+}
+
+// testExistingOnlyNeverCreates: an ExistingOnly delivery never stores a
+// new item, and with an existing one is compared as usual.
+func testExistingOnlyNeverCreates(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	env.ExistingOnly = true
+	res, err := s.Enqueue(t.Context(), env)
+	if want := (webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict}); err != nil || res != want {
+		t.Errorf("Enqueue(ExistingOnly) of a key with no item = %+v, %v; want %+v and nothing stored", res, err, want)
+	}
+	if _, err := s.Get(t.Context(), env.Key); !errors.Is(err, ops.ErrNotFound) {
+		t.Errorf("Get after Enqueue(ExistingOnly) of a key with no item: error %v; want ops.ErrNotFound", err)
+	}
+	wantNothingDue(t, s, at(time.Hour), "Enqueue(ExistingOnly) never stores an item")
+	if st, err := s.Stats(t.Context(), ops.StatsRequest{Now: at(time.Hour)}); err != nil || st.States[webhooks.StatePending] != 0 {
+		t.Errorf("Stats after Enqueue(ExistingOnly) of a key with no item = %v pending, %v; want 0", st.States[webhooks.StatePending], err)
+	}
+
+	env.ExistingOnly = false
+	mustEnqueue(t, s, env)
+	again := env
+	again.ExistingOnly = true
+	again.ReceivedAt = at(time.Second)
+	res, err = s.Enqueue(t.Context(), again)
+	if want := (webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: webhooks.StatePending}); err != nil || res != want {
+		t.Errorf("Enqueue(ExistingOnly) of the stored payload = %+v, %v; want %+v", res, err, want)
+	}
+	other := conflicting(env.Key, 1, at(2*time.Second))
+	other.ExistingOnly = true
+	wantConflict(t, s, other, webhooks.StatePending)
+
+	want := enqueuedItem(env)
+	want.DuplicateCount, want.LastSeenAt = 1, at(time.Second)
+	checkStored(t, s, want, "after ExistingOnly deliveries of a stored item")
+	if d := mustDetail(t, s, env.Key); d.Conflicts != 1 || len(d.Quarantine) != 1 || diffDelivery(d.Quarantine[0], deliveryOf(other)) != "" {
+		t.Errorf("after an ExistingOnly conflicting delivery: Conflicts %d, %d quarantined; want it counted and quarantined", d.Conflicts, len(d.Quarantine))
+	}
+}
+
+// testAPIVersionKept: the API version of the first delivery is the item's;
+// later deliveries do not change it, whatever theirs.
+func testAPIVersionKept(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	env.APIVersion = "2023-10-16"
+	mustEnqueue(t, s, env)
+	none := envelope(key("evt_2"), "q", base)
+	none.APIVersion = ""
+	mustEnqueue(t, s, none)
+	again := env
+	again.APIVersion = "2025-06-30"
+	again.ReceivedAt = at(time.Second)
+	if res, err := s.Enqueue(t.Context(), again); err != nil || res.Outcome != webhooks.EnqueueDuplicate {
+		t.Fatalf("Enqueue duplicate = %+v, %v", res, err)
+	}
+	if it := mustGet(t, s, env.Key); it.APIVersion != "2023-10-16" {
+		t.Errorf("Get().APIVersion = %q after a duplicate with another version; want the first delivery's, %q", it.APIVersion, "2023-10-16")
+	}
+	if it := mustGet(t, s, none.Key); it.APIVersion != "" {
+		t.Errorf("Get().APIVersion = %q for an envelope without one; want \"\"", it.APIVersion)
+	}
+}

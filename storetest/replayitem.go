@@ -1,0 +1,309 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+var replayOneCases = []inboxCase{
+	{"ReplayOne", func(t *testing.T, s Store) { testReplayOne(t, s, false) }},
+	{"ReplayOneResetAttempts", func(t *testing.T, s Store) { testReplayOne(t, s, true) }},
+	{"ReplayOneAsRedelivery", testReplayOneAsRedelivery},
+	{"ReplayOneDryRun", testReplayOneDryRun},
+	{"ReplayNotDead", testReplayNotDead},
+	{"ReplayMissing", testReplayMissing},
+	{"ReplayInvalidRequest", testReplayInvalidRequest},
+	{"ReplayConcurrent", testReplayConcurrent},
+}
+
+// The operator the suite's replays and closings come from.
+const (
+	actor  = "alice@example.com"
+	reason = "the handler is fixed in v1.2.4"
+	ticket = "INC-1234"
+)
+
+// replayOf asks for an audited replay of k at now.
+func replayOf(k webhooks.InboxKey, now time.Time) ops.ReplayRequest {
+	return ops.ReplayRequest{Key: k, Actor: actor, Reason: reason, Ticket: ticket, Now: now}
+}
+
+// bulkReplay asks for an audited replay of the dead letters q selects.
+func bulkReplay(q ops.Query, now time.Time) ops.ReplayRequest {
+	return ops.ReplayRequest{Query: &q, Actor: actor, Reason: reason, Ticket: ticket, Now: now}
+}
+
+// closeOf asks for an audited closing of k at now.
+func closeOf(k webhooks.InboxKey, now time.Time) ops.CloseRequest {
+	return ops.CloseRequest{Key: k, Actor: actor, Reason: "a duplicate of an order we refunded by hand", Ticket: ticket, Now: now}
+}
+
+// fmtReplay prints req for failure messages.
+func fmtReplay(req ops.ReplayRequest) string {
+	target := "Key " + fmtKey(req.Key)
+	if req.Query != nil {
+		target = "Query " + fmtQuery(*req.Query)
+	}
+	return fmt.Sprintf("{%s Actor %q Reason %q Ticket %q ResetAttempts %t DryRun %t Spread %v Redelivery %t Now %s}",
+		target, req.Actor, req.Reason, req.Ticket, req.ResetAttempts, req.DryRun, req.Spread, req.Redelivery, fmtTime(req.Now))
+}
+
+// mustReplay requires req to succeed.
+func mustReplay(t *testing.T, s Store, req ops.ReplayRequest) ops.ReplayResult {
+	t.Helper()
+	res, err := s.Replay(t.Context(), req)
+	if err != nil {
+		t.Fatalf("Replay(%s): %v; want no error", fmtReplay(req), err)
+	}
+	return res
+}
+
+// checkAudit requires the audit trail of k to be want, oldest first.
+func checkAudit(t *testing.T, s Store, k webhooks.InboxKey, want []ops.Audit, when string) {
+	t.Helper()
+	got := mustDetail(t, s, k).Audit
+	ok := len(got) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		g, w := got[i], want[i]
+		ok = g.Action == w.Action && g.At.Equal(w.At) && g.Actor == w.Actor && g.Reason == w.Reason && g.Ticket == w.Ticket
+	}
+	if !ok {
+		t.Errorf("Get(%s).Audit %s:%s\nwant:%s", fmtKey(k), when, fmtAudits(got), fmtAudits(want))
+	}
+}
+
+func fmtAudits(as []ops.Audit) string {
+	s := ""
+	for _, a := range as {
+		s += fmt.Sprintf("\n\t{%s at %s by %q: %q, ticket %q}", a.Action, fmtTime(a.At), a.Actor, a.Reason, a.Ticket)
+	}
+	if s == "" {
+		s = " (none)"
+	}
+	return s
+}
+
+// replayAudit is the audit entry replayOf and bulkReplay record at now.
+func replayAudit(now time.Time) ops.Audit {
+	return ops.Audit{Action: ops.ActionReplay, At: now, Actor: actor, Reason: reason, Ticket: ticket}
+}
+
+// deadAfterTwoAttempts enqueues env, fails it once with a retry and then
+// dead-letters it at base+11s, and returns the stored item.
+func deadAfterTwoAttempts(t *testing.T, s Store, env webhooks.Envelope) webhooks.Item {
+	t.Helper()
+	mustEnqueue(t, s, env)
+	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
+	mustSettle(t, s, retry(l, transient, at(10*time.Second), at(time.Second)))
+	l = mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
+	mustSettle(t, s, deadLetter(l, permanent, at(11*time.Second)))
+	it := mustGet(t, s, env.Key)
+	if it.State != webhooks.StateDead || it.Attempts != 2 {
+		t.Fatalf("setup: item is %s after %d attempts; want %s after 2", it.State, it.Attempts, webhooks.StateDead)
+	}
+	return it
+}
+
+// replayedItem returns the dead item as a replay at now, due at due,
+// leaves it: pending, its payload and last error as they were.
+func replayedItem(dead webhooks.Item, now, due time.Time, resetAttempts bool) webhooks.Item {
+	want := dead
+	want.State = webhooks.StatePending
+	want.NextAttemptAt = due
+	want.DeadAt = time.Time{}
+	want.UpdatedAt = now
+	if resetAttempts {
+		want.Attempts = 0
+	}
+	return want
+}
+
+// wantReplayed requires res to list exactly want, in order.
+func wantReplayed(t *testing.T, call string, res ops.ReplayResult, want []ops.Replayed) {
+	t.Helper()
+	ok := len(res.Items) == len(want)
+	for i := 0; ok && i < len(want); i++ {
+		ok = res.Items[i].Key == want[i].Key && res.Items[i].DueAt.Equal(want[i].DueAt)
+	}
+	if !ok {
+		t.Errorf("%s reported:%s\nwant:%s", call, fmtReplayed(res.Items), fmtReplayed(want))
+	}
+}
+
+func fmtReplayed(rs []ops.Replayed) string {
+	s := ""
+	for _, r := range rs {
+		s += fmt.Sprintf("\n\t%s due %s", fmtKey(r.Key), fmtTime(r.DueAt))
+	}
+	if s == "" {
+		s = " (none)"
+	}
+	return s
+}
+
+func testReplayOne(t *testing.T, s Store, resetAttempts bool) {
+	env := envelope(key("evt_1"), "p", base)
+	dead := deadAfterTwoAttempts(t, s, env)
+	now := at(time.Hour)
+	req := replayOf(env.Key, now)
+	req.ResetAttempts = resetAttempts
+	res := mustReplay(t, s, req)
+	wantReplayed(t, "Replay of one dead item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+
+	want := replayedItem(dead, now, now, resetAttempts)
+	checkStored(t, s, want, fmt.Sprintf("after Replay(ResetAttempts %t) (payload and LastError kept)", resetAttempts))
+	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after Replay")
+	wantList(t, s, ops.Query{}, nil)
+
+	wantNothingDue(t, s, now.Add(-time.Microsecond), "a replayed item is due at the replay's Now")
+	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
+	if l.Attempt != want.Attempts+1 || l.Reclaimed {
+		t.Errorf("Acquire after Replay(ResetAttempts %t): Lease.Attempt %d, Reclaimed %t; want %d, false", resetAttempts, l.Attempt, l.Reclaimed, want.Attempts+1)
+	}
+}
+
+func testReplayOneAsRedelivery(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	makeDead(t, s, env, base)
+	req := replayOf(env.Key, at(time.Hour))
+	req.Redelivery = true
+	req.Actor, req.Reason, req.Ticket = "provider", "resent from the provider's dashboard", ""
+	mustReplay(t, s, req)
+	checkAudit(t, s, env.Key, []ops.Audit{{Action: ops.ActionRedelivery, At: at(time.Hour), Actor: "provider", Reason: req.Reason}},
+		"after Replay(Redelivery)")
+}
+
+// testReplayOneDryRun: a dry run reports what a replay would do and
+// changes nothing; it fails as the replay would.
+func testReplayOneDryRun(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	makeDead(t, s, env, base)
+	mustEnqueue(t, s, envelope(key("pending"), "q", at(time.Hour)))
+	before := mustDetail(t, s, env.Key)
+	req := replayOf(env.Key, at(time.Minute))
+	req.DryRun = true
+	res := mustReplay(t, s, req)
+	wantReplayed(t, "Replay(DryRun) of one dead item", res, []ops.Replayed{{Key: env.Key, DueAt: at(time.Minute)}})
+	checkItem(t, "Get after Replay(DryRun) (nothing may change)", mustGet(t, s, env.Key), before.Item)
+	checkAudit(t, s, env.Key, nil, "after Replay(DryRun)")
+
+	req.Key = key("pending")
+	if _, err := s.Replay(t.Context(), req); !errors.Is(err, ops.ErrNotDead) {
+		t.Errorf("Replay(DryRun) of a pending item: error %v; want ops.ErrNotDead, as the replay would fail", err)
+	}
+	req.Key = key("missing")
+	if _, err := s.Replay(t.Context(), req); !errors.Is(err, ops.ErrNotFound) {
+		t.Errorf("Replay(DryRun) of a missing item: error %v; want ops.ErrNotFound, as the replay would fail", err)
+	}
+}
+
+func testReplayNotDead(t *testing.T, s Store) {
+	ctx := t.Context()
+	pending := envelope(key("pending"), "p", at(time.Hour)) // never due in this case
+	leased := envelope(key("leased"), "l", base)
+	succeeded := envelope(key("succeeded"), "s", at(time.Second))
+	closed := envelope(key("closed"), "c", at(2*time.Second))
+	mustEnqueue(t, s, pending)
+	mustEnqueue(t, s, leased)
+	mustAcquireKey(t, s, leased.Key, base, leaseFor)
+	mustEnqueue(t, s, succeeded)
+	l := mustAcquireKey(t, s, succeeded.Key, at(time.Second), leaseFor)
+	mustSettle(t, s, succeed(l, at(2*time.Second)))
+	makeDead(t, s, closed, at(2*time.Second))
+	if err := s.Close(ctx, closeOf(closed.Key, at(3*time.Second))); err != nil {
+		t.Fatalf("Close of a dead item: %v; want no error", err)
+	}
+
+	for _, k := range []webhooks.InboxKey{pending.Key, leased.Key, succeeded.Key, closed.Key} {
+		before := mustDetail(t, s, k)
+		for _, reset := range []bool{false, true} {
+			req := replayOf(k, at(4*time.Second))
+			req.ResetAttempts = reset
+			res, err := s.Replay(ctx, req)
+			if !errors.Is(err, ops.ErrNotDead) || len(res.Items) != 0 {
+				t.Errorf("Replay(ResetAttempts %t) of a %s item = %d items, error %v; want none and an error wrapping ops.ErrNotDead", reset, before.State, len(res.Items), err)
+			}
+		}
+		checkStored(t, s, before.Item, "after Replay of an item that is not dead (nothing may change)")
+		checkAudit(t, s, k, before.Audit, "after Replay of an item that is not dead (nothing recorded)")
+	}
+}
+
+func testReplayMissing(t *testing.T, s Store) {
+	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
+	for _, k := range []webhooks.InboxKey{key("evt_2"), {Provider: "acme", Tenant: "", EventID: "evt_1"}, {}} {
+		if _, err := s.Replay(t.Context(), replayOf(k, base)); !errors.Is(err, ops.ErrNotFound) {
+			t.Errorf("Replay of the missing key %s: error %v; want an error wrapping ops.ErrNotFound", fmtKey(k), err)
+		}
+	}
+}
+
+// testReplayInvalidRequest: a replay without an actor or a reason, or
+// with a query that cannot select dead letters, is refused with
+// ErrInvalidRequest and changes nothing.
+func testReplayInvalidRequest(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	makeDead(t, s, env, base)
+	before := mustDetail(t, s, env.Key)
+	now := at(time.Hour)
+	var reqs []ops.ReplayRequest
+	for _, bulk := range []bool{false, true} {
+		r := replayOf(env.Key, now)
+		if bulk {
+			r = bulkReplay(ops.Query{Limit: 10}, now)
+		}
+		for _, broken := range []func(*ops.ReplayRequest){
+			func(r *ops.ReplayRequest) { r.Actor = "" },
+			func(r *ops.ReplayRequest) { r.Reason = "" },
+			func(r *ops.ReplayRequest) { r.Actor, r.Reason = " ", "\t" },
+			func(r *ops.ReplayRequest) { r.Actor, r.Reason, r.DryRun = "", "", true },
+			func(r *ops.ReplayRequest) { r.Spread = -time.Second },
+		} {
+			c := r
+			broken(&c)
+			reqs = append(reqs, c)
+		}
+	}
+	for _, q := range []ops.Query{{Limit: 0}, {Limit: -1}, {State: webhooks.StateClosed, Limit: 10}, {State: webhooks.StatePending, Limit: 10}} {
+		reqs = append(reqs, bulkReplay(q, now))
+	}
+	both := bulkReplay(ops.Query{Limit: 10}, now)
+	both.Key = env.Key
+	reqs = append(reqs, both)
+	for _, req := range reqs {
+		res, err := s.Replay(t.Context(), req)
+		if !errors.Is(err, ops.ErrInvalidRequest) || len(res.Items) != 0 {
+			t.Errorf("Replay(%s) = %d items, error %v; want none and an error wrapping ops.ErrInvalidRequest", fmtReplay(req), len(res.Items), err)
+		}
+	}
+	checkStored(t, s, before.Item, "after invalid replays (nothing may change)")
+	checkAudit(t, s, env.Key, nil, "after invalid replays")
+}
+
+func testReplayConcurrent(t *testing.T, s Store) {
+	const n = 10
+	env := envelope(key("evt_1"), "p", base)
+	deadAfterTwoAttempts(t, s, env)
+	replayed := make([]bool, n)
+	runConcurrently(n, func(i int) {
+		req := replayOf(env.Key, at(time.Hour))
+		req.ResetAttempts = i%2 == 0
+		_, err := s.Replay(t.Context(), req)
+		if err != nil && !errors.Is(err, ops.ErrNotDead) {
+			t.Errorf("concurrent Replay: %v; want no error, or one wrapping ops.ErrNotDead once another call replayed the item", err)
+		}
+		replayed[i] = err == nil
+	})
+	if c := countOutcomes(replayed)[true]; c != 1 {
+		t.Errorf("%d concurrent Replay of one item: %d succeeded; want exactly 1 (the others find it no longer dead)", n, c)
+	}
+	if got := mustGet(t, s, env.Key); got.State != webhooks.StatePending {
+		t.Errorf("after concurrent Replay: State %s; want %s", got.State, webhooks.StatePending)
+	}
+	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(at(time.Hour))}, "after concurrent Replay (one recorded)")
+}
