@@ -2,35 +2,36 @@ package memstore
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/cursor"
+	"github.com/hookinbox/webhooks/ops"
 )
 
-// Inbox is an in-memory webhooks.InboxStore. It is safe for concurrent use;
-// it is not durable (see the package documentation).
+// Inbox is an in-memory webhooks.InboxStore and ops.Store. It is safe for
+// concurrent use; it is not durable (see the package documentation).
 //
 // Acquisition takes O(log n) time per item through a heap of the items by
-// due time; DeadLetters sorts the matching dead items on every call.
+// due time. List and bulk Replay sort the matching dead (or closed) items
+// on every call, and Stats visits every item: fine for the numbers memstore
+// is meant for.
 type Inbox struct {
-	mu    sync.Mutex
-	items map[webhooks.InboxKey]*entry
-	due   dueQueue                     // pending and leased entries
-	dead  map[webhooks.InboxKey]*entry // dead entries
-	seq   uint64                       // last entry.seq handed out
+	mu     sync.Mutex
+	items  map[webhooks.InboxKey]*entry
+	due    dueQueue                     // pending and leased entries
+	dead   map[webhooks.InboxKey]*entry // dead entries
+	closed map[webhooks.InboxKey]*entry // closed entries
+	seq    uint64                       // last entry.seq handed out
 }
 
-// entry is one stored item with its lease token. Its item is owned by the
-// Inbox and only leaves it as a copy.
+// entry is one stored item with its lease and its history. Its item is
+// owned by the Inbox and only leaves it as a copy.
 type entry struct {
 	item  webhooks.Item
 	token string // current lease token; "" unless leased
@@ -40,20 +41,42 @@ type entry struct {
 	settledBy string
 	seq       uint64 // enqueue order, breaks ties between equal due times
 	index     int    // position in Inbox.due, -1 when not queued
+
+	// The current (or last) lease, as the attempt history records it:
+	// its number, when it was taken and by whom.
+	attempt         int // the last attempt number handed out
+	leasedAt        time.Time
+	worker, version string
+
+	history    []attempt
+	audit      []ops.Audit
+	quarantine []ops.Delivery
+	conflicts  int
 }
 
-var _ webhooks.InboxStore = (*Inbox)(nil)
+// attempt is an entry of the history with the token of its lease, by
+// which a refused settlement finds the attempt it belonged to.
+type attempt struct {
+	ops.Attempt
+	token string
+}
+
+var (
+	_ webhooks.InboxStore = (*Inbox)(nil)
+	_ ops.Store           = (*Inbox)(nil)
+)
 
 // NewInbox returns an empty in-memory inbox.
 func NewInbox() *Inbox {
 	return &Inbox{
-		items: make(map[webhooks.InboxKey]*entry),
-		dead:  make(map[webhooks.InboxKey]*entry),
+		items:  make(map[webhooks.InboxKey]*entry),
+		dead:   make(map[webhooks.InboxKey]*entry),
+		closed: make(map[webhooks.InboxKey]*entry),
 	}
 }
 
 // Enqueue implements webhooks.Enqueuer. The envelope's payload and headers
-// are copied.
+// are copied, for the item and for a quarantined delivery alike.
 func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return webhooks.EnqueueResult{}, err
@@ -63,11 +86,34 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 
 	if e, ok := s.items[env.Key]; ok {
 		if e.item.PayloadSHA256 != env.PayloadSHA256 {
+			e.conflicts++
+			if len(e.quarantine) < ops.QuarantineLimit {
+				e.quarantine = append(e.quarantine, ops.Delivery{
+					Payload:       bytes.Clone(env.Payload),
+					Headers:       env.Headers.Clone(),
+					PayloadSHA256: env.PayloadSHA256,
+					KeyID:         env.KeyID,
+					ReceivedAt:    env.ReceivedAt,
+				})
+			}
 			return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict, State: e.item.State}, nil
 		}
 		e.item.DuplicateCount++
 		e.item.LastSeenAt = env.ReceivedAt
-		return webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: e.item.State}, nil
+		res := webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: e.item.State}
+		if env.ReplayIfDead && e.item.State == webhooks.StateDead {
+			s.replayLocked(e, env.ReceivedAt, env.ReceivedAt, false, ops.Audit{
+				Action: ops.ActionRedelivery,
+				At:     env.ReceivedAt,
+				Actor:  redeliveryActor,
+				Reason: redeliveryReason,
+			})
+			res.State, res.Replayed = e.item.State, true
+		}
+		return res, nil
+	}
+	if env.ExistingOnly {
+		return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict}, nil
 	}
 
 	s.seq++
@@ -81,6 +127,7 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 			Headers:       env.Headers.Clone(),
 			PayloadSHA256: env.PayloadSHA256,
 			KeyID:         env.KeyID,
+			APIVersion:    env.APIVersion,
 			State:         webhooks.StatePending,
 			NextAttemptAt: env.ReceivedAt,
 			LastSeenAt:    env.ReceivedAt,
@@ -94,8 +141,15 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, nil
 }
 
+// The audit entry of a provider's redelivery that replayed a dead letter.
+const (
+	redeliveryActor  = "provider"
+	redeliveryReason = "the provider delivered the dead-lettered event again (Envelope.ReplayIfDead)"
+)
+
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
-// items, the longest due first, each with its own token.
+// items, the longest due first, each with its own token. An item taken
+// from an expired lease has that lease's attempt recorded as crashed.
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -117,7 +171,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		if e == nil {
 			break
 		}
-		l, err := s.leaseLocked(e, req.Now, req.LeaseDuration)
+		l, err := s.leaseLocked(e, req)
 		if err != nil {
 			return leases, err
 		}
@@ -127,15 +181,21 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 }
 
 // leaseLocked leases the due entry e with a fresh token.
-func (s *Inbox) leaseLocked(e *entry, now time.Time, d time.Duration) (*webhooks.Lease, error) {
+func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest) (*webhooks.Lease, error) {
 	token, err := uuid.NewRandom()
 	if err != nil {
 		return nil, fmt.Errorf("memstore: generating a lease token failed (the system's random source is broken): %w", err)
 	}
-	expires := now.Add(d)
+	now := req.Now
+	expires := now.Add(req.LeaseDuration)
 	reclaimed := e.item.State == webhooks.StateLeased
+	if reclaimed {
+		e.record(ops.OutcomeCrashed, e.item.LeaseExpiresAt, webhooks.Failure{})
+	}
 	e.token = token.String()
 	e.settledBy = ""
+	e.attempt++
+	e.leasedAt, e.worker, e.version = now, req.Worker, req.Version
 	e.item.State = webhooks.StateLeased
 	e.item.Attempts++
 	e.item.LeaseExpiresAt = expires
@@ -151,7 +211,25 @@ func (s *Inbox) leaseLocked(e *entry, now time.Time, d time.Duration) (*webhooks
 	}, nil
 }
 
-// Settle implements webhooks.LeaseStore.
+// record adds the current lease's attempt to the history.
+func (e *entry) record(outcome webhooks.AttemptOutcome, finished time.Time, f webhooks.Failure) {
+	e.history = append(e.history, attempt{
+		Attempt: ops.Attempt{
+			Number:     e.attempt,
+			Outcome:    outcome,
+			StartedAt:  e.leasedAt,
+			FinishedAt: finished,
+			ErrorClass: f.Class,
+			Error:      f.Message,
+			Worker:     e.worker,
+			Version:    e.version,
+		},
+		token: e.token,
+	})
+}
+
+// Settle implements webhooks.LeaseStore, recording the attempt in the
+// item's history.
 func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -159,7 +237,11 @@ func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e, err := s.currentLocked("Settle", st.Lease)
+	var failure webhooks.Failure
+	if st.Outcome == webhooks.AttemptRetried || st.Outcome == webhooks.AttemptDeadLettered {
+		failure = st.Failure
+	}
+	e, err := s.currentLocked("Settle", st.Lease, st.Now, failure)
 	if err != nil {
 		return err
 	}
@@ -169,6 +251,7 @@ func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 		e.item.State = webhooks.StateSucceeded
 		e.item.CompletedAt = now
 		e.item.NextAttemptAt = time.Time{}
+		e.item.LastError = nil
 		s.due.remove(e)
 	case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
 		e.item.LastError = &webhooks.ErrorRecord{Class: st.Failure.Class, Message: st.Failure.Message, At: now}
@@ -191,6 +274,7 @@ func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 	default:
 		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
+	e.record(st.Outcome, now, failure)
 	e.settledBy = e.token
 	e.token = ""
 	e.item.LeaseExpiresAt = time.Time{}
@@ -209,7 +293,7 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e, err := s.currentLocked("ExtendLease", req.Lease)
+	e, err := s.currentLocked("ExtendLease", req.Lease, req.Now, webhooks.Failure{})
 	if err != nil {
 		return err
 	}
@@ -224,8 +308,10 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 
 // currentLocked returns the entry lease refers to if lease holds its current
 // token, or an error wrapping webhooks.ErrAlreadySettled or
-// webhooks.ErrLeaseLost.
-func (s *Inbox) currentLocked(op string, lease *webhooks.Lease) (*entry, error) {
+// webhooks.ErrLeaseLost. A lost lease whose attempt the history holds as
+// crashed (another acquisition took the item over) is recorded as lease
+// lost, finished at now with the failure the refused call carried.
+func (s *Inbox) currentLocked(op string, lease *webhooks.Lease, now time.Time, f webhooks.Failure) (*entry, error) {
 	if lease == nil {
 		return nil, fmt.Errorf("memstore: %s: the lease is nil; pass a lease returned by Acquire", op)
 	}
@@ -236,100 +322,46 @@ func (s *Inbox) currentLocked(op string, lease *webhooks.Lease) (*entry, error) 
 	case e != nil && lease.Token != "" && e.settledBy == lease.Token:
 		return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrAlreadySettled)
 	}
+	if e != nil && lease.Token != "" {
+		for i := range e.history {
+			if a := &e.history[i]; a.token == lease.Token && a.Outcome == ops.OutcomeCrashed {
+				a.Outcome, a.FinishedAt = ops.OutcomeLeaseLost, now
+				if f.Class != "" || f.Message != "" {
+					a.ErrorClass, a.Error = f.Class, f.Message
+				}
+			}
+		}
+	}
 	return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrLeaseLost)
 }
 
-// Get implements webhooks.InboxStore. The item is a copy.
-func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, error) {
+// Get implements ops.Store. The detail is a copy.
+func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, error) {
 	if err := ctxErr(ctx); err != nil {
-		return webhooks.Item{}, err
+		return ops.Detail{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
 	e := s.items[key]
 	if e == nil {
-		return webhooks.Item{}, fmt.Errorf("memstore: Get %s: %w", key, webhooks.ErrNotFound)
+		return ops.Detail{}, fmt.Errorf("memstore: Get %s: %w", key, ops.ErrNotFound)
 	}
-	return cloneItem(e.item), nil
-}
-
-// ReplayDeadLetter implements webhooks.OperatorStore.
-func (s *Inbox) ReplayDeadLetter(ctx context.Context, req webhooks.ReplayRequest) error {
-	if err := ctxErr(ctx); err != nil {
-		return err
+	d := ops.Detail{
+		Item:      cloneItem(e.item),
+		History:   make([]ops.Attempt, len(e.history)),
+		Audit:     append([]ops.Audit{}, e.audit...),
+		Conflicts: e.conflicts,
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	e := s.items[req.Key]
-	switch {
-	case e == nil:
-		return fmt.Errorf("memstore: ReplayDeadLetter %s: %w", req.Key, webhooks.ErrNotFound)
-	case e.item.State != webhooks.StateDead:
-		return fmt.Errorf("memstore: ReplayDeadLetter %s is %s: %w", req.Key, e.item.State, webhooks.ErrNotDead)
+	for i, a := range e.history {
+		d.History[i] = a.Attempt
 	}
-	delete(s.dead, req.Key)
-	e.item.State = webhooks.StatePending
-	e.item.NextAttemptAt = req.Now
-	e.item.DeadAt = time.Time{}
-	e.item.UpdatedAt = req.Now
-	if req.ResetAttempts {
-		e.item.Attempts = 0
+	for _, q := range e.quarantine {
+		q.Payload = bytes.Clone(q.Payload)
+		q.Headers = q.Headers.Clone()
+		d.Quarantine = append(d.Quarantine, q)
 	}
-	s.due.update(e)
-	return nil
-}
-
-// DeadLetters implements webhooks.OperatorStore. It sorts the matching dead
-// items on every call, which is fine for the numbers memstore is meant for.
-func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery) (webhooks.DeadLetterPage, error) {
-	if err := ctxErr(ctx); err != nil {
-		return webhooks.DeadLetterPage{}, err
-	}
-	if q.Limit <= 0 {
-		return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters: Limit is %d; it must be at least 1", q.Limit)
-	}
-	var after *cursor.DeadLetter
-	if q.After != "" {
-		c, err := cursor.Parse(q.After)
-		if err != nil {
-			return webhooks.DeadLetterPage{}, fmt.Errorf("memstore: DeadLetters: %w", err)
-		}
-		after = &c
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-
-	var matches []*entry
-	for _, e := range s.dead {
-		it := &e.item
-		if (q.Provider != "" && it.Key.Provider != q.Provider) ||
-			(q.Tenant != "" && it.Key.Tenant != q.Tenant) ||
-			(q.EventType != "" && it.EventType != q.EventType) {
-			continue
-		}
-		if after != nil && !after.Before(it.DeadAt, it.Key) {
-			continue
-		}
-		matches = append(matches, e)
-	}
-	slices.SortFunc(matches, func(a, b *entry) int { return newestFirst(&a.item, &b.item) })
-
-	var page webhooks.DeadLetterPage
-	for _, e := range matches[:min(q.Limit, len(matches))] {
-		page.Items = append(page.Items, cloneItem(e.item))
-	}
-	if len(matches) > q.Limit {
-		last := page.Items[q.Limit-1]
-		page.Next = cursor.DeadLetter{DeadAt: last.DeadAt, Key: last.Key}.String()
-	}
-	return page, nil
-}
-
-// newestFirst orders dead items by DeadAt, then key, both descending.
-func newestFirst(a, b *webhooks.Item) int {
-	return cmp.Or(b.DeadAt.Compare(a.DeadAt), b.Key.Compare(a.Key))
+	return d, nil
 }
 
 // cloneItem returns a deep copy of it.

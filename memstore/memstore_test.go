@@ -9,11 +9,12 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/storetest"
 )
 
 func TestInbox(t *testing.T) {
-	storetest.RunInbox(t, func(*testing.T) webhooks.InboxStore { return NewInbox() }, storetest.Features{})
+	storetest.RunInbox(t, func(*testing.T) storetest.Store { return NewInbox() }, storetest.Features{})
 }
 
 func TestReplay(t *testing.T) {
@@ -230,8 +231,8 @@ func TestInboxDeleteSucceeded(t *testing.T) {
 		t.Errorf("Len() = %d after deleting 2 of 7 items; want 5", got)
 	}
 	for _, id := range []string{"old", "older"} {
-		if _, err := s.Get(ctx, k(id)); !errors.Is(err, webhooks.ErrNotFound) {
-			t.Errorf("Get(%s) after DeleteSucceeded: error %v; want webhooks.ErrNotFound", id, err)
+		if _, err := s.Get(ctx, k(id)); !errors.Is(err, ops.ErrNotFound) {
+			t.Errorf("Get(%s) after DeleteSucceeded: error %v; want ops.ErrNotFound", id, err)
 		}
 	}
 	for id, state := range map[string]webhooks.State{
@@ -246,9 +247,9 @@ func TestInboxDeleteSucceeded(t *testing.T) {
 			t.Errorf("Get(%s) after DeleteSucceeded = %s, %v; want it kept, %s", id, it.State, err, state)
 		}
 	}
-	page, err := s.DeadLetters(ctx, webhooks.DeadLetterQuery{Limit: 10})
+	page, err := s.List(ctx, ops.Query{Limit: 10})
 	if err != nil || len(page.Items) != 1 || page.Items[0].Key != k("dead") {
-		t.Errorf("DeadLetters after DeleteSucceeded = %d items, %v; want the dead item", len(page.Items), err)
+		t.Errorf("List after DeleteSucceeded = %d items, %v; want the dead item", len(page.Items), err)
 	}
 	if n, err := s.DeleteSucceeded(ctx, cutoff); err != nil || n != 0 {
 		t.Errorf("DeleteSucceeded(cutoff) again = %d, %v; want 0, nil", n, err)
@@ -265,4 +266,54 @@ func canceledContext() context.Context {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	return ctx
+}
+
+// TestInboxDeleteClosed: DeleteClosed removes exactly the items closed
+// before the cutoff, with their history, and nothing in another state.
+func TestInboxDeleteClosed(t *testing.T) {
+	t.Parallel()
+	s := NewInbox()
+	ctx := t.Context()
+	k := func(id string) webhooks.InboxKey { return webhooks.InboxKey{Provider: "p", EventID: id} }
+	// dead dead-letters id at base.
+	dead := func(id string) {
+		t.Helper()
+		if _, err := s.Enqueue(ctx, webhooks.Envelope{Key: k(id), PayloadSHA256: sha256.Sum256([]byte(id)), ReceivedAt: base}); err != nil {
+			t.Fatal(err)
+		}
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base, LeaseDuration: time.Minute, Max: 1})
+		if err != nil || len(leases) != 1 {
+			t.Fatalf("Acquire for %s = %v, %v; want a lease", id, leases, err)
+		}
+		if err := s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}, Now: base}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cutoff := base.Add(2 * time.Hour)
+	for id, closedAt := range map[string]time.Time{"old": base.Add(time.Hour), "at-cutoff": cutoff, "new": base.Add(3 * time.Hour)} {
+		dead(id)
+		if err := s.Close(ctx, ops.CloseRequest{Key: k(id), Actor: "a", Reason: "r", Now: closedAt}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dead("still-dead")
+
+	if n, err := s.DeleteClosed(canceledContext(), cutoff); err == nil || n != 0 {
+		t.Errorf("DeleteClosed with a canceled context = %d, %v; want 0 and an error", n, err)
+	}
+	if n, err := s.DeleteClosed(ctx, cutoff); err != nil || n != 1 {
+		t.Fatalf("DeleteClosed(cutoff) = %d, %v; want 1 (the item closed before the cutoff)", n, err)
+	}
+	if _, err := s.Get(ctx, k("old")); !errors.Is(err, ops.ErrNotFound) {
+		t.Errorf("Get(old) after DeleteClosed: %v; want ops.ErrNotFound", err)
+	}
+	for id, state := range map[string]webhooks.State{"at-cutoff": webhooks.StateClosed, "new": webhooks.StateClosed, "still-dead": webhooks.StateDead} {
+		if d, err := s.Get(ctx, k(id)); err != nil || d.State != state {
+			t.Errorf("Get(%s) after DeleteClosed = %s, %v; want it kept, %s", id, d.State, err, state)
+		}
+	}
+	page, err := s.List(ctx, ops.Query{State: webhooks.StateClosed, Limit: 10})
+	if err != nil || len(page.Items) != 2 {
+		t.Errorf("List(closed) after DeleteClosed = %d items, %v; want the 2 kept", len(page.Items), err)
+	}
 }

@@ -7,20 +7,41 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// DeleteSucceeded removes succeeded items completed before olderThan and
-// returns how many it removed, so a long-running development server does not
-// grow without bound. A delivery of a removed event's ID is then new again.
-// It takes time proportional to the number of items, under the store's lock.
-func (s *Inbox) DeleteSucceeded(ctx context.Context, olderThan time.Time) (int, error) {
+// DeleteSucceeded removes succeeded items completed before olderThan, with
+// their history, and returns how many it removed, so a long-running
+// development server does not grow without bound. A delivery of a removed
+// event's ID is then new again. It takes time proportional to the number
+// of items, under the store's lock.
+//
+// It has pgstore's shape without the batch size: a memstore has no
+// transactions to keep short.
+func (s *Inbox) DeleteSucceeded(ctx context.Context, olderThan time.Time) (int64, error) {
+	return s.deleteWhere(ctx, func(it *webhooks.Item) bool {
+		return it.State == webhooks.StateSucceeded && it.CompletedAt.Before(olderThan)
+	})
+}
+
+// DeleteClosed removes items an operator closed before olderThan (see
+// ops.Store.Close), with their history and audit trail, and returns how
+// many it removed, like DeleteSucceeded. Closed items are kept until it
+// removes them, for a retention period of their own.
+func (s *Inbox) DeleteClosed(ctx context.Context, olderThan time.Time) (int64, error) {
+	return s.deleteWhere(ctx, func(it *webhooks.Item) bool {
+		return it.State == webhooks.StateClosed && it.ClosedAt.Before(olderThan)
+	})
+}
+
+func (s *Inbox) deleteWhere(ctx context.Context, old func(*webhooks.Item) bool) (int64, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	n := 0
+	var n int64
 	for k, e := range s.items {
-		if e.item.State == webhooks.StateSucceeded && e.item.CompletedAt.Before(olderThan) {
+		if old(&e.item) {
 			delete(s.items, k)
+			delete(s.closed, k)
 			n++
 		}
 	}

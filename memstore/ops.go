@@ -1,0 +1,272 @@
+package memstore
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/cursor"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// List implements ops.Store. It sorts the matching items on every call.
+func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
+	if err := ctxErr(ctx); err != nil {
+		return ops.Page{}, err
+	}
+	state, err := listState("List", q)
+	if err != nil {
+		return ops.Page{}, err
+	}
+	if q.Limit < 1 {
+		return ops.Page{}, fmt.Errorf("memstore: List: Limit is %d; it must be at least 1: %w", q.Limit, ops.ErrInvalidRequest)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	matches, err := s.matchLocked("List", state, q)
+	if err != nil {
+		return ops.Page{}, err
+	}
+	var page ops.Page
+	for _, e := range matches[:min(q.Limit, len(matches))] {
+		page.Items = append(page.Items, cloneItem(e.item))
+	}
+	if len(matches) > q.Limit {
+		last := page.Items[q.Limit-1]
+		page.Next = cursor.Position{State: state, At: listedAt(&last), Key: last.Key}.String()
+	}
+	return page, nil
+}
+
+// listState returns the state q lists: dead by default, or closed.
+func listState(op string, q ops.Query) (webhooks.State, error) {
+	switch q.State {
+	case "", webhooks.StateDead:
+		return webhooks.StateDead, nil
+	case webhooks.StateClosed:
+		return webhooks.StateClosed, nil
+	}
+	return "", fmt.Errorf("memstore: %s: Query.State is %q; it must be empty, %q or %q: %w", op, q.State, webhooks.StateDead, webhooks.StateClosed, ops.ErrInvalidRequest)
+}
+
+// listedAt is the time a listing orders it by: when it was closed, or
+// when it died.
+func listedAt(it *webhooks.Item) time.Time {
+	if it.State == webhooks.StateClosed {
+		return it.ClosedAt
+	}
+	return it.DeadAt
+}
+
+// matchLocked returns the entries in state matching q (its cursor
+// included, its limit not), newest first.
+func (s *Inbox) matchLocked(op string, state webhooks.State, q ops.Query) ([]*entry, error) {
+	var after *cursor.Position
+	if q.After != "" {
+		c, err := cursor.Parse(q.After, state)
+		if err != nil {
+			return nil, fmt.Errorf("memstore: %s: %w", op, err)
+		}
+		after = &c
+	}
+	set := s.dead
+	if state == webhooks.StateClosed {
+		set = s.closed
+	}
+	var found []*entry
+	for _, e := range set {
+		it := &e.item
+		at := listedAt(it)
+		if !matches(q, it, at) || (after != nil && !after.Before(at, it.Key)) {
+			continue
+		}
+		found = append(found, e)
+	}
+	slices.SortFunc(found, func(a, b *entry) int {
+		return cmp.Or(listedAt(&b.item).Compare(listedAt(&a.item)), b.item.Key.Compare(a.item.Key))
+	})
+	return found, nil
+}
+
+// matches reports whether it, listed at at, matches q's filters.
+func matches(q ops.Query, it *webhooks.Item, at time.Time) bool {
+	return (q.Provider == "" || it.Key.Provider == q.Provider) &&
+		(q.Tenant == nil || it.Key.Tenant == *q.Tenant) &&
+		(q.EventType == "" || it.EventType == q.EventType) &&
+		(q.ErrorClass == "" || (it.LastError != nil && it.LastError.Class == q.ErrorClass)) &&
+		(q.APIVersion == "" || it.APIVersion == q.APIVersion) &&
+		(q.From.IsZero() || !at.Before(q.From)) &&
+		(q.To.IsZero() || at.Before(q.To))
+}
+
+// Replay implements ops.Store. A bulk replay runs under the store's lock,
+// so no item stops being dead while it runs.
+func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayResult, error) {
+	if err := ctxErr(ctx); err != nil {
+		return ops.ReplayResult{}, err
+	}
+	if err := checkReplay(req); err != nil {
+		return ops.ReplayResult{}, err
+	}
+	action := ops.ActionReplay
+	if req.Redelivery {
+		action = ops.ActionRedelivery
+	}
+	audit := ops.Audit{Action: action, At: req.Now, Actor: req.Actor, Reason: req.Reason, Ticket: req.Ticket}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	var todo []*entry
+	if req.Query == nil {
+		e := s.items[req.Key]
+		switch {
+		case e == nil:
+			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s: %w", req.Key, ops.ErrNotFound)
+		case e.item.State != webhooks.StateDead:
+			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s is %s: %w", req.Key, e.item.State, ops.ErrNotDead)
+		}
+		todo = []*entry{e}
+	} else {
+		m, err := s.matchLocked("Replay", webhooks.StateDead, *req.Query)
+		if err != nil {
+			return ops.ReplayResult{}, err
+		}
+		todo = m[:min(req.Query.Limit, len(m))]
+	}
+	res := ops.ReplayResult{Items: make([]ops.Replayed, len(todo))}
+	for i, e := range todo {
+		due := req.Now.Add(spreadOffset(req.Spread, i, len(todo)))
+		res.Items[i] = ops.Replayed{Key: e.item.Key, DueAt: due}
+		if !req.DryRun {
+			s.replayLocked(e, req.Now, due, req.ResetAttempts, audit)
+		}
+	}
+	return res, nil
+}
+
+// checkReplay refuses a replay request that misses what it needs.
+func checkReplay(req ops.ReplayRequest) error {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf("memstore: Replay: "+format+": %w", append(args, ops.ErrInvalidRequest)...)
+	}
+	switch {
+	case strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "":
+		return invalid("Actor and Reason are required; a replay is audited")
+	case req.Spread < 0:
+		return invalid("Spread is %v; it must not be negative", req.Spread)
+	case req.Query == nil:
+		return nil
+	case req.Key != (webhooks.InboxKey{}):
+		return invalid("both Key and Query are set; give one")
+	case req.Query.State != "" && req.Query.State != webhooks.StateDead:
+		return invalid("Query.State is %q; only dead letters are replayed", req.Query.State)
+	case req.Query.Limit < 1:
+		return invalid("Query.Limit is %d; it must be at least 1", req.Query.Limit)
+	}
+	return nil
+}
+
+// spreadOffset is the offset from Now of item i of n in a replay spread
+// over spread: spread*i/n, computed without overflowing.
+func spreadOffset(spread time.Duration, i, n int) time.Duration {
+	if spread <= 0 || n <= 0 {
+		return 0
+	}
+	d, m := int64(spread)/int64(n), int64(spread)%int64(n)
+	return time.Duration(d*int64(i) + m*int64(i)/int64(n))
+}
+
+// replayLocked makes the dead entry e pending, due at due, and adds a to
+// its audit trail.
+func (s *Inbox) replayLocked(e *entry, now, due time.Time, resetAttempts bool, a ops.Audit) {
+	delete(s.dead, e.item.Key)
+	e.item.State = webhooks.StatePending
+	e.item.NextAttemptAt = due
+	e.item.DeadAt = time.Time{}
+	e.item.UpdatedAt = now
+	if resetAttempts {
+		e.item.Attempts = 0
+	}
+	e.audit = append(e.audit, a)
+	s.due.update(e)
+}
+
+// Close implements ops.Store.
+func (s *Inbox) Close(ctx context.Context, req ops.CloseRequest) error {
+	if err := ctxErr(ctx); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "" {
+		return fmt.Errorf("memstore: Close %s: Actor and Reason are required; a closing is audited: %w", req.Key, ops.ErrInvalidRequest)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	e := s.items[req.Key]
+	switch {
+	case e == nil:
+		return fmt.Errorf("memstore: Close %s: %w", req.Key, ops.ErrNotFound)
+	case e.item.State != webhooks.StateDead:
+		return fmt.Errorf("memstore: Close %s is %s: %w", req.Key, e.item.State, ops.ErrNotDead)
+	}
+	delete(s.dead, req.Key)
+	s.closed[req.Key] = e
+	e.item.State = webhooks.StateClosed
+	e.item.ClosedAt = req.Now
+	e.item.UpdatedAt = req.Now
+	e.audit = append(e.audit, ops.Audit{Action: ops.ActionClose, At: req.Now, Actor: req.Actor, Reason: req.Reason, Ticket: req.Ticket})
+	return nil
+}
+
+// Stats implements ops.Store. It visits every item, under the store's
+// lock; every count is exact.
+func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, error) {
+	if err := ctxErr(ctx); err != nil {
+		return ops.Stats{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	st := ops.Stats{States: map[webhooks.State]int64{
+		webhooks.StatePending: 0, webhooks.StateLeased: 0, webhooks.StateSucceeded: 0,
+		webhooks.StateDead: 0, webhooks.StateClosed: 0,
+	}}
+	groups := make(map[ops.Count]int64)
+	for _, e := range s.items {
+		it := &e.item
+		st.States[it.State]++
+		switch it.State {
+		case webhooks.StatePending, webhooks.StateLeased:
+			if !it.NextAttemptAt.After(req.Now) {
+				st.Due++
+				if st.OldestDue.IsZero() || it.NextAttemptAt.Before(st.OldestDue) {
+					st.OldestDue = it.NextAttemptAt
+				}
+			} else if it.State == webhooks.StateLeased {
+				st.LeasesHeld++
+			}
+			if it.State == webhooks.StatePending && it.LastError != nil {
+				st.Retrying++
+			}
+		case webhooks.StateDead:
+			groups[ops.Count{Provider: it.Key.Provider, EventType: it.EventType}]++
+		}
+	}
+	for g, n := range groups {
+		g.N = n
+		st.DeadLetters = append(st.DeadLetters, g)
+	}
+	slices.SortFunc(st.DeadLetters, compareCounts)
+	return st, nil
+}
+
+// compareCounts orders dead-letter groups the largest first, then by
+// provider and event type.
+func compareCounts(a, b ops.Count) int {
+	return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
+}
