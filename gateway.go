@@ -3,16 +3,11 @@ package webhooks
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"maps"
 	"net/http"
-	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -26,6 +21,18 @@ const (
 	DefaultReplayTTL    = 24 * time.Hour
 	// DefaultUnavailableRetryAfter is the Retry-After of 503 answers.
 	DefaultUnavailableRetryAfter = 5 * time.Second
+	// DefaultReceiveStoreTimeout bounds the store calls of one receive:
+	// Slack and Discord give up on an answer after 3 seconds, Shopify
+	// after 5, GitHub after 10, so 2 seconds leaves a slow store time to
+	// answer 503 before the shortest of them stops listening.
+	DefaultReceiveStoreTimeout = 2 * time.Second
+	// DefaultMaxInFlight bounds the requests a Receiver handles at once:
+	// with 1 MiB bodies, at most 128 MiB of them in memory.
+	DefaultMaxInFlight = 128
+	// DefaultMaxStoredHeaders and DefaultMaxStoredHeaderBytes bound the
+	// headers kept with an item.
+	DefaultMaxStoredHeaders     = 64
+	DefaultMaxStoredHeaderBytes = 16 << 10
 )
 
 // droppedHeaders are the request headers a Receiver never stores with an
@@ -154,6 +161,8 @@ type Receiver struct {
 	cfg      receiverConfig
 	// subscribed holds WithSubscriptions' patterns; nil takes every type.
 	subscribed *patterns[struct{}]
+	// inFlight holds a token per request being handled (WithMaxInFlight).
+	inFlight chan struct{}
 
 	// lastMountWarning rate-limits the log line about requests outside the
 	// path prefix (Unix nanoseconds of the last one).
@@ -175,6 +184,10 @@ type receiverConfig struct {
 	redeliveryReplay bool
 	subscribe        bool     // WithSubscriptions was given
 	subscriptions    []string // its patterns
+	storeTimeout     time.Duration
+	maxInFlight      int
+	maxHeaders       int
+	maxHeaderBytes   int
 }
 
 // ReceiverOption configures a Receiver. WithClock and WithLogger are
@@ -268,6 +281,23 @@ func WithSubscriptions(patterns ...string) ReceiverOption {
 	})
 }
 
+// WithMaxInFlight bounds how many requests the Receiver handles at once.
+// Past it, a request is answered 503 with Retry-After at once, without its
+// body being read, so a flood of slow or large requests cannot exhaust
+// memory; the provider retries later. Defaults to DefaultMaxInFlight.
+func WithMaxInFlight(n int) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.maxInFlight = n })
+}
+
+// WithStoredHeaderLimits bounds the request headers kept with an item: at
+// most fields header fields and bytes bytes of names and values. Headers
+// over either bound are left out (in order of name) and the number left out
+// is logged; verification always sees every header. Defaults to
+// DefaultMaxStoredHeaders and DefaultMaxStoredHeaderBytes.
+func WithStoredHeaderLimits(fields, bytes int) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.maxHeaders, c.maxHeaderBytes = fields, bytes })
+}
+
 // NewReceiver returns a Receiver that looks verifiers up in resolver,
 // guards against replays with replay and stores webhooks with inbox.
 func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...ReceiverOption) (*Receiver, error) {
@@ -280,6 +310,11 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		replayTTL:    DefaultReplayTTL,
 		retryAfter:   DefaultUnavailableRetryAfter,
 		dropped:      make(map[string]bool),
+
+		storeTimeout:   DefaultReceiveStoreTimeout,
+		maxInFlight:    DefaultMaxInFlight,
+		maxHeaders:     DefaultMaxStoredHeaders,
+		maxHeaderBytes: DefaultMaxStoredHeaderBytes,
 	}
 	WithDroppedHeaders(droppedHeaders...).applyReceiver(&cfg)
 	for _, o := range opts {
@@ -296,8 +331,14 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		return nil, fmt.Errorf("webhooks: WithReplayTTL(%v): the TTL must be positive", cfg.replayTTL)
 	case cfg.retryAfter < time.Second:
 		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
+	case cfg.storeTimeout <= 0:
+		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
+	case cfg.maxInFlight < 1:
+		return nil, fmt.Errorf("webhooks: WithMaxInFlight(%d): allow at least one request", cfg.maxInFlight)
+	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
+		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	}
-	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg}
+	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: make(chan struct{}, cfg.maxInFlight)}
 	if cfg.subscribe {
 		g.subscribed = new(patterns[struct{}])
 		for _, p := range cfg.subscriptions {
@@ -334,13 +375,17 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if err := checkKey("tenant", route.Tenant); err != nil {
 		return ReceiveResult{Status: StatusInvalid, Reason: ReasonInvalidKey}, err
 	}
+	// The credential lookup and the store calls share one deadline: past
+	// it the answer is 503 and nothing is acknowledged.
+	ctx, cancel := context.WithTimeoutCause(ctx, g.cfg.storeTimeout, errStoreTimeout)
+	defer cancel()
 	ver, err := v.Verify(ctx, route, req)
 	if err != nil {
 		var ve *VerificationError
 		if errors.As(err, &ve) {
 			return ReceiveResult{Status: StatusRejected, Reason: ve.Reason}, err
 		}
-		return ReceiveResult{Status: StatusUnavailable}, fmt.Errorf("webhooks: verifier for %q could not decide: %w", route.Provider, err)
+		return ReceiveResult{Status: StatusUnavailable}, fmt.Errorf("webhooks: verifier for %q could not decide: %w", route.Provider, timeoutCause(ctx, err))
 	}
 	if ver.Handshake != nil {
 		return ReceiveResult{Status: StatusHandshake, Handshake: ver.Handshake, EventType: ver.EventType}, nil
@@ -386,7 +431,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	})
 	if err != nil {
 		res.Status = StatusUnavailable
-		return res, fmt.Errorf("webhooks: replay store: %w", err)
+		return res, fmt.Errorf("webhooks: replay store: %w", timeoutCause(ctx, err))
 	}
 	if seen == ReplayConflict && replayKey != ver.EventID {
 		// A replay key of its own (a nonce) reused with other content.
@@ -400,11 +445,16 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	// where the inbox has the item it keeps the conflicting delivery in its
 	// quarantine for operators.
 
+	headers, over := g.keptHeaders(req.Header, v)
+	if over > 0 {
+		g.cfg.logger.WarnContext(ctx, "webhook headers over the stored-header limits were not stored", "provider", route.Provider, "tenant", route.Tenant,
+			"event_id", ver.EventID, "headers_not_stored", over, "max_headers", g.cfg.maxHeaders, "max_header_bytes", g.cfg.maxHeaderBytes)
+	}
 	enq, err := g.inbox.Enqueue(ctx, Envelope{
 		Key:           res.Key,
 		EventType:     ver.EventType,
 		Payload:       req.Body,
-		Headers:       g.keptHeaders(req.Header, v),
+		Headers:       headers,
 		PayloadSHA256: digest,
 		KeyID:         ver.KeyID,
 		APIVersion:    ver.APIVersion,
@@ -415,7 +465,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	})
 	if err != nil {
 		res.Status = StatusUnavailable
-		return res, fmt.Errorf("webhooks: inbox store: %w", err)
+		return res, fmt.Errorf("webhooks: inbox store: %w", timeoutCause(ctx, err))
 	}
 	switch enq.Outcome {
 	case EnqueueNew:
@@ -443,215 +493,58 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	return res, fmt.Errorf("webhooks: inbox store returned unknown outcome %v", enq.Outcome)
 }
 
+// errStoreTimeout is the cause of a receive that ran out of time.
+var errStoreTimeout = errors.New("webhooks: the store did not answer within the receive's store timeout (WithStoreTimeout)")
+
+// timeoutCause adds the receive's own deadline to err when it is what
+// ended the call.
+func timeoutCause(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); errors.Is(cause, errStoreTimeout) && !errors.Is(err, errStoreTimeout) {
+		return fmt.Errorf("%w: %w", cause, err)
+	}
+	return err
+}
+
 // errReceivePanic is returned by Receive when a verifier or store panicked.
 var errReceivePanic = errors.New("webhooks: a verifier or store panicked while receiving a webhook")
 
-// keptHeaders copies h without the dropped headers and those v says carry
-// secrets.
-func (g *Receiver) keptHeaders(h http.Header, v Verifier) http.Header {
-	dropped := g.cfg.dropped
+// keptHeaders copies h for storing: without the dropped headers and those
+// v says carry secrets, and within the stored-header limits, taking names
+// in sorted order so the same request always keeps the same headers. It
+// returns how many header fields it left out for the limits.
+func (g *Receiver) keptHeaders(h http.Header, v Verifier) (kept http.Header, over int) {
+	var secret []string
 	if sv, ok := v.(SecretHeaderVerifier); ok {
-		dropped = maps.Clone(dropped)
-		for _, name := range sv.SecretHeaders() {
-			dropped[http.CanonicalHeaderKey(name)] = true
-		}
+		secret = sv.SecretHeaders()
 	}
-	kept := make(http.Header, len(h))
+	names := make([]string, 0, len(h))
+	values := 0
 	for k, vs := range h {
-		if !dropped[http.CanonicalHeaderKey(k)] {
-			kept[k] = slices.Clone(vs)
+		ck := http.CanonicalHeaderKey(k)
+		if g.cfg.dropped[ck] || slices.ContainsFunc(secret, func(s string) bool { return http.CanonicalHeaderKey(s) == ck }) {
+			continue
 		}
+		names = append(names, k)
+		values += len(vs)
 	}
-	return kept
-}
-
-// ServeHTTP serves POST {prefix}{provider}[/{tenant}], and GET there for
-// providers whose verifier answers GET challenges (GETVerifier). It answers
-// 202 for a new webhook, 200 for a duplicate or an ignored event type (see
-// WithSubscriptions), 409 for an event ID reused with another payload, 401
-// when verification fails, 404 for an unknown provider or path, 400 for a
-// tenant, event ID or type that cannot be stored (see MaxKeyBytes), 405 for
-// other methods, 413 for bodies over the limit, 503 with Retry-After when a
-// store fails, and 500 if a verifier or store panics. A provider challenge
-// the verifier answered (see Verification.Handshake) gets the verifier's
-// response and stores nothing; a provider that expects its own answer to a
-// delivery (Verification.Answer) gets it for 202 and 200. Other bodies are
-// small JSON objects such as {"status":"rejected","reason":"bad_signature"}.
-func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	route, ok := g.route(r)
-	if !ok {
-		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
-		return
-	}
-	switch {
-	case r.Method == http.MethodPost:
-	case r.Method == http.MethodGet && g.acceptsGET(route.Provider):
-		// A provider's GET challenge: no body to read.
-		r.Body = http.NoBody
-	default:
-		w.Header().Set("Allow", http.MethodPost)
-		writeJSON(w, http.StatusMethodNotAllowed, responseBody{Status: "method_not_allowed"})
-		return
-	}
-	if r.ContentLength > g.cfg.maxBodyBytes {
-		g.tooLarge(w, r, route)
-		return
-	}
-	if r.Body == nil { // only hand-built requests; servers always set one
-		r.Body = http.NoBody
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, g.cfg.maxBodyBytes))
-	if err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
-			g.tooLarge(w, r, route)
-			return
-		}
-		g.cfg.logger.WarnContext(r.Context(), "webhook body read failed", "provider", route.Provider, "tenant", route.Tenant, "err", err)
-		writeJSON(w, http.StatusBadRequest, responseBody{Status: "bad_request"})
-		return
-	}
-	res, err := g.Receive(r.Context(), route, &Request{
-		Method:     r.Method,
-		URL:        r.URL,
-		Header:     r.Header,
-		Body:       body,
-		RemoteAddr: r.RemoteAddr,
-	})
-	g.log(r.Context(), route, res, err)
-	switch res.Status {
-	case StatusHandshake:
-		writeResponse(w, res.Handshake)
-		return
-	case StatusAccepted, StatusDuplicate, StatusIgnored:
-		if res.Answer != nil {
-			writeResponse(w, res.Answer)
-			return
-		}
-	case StatusUnavailable:
-		w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
-	}
-	writeJSON(w, res.Status.HTTPStatus(), responseBody{Status: res.Status.String(), Reason: string(res.Reason), EventID: res.Key.EventID})
-}
-
-// acceptsGET reports whether the provider's verifier answers GET
-// challenges (GETVerifier).
-func (g *Receiver) acceptsGET(provider string) bool {
-	v, ok := g.resolver.Lookup(provider)
-	if !ok {
-		return false
-	}
-	gv, ok := v.(GETVerifier)
-	return ok && gv.AcceptsGET()
-}
-
-func (g *Receiver) tooLarge(w http.ResponseWriter, r *http.Request, route Route) {
-	g.cfg.logger.WarnContext(r.Context(), "webhook body over the limit", "provider", route.Provider, "tenant", route.Tenant, "limit_bytes", g.cfg.maxBodyBytes)
-	// The rest of the body is not read; close the connection rather than
-	// leave it in an unknown state.
-	w.Header().Set("Connection", "close")
-	writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
-}
-
-// route finds the provider and tenant of r: from the {provider} and
-// {tenant} wildcards of a Go 1.22 route pattern when it has them, else from
-// the escaped path after the prefix, so an encoded slash cannot split a
-// segment. "." and ".." segments are refused.
-func (g *Receiver) route(r *http.Request) (Route, bool) {
-	if provider := r.PathValue("provider"); provider != "" {
-		return checkRoute(provider, r.PathValue("tenant"))
-	}
-	path := r.URL.EscapedPath()
-	rest, ok := strings.CutPrefix(path, g.cfg.prefix)
-	if !ok {
-		g.warnMount(r, path)
-		return Route{}, false
-	}
-	// One trailing slash is accepted: /webhooks/stripe/ is /webhooks/stripe.
-	rest = strings.TrimSuffix(rest, "/")
-	rawProvider, rawTenant, hasTenant := strings.Cut(rest, "/")
-	if rawProvider == "" || strings.Contains(rawTenant, "/") || (hasTenant && rawTenant == "") {
-		return Route{}, false
-	}
-	provider, err1 := url.PathUnescape(rawProvider)
-	tenant, err2 := url.PathUnescape(rawTenant)
-	if err1 != nil || err2 != nil {
-		return Route{}, false
-	}
-	return checkRoute(provider, tenant)
-}
-
-func checkRoute(provider, tenant string) (Route, bool) {
-	for _, seg := range []string{provider, tenant} {
-		if seg == "." || seg == ".." || strings.Contains(seg, "/") {
-			return Route{}, false
-		}
-	}
-	return Route{Provider: provider, Tenant: tenant}, provider != ""
-}
-
-// mountWarningEvery is how often a request outside the path prefix is
-// logged; the rest are answered 404 quietly.
-const mountWarningEvery = time.Minute
-
-// warnMount logs a request whose path is outside the prefix, at most once
-// a minute: it usually means the Receiver is mounted under a router path
-// its prefix does not name, and every webhook would be refused with 404.
-func (g *Receiver) warnMount(r *http.Request, path string) {
-	now := g.cfg.clock.Now().UnixNano()
-	last := g.lastMountWarning.Load()
-	if last != 0 && now-last < int64(mountWarningEvery) || !g.lastMountWarning.CompareAndSwap(last, now) {
-		return
-	}
-	g.cfg.logger.ErrorContext(r.Context(), "webhook path is outside the receiver's path prefix; answering 404. "+
-		"If the receiver is mounted under a router path, set WithPathPrefix to the path it sees (for example \"/api/webhooks/\"), "+
-		"use http.StripPrefix with WithPathPrefix(\"/\"), or route a pattern with a {provider} wildcard",
-		"path_prefix", g.cfg.prefix, "path", path)
-}
-
-func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err error) {
-	attrs := []any{"provider", route.Provider, "tenant", route.Tenant, "status", res.Status.String()}
-	if res.Key.EventID != "" {
-		attrs = append(attrs, "event_id", res.Key.EventID, "event_type", res.EventType)
-	}
-	switch res.Status {
-	case StatusAccepted, StatusDuplicate, StatusHandshake:
-		g.cfg.logger.DebugContext(ctx, "webhook received", attrs...)
-	case StatusIgnored:
-		g.cfg.logger.InfoContext(ctx, "webhook ignored: the host does not subscribe to its event type", attrs...)
-	case StatusRejected:
-		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, "reason", string(res.Reason), "err", err)...)
-	case StatusUnavailable, StatusInternalError:
-		g.cfg.logger.ErrorContext(ctx, "webhook not stored", append(attrs, "err", err)...)
-	default:
-		g.cfg.logger.WarnContext(ctx, "webhook refused", append(attrs, "err", err)...)
-	}
-}
-
-type responseBody struct {
-	Status  string `json:"status"`
-	Reason  string `json:"reason,omitempty"`
-	EventID string `json:"event_id,omitempty"`
-}
-
-func writeJSON(w http.ResponseWriter, code int, body responseBody) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(code)
-	_ = json.NewEncoder(w).Encode(body)
-}
-
-func writeResponse(w http.ResponseWriter, h *Response) {
-	for k, vs := range h.Header {
+	slices.Sort(names)
+	kept = make(http.Header, min(len(names), g.cfg.maxHeaders))
+	backing := make([]string, 0, values) // one allocation for every kept value
+	size := 0
+	for _, k := range names {
+		vs := h[k]
+		n := len(k)
 		for _, v := range vs {
-			w.Header().Add(k, v)
+			n += len(v)
 		}
+		if len(kept) >= g.cfg.maxHeaders || size+n > g.cfg.maxHeaderBytes {
+			over++
+			continue
+		}
+		size += n
+		start := len(backing)
+		backing = append(backing, vs...)
+		kept[k] = backing[start:len(backing):len(backing)]
 	}
-	w.Header().Set("X-Content-Type-Options", "nosniff")
-	code := h.StatusCode
-	if code == 0 {
-		code = http.StatusOK
-	}
-	w.WriteHeader(code)
-	_, _ = w.Write(h.Body)
+	return kept, over
 }

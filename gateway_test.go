@@ -6,6 +6,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -649,4 +651,140 @@ func TestGatewaySubscriptions(t *testing.T) {
 
 	_, err = webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), webhooks.WithSubscriptions("order.* "))
 	assert.ErrorContains(t, err, "WithSubscriptions")
+}
+
+// blockingInbox holds every Enqueue until release is closed or the call's
+// context ends, reporting each call that started.
+type blockingInbox struct {
+	webhooks.Enqueuer
+	started chan struct{}
+	release chan struct{}
+}
+
+func (b *blockingInbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	b.started <- struct{}{}
+	select {
+	case <-b.release:
+		return b.Enqueuer.Enqueue(ctx, env)
+	case <-ctx.Done():
+		return webhooks.EnqueueResult{}, ctx.Err()
+	}
+}
+
+func TestGatewayStoreTimeout(t *testing.T) {
+	t.Parallel()
+	inbox := &blockingInbox{Enqueuer: memstore.NewInbox(), started: make(chan struct{}, 10), release: make(chan struct{})}
+	logs := &syncBuffer{}
+	r := webhooks.NewRegistry()
+	r.MustRegister("acme", headerVerifier)
+	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithStoreTimeout(20*time.Millisecond),
+		webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	require.NoError(t, err)
+
+	// A store that stalls instead of refusing: the receive gives up at its
+	// deadline with 503 and acknowledges nothing.
+	resp := post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1"))
+	assert.Equal(t, http.StatusServiceUnavailable, resp.Code)
+	assert.Equal(t, "unavailable", resp.Status)
+	assert.Equal(t, "5", resp.RetryAfter)
+	assert.Contains(t, logs.String(), "WithStoreTimeout", "the log says why")
+	_, err = inbox.Enqueuer.(*memstore.Inbox).Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e1"})
+	assert.ErrorIs(t, err, ops.ErrNotFound)
+
+	res, err := rcv.Receive(context.Background(), webhooks.Route{Provider: "acme"}, &webhooks.Request{
+		Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"e2"}}, Body: []byte(`{}`)})
+	assert.Equal(t, webhooks.StatusUnavailable, res.Status)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	_, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithStoreTimeout(0))
+	assert.Error(t, err)
+}
+
+// countingBody records whether anyone read it.
+type countingBody struct {
+	io.Reader
+	read atomic.Bool
+}
+
+func (c *countingBody) Read(p []byte) (int, error) { c.read.Store(true); return c.Reader.Read(p) }
+
+func TestGatewayShedsLoad(t *testing.T) {
+	t.Parallel()
+	inbox := &blockingInbox{Enqueuer: memstore.NewInbox(), started: make(chan struct{}, 10), release: make(chan struct{})}
+	r := webhooks.NewRegistry()
+	r.MustRegister("acme", headerVerifier)
+	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(2),
+		webhooks.WithStoreTimeout(time.Minute), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+
+	done := make(chan int, 2)
+	for _, id := range []string{"a", "b"} {
+		go func() { done <- post(t, rcv, "/webhooks/acme", `{}`, okHeaders(id)).Code }()
+	}
+	<-inbox.started
+	<-inbox.started // two requests are in flight, both held by the store
+
+	body := &countingBody{Reader: strings.NewReader(`{}`)}
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/acme", body)
+	for k, v := range okHeaders("c") {
+		req.Header.Set(k, v)
+	}
+	rec := httptest.NewRecorder()
+	rcv.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code, "the third request is shed at once")
+	assert.Equal(t, "5", rec.Header().Get("Retry-After"))
+	assert.Equal(t, "close", rec.Header().Get("Connection"))
+	assert.False(t, body.read.Load(), "a shed request's body is never read")
+
+	close(inbox.release)
+	assert.Equal(t, http.StatusAccepted, <-done)
+	assert.Equal(t, http.StatusAccepted, <-done)
+	assert.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders("c")).Code, "room again once they finished")
+
+	_, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(0))
+	assert.Error(t, err)
+}
+
+func TestGatewayBoundsStoredHeaders(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	inbox := memstore.NewInbox()
+	r := webhooks.NewRegistry()
+	r.MustRegister("acme", headerVerifier)
+	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	require.NoError(t, err)
+
+	h := okHeaders("many")
+	for i := range 10000 {
+		h[fmt.Sprintf("X-Junk-%05d", i)] = "v"
+	}
+	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, h).Code, "verification still sees every header")
+	it, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "many"})
+	require.NoError(t, err)
+	assert.Len(t, it.Headers, webhooks.DefaultMaxStoredHeaders)
+	// Names are taken in sorted order, so the same request always keeps the
+	// same headers: X-Id, then X-Junk-00000 onwards; X-Sig and X-Type sort
+	// after the cut.
+	assert.Equal(t, "many", it.Headers.Get("X-Id"))
+	assert.Equal(t, "v", it.Headers.Get("X-Junk-00000"))
+	assert.Empty(t, it.Headers.Get("X-Sig"))
+	assert.Contains(t, logs.String(), "headers_not_stored=")
+
+	// A byte bound too.
+	rcv, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithStoredHeaderLimits(100, 40), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	h = map[string]string{"X-Sig": "ok", "X-Id": "small", "X-Type": "t", "X-Big": strings.Repeat("b", 100)}
+	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, h).Code)
+	it, err = inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "small"})
+	require.NoError(t, err)
+	size := 0
+	for k, vs := range it.Headers {
+		size += len(k)
+		for _, v := range vs {
+			size += len(v)
+		}
+	}
+	assert.LessOrEqual(t, size, 40)
+	assert.Empty(t, it.Headers.Get("X-Big"))
+	assert.Equal(t, "small", it.Headers.Get("X-Id"))
 }

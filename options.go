@@ -41,6 +41,20 @@ func WithLogger(l *slog.Logger) Option {
 	}
 }
 
+// WithStoreTimeout bounds each store call. A Receiver bounds the credential
+// lookup and store calls of each receive, answering 503 with Retry-After
+// once it passes, so a stalled database does not hold providers' requests;
+// defaults to DefaultReceiveStoreTimeout. A Processor bounds acquisitions,
+// settlements (which run even while shutting down) and lease renewals
+// (which are also bounded by a third of the lease duration); defaults to
+// DefaultStoreTimeout.
+func WithStoreTimeout(d time.Duration) Option {
+	return sharedOption{
+		receiver:  func(c *receiverConfig) { c.storeTimeout = d },
+		processor: func(c *processorConfig) { c.storeTimeout = d },
+	}
+}
+
 type systemClock struct{}
 
 func (systemClock) Now() time.Time { return time.Now() }

@@ -113,13 +113,6 @@ func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.grace = d })
 }
 
-// WithStoreTimeout bounds each store call: acquisitions, settlements (which
-// run even while shutting down) and lease renewals (which are also bounded by
-// a third of the lease duration). Defaults to DefaultStoreTimeout.
-func WithStoreTimeout(d time.Duration) ProcessorOption {
-	return processorOption(func(c *processorConfig) { c.storeTimeout = d })
-}
-
 // WithRetryPolicy sets the retry policy. Defaults to ExponentialPolicy{}.
 func WithRetryPolicy(p RetryPolicy) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.policy = p })

@@ -1,0 +1,296 @@
+package webhooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// ServeHTTP serves POST {prefix}{provider}[/{tenant}], and GET there for
+// providers whose verifier answers GET challenges (GETVerifier). It answers
+// 202 for a new webhook, 200 for a duplicate or an ignored event type (see
+// WithSubscriptions), 409 for an event ID reused with another payload, 401
+// when verification fails, 404 for an unknown provider or path, 400 for a
+// tenant, event ID or type that cannot be stored (see MaxKeyBytes), 405 for
+// other methods, 413 for bodies over the limit, 503 with Retry-After when a
+// store fails, and 500 if a verifier or store panics. A provider challenge
+// the verifier answered (see Verification.Handshake) gets the verifier's
+// response and stores nothing; a provider that expects its own answer to a
+// delivery (Verification.Answer) gets it for 202 and 200. Other bodies are
+// small JSON objects such as {"status":"rejected","reason":"bad_signature"}.
+func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	select {
+	case g.inFlight <- struct{}{}:
+		defer func() { <-g.inFlight }()
+	default:
+		g.shed(w, r)
+		return
+	}
+	route, ok := g.route(r)
+	if !ok {
+		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
+		return
+	}
+	switch {
+	case r.Method == http.MethodPost:
+	case r.Method == http.MethodGet && g.acceptsGET(route.Provider):
+		// A provider's GET challenge: no body to read.
+		r.Body = http.NoBody
+	default:
+		w.Header().Set("Allow", http.MethodPost)
+		writeJSON(w, http.StatusMethodNotAllowed, responseBody{Status: "method_not_allowed"})
+		return
+	}
+	if r.ContentLength > g.cfg.maxBodyBytes {
+		g.tooLarge(w, r, route)
+		return
+	}
+	if r.Body == nil { // only hand-built requests; servers always set one
+		r.Body = http.NoBody
+	}
+	buf := getBodyBuffer(r.ContentLength)
+	defer putBodyBuffer(buf)
+	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, g.cfg.maxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			g.tooLarge(w, r, route)
+			return
+		}
+		g.cfg.logger.WarnContext(r.Context(), "webhook body read failed", "provider", route.Provider, "tenant", route.Tenant, "err", err)
+		writeJSON(w, http.StatusBadRequest, responseBody{Status: "bad_request"})
+		return
+	}
+	res, err := g.Receive(r.Context(), route, &Request{
+		Method:     r.Method,
+		URL:        r.URL,
+		Header:     r.Header,
+		Body:       body,
+		RemoteAddr: r.RemoteAddr,
+	})
+	g.log(r.Context(), route, res, err)
+	switch res.Status {
+	case StatusHandshake:
+		writeResponse(w, res.Handshake)
+		return
+	case StatusAccepted, StatusDuplicate, StatusIgnored:
+		if res.Answer != nil {
+			writeResponse(w, res.Answer)
+			return
+		}
+	case StatusUnavailable:
+		w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
+	}
+	writeJSON(w, res.Status.HTTPStatus(), responseBody{Status: res.Status.String(), Reason: string(res.Reason), EventID: res.Key.EventID})
+}
+
+// acceptsGET reports whether the provider's verifier answers GET
+// challenges (GETVerifier).
+func (g *Receiver) acceptsGET(provider string) bool {
+	v, ok := g.resolver.Lookup(provider)
+	if !ok {
+		return false
+	}
+	gv, ok := v.(GETVerifier)
+	return ok && gv.AcceptsGET()
+}
+
+// shed answers a request over WithMaxInFlight: 503 at once, without
+// reading the body, and the connection is closed so that nothing reads it
+// after the answer either.
+func (g *Receiver) shed(w http.ResponseWriter, r *http.Request) {
+	g.cfg.logger.WarnContext(r.Context(), "webhook shed: too many requests in flight", "max_in_flight", g.cfg.maxInFlight, "path", r.URL.Path)
+	w.Header().Set("Connection", "close")
+	w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
+	writeJSON(w, http.StatusServiceUnavailable, responseBody{Status: StatusUnavailable.String()})
+}
+
+func (g *Receiver) tooLarge(w http.ResponseWriter, r *http.Request, route Route) {
+	g.cfg.logger.WarnContext(r.Context(), "webhook body over the limit", "provider", route.Provider, "tenant", route.Tenant, "limit_bytes", g.cfg.maxBodyBytes)
+	// The rest of the body is not read; close the connection rather than
+	// leave it in an unknown state.
+	w.Header().Set("Connection", "close")
+	writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
+}
+
+// route finds the provider and tenant of r: from the {provider} and
+// {tenant} wildcards of a Go 1.22 route pattern when it has them, else from
+// the escaped path after the prefix, so an encoded slash cannot split a
+// segment. "." and ".." segments are refused.
+func (g *Receiver) route(r *http.Request) (Route, bool) {
+	if provider := r.PathValue("provider"); provider != "" {
+		return checkRoute(provider, r.PathValue("tenant"))
+	}
+	path := r.URL.EscapedPath()
+	rest, ok := strings.CutPrefix(path, g.cfg.prefix)
+	if !ok {
+		g.warnMount(r, path)
+		return Route{}, false
+	}
+	// One trailing slash is accepted: /webhooks/stripe/ is /webhooks/stripe.
+	rest = strings.TrimSuffix(rest, "/")
+	rawProvider, rawTenant, hasTenant := strings.Cut(rest, "/")
+	if rawProvider == "" || strings.Contains(rawTenant, "/") || (hasTenant && rawTenant == "") {
+		return Route{}, false
+	}
+	provider, err1 := url.PathUnescape(rawProvider)
+	tenant, err2 := url.PathUnescape(rawTenant)
+	if err1 != nil || err2 != nil {
+		return Route{}, false
+	}
+	return checkRoute(provider, tenant)
+}
+
+func checkRoute(provider, tenant string) (Route, bool) {
+	for _, seg := range []string{provider, tenant} {
+		if seg == "." || seg == ".." || strings.Contains(seg, "/") {
+			return Route{}, false
+		}
+	}
+	return Route{Provider: provider, Tenant: tenant}, provider != ""
+}
+
+// mountWarningEvery is how often a request outside the path prefix is
+// logged; the rest are answered 404 quietly.
+const mountWarningEvery = time.Minute
+
+// warnMount logs a request whose path is outside the prefix, at most once
+// a minute: it usually means the Receiver is mounted under a router path
+// its prefix does not name, and every webhook would be refused with 404.
+func (g *Receiver) warnMount(r *http.Request, path string) {
+	now := g.cfg.clock.Now().UnixNano()
+	last := g.lastMountWarning.Load()
+	if last != 0 && now-last < int64(mountWarningEvery) || !g.lastMountWarning.CompareAndSwap(last, now) {
+		return
+	}
+	g.cfg.logger.ErrorContext(r.Context(), "webhook path is outside the receiver's path prefix; answering 404. "+
+		"If the receiver is mounted under a router path, set WithPathPrefix to the path it sees (for example \"/api/webhooks/\"), "+
+		"use http.StripPrefix with WithPathPrefix(\"/\"), or route a pattern with a {provider} wildcard",
+		"path_prefix", g.cfg.prefix, "path", path)
+}
+
+func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err error) {
+	attrs := []any{"provider", route.Provider, "tenant", route.Tenant, "status", res.Status.String()}
+	if res.Key.EventID != "" {
+		attrs = append(attrs, "event_id", res.Key.EventID, "event_type", res.EventType)
+	}
+	switch res.Status {
+	case StatusAccepted, StatusDuplicate, StatusHandshake:
+		g.cfg.logger.DebugContext(ctx, "webhook received", attrs...)
+	case StatusIgnored:
+		g.cfg.logger.InfoContext(ctx, "webhook ignored: the host does not subscribe to its event type", attrs...)
+	case StatusRejected:
+		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, "reason", string(res.Reason), "err", err)...)
+	case StatusUnavailable, StatusInternalError:
+		g.cfg.logger.ErrorContext(ctx, "webhook not stored", append(attrs, "err", err)...)
+	default:
+		g.cfg.logger.WarnContext(ctx, "webhook refused", append(attrs, "err", err)...)
+	}
+}
+
+type responseBody struct {
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
+	EventID string `json:"event_id,omitempty"`
+}
+
+func writeJSON(w http.ResponseWriter, code int, body responseBody) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(code)
+	b := make([]byte, 0, 64+len(body.EventID))
+	b = append(b, `{"status":`...)
+	b = appendJSONString(b, body.Status)
+	if body.Reason != "" {
+		b = appendJSONString(append(b, `,"reason":`...), body.Reason)
+	}
+	if body.EventID != "" {
+		b = appendJSONString(append(b, `,"event_id":`...), body.EventID)
+	}
+	_, _ = w.Write(append(b, "}\n"...))
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML-safe). s is valid UTF-8: the Receiver refuses event IDs
+// that are not.
+func appendJSONString(b []byte, s string) []byte {
+	const hexDigits = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+			continue
+		}
+		b = append(b, s[start:i]...)
+		switch c {
+		case '"', '\\':
+			b = append(b, '\\', c)
+		case '\n':
+			b = append(b, '\\', 'n')
+		case '\r':
+			b = append(b, '\\', 'r')
+		case '\t':
+			b = append(b, '\\', 't')
+		default:
+			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+		}
+		start = i + 1
+	}
+	return append(append(b, s[start:]...), '"')
+}
+
+func writeResponse(w http.ResponseWriter, h *Response) {
+	for k, vs := range h.Header {
+		for _, v := range vs {
+			w.Header().Add(k, v)
+		}
+	}
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	code := h.StatusCode
+	if code == 0 {
+		code = http.StatusOK
+	}
+	w.WriteHeader(code)
+	_, _ = w.Write(h.Body)
+}
+
+// bodyBuffers pools the buffers request bodies are read into. A body is
+// only borrowed: verifiers and stores must not keep Request.Body or
+// Envelope.Payload after they return (memstore copies; pgstore sends).
+var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledBody is the largest buffer kept for reuse; larger ones, for the
+// rare large body, go to the garbage collector.
+const maxPooledBody = 256 << 10
+
+func getBodyBuffer(contentLength int64) *bytes.Buffer {
+	buf := bodyBuffers.Get().(*bytes.Buffer)
+	if contentLength > 0 && contentLength <= maxPooledBody {
+		buf.Grow(int(contentLength) + 1) // +1: ReadFrom then sees EOF without growing
+	}
+	return buf
+}
+
+func putBodyBuffer(buf *bytes.Buffer) {
+	if buf.Cap() > maxPooledBody {
+		return
+	}
+	buf.Reset()
+	bodyBuffers.Put(buf)
+}
+
+// readBody reads r into buf and returns the bytes read.
+func readBody(buf *bytes.Buffer, r io.Reader) ([]byte, error) {
+	if _, err := buf.ReadFrom(r); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
