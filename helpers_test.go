@@ -1,8 +1,12 @@
 package webhooks_test
 
 import (
+	"bytes"
 	"log/slog"
+	"strings"
+	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -22,3 +26,49 @@ func (c *fakeClock) Set(t time.Time)         { c.ns.Store(t.UnixNano()) }
 
 // discard is a logger for tests that do not look at logs.
 var discard = slog.New(slog.DiscardHandler)
+
+// syncBuffer is a goroutine-safe log sink that tests can wait on.
+type syncBuffer struct {
+	mu      sync.Mutex
+	b       bytes.Buffer
+	written chan struct{} // closed and replaced on every write
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written != nil {
+		close(s.written)
+		s.written = nil
+	}
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// waitFor blocks until the buffer holds substr, failing t after 10 seconds.
+func (s *syncBuffer) waitFor(t *testing.T, substr string) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		s.mu.Lock()
+		if strings.Contains(s.b.String(), substr) {
+			s.mu.Unlock()
+			return
+		}
+		if s.written == nil {
+			s.written = make(chan struct{})
+		}
+		written := s.written
+		s.mu.Unlock()
+		select {
+		case <-written:
+		case <-timeout:
+			t.Fatalf("no %q logged within 10s; the log holds:\n%s", substr, s.String())
+		}
+	}
+}

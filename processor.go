@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"runtime/debug"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -226,6 +225,14 @@ func (p *Processor) Run(ctx context.Context) error {
 		})
 	}
 
+	r := &run{ctx: ctx, handlerBase: handlerBase}
+	r.renewer = newRenewer(p)
+	r.settler = newSettler(p, r.renewer)
+	stopRenewing := make(chan struct{})
+	var renewing, settling sync.WaitGroup
+	renewing.Go(func() { r.renewer.run(detached, stopRenewing) })
+	settling.Go(func() { r.settler.run(detached) })
+
 	jobs := make(chan *Lease)
 	slots := make(chan struct{}, p.cfg.workers)
 	var workers sync.WaitGroup
@@ -233,7 +240,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		slots <- struct{}{}
 		workers.Go(func() {
 			for lease := range jobs {
-				p.process(ctx, handlerBase, detached, lease)
+				p.process(r, lease)
 				slots <- struct{}{}
 			}
 		})
@@ -261,8 +268,22 @@ func (p *Processor) Run(ctx context.Context) error {
 	close(jobs)
 	workers.Wait()
 	close(workersDone)
+	// Every worker has handed its settlement over: settle them all, keeping
+	// their leases alive meanwhile, then stop renewing.
+	close(r.settler.jobs)
+	settling.Wait()
+	close(stopRenewing)
+	renewing.Wait()
 	wg.Wait()
 	return nil
+}
+
+// run is the state of one Processor.Run shared by its goroutines.
+type run struct {
+	ctx         context.Context // Run's context: the shutdown signal
+	handlerBase context.Context // handlers' parent; cancelled after the grace
+	renewer     *renewer
+	settler     *settler
 }
 
 // acquireLoop leases due items while workers are free, until ctx is done.
@@ -340,179 +361,3 @@ func defaultWorkerID() string {
 	return host + ":" + strconv.Itoa(os.Getpid())
 }
 
-// process runs one leased item's dispatch and settles the lease.
-func (p *Processor) process(runCtx, handlerBase, detached context.Context, lease *Lease) {
-	ev := eventFromLease(lease)
-	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
-
-	if runCtx.Err() != nil || handlerBase.Err() != nil {
-		// Leased just as the shutdown began: give it back unrun.
-		p.abandon(detached, log, lease)
-		return
-	}
-	if lease.Reclaimed && lease.Attempt > 1 {
-		// The previous attempt ended unsettled: its worker crashed,
-		// stalled or lost its lease. Ask the policy about it as about
-		// any failure, so an event that crashes its worker every time
-		// ends in a dead letter instead of looping forever.
-		failure := Failure{
-			Class:     FailureLeaseExpired,
-			Message:   fmt.Sprintf("attempt %d ended without being settled: its worker crashed, stalled or lost its lease", lease.Attempt-1),
-			Transient: true,
-		}
-		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
-			failure.Message += "; the retry policy allows no more attempts"
-			p.fail(detached, log, lease, failure, d)
-			return
-		}
-	}
-
-	hctx, cancel := context.WithCancelCause(handlerBase)
-	defer cancel(nil)
-	if p.cfg.handlerTO > 0 {
-		var cancelTO context.CancelFunc
-		hctx, cancelTO = context.WithTimeoutCause(hctx, p.cfg.handlerTO, errHandlerTimeout)
-		defer cancelTO()
-	}
-
-	renewDone := make(chan struct{})
-	stopRenew := make(chan struct{})
-	go func() {
-		defer close(renewDone)
-		p.renew(detached, log, lease, stopRenew, cancel)
-	}()
-	failure, err := p.dispatch(hctx, ev, log)
-	close(stopRenew)
-	<-renewDone
-
-	cause := context.Cause(hctx)
-	switch {
-	case errors.Is(cause, ErrLeaseLost):
-		log.WarnContext(hctx, "lease lost while the handler ran; the item's new holder will settle it")
-	case err == nil:
-		p.settle(detached, log, Settlement{Lease: lease, Outcome: AttemptSucceeded})
-	case errors.Is(cause, errShutdown):
-		p.abandon(detached, log, lease)
-	default:
-		// An overrun handler's plain error becomes a timeout; an error it
-		// classified itself (Permanent, RetryAfter) keeps its class.
-		if errors.Is(cause, errHandlerTimeout) && failure.Class == FailureError && failure.RetryAfter == 0 {
-			failure = Failure{Class: FailureTimeout, Message: fmt.Sprintf("handler did not finish within %v: %v", p.cfg.handlerTO, err), Transient: true}
-		}
-		p.fail(detached, log, lease, failure, p.decide(lease, lease.Attempt, failure))
-	}
-}
-
-// decide asks the retry policy about a failed attempt, never letting a
-// retry be due before now.
-func (p *Processor) decide(lease *Lease, attempt int, failure Failure) RetryDecision {
-	now := p.cfg.clock.Now()
-	it := &lease.Item
-	d := p.cfg.policy.Decide(FailedAttempt{
-		Key:        it.Key,
-		EventType:  it.EventType,
-		Attempt:    attempt,
-		ReceivedAt: it.ReceivedAt,
-		Failure:    failure,
-		Now:        now,
-	})
-	if !d.DeadLetter && d.RetryAt.Before(now) {
-		d.RetryAt = now // a zero or past time from a custom policy
-	}
-	return d
-}
-
-// fail settles the lease as failed and logs the outcome.
-func (p *Processor) fail(detached context.Context, log *slog.Logger, lease *Lease, failure Failure, decision RetryDecision) {
-	failure.Message = storableMessage(failure.Message)
-	s := Settlement{Lease: lease, Outcome: AttemptRetried, Failure: failure, RetryAt: decision.RetryAt}
-	if decision.DeadLetter {
-		s.Outcome, s.RetryAt = AttemptDeadLettered, time.Time{}
-	}
-	if !p.settle(detached, log, s) {
-		return
-	}
-	if decision.DeadLetter {
-		log.ErrorContext(detached, "event dead-lettered", "failure_class", string(failure.Class), "err", failure.Message)
-	} else {
-		log.WarnContext(detached, "event failed; will retry", "failure_class", string(failure.Class), "err", failure.Message, "retry_at", decision.RetryAt)
-	}
-}
-
-// dispatch calls the dispatcher, turning a panic into a failure.
-func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (failure Failure, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
-			err = fmt.Errorf("webhooks: handler panicked: %v", r)
-			failure = Failure{Class: FailurePanic, Message: err.Error(), Transient: true}
-		}
-	}()
-	err = p.dispatcher.Dispatch(ctx, ev)
-	if err != nil {
-		failure = failureFromError(err)
-	}
-	return failure, err
-}
-
-// renew extends the lease every third of its duration until stop is closed,
-// and cancels the handler when the lease is lost.
-func (p *Processor) renew(detached context.Context, log *slog.Logger, lease *Lease, stop <-chan struct{}, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(p.cfg.leaseDuration / 3)
-	defer t.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-t.C:
-		}
-		// A renewal slower than a third of the lease is no use: the next
-		// tick tries again while the lease is still valid.
-		ctx, done := context.WithTimeout(detached, min(p.cfg.storeTimeout, p.cfg.leaseDuration/3))
-		err := p.store.ExtendLease(ctx, ExtendRequest{Lease: lease, Now: p.cfg.clock.Now(), Duration: p.cfg.leaseDuration})
-		done()
-		switch {
-		case errors.Is(err, ErrAlreadySettled):
-			// The handler settled its item in its own transaction
-			// (pgstore's CompleteTx): nothing left to keep alive.
-			return
-		case errors.Is(err, ErrLeaseLost):
-			cancel(ErrLeaseLost)
-			return
-		case err != nil:
-			log.WarnContext(detached, "extending the lease failed; will try again", "err", err)
-		}
-	}
-}
-
-func (p *Processor) abandon(detached context.Context, log *slog.Logger, lease *Lease) {
-	if p.settle(detached, log, Settlement{Lease: lease, Outcome: AttemptAbandoned}) {
-		log.InfoContext(detached, "lease abandoned at shutdown; the attempt is not counted")
-	}
-}
-
-// settle settles a lease with its own timeout and reports whether this call
-// did it. A failure is logged: the lease then expires and the item is
-// retried, which is safe because handling is at least once.
-func (p *Processor) settle(detached context.Context, log *slog.Logger, s Settlement) bool {
-	ctx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-	defer cancel()
-	s.Now = p.cfg.clock.Now()
-	err := p.store.Settle(ctx, s)
-	switch {
-	case err == nil:
-		if s.Outcome == AttemptSucceeded {
-			log.DebugContext(ctx, "event handled")
-		}
-		return true
-	case errors.Is(err, ErrAlreadySettled):
-		// The handler settled the item itself, in its own transaction
-		// (pgstore's CompleteTx).
-		log.DebugContext(ctx, "event settled by its handler's transaction", "outcome", string(s.Outcome))
-	case errors.Is(err, ErrLeaseLost):
-		log.WarnContext(ctx, "lease lost before it could be settled; the item's new holder will settle it", "outcome", string(s.Outcome))
-	default:
-		log.ErrorContext(ctx, "settling the lease failed; the item will be retried when its lease expires", "outcome", string(s.Outcome), "err", err, "lease_expires_at", s.Lease.ExpiresAt)
-	}
-	return false
-}

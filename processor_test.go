@@ -3,6 +3,8 @@ package webhooks_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -599,10 +601,15 @@ func TestProcessorStartsNothingAfterShutdown(t *testing.T) {
 	assert.Equal(t, 0, it.Attempts)
 }
 
-// flakyLeaseStore fails the first acquisition and the first completion.
+// flakyLeaseStore fails the first acquisition, and the first failCompletes
+// completions: before they reach the store, or, with lostReplies, after the
+// store applied them (a reply lost on the way back).
 type flakyLeaseStore struct {
 	*observedStore
-	acquireFailed, completeFailed atomic.Bool
+	failCompletes int32
+	lostReplies   bool
+	acquireFailed atomic.Bool
+	completes     atomic.Int32
 }
 
 func (f *flakyLeaseStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
@@ -613,7 +620,10 @@ func (f *flakyLeaseStore) Acquire(ctx context.Context, req webhooks.AcquireReque
 }
 
 func (f *flakyLeaseStore) Settle(ctx context.Context, st webhooks.Settlement) error {
-	if st.Outcome == webhooks.AttemptSucceeded && f.completeFailed.CompareAndSwap(false, true) {
+	if st.Outcome == webhooks.AttemptSucceeded && f.completes.Add(1) <= f.failCompletes {
+		if f.lostReplies {
+			_ = f.observedStore.Inbox.Settle(ctx, st)
+		}
 		f.events <- settled{Op: string(st.Outcome), Key: st.Lease.Key(), Err: errors.New("timeout")}
 		return errors.New("timeout")
 	}
@@ -622,32 +632,61 @@ func (f *flakyLeaseStore) Settle(ctx context.Context, st webhooks.Settlement) er
 
 func TestProcessorSurvivesStoreErrors(t *testing.T) {
 	t.Parallel()
-	store, clock := &flakyLeaseStore{observedStore: newObservedStore()}, newFakeClock(base)
-	var runs atomic.Int32
-	mux := webhooks.NewMux()
-	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { runs.Add(1); return nil }))
-	lease := 30 * time.Second
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock),
-		webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLeaseDuration(lease))
-	require.NoError(t, err)
-	key := enqueue(t, store, "e", "x", base)
-	runProcessor(t, p)
+	run := func(t *testing.T, store *flakyLeaseStore) (*fakeClock, *webhooks.Processor, *atomic.Int32, *syncBuffer, webhooks.InboxKey) {
+		clock, logs := newFakeClock(base), &syncBuffer{}
+		var runs atomic.Int32
+		mux := webhooks.NewMux()
+		mux.MustHandleFunc("*", func(context.Context, webhooks.Event) error { runs.Add(1); return nil })
+		p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
+			webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLeaseDuration(30*time.Second))
+		require.NoError(t, err)
+		key := enqueue(t, store, "e", "x", base)
+		runProcessor(t, p)
+		return clock, p, &runs, logs, key
+	}
 
-	// The first acquisition fails; the next poll succeeds; the first
-	// Complete fails, so the item stays leased until its lease expires.
-	first := store.next(t)
-	require.Equal(t, "succeeded", first.Op)
-	require.Error(t, first.Err)
-	assert.Equal(t, webhooks.StateLeased, get(t, store.observedStore, key).State)
-	clock.Advance(lease)
-	p.Wake()
-	second := store.next(t)
-	require.Equal(t, "succeeded", second.Op)
-	require.NoError(t, second.Err)
-	it := get(t, store.observedStore, key)
-	assert.Equal(t, webhooks.StateSucceeded, it.State)
-	assert.Equal(t, 2, it.Attempts, "the unsettled first attempt counts")
-	assert.EqualValues(t, 2, runs.Load(), "at least once: the handler ran again after the lost completion")
+	t.Run("a failed completion is tried again", func(t *testing.T) {
+		store := &flakyLeaseStore{observedStore: newObservedStore(), failCompletes: 1}
+		_, _, runs, _, key := run(t, store)
+		// The first acquisition fails; the next poll succeeds; the first
+		// completion fails and is tried again at once.
+		require.Error(t, store.next(t).Err)
+		require.NoError(t, store.next(t).Err)
+		it := get(t, store.observedStore, key)
+		assert.Equal(t, webhooks.StateSucceeded, it.State)
+		assert.Equal(t, 1, it.Attempts)
+		assert.EqualValues(t, 1, runs.Load())
+	})
+	t.Run("a lost reply is found committed", func(t *testing.T) {
+		store := &flakyLeaseStore{observedStore: newObservedStore(), failCompletes: 1, lostReplies: true}
+		_, _, runs, logs, key := run(t, store)
+		require.Error(t, store.next(t).Err)
+		second := store.next(t)
+		assert.ErrorIs(t, second.Err, webhooks.ErrAlreadySettled, "the retry finds the first completion applied")
+		assert.Equal(t, webhooks.StateSucceeded, get(t, store.observedStore, key).State)
+		assert.EqualValues(t, 1, runs.Load())
+		// The log says the settlement committed, not that the item will be
+		// retried.
+		logs.waitFor(t, "had committed although its reply was lost")
+		assert.NotContains(t, logs.String(), "will be retried")
+	})
+	t.Run("a completion that fails twice waits out its lease", func(t *testing.T) {
+		store := &flakyLeaseStore{observedStore: newObservedStore(), failCompletes: 2}
+		clock, p, runs, logs, key := run(t, store)
+		require.Error(t, store.next(t).Err)
+		require.Error(t, store.next(t).Err)
+		assert.Equal(t, webhooks.StateLeased, get(t, store.observedStore, key).State)
+		logs.waitFor(t, "outcome is unknown")
+		clock.Advance(30 * time.Second)
+		p.Wake()
+		third := store.next(t)
+		require.Equal(t, "succeeded", third.Op)
+		require.NoError(t, third.Err)
+		it := get(t, store.observedStore, key)
+		assert.Equal(t, webhooks.StateSucceeded, it.State)
+		assert.Equal(t, 2, it.Attempts, "the unsettled first attempt counts")
+		assert.EqualValues(t, 2, runs.Load(), "at least once: the handler ran again after the lost completion")
+	})
 }
 
 // zeroPolicy returns a retry decision with no time, as a careless custom
@@ -683,4 +722,71 @@ func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) erro
 	p, err := webhooks.NewProcessor(store, mux, append([]webhooks.ProcessorOption{webhooks.WithClock(clock)}, opts...)...)
 	require.NoError(t, err)
 	return store, clock, p
+}
+
+// batchStore settles in batches through memstore, one by one, recording
+// the size of every batch and failing if Settle is called instead.
+type batchStore struct {
+	*memstore.Inbox
+	mu      sync.Mutex
+	batches []int
+	single  atomic.Int32
+}
+
+func (b *batchStore) Settle(ctx context.Context, st webhooks.Settlement) error {
+	b.single.Add(1)
+	return b.Inbox.Settle(ctx, st)
+}
+
+func (b *batchStore) SettleBatch(ctx context.Context, ss []webhooks.Settlement) []error {
+	b.mu.Lock()
+	b.batches = append(b.batches, len(ss))
+	b.mu.Unlock()
+	errs := make([]error, len(ss))
+	for i, st := range ss {
+		errs[i] = b.Inbox.Settle(ctx, st)
+	}
+	return errs
+}
+
+func TestProcessorSettlesInBatches(t *testing.T) {
+	t.Parallel()
+	store := &batchStore{Inbox: memstore.NewInbox()}
+	const n = 40
+	var handled sync.WaitGroup
+	handled.Add(n)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("*", func(_ context.Context, ev webhooks.Event) error {
+		defer handled.Done()
+		if ev.ID == "fail" {
+			return webhooks.Permanent(errors.New("bad"))
+		}
+		return nil
+	})
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(8), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	keys := []webhooks.InboxKey{enqueue(t, store, "fail", "x", base)}
+	for i := range n - 1 {
+		keys = append(keys, enqueue(t, store, fmt.Sprint(i), "x", base))
+	}
+	stop := runProcessor(t, p)
+	p.Wake()
+	handled.Wait()
+	stop() // Run returns only once every settlement went to the store
+
+	assert.Zero(t, store.single.Load(), "a BatchSettler settles through SettleBatch only")
+	total := 0
+	for _, size := range store.batches {
+		total += size
+	}
+	assert.Equal(t, n, total, "every lease settled exactly once, in batches %v", store.batches)
+	for _, k := range keys {
+		it, err := store.Get(context.Background(), k)
+		require.NoError(t, err)
+		want := webhooks.StateSucceeded
+		if k.EventID == "fail" {
+			want = webhooks.StateDead
+		}
+		assert.Equal(t, want, it.State, k.EventID)
+	}
 }

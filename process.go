@@ -1,0 +1,113 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"time"
+)
+
+// process runs one leased item's dispatch and hands its settlement to the
+// settler. The lease stays in the renewer until it is settled.
+func (p *Processor) process(r *run, lease *Lease) {
+	ev := eventFromLease(lease)
+	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
+
+	if r.ctx.Err() != nil || r.handlerBase.Err() != nil {
+		// Leased just as the shutdown began: give it back unrun.
+		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+		return
+	}
+	if lease.Reclaimed && lease.Attempt > 1 {
+		// The previous attempt ended unsettled: its worker crashed,
+		// stalled or lost its lease. Ask the policy about it as about
+		// any failure, so an event that crashes its worker every time
+		// ends in a dead letter instead of looping forever.
+		failure := Failure{
+			Class:     FailureLeaseExpired,
+			Message:   fmt.Sprintf("attempt %d ended without being settled: its worker crashed, stalled or lost its lease", lease.Attempt-1),
+			Transient: true,
+		}
+		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
+			failure.Message += "; the retry policy allows no more attempts"
+			r.settler.submit(p.failed(lease, failure, d, log))
+			return
+		}
+	}
+
+	hctx, cancel := context.WithCancelCause(r.handlerBase)
+	defer cancel(nil)
+	if p.cfg.handlerTO > 0 {
+		var cancelTO context.CancelFunc
+		hctx, cancelTO = context.WithTimeoutCause(hctx, p.cfg.handlerTO, errHandlerTimeout)
+		defer cancelTO()
+	}
+	r.renewer.add(lease, cancel)
+	failure, err := p.dispatch(hctx, ev, log)
+	r.renewer.handlerReturned(lease)
+
+	cause := context.Cause(hctx)
+	switch {
+	case errors.Is(cause, ErrLeaseLost):
+		r.renewer.remove(lease)
+		log.WarnContext(hctx, "lease lost while the handler ran; the item's new holder will settle it")
+	case err == nil:
+		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log})
+	case errors.Is(cause, errShutdown):
+		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+	default:
+		// An overrun handler's plain error becomes a timeout; an error it
+		// classified itself (Permanent, RetryAfter) keeps its class.
+		if errors.Is(cause, errHandlerTimeout) && failure.Class == FailureError && failure.RetryAfter == 0 {
+			failure = Failure{Class: FailureTimeout, Message: fmt.Sprintf("handler did not finish within %v: %v", p.cfg.handlerTO, err), Transient: true}
+		}
+		r.settler.submit(p.failed(lease, failure, p.decide(lease, lease.Attempt, failure), log))
+	}
+}
+
+// decide asks the retry policy about a failed attempt, never letting a
+// retry be due before now.
+func (p *Processor) decide(lease *Lease, attempt int, failure Failure) RetryDecision {
+	now := p.cfg.clock.Now()
+	it := &lease.Item
+	d := p.cfg.policy.Decide(FailedAttempt{
+		Key:        it.Key,
+		EventType:  it.EventType,
+		Attempt:    attempt,
+		ReceivedAt: it.ReceivedAt,
+		Failure:    failure,
+		Now:        now,
+	})
+	if !d.DeadLetter && d.RetryAt.Before(now) {
+		d.RetryAt = now // a zero or past time from a custom policy
+	}
+	return d
+}
+
+// failed is the settlement of a failed attempt.
+func (p *Processor) failed(lease *Lease, failure Failure, decision RetryDecision, log *slog.Logger) settleJob {
+	failure.Message = storableMessage(failure.Message)
+	s := Settlement{Lease: lease, Outcome: AttemptRetried, Failure: failure, RetryAt: decision.RetryAt}
+	if decision.DeadLetter {
+		s.Outcome, s.RetryAt = AttemptDeadLettered, time.Time{}
+	}
+	return settleJob{s: s, log: log}
+}
+
+// dispatch calls the dispatcher, turning a panic into a failure.
+func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (failure Failure, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			err = fmt.Errorf("webhooks: handler panicked: %v", r)
+			failure = Failure{Class: FailurePanic, Message: err.Error(), Transient: true}
+		}
+	}()
+	err = p.dispatcher.Dispatch(ctx, ev)
+	if err != nil {
+		failure = failureFromError(err)
+	}
+	return failure, err
+}
