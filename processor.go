@@ -360,4 +360,3 @@ func defaultWorkerID() string {
 	}
 	return host + ":" + strconv.Itoa(os.Getpid())
 }
-
