@@ -324,7 +324,9 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 			jobs <- l
 		}
 		if err != nil && ctx.Err() == nil {
-			p.cfg.logger.ErrorContext(ctx, "acquiring inbox items failed; retrying after the poll interval", "err", err)
+			p.cfg.logger.ErrorContext(ctx, "acquiring inbox items failed; retrying after the poll interval. "+
+				"If the store leased items before its reply was lost, they are due again when their leases expire, "+
+				"and their attempt is recorded as crashed", "err", err, "lease_duration", p.cfg.leaseDuration)
 		}
 		if err == nil && len(leases) == free {
 			continue // there may be more due work
