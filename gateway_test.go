@@ -788,3 +788,84 @@ func TestGatewayBoundsStoredHeaders(t *testing.T) {
 	assert.Empty(t, it.Headers.Get("X-Big"))
 	assert.Equal(t, "small", it.Headers.Get("X-Id"))
 }
+
+// deadLetter leases the item and dead-letters it at once.
+func deadLetter(t *testing.T, inbox *memstore.Inbox, key webhooks.InboxKey, now time.Time) {
+	t.Helper()
+	leases, err := inbox.Acquire(context.Background(), webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1})
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	require.Equal(t, key, leases[0].Key())
+	require.NoError(t, inbox.Settle(context.Background(), webhooks.Settlement{
+		Lease: leases[0], Outcome: webhooks.AttemptDeadLettered, Now: now,
+		Failure: webhooks.Failure{Class: webhooks.FailurePermanent, Message: "bad"},
+	}))
+}
+
+func TestGatewayQuarantinesConflicts(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	require.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{"v":1}`, okHeaders("e1")).Code)
+	f.clock.Advance(time.Minute)
+	r := post(t, f.gw, "/webhooks/acme", `{"v":2}`, okHeaders("e1"))
+	assert.Equal(t, http.StatusConflict, r.Code, "a reused event ID is still refused")
+	d, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e1"})
+	require.NoError(t, err)
+	assert.Equal(t, []byte(`{"v":1}`), d.Payload, "the stored payload is untouched")
+	require.Len(t, d.Quarantine, 1, "but the second payload is kept for review, not lost")
+	assert.Equal(t, []byte(`{"v":2}`), d.Quarantine[0].Payload)
+	assert.Equal(t, sha256.Sum256([]byte(`{"v":2}`)), d.Quarantine[0].PayloadSHA256)
+	assert.True(t, d.Quarantine[0].ReceivedAt.Equal(base.Add(time.Minute)))
+	assert.Empty(t, d.Quarantine[0].Headers.Get("Authorization"), "credentials are not kept in quarantine either")
+	assert.Equal(t, 1, d.Conflicts)
+}
+
+func TestGatewayRedeliveryReplay(t *testing.T) {
+	t.Parallel()
+	key := webhooks.InboxKey{Provider: "acme", EventID: "e1"}
+	for _, on := range []bool{false, true} {
+		f := newGatewayFixture(t, nil, nil, webhooks.WithRedeliveryReplay(on))
+		require.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("e1")).Code)
+		deadLetter(t, f.inbox, key, base)
+		wakes := f.wakes.Load()
+		f.clock.Advance(time.Hour)
+		r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("e1"))
+		d, err := f.inbox.Get(context.Background(), key)
+		require.NoError(t, err)
+		if !on {
+			assert.Equal(t, http.StatusOK, r.Code, "off by default: a redelivery of a dead letter is a duplicate")
+			assert.Equal(t, "duplicate", r.Status)
+			assert.Equal(t, webhooks.StateDead, d.State)
+			assert.Empty(t, d.Audit)
+			continue
+		}
+		assert.Equal(t, http.StatusAccepted, r.Code, "with WithRedeliveryReplay the redelivery replays it")
+		assert.Equal(t, webhooks.StatePending, d.State)
+		assert.True(t, d.NextAttemptAt.Equal(base.Add(time.Hour)), "due at the redelivery")
+		require.Len(t, d.Audit, 1)
+		assert.Equal(t, ops.ActionRedelivery, d.Audit[0].Action)
+		assert.Equal(t, f.wakes.Load(), wakes+1, "the processor is woken")
+
+		// A conflicting payload never replays anything.
+		deadLetter(t, f.inbox, key, base.Add(2*time.Hour))
+		assert.Equal(t, http.StatusConflict, post(t, f.gw, "/webhooks/acme", `{"other":1}`, okHeaders("e1")).Code)
+		d, err = f.inbox.Get(context.Background(), key)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.StateDead, d.State)
+	}
+}
+
+func TestGatewayStoresAPIVersion(t *testing.T) {
+	t.Parallel()
+	inbox := memstore.NewInbox()
+	r := webhooks.NewRegistry()
+	r.MustRegister("v", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
+		return webhooks.Verification{EventID: "e1", APIVersion: "2026-01-28"}, nil
+	}))
+	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/v", `{}`, nil).Code)
+	d, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "v", EventID: "e1"})
+	require.NoError(t, err)
+	assert.Equal(t, "2026-01-28", d.APIVersion)
+}
