@@ -95,7 +95,7 @@ func NewMux() *Mux { return new(Mux) }
 // Handle registers d for pattern. It returns an error for a nil
 // dispatcher, a pattern that is not an event type, "prefix.*" or "*" (an
 // empty pattern, surrounding or control white space, invalid UTF-8, more
-// than MaxKeyBytes bytes, or a '*' anywhere else), and, wrapping
+// than 512 bytes, or a '*' anywhere else), and, wrapping
 // ErrDuplicatePattern, for a pattern already registered.
 func (m *Mux) Handle(pattern string, d Dispatcher) error {
 	if d == nil {

@@ -61,7 +61,7 @@ func TestMuxHandleErrors(t *testing.T) {
 	assert.ErrorIs(t, m.Handle("*", h), ErrDuplicatePattern)
 	require.NoError(t, m.Handle("x", h))
 	assert.ErrorIs(t, m.Handle("x", h), ErrDuplicatePattern)
-	for _, bad := range []string{"", ".*", "a*", "*.b", "a.*.*", "a.*b", "invoice.paid ", " invoice.paid", "invoice.\npaid", "a\xff", strings.Repeat("a", MaxKeyBytes+1)} {
+	for _, bad := range []string{"", ".*", "a*", "*.b", "a.*.*", "a.*b", "invoice.paid ", " invoice.paid", "invoice.\npaid", "a\xff", strings.Repeat("a", maxKeyBytes+1)} {
 		err := m.Handle(bad, h)
 		assert.Error(t, err, "pattern %q", bad)
 		assert.False(t, errors.Is(err, ErrDuplicatePattern), "pattern %q is invalid, not a duplicate", bad)

@@ -14,25 +14,26 @@ import (
 	"unicode/utf8"
 )
 
-// Receiver defaults.
+// Receiver defaults that hosts often need in their own configuration.
 const (
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPathPrefix   = "/webhooks/"
-	DefaultReplayTTL    = 24 * time.Hour
-	// DefaultUnavailableRetryAfter is the Retry-After of 503 answers.
-	DefaultUnavailableRetryAfter = 5 * time.Second
-	// DefaultReceiveStoreTimeout bounds the store calls of one receive:
+)
+
+// The Receiver's other defaults, which its options document.
+const (
+	defaultReplayTTL             = 24 * time.Hour
+	defaultUnavailableRetryAfter = 5 * time.Second
+	// defaultReceiveStoreTimeout bounds the store calls of one receive:
 	// Slack and Discord give up on an answer after 3 seconds, Shopify
 	// after 5, GitHub after 10, so 2 seconds leaves a slow store time to
 	// answer 503 before the shortest of them stops listening.
-	DefaultReceiveStoreTimeout = 2 * time.Second
-	// DefaultMaxInFlight bounds the requests a Receiver handles at once:
+	defaultReceiveStoreTimeout = 2 * time.Second
+	// defaultMaxInFlight bounds the requests a Receiver handles at once:
 	// with 1 MiB bodies, at most 128 MiB of them in memory.
-	DefaultMaxInFlight = 128
-	// DefaultMaxStoredHeaders and DefaultMaxStoredHeaderBytes bound the
-	// headers kept with an item.
-	DefaultMaxStoredHeaders     = 64
-	DefaultMaxStoredHeaderBytes = 16 << 10
+	defaultMaxInFlight          = 128
+	defaultMaxStoredHeaders     = 64
+	defaultMaxStoredHeaderBytes = 16 << 10
 )
 
 // droppedHeaders are the request headers a Receiver never stores with an
@@ -59,14 +60,14 @@ const (
 	StatusUnavailable                              // 503: a store or credential source failed; retry later
 	StatusInternalError                            // 500: a verifier or store panicked
 	StatusHandshake                                // the verifier's Response (200 by default): a provider challenge, nothing stored
-	StatusInvalid                                  // 400: a tenant, event ID, type or replay key that cannot be stored (see MaxKeyBytes)
+	StatusInvalid                                  // 400: a tenant, event ID, type or replay key that cannot be stored (valid UTF-8 without NUL, at most 512 bytes)
 	StatusIgnored                                  // 200: verified, but of an event type the host does not subscribe to (see WithSubscriptions); not stored
 )
 
-// MaxKeyBytes bounds the tenant, event ID, event type and replay key of a
+// maxKeyBytes bounds the tenant, event ID, event type and replay key of a
 // webhook. Each must also be valid UTF-8 without NUL bytes, so every store
 // (PostgreSQL text included) can hold it; other requests get StatusInvalid.
-const MaxKeyBytes = 512
+const maxKeyBytes = 512
 
 // ReasonInvalidKey is the Reason of StatusInvalid results.
 const ReasonInvalidKey Reason = "invalid_key"
@@ -74,8 +75,8 @@ const ReasonInvalidKey Reason = "invalid_key"
 // checkKey reports why s cannot be stored as part of a key, or nil.
 func checkKey(what, s string) error {
 	switch {
-	case len(s) > MaxKeyBytes:
-		return fmt.Errorf("webhooks: the %s is %d bytes; at most %d are allowed", what, len(s), MaxKeyBytes)
+	case len(s) > maxKeyBytes:
+		return fmt.Errorf("webhooks: the %s is %d bytes; at most %d are allowed", what, len(s), maxKeyBytes)
 	case !utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0:
 		return fmt.Errorf("webhooks: the %s is not valid UTF-8 or contains a NUL byte", what)
 	}
@@ -223,14 +224,14 @@ func WithPathPrefix(prefix string) ReceiverOption {
 }
 
 // WithReplayTTL sets how long a replay key stays registered. Defaults to
-// DefaultReplayTTL (24 hours).
+// 24 hours.
 func WithReplayTTL(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.replayTTL = d })
 }
 
 // WithUnavailableRetryAfter sets the Retry-After the handler sends with
 // 503 answers, telling the provider when to try again. Defaults to
-// DefaultUnavailableRetryAfter (5 seconds).
+// 5 seconds.
 func WithUnavailableRetryAfter(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.retryAfter = d })
 }
@@ -284,7 +285,8 @@ func WithSubscriptions(patterns ...string) ReceiverOption {
 // WithMaxInFlight bounds how many requests the Receiver handles at once.
 // Past it, a request is answered 503 with Retry-After at once, without its
 // body being read, so a flood of slow or large requests cannot exhaust
-// memory; the provider retries later. Defaults to DefaultMaxInFlight.
+// memory; the provider retries later. Defaults to 128, so bodies of the default
+// limit hold at most 128 MiB.
 func WithMaxInFlight(n int) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.maxInFlight = n })
 }
@@ -292,8 +294,8 @@ func WithMaxInFlight(n int) ReceiverOption {
 // WithStoredHeaderLimits bounds the request headers kept with an item: at
 // most fields header fields and bytes bytes of names and values. Headers
 // over either bound are left out (in order of name) and the number left out
-// is logged; verification always sees every header. Defaults to
-// DefaultMaxStoredHeaders and DefaultMaxStoredHeaderBytes.
+// is logged; verification always sees every header. Defaults to 64 fields
+// and 16 KiB.
 func WithStoredHeaderLimits(fields, bytes int) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.maxHeaders, c.maxHeaderBytes = fields, bytes })
 }
@@ -307,14 +309,14 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	cfg := receiverConfig{
 		maxBodyBytes: DefaultMaxBodyBytes,
 		prefix:       DefaultPathPrefix,
-		replayTTL:    DefaultReplayTTL,
-		retryAfter:   DefaultUnavailableRetryAfter,
+		replayTTL:    defaultReplayTTL,
+		retryAfter:   defaultUnavailableRetryAfter,
 		dropped:      make(map[string]bool),
 
-		storeTimeout:   DefaultReceiveStoreTimeout,
-		maxInFlight:    DefaultMaxInFlight,
-		maxHeaders:     DefaultMaxStoredHeaders,
-		maxHeaderBytes: DefaultMaxStoredHeaderBytes,
+		storeTimeout:   defaultReceiveStoreTimeout,
+		maxInFlight:    defaultMaxInFlight,
+		maxHeaders:     defaultMaxStoredHeaders,
+		maxHeaderBytes: defaultMaxStoredHeaderBytes,
 	}
 	WithDroppedHeaders(droppedHeaders...).applyReceiver(&cfg)
 	for _, o := range opts {

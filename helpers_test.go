@@ -72,3 +72,6 @@ func (s *syncBuffer) waitFor(t *testing.T, substr string) {
 		}
 	}
 }
+
+// maxKeyBytes is the documented bound on tenants, event IDs and types.
+const maxKeyBytes = 512

@@ -190,7 +190,7 @@ type AcquireRequest struct {
 	// Max is the most items to lease in one call. It must be at least 1.
 	Max int
 	// Worker and Version name the processor taking the leases, for the
-	// items' attempt history (see WithWorkerID and WithProcessingVersion).
+	// items' attempt history (see WithWorkerIdentity).
 	Worker  string
 	Version string
 }

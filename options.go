@@ -5,13 +5,8 @@ import (
 	"time"
 )
 
-// Option configures both a Receiver and a Processor: WithClock and
-// WithLogger return one, so one clock and one logger can be given to both.
-type Option interface {
-	ReceiverOption
-	ProcessorOption
-}
-
+// sharedOption is an option of both a Receiver and a Processor, so one
+// clock, logger or timeout can be given to both.
 type sharedOption struct {
 	receiver  func(*receiverConfig)
 	processor func(*processorConfig)
@@ -23,7 +18,10 @@ func (o sharedOption) applyProcessor(c *processorConfig) { o.processor(c) }
 // WithClock sets the clock for receive times, replay expiry, lease and retry
 // times. Tests pass a settable clock (webhookstest.Clock) to drive time
 // without sleeping. Defaults to the system clock.
-func WithClock(clock Clock) Option {
+func WithClock(clock Clock) interface {
+	ReceiverOption
+	ProcessorOption
+} {
 	return sharedOption{
 		receiver:  func(c *receiverConfig) { c.clock = clock },
 		processor: func(c *processorConfig) { c.clock = clock },
@@ -34,7 +32,10 @@ func WithClock(clock Clock) Option {
 // dead letters and store errors. Logs never hold a secret or a payload.
 // Defaults to slog.Default(), so a wrong secret or a store outage is
 // visible without extra wiring.
-func WithLogger(l *slog.Logger) Option {
+func WithLogger(l *slog.Logger) interface {
+	ReceiverOption
+	ProcessorOption
+} {
 	return sharedOption{
 		receiver:  func(c *receiverConfig) { c.logger = l },
 		processor: func(c *processorConfig) { c.logger = l },
@@ -44,11 +45,15 @@ func WithLogger(l *slog.Logger) Option {
 // WithStoreTimeout bounds each store call. A Receiver bounds the credential
 // lookup and store calls of each receive, answering 503 with Retry-After
 // once it passes, so a stalled database does not hold providers' requests;
-// defaults to DefaultReceiveStoreTimeout. A Processor bounds acquisitions,
+// defaults to 2 seconds (Slack and Discord give up on an answer after 3,
+// Shopify after 5, GitHub after 10). A Processor bounds acquisitions,
 // settlements (which run even while shutting down) and lease renewals
 // (which are also bounded by a third of the lease duration); defaults to
-// DefaultStoreTimeout.
-func WithStoreTimeout(d time.Duration) Option {
+// 10 seconds.
+func WithStoreTimeout(d time.Duration) interface {
+	ReceiverOption
+	ProcessorOption
+} {
 	return sharedOption{
 		receiver:  func(c *receiverConfig) { c.storeTimeout = d },
 		processor: func(c *processorConfig) { c.storeTimeout = d },

@@ -81,8 +81,8 @@ func checkPattern(pattern string) error {
 		return nil
 	case pattern == "":
 		return bad("it is empty")
-	case len(pattern) > MaxKeyBytes:
-		return bad(fmt.Sprintf("it is longer than %d bytes, the longest event type stored", MaxKeyBytes))
+	case len(pattern) > maxKeyBytes:
+		return bad(fmt.Sprintf("it is longer than %d bytes, the longest event type stored", maxKeyBytes))
 	case !utf8.ValidString(pattern):
 		return bad("it is not valid UTF-8")
 	case strings.TrimSpace(pattern) != pattern:

@@ -24,13 +24,18 @@ type WakeSource interface {
 	Listen(ctx context.Context, wake func()) error
 }
 
-// Processor defaults.
+// Processor defaults that hosts often need in their own configuration.
 const (
 	DefaultWorkers       = 4
 	DefaultLeaseDuration = 30 * time.Second
-	DefaultPollInterval  = time.Second
-	DefaultBatchSize     = 16
-	DefaultStoreTimeout  = 10 * time.Second
+)
+
+// The Processor's other defaults, which its options document.
+const (
+	defaultPollInterval = time.Second
+	defaultStoreTimeout = 10 * time.Second
+	// maxAcquire bounds how many items one acquisition leases.
+	maxAcquire = 128
 )
 
 // Processor runs the lease loop: it acquires due items from the inbox, hands
@@ -51,7 +56,6 @@ type processorConfig struct {
 	workers       int
 	leaseDuration time.Duration
 	pollInterval  time.Duration
-	batchSize     int
 	handlerTO     time.Duration
 	grace         time.Duration
 	storeTimeout  time.Duration
@@ -88,15 +92,9 @@ func WithLeaseDuration(d time.Duration) ProcessorOption {
 }
 
 // WithPollInterval sets how often an idle processor looks for due work when
-// nothing wakes it. Defaults to DefaultPollInterval.
+// nothing wakes it. Defaults to one second.
 func WithPollInterval(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.pollInterval = d })
-}
-
-// WithBatchSize caps how many items one acquisition leases. Defaults to
-// DefaultBatchSize.
-func WithBatchSize(n int) ProcessorOption {
-	return processorOption(func(c *processorConfig) { c.batchSize = n })
 }
 
 // WithHandlerTimeout bounds each dispatch; one that overruns fails with
@@ -123,18 +121,13 @@ func WithWakeSource(ws WakeSource) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.wakeSource = ws })
 }
 
-// WithWorkerID names this processor in the attempt history of the items it
-// processes, so an operator can tell which instance made an attempt.
-// Defaults to the host name and the process ID, as "host:pid".
-func WithWorkerID(id string) ProcessorOption {
-	return processorOption(func(c *processorConfig) { c.worker = id })
-}
-
-// WithProcessingVersion records the version of the host's handlers (a
-// release, a commit) with each attempt, so an operator can tell which
-// code failed and which fixed it. Defaults to none.
-func WithProcessingVersion(v string) ProcessorOption {
-	return processorOption(func(c *processorConfig) { c.version = v })
+// WithWorkerIdentity names this processor and the version of the host's
+// handlers (a release, a commit) in the attempt history of the items it
+// processes, so an operator can tell which instance and which code made an
+// attempt. The worker defaults to the host name and the process ID, as
+// "host:pid", when empty; the version to none.
+func WithWorkerIdentity(worker, version string) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.worker, c.version = worker, version })
 }
 
 // NewProcessor returns a Processor that leases items from store and hands
@@ -146,9 +139,8 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	cfg := processorConfig{
 		workers:       DefaultWorkers,
 		leaseDuration: DefaultLeaseDuration,
-		pollInterval:  DefaultPollInterval,
-		batchSize:     DefaultBatchSize,
-		storeTimeout:  DefaultStoreTimeout,
+		pollInterval:  defaultPollInterval,
+		storeTimeout:  defaultStoreTimeout,
 		policy:        ExponentialPolicy{},
 	}
 	for _, o := range opts {
@@ -166,8 +158,6 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 		return nil, fmt.Errorf("webhooks: WithLeaseDuration(%v): the lease is too short to renew", cfg.leaseDuration)
 	case cfg.pollInterval <= 0:
 		return nil, fmt.Errorf("webhooks: WithPollInterval(%v): the interval must be positive", cfg.pollInterval)
-	case cfg.batchSize < 1:
-		return nil, fmt.Errorf("webhooks: WithBatchSize(%d): the batch size must be at least 1", cfg.batchSize)
 	case cfg.handlerTO < 0 || cfg.grace < 0:
 		return nil, errors.New("webhooks: handler timeout and shutdown grace must not be negative")
 	case cfg.storeTimeout <= 0:
@@ -302,7 +292,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 		}
 		free := 1
 	collect:
-		for free < p.cfg.batchSize {
+		for free < maxAcquire {
 			select {
 			case <-slots:
 				free++

@@ -383,7 +383,7 @@ func TestProcessorRunsWorkersConcurrently(t *testing.T) {
 		case <-ctx.Done():
 			return ctx.Err()
 		}
-	}, webhooks.WithWorkers(workers), webhooks.WithBatchSize(2))
+	}, webhooks.WithWorkers(workers))
 	var keys []webhooks.InboxKey
 	for i := range workers {
 		keys = append(keys, enqueue(t, store, string(rune('a'+i)), "x", base))
@@ -469,7 +469,6 @@ func TestNewProcessorValidates(t *testing.T) {
 		webhooks.WithWorkers(0),
 		webhooks.WithLeaseDuration(time.Millisecond),
 		webhooks.WithPollInterval(0),
-		webhooks.WithBatchSize(0),
 		webhooks.WithHandlerTimeout(-1),
 		webhooks.WithStoreTimeout(0),
 		webhooks.WithRetryPolicy(nil),

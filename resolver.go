@@ -30,7 +30,7 @@ func NewRegistry() *Registry {
 
 // Register adds the verifier for a provider key, the path segment the
 // gateway routes by (POST /webhooks/{provider}). Keys are case-sensitive,
-// non-empty, at most MaxKeyBytes bytes of printable text and may not
+// non-empty, at most 512 bytes of printable text and may not
 // contain '/'. Registering a key twice returns an error wrapping
 // ErrDuplicateProvider and keeps the first verifier.
 func (r *Registry) Register(provider string, v Verifier) error {
@@ -53,7 +53,7 @@ func (r *Registry) Register(provider string, v Verifier) error {
 func checkProviderKey(provider string) error {
 	if provider == "" || provider == "." || provider == ".." || strings.ContainsRune(provider, '/') ||
 		strings.TrimSpace(provider) != provider || strings.ContainsFunc(provider, unicode.IsControl) || checkKey("provider key", provider) != nil {
-		return fmt.Errorf("webhooks: invalid provider key %q: use a non-empty path segment such as \"stripe\" (no '/', no surrounding blanks, at most %d bytes)", provider, MaxKeyBytes)
+		return fmt.Errorf("webhooks: invalid provider key %q: use a non-empty path segment such as \"stripe\" (no '/', no surrounding blanks, at most %d bytes)", provider, maxKeyBytes)
 	}
 	return nil
 }

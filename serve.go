@@ -18,7 +18,7 @@ import (
 // 202 for a new webhook, 200 for a duplicate or an ignored event type (see
 // WithSubscriptions), 409 for an event ID reused with another payload, 401
 // when verification fails, 404 for an unknown provider or path, 400 for a
-// tenant, event ID or type that cannot be stored (see MaxKeyBytes), 405 for
+// tenant, event ID or type that cannot be stored (valid UTF-8 without NUL, at most 512 bytes), 405 for
 // other methods, 413 for bodies over the limit, 503 with Retry-After when a
 // store fails, and 500 if a verifier or store panics. A provider challenge
 // the verifier answered (see Verification.Handshake) gets the verifier's

@@ -101,7 +101,7 @@ type Attempt struct {
 	ErrorClass webhooks.FailureClass
 	Error      string
 	// Worker and Version name the processor that made the attempt (see
-	// webhooks.WithWorkerID and webhooks.WithProcessingVersion).
+	// webhooks.WithWorkerIdentity).
 	Worker  string
 	Version string
 }

@@ -75,7 +75,6 @@ func TestProcessorsOnSeparatePools(t *testing.T) {
 		require.NoError(t, mux.HandleFunc("*", handler))
 		p, err := webhooks.NewProcessor(store, mux,
 			webhooks.WithWorkers(3),
-			webhooks.WithBatchSize(4),
 			webhooks.WithRetryPolicy(policy),
 			webhooks.WithPollInterval(200*time.Millisecond),
 			webhooks.WithWakeSource(store.Listener()),
