@@ -408,7 +408,7 @@ func TestGatewayRefusesUnstorableKeys(t *testing.T) {
 		"invalid UTF-8 tenant":  {"/webhooks/acme/%ff", "e1"},
 		"invalid UTF-8 ID":      {"/webhooks/acme", "e\xff"},
 		"NUL in ID":             {"/webhooks/acme", "e\x00"},
-		"ID over 512 bytes":   {"/webhooks/acme", strings.Repeat("i", maxKeyBytes+1)},
+		"ID over 512 bytes":     {"/webhooks/acme", strings.Repeat("i", maxKeyBytes+1)},
 		"tenant over the limit": {"/webhooks/acme/" + strings.Repeat("t", maxKeyBytes+1), "e1"},
 	} {
 		r := post(t, f.gw, c.path, `{}`, map[string]string{"X-Sig": "ok", "X-Id": c.id, "X-Type": "x"})
