@@ -28,6 +28,8 @@ type Event struct {
 	// that lets a handler settle its item inside the handler's own
 	// transaction (pgstore's CompleteTx) fences that settlement with it.
 	LeaseToken string
+	// TraceLink ties the event to the trace of its receive (see Observer).
+	TraceLink string
 }
 
 // Key returns the event's inbox key.
@@ -49,6 +51,7 @@ func eventFromLease(l *Lease) Event {
 		ReceivedAt: it.ReceivedAt,
 		KeyID:      it.KeyID,
 		LeaseToken: l.Token,
+		TraceLink:  it.TraceLink,
 	}
 }
 

@@ -141,6 +141,8 @@ type ReceiveResult struct {
 	// Answer is the provider's expected reply to an accepted, duplicate or
 	// ignored delivery, when its verifier gives one (Verification.Answer).
 	Answer *Response
+	// StoreTime is how long the replay and inbox stores took, together.
+	StoreTime time.Duration
 }
 
 // Gateway receives webhooks: it verifies a request and stores it in the
@@ -189,6 +191,7 @@ type receiverConfig struct {
 	maxInFlight      int
 	maxHeaders       int
 	maxHeaderBytes   int
+	observer         Observer
 }
 
 // ReceiverOption configures a Receiver. WithClock and WithLogger are
@@ -370,6 +373,11 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if req == nil {
 		req = &Request{}
 	}
+	var traceLink string
+	if obs := g.cfg.observer; obs != nil {
+		ctx, traceLink = obs.StartReceive(ctx, route)
+		defer func() { obs.EndReceive(ctx, res, err) }()
+	}
 	v, ok := g.resolver.Lookup(route.Provider)
 	if !ok {
 		return ReceiveResult{Status: StatusUnknownProvider}, fmt.Errorf("%w: %q", ErrUnknownProvider, route.Provider)
@@ -425,6 +433,8 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if replayKey == "" {
 		replayKey = ver.EventID
 	}
+	storeStart := time.Now()
+	defer func() { res.StoreTime = time.Since(storeStart) }()
 	seen, err := g.replay.Register(ctx, ReplayRegistration{
 		Key:           ReplayKey{Provider: route.Provider, Tenant: route.Tenant, Key: replayKey},
 		PayloadSHA256: digest,
@@ -462,6 +472,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		APIVersion:    ver.APIVersion,
 		OccurredAt:    ver.OccurredAt,
 		ReceivedAt:    now,
+		TraceLink:     traceLink,
 		ExistingOnly:  seen == ReplayConflict,
 		ReplayIfDead:  g.cfg.redeliveryReplay,
 	})

@@ -50,6 +50,8 @@ type Envelope struct {
 	// ReceivedAt is when the gateway received the request. The item is due
 	// for processing from this time.
 	ReceivedAt time.Time
+	// TraceLink ties the item to the trace of its receive (see Observer).
+	TraceLink string
 	// ExistingOnly makes Enqueue compare env with an existing item but never
 	// store a new one: with no item for Key it reports EnqueueConflict and
 	// stores nothing. A Receiver sets it when its replay store already
@@ -139,6 +141,8 @@ type Item struct {
 	LastError *ErrorRecord
 	// APIVersion is the provider's payload version, when known.
 	APIVersion string
+	// TraceLink ties the item to the trace of its receive (see Observer).
+	TraceLink string
 
 	// DuplicateCount counts deliveries of the same event after the first.
 	DuplicateCount int

@@ -32,7 +32,13 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
 			failure.Message += "; the retry policy allows no more attempts"
-			r.settler.submit(p.failed(lease, failure, d, log))
+			job := p.failed(lease, failure, d, log)
+			if obs := p.cfg.observer; obs != nil {
+				s := job.s
+				s.Now = p.cfg.clock.Now()
+				obs.EndAttempt(r.ctx, ev, s)
+			}
+			r.settler.submit(job)
 			return
 		}
 	}
@@ -44,28 +50,48 @@ func (p *Processor) process(r *run, lease *Lease) {
 		hctx, cancelTO = context.WithTimeoutCause(hctx, p.cfg.handlerTO, errHandlerTimeout)
 		defer cancelTO()
 	}
+	obs := p.cfg.observer
+	if obs != nil {
+		hctx = obs.StartAttempt(hctx, ev)
+	}
 	r.renewer.add(lease, cancel)
 	failure, err := p.dispatch(hctx, ev, log)
 	r.renewer.handlerReturned(lease)
 
+	var job settleJob
 	cause := context.Cause(hctx)
 	switch {
 	case errors.Is(cause, ErrLeaseLost):
 		r.renewer.remove(lease)
 		log.WarnContext(hctx, "lease lost while the handler ran; the item's new holder will settle it")
+		if obs != nil {
+			obs.EndAttempt(hctx, ev, Settlement{Lease: lease, Outcome: attemptLeaseLost, Now: p.cfg.clock.Now()})
+		}
+		return
 	case err == nil:
-		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log})
+		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log}
 	case errors.Is(cause, errShutdown):
-		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log}
 	default:
 		// An overrun handler's plain error becomes a timeout; an error it
 		// classified itself (Permanent, RetryAfter) keeps its class.
 		if errors.Is(cause, errHandlerTimeout) && failure.Class == FailureError && failure.RetryAfter == 0 {
 			failure = Failure{Class: FailureTimeout, Message: fmt.Sprintf("handler did not finish within %v: %v", p.cfg.handlerTO, err), Transient: true}
 		}
-		r.settler.submit(p.failed(lease, failure, p.decide(lease, lease.Attempt, failure), log))
+		job = p.failed(lease, failure, p.decide(lease, lease.Attempt, failure), log)
 	}
+	if obs != nil {
+		s := job.s
+		s.Now = p.cfg.clock.Now()
+		obs.EndAttempt(hctx, ev, s)
+	}
+	r.settler.submit(job)
 }
+
+// attemptLeaseLost is the outcome an Observer is told of an attempt whose
+// lease was lost while it ran; the attempt history records it as
+// ops.OutcomeLeaseLost.
+const attemptLeaseLost AttemptOutcome = "lease_lost"
 
 // decide asks the retry policy about a failed attempt, never letting a
 // retry be due before now.

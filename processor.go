@@ -65,6 +65,7 @@ type processorConfig struct {
 	wakeSource    WakeSource
 	worker        string
 	version       string
+	observer      Observer
 }
 
 // ProcessorOption configures a Processor. WithClock and WithLogger are

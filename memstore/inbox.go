@@ -128,6 +128,7 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 			PayloadSHA256: env.PayloadSHA256,
 			KeyID:         env.KeyID,
 			APIVersion:    env.APIVersion,
+			TraceLink:     env.TraceLink,
 			State:         webhooks.StatePending,
 			NextAttemptAt: env.ReceivedAt,
 			LastSeenAt:    env.ReceivedAt,
