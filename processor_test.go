@@ -271,31 +271,55 @@ func TestProcessorShutdownAbandons(t *testing.T) {
 func TestProcessorShutdownGraceLetsHandlersFinish(t *testing.T) {
 	t.Parallel()
 	started, release := make(chan struct{}), make(chan struct{})
+	shutdownSeen := make(chan struct{})
+	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: shutdownSeen}
+	var handlerErr error
 	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		close(started)
 		select {
 		case <-release:
-			return nil
 		case <-ctx.Done():
-			return ctx.Err()
 		}
-	}, webhooks.WithShutdownGrace(time.Minute))
+		// The shutdown began before the release, yet within its grace
+		// the handler's context is still live: it may finish its work.
+		handlerErr = ctx.Err()
+		return handlerErr
+	}, webhooks.WithShutdownGrace(time.Minute), webhooks.WithWakeSource(ws))
 	key := enqueue(t, store, "e", "x", base)
-	stop := runProcessor(t, p)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	<-ws.listening
 	p.Wake()
 	<-started
-	stopped := make(chan struct{})
-	go func() { stop(); close(stopped) }()
-	select {
-	case <-stopped:
-		t.Fatal("Run returned while a handler within its grace period was still running")
-	case <-time.After(50 * time.Millisecond):
-	}
+	cancel()
+	<-shutdownSeen // the wake source's Listen returned: Run saw the shutdown
 	close(release)
-	<-stopped
+	require.NoError(t, <-done)
+	assert.NoError(t, handlerErr, "the handler's context was cancelled within the grace period")
 	require.Equal(t, "succeeded", store.next(t).Op)
 	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
 }
+
+func TestProcessorPollsWhenTheWakeSourceFails(t *testing.T) {
+	t.Parallel()
+	logs := &syncBuffer{}
+	ws := webhooksWakeSourceFunc(func(context.Context, func()) error { return errors.New("listen: connection refused") })
+	var handled atomic.Int32
+	store, _, p := newTestProcessor(t, func(context.Context, webhooks.Event) error { handled.Add(1); return nil },
+		webhooks.WithWakeSource(ws), webhooks.WithPollInterval(time.Millisecond), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	runProcessor(t, p)
+	logs.waitFor(t, "wake source stopped; falling back to polling")
+	key := enqueue(t, store, "e", "x", base) // nobody calls Wake: only polling finds it
+	require.Equal(t, "succeeded", store.next(t).Op)
+	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+	assert.EqualValues(t, 1, handled.Load())
+}
+
+// webhooksWakeSourceFunc adapts a function to webhooks.WakeSource.
+type webhooksWakeSourceFunc func(ctx context.Context, wake func()) error
+
+func (f webhooksWakeSourceFunc) Listen(ctx context.Context, wake func()) error { return f(ctx, wake) }
 
 func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	t.Parallel()
