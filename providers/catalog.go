@@ -1,44 +1,100 @@
 package providers
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 
 	"github.com/hookinbox/webhooks"
 )
 
 // Config is what New needs to build a provider's verifier. A provider uses
-// the fields its scheme needs and ignores the others; schemes added to the
-// catalog later add fields here (for example a verify token for providers
-// that check an endpoint with a GET challenge), so a Config written today
-// keeps working.
+// the fields its scheme needs and ignores the others; each field says which
+// entries read it.
 type Config struct {
 	// Secrets supplies the provider's credentials per route: signing
-	// secrets, tokens or public keys, as the Entry's Credential says.
-	// Several may be live at once (rotation). Required.
+	// secrets, tokens, public keys or topic ARNs, as the Entry's
+	// Credential says. Several may be live at once (rotation). Required.
+	// For Asana and Notion, which hand their secret over in a handshake,
+	// it must also implement SecretSaver (see HandshakeSecrets).
 	Secrets webhooks.CredentialResolver
 
 	// PublicURL is the public scheme, host and any path prefix under
 	// which the provider reaches this service, for example
 	// "https://hooks.example.com", for schemes that sign the URL they
-	// call (Twilio). Empty for the others.
+	// call: twilio, hubspot, square and trello. The signed URL is
+	// PublicURL followed by the request's path and query as received.
+	// Empty for the others.
 	PublicURL string
+
+	// VerifyToken is the token the host chose when it configured a
+	// provider that checks the endpoint with a GET challenge carrying it:
+	// meta (hub.verify_token). Required there, ignored elsewhere.
+	VerifyToken string
+
+	// HTTPClient fetches signing certificates for schemes that publish
+	// them at a URL: sns. Nil means no fetching: such a verifier refuses
+	// every message with an error saying so. Set its Timeout. Ignored by
+	// the others.
+	HTTPClient *http.Client
+
+	// KeyHosts replaces the entry's documented allow-list of hosts that
+	// certificates may be fetched from (sns: "sns.*.amazonaws.com"),
+	// each a host name in which "*" stands for one DNS label. Only https
+	// URLs on these hosts are fetched. For tests and private
+	// deployments; leave it empty in production.
+	KeyHosts []string
+
+	// Confirm receives a subscription the provider asks the host to
+	// confirm (sns: SubscriptionConfirmation and
+	// UnsubscribeConfirmation), after the message verified. The host
+	// confirms explicitly, for example with ConfirmSNSSubscription; the
+	// library never visits a confirmation URL by itself. An error makes
+	// the receiver answer 503, so the provider sends it again. When nil,
+	// a SubscriptionConfirmation is refused with an error (503) that says
+	// so, and an UnsubscribeConfirmation is acknowledged.
+	Confirm func(ctx context.Context, route webhooks.Route, c Confirmation) error
 
 	// Clock tells the time that signed timestamps are checked against.
 	// Defaults to the system clock.
 	Clock webhooks.Clock
 }
 
+// Confirmation is a subscription a provider asks the host to confirm.
+type Confirmation struct {
+	// Provider is the catalog name, for example "sns".
+	Provider string
+	// Type is the provider's kind of message, for example
+	// "SubscriptionConfirmation" or "UnsubscribeConfirmation".
+	Type string
+	// Topic names what is subscribed to (an SNS topic ARN).
+	Topic string
+	// URL is where the provider says the subscription is confirmed
+	// (SNS's SubscribeURL). It was signed by the provider; visiting it
+	// confirms the subscription.
+	URL string
+	// Token is the confirmation token, for APIs that confirm with it
+	// (SNS ConfirmSubscription).
+	Token string
+	// MessageID identifies the message.
+	MessageID string
+}
+
 // Schemes of catalog entries, the values of Entry.Scheme.
 const (
-	SchemeHMAC      = "hmac"       // an HMAC of the request, webhooks.NewHMACVerifier
-	SchemeEd25519   = "ed25519"    // an Ed25519 signature, NewEd25519Verifier
-	SchemeToken     = "token"      // a shared token in a header, NewTokenVerifier
-	SchemeTwilioURL = "twilio-url" // an HMAC of the public URL and parameters, NewTwilioVerifier
+	SchemeHMAC        = "hmac"        // an HMAC of the request
+	SchemeEd25519     = "ed25519"     // an Ed25519 signature, NewEd25519Verifier
+	SchemeECDSA       = "ecdsa"       // an ECDSA P-256 signature under a static public key
+	SchemeCertificate = "certificate" // an RSA signature under a certificate fetched from an allowed host
+	SchemeToken       = "token"       // a shared token in a header or the body
+	SchemeTwilioURL   = "twilio-url"  // an HMAC of the public URL and parameters, NewTwilioVerifier
 )
 
-// Entry describes one provider of the catalog.
+// Entry describes one provider of the catalog. Its text fields are what
+// CATALOG.md shows, generated from them.
 type Entry struct {
 	// Name is the catalog name, short lower-case words joined by "-",
 	// for example "stripe" or "discord-events". It is a good provider key
@@ -49,127 +105,67 @@ type Entry struct {
 	Title string
 	// Docs is the address of the documentation the scheme follows.
 	Docs string
-	// Scheme is how requests are authenticated: SchemeHMAC,
-	// SchemeEd25519, SchemeToken or SchemeTwilioURL.
+	// Scheme is how requests are authenticated: one of the Scheme
+	// constants.
 	Scheme string
 	// Credential says what Config.Secrets supplies, for example "the
 	// endpoint's signing secret (whsec_…)".
 	Credential string
-	// EnvVar is a conventional environment variable for the credential,
-	// for example "STRIPE_WEBHOOK_SECRET".
-	EnvVar string
+	// Headers names the request headers the scheme reads.
+	Headers string
+	// Signed says what the signature covers and how it is written.
+	Signed string
+	// Window is how far a signed timestamp may lie from the clock, or
+	// "none" when the scheme signs no time.
+	Window string
+	// EventID says where the event ID comes from and whether the
+	// signature covers it.
+	EventID string
+	// Handshakes lists the provider's challenges the verifier answers,
+	// or "" when there are none.
+	Handshakes string
+	// Answer is the reply the provider documents for an accepted or
+	// duplicate delivery, which the verifier sets as
+	// webhooks.Verification.Answer; nil when any 2xx will do (the
+	// receiver's own 202 or 200). Do not modify it.
+	Answer *webhooks.Response
+	// NeedsVerifyToken reports that the entry reads Config.VerifyToken.
+	NeedsVerifyToken bool
+	// NeedsPublicURL reports that the entry reads Config.PublicURL.
+	NeedsPublicURL bool
 
 	build func(Config) (webhooks.Verifier, error)
 }
 
-// hmacEntry is a catalog entry for an HMAC preset.
-func hmacEntry(e Entry, opts func() webhooks.HMACOptions) Entry {
-	e.Scheme = SchemeHMAC
-	e.build = func(c Config) (webhooks.Verifier, error) {
-		o := opts()
-		o.Clock = c.Clock
-		return webhooks.NewHMACVerifier(o, c.Secrets)
+// SecretEnv returns the environment variable a host reads the entry's
+// credential from by convention: the name upper-cased, with every
+// character that is not a letter or digit written as "_", and
+// "_WEBHOOK_SECRET": "STRIPE_WEBHOOK_SECRET",
+// "DISCORD_EVENTS_WEBHOOK_SECRET".
+func (e Entry) SecretEnv() string { return EnvPrefix(e.Name) + "_WEBHOOK_SECRET" }
+
+// VerifyTokenEnv returns the environment variable of the entry's verify
+// token ("META_WEBHOOK_VERIFY_TOKEN"), or "" when the entry needs none.
+func (e Entry) VerifyTokenEnv() string {
+	if !e.NeedsVerifyToken {
+		return ""
 	}
-	return e
+	return EnvPrefix(e.Name) + "_WEBHOOK_VERIFY_TOKEN"
 }
 
-// ed25519Entry is a catalog entry for an Ed25519 preset.
-func ed25519Entry(e Entry, opts func() Ed25519Options) Entry {
-	e.Scheme = SchemeEd25519
-	e.build = func(c Config) (webhooks.Verifier, error) {
-		o := opts()
-		o.Clock = c.Clock
-		return NewEd25519Verifier(o, c.Secrets)
-	}
-	return e
-}
-
-// catalog lists every provider, sorted by name.
-var catalog = []Entry{
-	ed25519Entry(Entry{
-		Name: "discord", Title: "Discord interactions",
-		Docs:       "https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint",
-		Credential: "the application's public key (64 hex digits)", EnvVar: "DISCORD_PUBLIC_KEY",
-	}, DiscordInteractionsOptions),
-	ed25519Entry(Entry{
-		Name: "discord-events", Title: "Discord webhook events",
-		Docs:       "https://discord.com/developers/docs/events/webhook-events",
-		Credential: "the application's public key (64 hex digits)", EnvVar: "DISCORD_PUBLIC_KEY",
-	}, DiscordWebhookEventsOptions),
-	hmacEntry(Entry{
-		Name: "github", Title: "GitHub",
-		Docs:       "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
-		Credential: "the webhook's secret", EnvVar: "GITHUB_WEBHOOK_SECRET",
-	}, GitHubOptions),
-	{
-		Name: "gitlab", Title: "GitLab (secret token)", Scheme: SchemeToken,
-		Docs:       "https://docs.gitlab.com/user/project/integrations/webhooks/#delivery-headers",
-		Credential: "the webhook's secret token", EnvVar: "GITLAB_WEBHOOK_TOKEN",
-		build: func(c Config) (webhooks.Verifier, error) {
-			return NewTokenVerifier(GitLabTokenOptions(), c.Secrets)
-		},
-	},
-	hmacEntry(Entry{
-		Name: "gitlab-signing", Title: "GitLab (signing token)",
-		Docs:       "https://gitlab.com/gitlab-org/gitlab/-/merge_requests/230944",
-		Credential: "the webhook's signing token (whsec_…)", EnvVar: "GITLAB_SIGNING_TOKEN",
-	}, GitLabSigningOptions),
-	hmacEntry(Entry{
-		Name: "linear", Title: "Linear",
-		Docs:       "https://linear.app/developers/webhooks#securing-webhooks",
-		Credential: "the webhook's signing secret", EnvVar: "LINEAR_WEBHOOK_SECRET",
-	}, LinearOptions),
-	hmacEntry(Entry{
-		Name: "paddle", Title: "Paddle Billing",
-		Docs:       "https://developer.paddle.com/webhooks/signature-verification",
-		Credential: "the notification destination's secret key (pdl_ntfset_…)", EnvVar: "PADDLE_WEBHOOK_SECRET",
-	}, PaddleOptions),
-	hmacEntry(Entry{
-		Name: "shopify", Title: "Shopify",
-		Docs:       "https://shopify.dev/docs/apps/build/webhooks/verify-deliveries",
-		Credential: "the app's client secret", EnvVar: "SHOPIFY_CLIENT_SECRET",
-	}, ShopifyOptions),
-	hmacEntry(Entry{
-		Name: "slack", Title: "Slack Events API",
-		Docs:       "https://api.slack.com/authentication/verifying-requests-from-slack",
-		Credential: "the app's signing secret", EnvVar: "SLACK_SIGNING_SECRET",
-	}, SlackOptions),
-	hmacEntry(Entry{
-		Name: "standardwebhooks", Title: "Standard Webhooks",
-		Docs:       "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md",
-		Credential: "the endpoint's signing secret (whsec_…)", EnvVar: "WEBHOOK_SECRET",
-	}, StandardWebhooksOptions),
-	ed25519Entry(Entry{
-		Name: "standardwebhooks-ed25519", Title: "Standard Webhooks v1a (Ed25519)",
-		Docs:       "https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#signature-scheme",
-		Credential: "the sender's public key (whpk_…)", EnvVar: "WEBHOOK_PUBLIC_KEY",
-	}, StandardWebhooksEd25519Options),
-	hmacEntry(Entry{
-		Name: "stripe", Title: "Stripe",
-		Docs:       "https://docs.stripe.com/webhooks#verify-manually",
-		Credential: "the endpoint's signing secret (whsec_…)", EnvVar: "STRIPE_WEBHOOK_SECRET",
-	}, StripeOptions),
-	hmacEntry(Entry{
-		Name: "svix", Title: "Svix",
-		Docs:       "https://docs.svix.com/receiving/verifying-payloads/how-manual",
-		Credential: "the endpoint's signing secret (whsec_…)", EnvVar: "SVIX_WEBHOOK_SECRET",
-	}, SvixOptions),
-	{
-		Name: "twilio", Title: "Twilio", Scheme: SchemeTwilioURL,
-		Docs:       "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
-		Credential: "the account's auth token", EnvVar: "TWILIO_AUTH_TOKEN",
-		build: func(c Config) (webhooks.Verifier, error) {
-			if c.PublicURL == "" {
-				return nil, errors.New("webhooks: Twilio signs the public URL it calls: set Config.PublicURL, for example \"https://hooks.example.com\"")
-			}
-			return NewTwilioVerifier(TwilioOptions{BaseURL: c.PublicURL}, c.Secrets)
-		},
-	},
-	hmacEntry(Entry{
-		Name: "zoom", Title: "Zoom",
-		Docs:       "https://developers.zoom.us/docs/api/webhooks/#verify-webhook-events",
-		Credential: "the app's secret token", EnvVar: "ZOOM_WEBHOOK_SECRET_TOKEN",
-	}, ZoomOptions),
+// EnvPrefix returns a catalog name as the prefix of its environment
+// variables: upper-cased, every character other than a letter or digit
+// written as "_".
+func EnvPrefix(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z':
+			return r - 'a' + 'A'
+		case r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
+			return r
+		}
+		return '_'
+	}, name)
 }
 
 // Names returns the names of the catalog's providers, sorted.
@@ -181,17 +177,12 @@ func Names() []string {
 	return names
 }
 
+// Entries returns the catalog's entries, sorted by name.
+func Entries() []Entry { return slices.Clone(catalog) }
+
 // Lookup returns the catalog entry of a provider by name.
 func Lookup(name string) (Entry, bool) {
-	i, ok := slices.BinarySearchFunc(catalog, name, func(e Entry, name string) int {
-		switch {
-		case e.Name < name:
-			return -1
-		case e.Name > name:
-			return 1
-		}
-		return 0
-	})
+	i, ok := slices.BinarySearchFunc(catalog, name, func(e Entry, name string) int { return strings.Compare(e.Name, name) })
 	if !ok {
 		return Entry{}, false
 	}
@@ -201,16 +192,87 @@ func Lookup(name string) (Entry, bool) {
 // New returns the verifier of the named provider with its preset options,
 // configured by cfg; register it under a provider key (the name is a good
 // one). An unknown name is an error, as is any problem the provider's
-// constructor finds (no secrets, an empty static secret, a missing
-// PublicURL).
+// constructor finds (no secrets, a static secret not in the provider's
+// format, a missing PublicURL or VerifyToken).
 func New(name string, cfg Config) (webhooks.Verifier, error) {
 	e, ok := Lookup(name)
 	if !ok {
 		return nil, fmt.Errorf("webhooks: unknown provider %q: providers.Names() lists the catalog", name)
 	}
+	if e.NeedsPublicURL && cfg.PublicURL == "" {
+		return nil, fmt.Errorf("webhooks: %s signs the public URL it calls: set Config.PublicURL, for example \"https://hooks.example.com\"", e.Title)
+	}
+	if e.NeedsVerifyToken && cfg.VerifyToken == "" {
+		return nil, fmt.Errorf("webhooks: %s checks the endpoint with a verify token: set Config.VerifyToken (by convention from %s)", e.Title, e.VerifyTokenEnv())
+	}
 	v, err := e.build(cfg)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("webhooks: provider %q: %w", name, trimPrefix(err))
+	}
+	if p, ok := v.(*preset); ok && e.Answer != nil {
+		p.answer = e.Answer
 	}
 	return v, nil
+}
+
+// trimPrefix drops a leading "webhooks: " so wrapped messages read once.
+func trimPrefix(err error) error {
+	if msg, ok := strings.CutPrefix(err.Error(), "webhooks: "); ok {
+		return &prefixTrimmed{msg: msg, err: err}
+	}
+	return err
+}
+
+type prefixTrimmed struct {
+	msg string
+	err error
+}
+
+func (p *prefixTrimmed) Error() string { return p.msg }
+func (p *prefixTrimmed) Unwrap() error { return p.err }
+
+// Configured is one verifier FromEnv built.
+type Configured struct {
+	// Name is the catalog name, a good provider key.
+	Name     string
+	Verifier webhooks.Verifier
+	// SecretEnv is the variable the credential was read from.
+	SecretEnv string
+}
+
+// FromEnv builds the verifier of every catalog entry whose credential is
+// set in the environment under Entry.SecretEnv (and, for entries that
+// need one, whose verify token is set under Entry.VerifyTokenEnv), with
+// getenv reading the environment (os.Getenv). base supplies what the
+// environment does not: PublicURL, HTTPClient, KeyHosts, Confirm, Clock;
+// its Secrets and VerifyToken are ignored. It returns the verifiers in
+// catalog order, and an error naming every entry whose variable is set
+// but which could not be built (a missing verify token or PublicURL, a
+// secret not in the provider's format): a host should refuse to start
+// then, rather than drop a provider it was told to serve. Values never
+// appear in errors.
+func FromEnv(getenv func(string) string, base Config) ([]Configured, error) {
+	var (
+		out      []Configured
+		problems []error
+	)
+	for _, e := range catalog {
+		secret := getenv(e.SecretEnv())
+		if secret == "" {
+			continue
+		}
+		cfg := base
+		cfg.Secrets = webhooks.StaticSecrets(secret)
+		cfg.VerifyToken = ""
+		if e.NeedsVerifyToken {
+			cfg.VerifyToken = getenv(e.VerifyTokenEnv())
+		}
+		v, err := New(e.Name, cfg)
+		if err != nil {
+			problems = append(problems, fmt.Errorf("%s is set, but: %w", e.SecretEnv(), err))
+			continue
+		}
+		out = append(out, Configured{Name: e.Name, Verifier: v, SecretEnv: e.SecretEnv()})
+	}
+	return out, errors.Join(problems...)
 }

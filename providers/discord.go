@@ -69,11 +69,11 @@ func DiscordWebhookEventsOptions() Ed25519Options {
 
 // discordInteractionPing answers Discord's interaction PING (type 1) with
 // a PONG (type 1).
-func discordInteractionPing(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.HandshakeResponse, error) {
+func discordInteractionPing(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.Response, error) {
 	if discordType(req.Body) != "1" {
 		return nil, nil
 	}
-	return &webhooks.HandshakeResponse{
+	return &webhooks.Response{
 		StatusCode: http.StatusOK,
 		Header:     http.Header{"Content-Type": {"application/json"}},
 		Body:       []byte(`{"type":1}`),
@@ -82,11 +82,11 @@ func discordInteractionPing(req *webhooks.Request, _ webhooks.Verification, _ []
 
 // discordWebhookEventPing acknowledges Discord's webhook event PING (type
 // 0) with 204 and no body.
-func discordWebhookEventPing(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.HandshakeResponse, error) {
+func discordWebhookEventPing(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.Response, error) {
 	if discordType(req.Body) != "0" {
 		return nil, nil
 	}
-	return &webhooks.HandshakeResponse{
+	return &webhooks.Response{
 		StatusCode: http.StatusNoContent,
 		Header:     http.Header{"Content-Type": {"application/json"}},
 	}, nil

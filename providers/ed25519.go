@@ -180,7 +180,7 @@ type Ed25519Options struct {
 	// *VerificationError it returns is passed on as the rejection; any
 	// other error is returned wrapped. An unsigned challenge never reaches
 	// it. Defaults to nil.
-	Handshake func(req *webhooks.Request, v webhooks.Verification, key []byte) (*webhooks.HandshakeResponse, error)
+	Handshake func(req *webhooks.Request, v webhooks.Verification, key []byte) (*webhooks.Response, error)
 
 	// AllowEmptyBody accepts requests with an empty body. Defaults to
 	// false: an empty body is rejected with ReasonEmptyBody.

@@ -242,7 +242,7 @@ func TestDiscordThroughGateway(t *testing.T) {
 	ping, command := vec.Requests[0], vec.Requests[1]
 	clock := nhClock(nhNow)
 	v := newEd25519Verifier(t, providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(vec.PublicKey), clock)
-	post := func(gw *webhooks.Gateway, body, sig, ts string) *httptest.ResponseRecorder {
+	post := func(gw *webhooks.Receiver, body, sig, ts string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/discord", strings.NewReader(body))
 		if sig != "" {
 			req.Header.Set("X-Signature-Ed25519", sig)
@@ -559,7 +559,7 @@ func TestEd25519HandshakeHookErrors(t *testing.T) {
 		"rejection": {webhooks.Reject(webhooks.ReasonMalformedPayload, "no"), true},
 		"failure":   {errors.New("boom"), false},
 	} {
-		opts.Handshake = func(_ *webhooks.Request, _ webhooks.Verification, key []byte) (*webhooks.HandshakeResponse, error) {
+		opts.Handshake = func(_ *webhooks.Request, _ webhooks.Verification, key []byte) (*webhooks.Response, error) {
 			if key != nil {
 				t.Errorf("an Ed25519 handshake was given a key")
 			}

@@ -55,7 +55,7 @@ func SlackOptions() webhooks.HMACOptions {
 
 // slackHandshake answers url_verification and acknowledges app_rate_limited.
 // Any other body, JSON or not, goes on as an event.
-func slackHandshake(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.HandshakeResponse, error) {
+func slackHandshake(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.Response, error) {
 	var msg struct {
 		Type      string          `json:"type"`
 		Challenge json.RawMessage `json:"challenge"`
@@ -69,13 +69,13 @@ func slackHandshake(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*
 		if json.Unmarshal(msg.Challenge, &challenge) != nil || challenge == "" {
 			return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the url_verification request has no challenge string")
 		}
-		return &webhooks.HandshakeResponse{
+		return &webhooks.Response{
 			StatusCode: http.StatusOK,
 			Header:     http.Header{"Content-Type": {"text/plain; charset=utf-8"}},
 			Body:       []byte(challenge),
 		}, nil
 	case "app_rate_limited":
-		return &webhooks.HandshakeResponse{StatusCode: http.StatusOK}, nil
+		return &webhooks.Response{StatusCode: http.StatusOK}, nil
 	}
 	return nil, nil
 }

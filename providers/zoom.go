@@ -60,7 +60,7 @@ func ZoomOptions() webhooks.HMACOptions {
 
 // zoomHandshake answers Zoom's endpoint.url_validation challenge with the
 // plain token and its HMAC under the key that verified the request.
-func zoomHandshake(req *webhooks.Request, _ webhooks.Verification, key []byte) (*webhooks.HandshakeResponse, error) {
+func zoomHandshake(req *webhooks.Request, _ webhooks.Verification, key []byte) (*webhooks.Response, error) {
 	var msg struct {
 		Event   string `json:"event"`
 		Payload struct {
@@ -83,7 +83,7 @@ func zoomHandshake(req *webhooks.Request, _ webhooks.Verification, key []byte) (
 	if err != nil {
 		return nil, err
 	}
-	return &webhooks.HandshakeResponse{
+	return &webhooks.Response{
 		StatusCode: http.StatusOK,
 		Header:     http.Header{"Content-Type": {"application/json"}},
 		Body:       body,

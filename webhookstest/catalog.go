@@ -1,0 +1,581 @@
+package webhookstest
+
+import (
+	"bytes"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
+)
+
+// Message is a delivery for a Signer. Zero fields take the entry's
+// sample: a realistic body of the provider's shape with a fresh event ID
+// and the entry's default type.
+type Message struct {
+	// ID is the event ID, for entries whose ID the sender chooses (a
+	// header, or a field the sample body carries). Defaults to a fresh
+	// one. Entries that derive the ID from the body ignore it.
+	ID string
+	// Type is the event type, written where the entry reads it (a header,
+	// or the sample body). Defaults to the entry's sample type.
+	Type string
+	// Body is the raw body. Defaults to the entry's sample, built with ID
+	// and Type.
+	Body []byte
+	// ContentType overrides the Content-Type header (for example
+	// "application/x-www-form-urlencoded" for a form-encoded GitHub
+	// delivery, whose Body is then "payload=…").
+	ContentType string
+	// Timestamp is when the delivery is signed. Defaults to time.Now().
+	Timestamp time.Time
+}
+
+// Delivery is a signed request as the provider sends it.
+type Delivery struct {
+	Method string
+	// URL is the absolute URL the delivery is sent to.
+	URL    string
+	Header http.Header
+	Body   []byte
+	// EventID is the event ID the entry's verifier reads from this
+	// delivery; EventType its type.
+	EventID   string
+	EventType string
+}
+
+// Request returns the delivery as an *http.Request bound to ctx.
+func (d *Delivery) Request(ctx context.Context) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, d.Method, d.URL, bytes.NewReader(d.Body))
+	if err != nil {
+		return nil, fmt.Errorf("webhookstest: %w", err)
+	}
+	req.Header = d.Header.Clone()
+	return req, nil
+}
+
+// Signer signs deliveries as one catalog provider does. Make one with
+// NewSigner (shared-secret schemes) or NewKeySigner (schemes with a key
+// pair); it is safe for concurrent use once made.
+type Signer struct {
+	name   string
+	spec   spec
+	secret string
+	ed     Ed25519KeyPair
+	ec     *ecdsa.PrivateKey
+	sns    *SNSKey
+}
+
+// NewSigner returns a signer for the named catalog entry that signs with
+// secret as the provider hands it out (what Config.Secrets holds). Entries
+// with a key pair (Ed25519, ECDSA, SNS) need NewKeySigner.
+func NewSigner(name, secret string) (*Signer, error) {
+	sp, ok := specs[name]
+	if !ok {
+		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", name)
+	}
+	if sp.keys {
+		return nil, fmt.Errorf("webhookstest: %s signs with a private key: use NewKeySigner", name)
+	}
+	if secret == "" {
+		return nil, errors.New("webhookstest: the secret is empty")
+	}
+	return &Signer{name: name, spec: sp, secret: secret}, nil
+}
+
+// NewKeySigner returns a signer for the named catalog entry with a fresh
+// credential: a key pair for the key schemes (Credential gives the public
+// key to configure; for "sns", a self-signed certificate and a topic, see
+// SNSKey), a fresh secret in the provider's format for the others.
+func NewKeySigner(name string) (*Signer, error) {
+	sp, ok := specs[name]
+	if !ok {
+		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", name)
+	}
+	s := &Signer{name: name, spec: sp}
+	switch {
+	case name == "sendgrid":
+		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			return nil, err
+		}
+		s.ec = k
+	case name == "sns":
+		k, err := NewSNSKey("arn:aws:sns:us-east-1:123456789012:orders")
+		if err != nil {
+			return nil, err
+		}
+		s.sns = k
+	case sp.ed25519 != nil:
+		s.ed = NewEd25519KeyPair()
+	default:
+		s.secret = NewSecret(name)
+	}
+	return s, nil
+}
+
+// Name returns the catalog name the signer signs for.
+func (s *Signer) Name() string { return s.name }
+
+// Credential returns what Config.Secrets must hold to verify this
+// signer's deliveries: the shared secret, the public key in the
+// provider's format, or the SNS topic ARN.
+func (s *Signer) Credential() string {
+	switch {
+	case s.ec != nil:
+		der, _ := x509.MarshalPKIXPublicKey(&s.ec.PublicKey)
+		return base64.StdEncoding.EncodeToString(der)
+	case s.sns != nil:
+		return s.sns.TopicARN
+	case s.spec.ed25519 != nil:
+		return s.ed.PublicKey(s.spec.ed25519().PublicKeyFormat)
+	}
+	return s.secret
+}
+
+// SNS returns the signer's SNS key and certificate ("sns" only).
+func (s *Signer) SNS() *SNSKey { return s.sns }
+
+// NewSecret returns a fresh random secret in the format the named
+// provider hands out (for example "whsec_" and base64 for Standard
+// Webhooks, base64 for Teams and Airtable), "" for an unknown name.
+func NewSecret(name string) string {
+	sp, ok := specs[name]
+	if !ok {
+		return ""
+	}
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	switch sp.secret {
+	case secretWhsec:
+		return "whsec_" + base64.StdEncoding.EncodeToString(b)
+	case secretBase64:
+		return base64.StdEncoding.EncodeToString(b)
+	case secretStripe:
+		return "whsec_" + hex.EncodeToString(b[:16])
+	case secretPaddle:
+		return "pdl_ntfset_" + hex.EncodeToString(b[:16])
+	}
+	return hex.EncodeToString(b[:20])
+}
+
+// SampleTypes returns the named entry's default sample event type.
+func SampleType(name string) string { return samples[name].typ }
+
+// Sign signs msg for the named entry with secret and returns the delivery
+// to url (absolute). See Signer.Sign.
+func Sign(name, secret, url string, msg Message) (*Delivery, error) {
+	s, err := NewSigner(name, secret)
+	if err != nil {
+		return nil, err
+	}
+	return s.Sign(url, msg)
+}
+
+// NewRequest returns the request Sign makes, bound to t's context; it
+// fails t if signing fails. For example:
+//
+//	req := webhookstest.NewRequest(t, "stripe", srv.URL+"/webhooks/stripe", secret, webhookstest.Message{})
+func NewRequest(t testing.TB, name, url, secret string, msg Message) *http.Request {
+	t.Helper()
+	d, err := Sign(name, secret, url, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := d.Request(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// NewRequest is Sign's delivery as a request bound to t's context.
+func (s *Signer) NewRequest(t testing.TB, url string, msg Message) *http.Request {
+	t.Helper()
+	d, err := s.Sign(url, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := d.Request(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return req
+}
+
+// Sign returns msg signed as the provider signs it, addressed to url (an
+// absolute URL; its path and query are what the receiver sees, and for
+// entries that sign the public URL — twilio, hubspot, square, trello — the
+// whole URL is signed, so configure Config.PublicURL as url's scheme and
+// host). The delivery carries every header the provider sends that the
+// entry reads, and Content-Type.
+func (s *Signer) Sign(rawURL string, msg Message) (*Delivery, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || u.Host == "" {
+		return nil, errors.New("webhookstest: the URL must be absolute, for example http://127.0.0.1:8080/webhooks/stripe")
+	}
+	now := msg.Timestamp
+	if now.IsZero() {
+		now = time.Now()
+	}
+	msg.Timestamp = now
+	smp := samples[s.name]
+	if msg.Type == "" {
+		msg.Type = smp.typ
+	}
+	if msg.ID == "" {
+		msg.ID = s.spec.newID()
+	}
+	if msg.Body == nil && smp.body != nil {
+		msg.Body = smp.body(s, msg.ID, msg.Type, now)
+	}
+	d := &Delivery{Method: http.MethodPost, URL: rawURL, Header: http.Header{}, Body: msg.Body, EventType: msg.Type}
+	if err := s.spec.sign(s, d, msg); err != nil {
+		return nil, err
+	}
+	if msg.ContentType != "" {
+		d.Header.Set("Content-Type", msg.ContentType)
+	} else if d.Header.Get("Content-Type") == "" {
+		d.Header.Set("Content-Type", "application/json")
+	}
+	switch {
+	case d.EventID != "":
+	case s.spec.id == idDigest:
+		d.EventID = bodySHA256ID(d.Body)
+	case s.spec.id == idFunc:
+		d.EventID = s.spec.idFunc(d.Body)
+	default:
+		d.EventID = msg.ID
+	}
+	if s.spec.noType {
+		d.EventType = ""
+	}
+	return d, nil
+}
+
+// Where entries take the event ID from.
+const (
+	idSender = iota // a header or body field the sender fills in (msg.ID)
+	idDigest        // the SHA-256 of the body
+	idFunc          // spec.idFunc of the body
+)
+
+// Secret formats.
+const (
+	secretPlain = iota
+	secretWhsec
+	secretBase64
+	secretStripe
+	secretPaddle
+)
+
+// spec is how webhookstest signs for one catalog entry.
+type spec struct {
+	sign    func(s *Signer, d *Delivery, m Message) error
+	id      int
+	idFunc  func(body []byte) string
+	newID   func() string
+	secret  int
+	keys    bool
+	noType  bool
+	ed25519 func() providers.Ed25519Options
+}
+
+func randomID(prefix string) func() string { return func() string { return prefix + rand16() } }
+
+// rand16 is 16 random lower-case hex digits.
+func rand16() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// hmacSpec signs with HMAC options through SignHMAC; the type goes to a
+// type header only (a body-borne type is in the sample).
+func hmacSpec(opts func(base string) webhooks.HMACOptions, extra func(d *Delivery, m Message)) func(*Signer, *Delivery, Message) error {
+	return func(s *Signer, d *Delivery, m Message) error {
+		o := opts(baseURL(d.URL))
+		hm := HMACMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+		if o.Event.IDHeader != "" {
+			hm.ID = m.ID
+		}
+		if o.Event.TypeHeader != "" {
+			hm.Type = m.Type
+		}
+		h, err := SignHMAC(o, s.secret, hm)
+		if err != nil {
+			return err
+		}
+		d.Header = h
+		if extra != nil {
+			extra(d, m)
+		}
+		return nil
+	}
+}
+
+// baseURL is the scheme and host of an absolute URL.
+func baseURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Scheme + "://" + u.Host
+}
+
+func plain(f func() webhooks.HMACOptions) func(string) webhooks.HMACOptions {
+	return func(string) webhooks.HMACOptions { return f() }
+}
+
+// macOf computes an HMAC, independently of the verifiers.
+func macOf(newHash func() hash.Hash, key []byte, parts ...[]byte) []byte {
+	m := hmac.New(newHash, key)
+	for _, p := range parts {
+		m.Write(p)
+	}
+	return m.Sum(nil)
+}
+
+var b64 = base64.StdEncoding.EncodeToString
+
+// specs holds every catalog entry's signing.
+var specs = map[string]spec{
+	"airtable":  {sign: hmacSpec(plain(providers.AirtableOptions), nil), id: idDigest, secret: secretBase64, noType: true},
+	"asana":     {sign: hmacSpec(plain(providers.AsanaOptions), nil), id: idDigest},
+	"bitbucket": {sign: hmacSpec(plain(providers.BitbucketOptions), nil), newID: randomUUID},
+	"box": {sign: hmacSpec(plain(providers.BoxOptions), func(d *Delivery, _ Message) {
+		d.Header.Set("Box-Delivery-Id", randomUUID())
+		d.Header.Set("Box-Signature-Version", "1")
+		d.Header.Set("Box-Signature-Algorithm", "HmacSHA256")
+	}), newID: randomID("")},
+	"calendly":       {sign: hmacSpec(plain(providers.CalendlyOptions), nil), id: idDigest},
+	"clerk":          {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
+	"coinbase":       {sign: hmacSpec(plain(providers.CoinbaseCommerceOptions), nil), newID: randomUUID},
+	"discord":        {sign: ed25519Spec(providers.DiscordInteractionsOptions), newID: randomDigits, keys: true, ed25519: providers.DiscordInteractionsOptions},
+	"discord-events": {sign: ed25519Spec(providers.DiscordWebhookEventsOptions), id: idDigest, keys: true, ed25519: providers.DiscordWebhookEventsOptions},
+	"docusign":       {sign: hmacSpec(plain(providers.DocuSignOptions), nil), id: idFunc, idFunc: docuSignID},
+	"dropbox":        {sign: hmacSpec(plain(providers.DropboxOptions), nil), id: idDigest, noType: true},
+	"figma":          {sign: func(*Signer, *Delivery, Message) error { return nil }, id: idDigest},
+	"github":         {sign: hmacSpec(plain(providers.GitHubOptions), nil), newID: randomUUID},
+	"gitlab":         {sign: tokenSpec(providers.GitLabTokenOptions), newID: randomUUID},
+	"gitlab-signing": {sign: hmacSpec(plain(providers.GitLabSigningOptions), nil), newID: randomUUID, secret: secretWhsec},
+	"hubspot":        {sign: hubSpotSign, id: idDigest},
+	"intercom":       {sign: hmacSpec(plain(providers.IntercomOptions), nil), newID: randomID("notif_")},
+	"jira":           {sign: hmacSpec(plain(providers.JiraOptions), nil), newID: randomUUID},
+	"lemonsqueezy":   {sign: hmacSpec(plain(providers.LemonSqueezyOptions), nil), id: idDigest},
+	"line":           {sign: hmacSpec(plain(providers.LINEOptions), nil), newID: randomID("01H")},
+	"linear":         {sign: hmacSpec(plain(providers.LinearOptions), nil), newID: randomUUID},
+	"mailgun":        {sign: mailgunSign, newID: randomID("")},
+	"meta":           {sign: hmacSpec(plain(providers.MetaOptions), nil), id: idDigest},
+	"msgraph":        {sign: func(*Signer, *Delivery, Message) error { return nil }, id: idDigest},
+	"msteams":        {sign: hmacSpec(plain(providers.TeamsOptions), nil), newID: randomID("1:"), secret: secretBase64},
+	"mux":            {sign: hmacSpec(plain(providers.MuxOptions), nil), newID: randomUUID},
+	"notion":         {sign: hmacSpec(plain(providers.NotionOptions), nil), newID: randomUUID},
+	"okta":           {sign: tokenSpec(providers.OktaOptions), newID: randomUUID},
+	"openai":         {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("wh_"), secret: secretWhsec},
+	"paddle":         {sign: hmacSpec(plain(providers.PaddleOptions), nil), newID: randomID("evt_"), secret: secretPaddle},
+	"pagerduty":      {sign: hmacSpec(plain(providers.PagerDutyOptions), nil), newID: randomID("01")},
+	"razorpay":       {sign: hmacSpec(plain(providers.RazorpayOptions), nil), newID: randomID("E")},
+	"replicate":      {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("msg_"), secret: secretWhsec, noType: true},
+	"resend":         {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
+	"sendgrid":       {sign: sendGridSign, id: idDigest, keys: true},
+	"sentry": {sign: hmacSpec(plain(providers.SentryOptions), func(d *Delivery, m Message) {
+		d.Header.Set("Sentry-Hook-Timestamp", unix(m.Timestamp))
+		d.EventType = m.Type + ".created"
+	}), newID: randomUUID},
+	"shopify": {sign: hmacSpec(plain(providers.ShopifyOptions), func(d *Delivery, _ Message) {
+		d.Header.Set("X-Shopify-Api-Version", "2025-07")
+		d.Header.Set("X-Shopify-Event-Id", randomUUID())
+	}), newID: randomUUID},
+	"slack":                    {sign: hmacSpec(plain(providers.SlackOptions), nil), newID: randomID("Ev")},
+	"sns":                      {sign: snsSign, keys: true, newID: randomUUID},
+	"square":                   {sign: squareSign, newID: randomUUID},
+	"standardwebhooks":         {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
+	"standardwebhooks-ed25519": {sign: ed25519Spec(providers.StandardWebhooksEd25519Options), newID: randomID("msg_"), keys: true, ed25519: providers.StandardWebhooksEd25519Options, noType: true},
+	"stripe":                   {sign: hmacSpec(plain(providers.StripeOptions), nil), newID: randomID("evt_"), secret: secretStripe},
+	"svix":                     {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
+	"telegram":                 {sign: tokenSpec(providers.TelegramOptions), newID: randomDigits},
+	"trello":                   {sign: trelloSign, newID: randomID("5f")},
+	"twilio":                   {sign: twilioSign, noType: true, id: idFunc, idFunc: func(body []byte) string { return twilioParamsID(body) }},
+	"twitch": {sign: hmacSpec(plain(providers.TwitchOptions), func(d *Delivery, _ Message) {
+		d.Header.Set("Twitch-Eventsub-Message-Type", "notification")
+		d.Header.Set("Twitch-Eventsub-Subscription-Version", "2")
+		d.Header.Set("Twitch-Eventsub-Message-Retry", "0")
+	}), newID: randomUUID},
+	"twitter":     {sign: hmacSpec(plain(providers.TwitterOptions), nil), id: idDigest},
+	"typeform":    {sign: hmacSpec(plain(providers.TypeformOptions), nil), newID: randomID("01")},
+	"vercel":      {sign: hmacSpec(plain(providers.VercelOptions), nil), newID: randomID("evt_")},
+	"woocommerce": {sign: hmacSpec(plain(providers.WooCommerceOptions), wooHeaders), newID: randomDigits},
+	"zendesk":     {sign: hmacSpec(plain(providers.ZendeskOptions), nil), newID: randomID("01")},
+	"zoom":        {sign: hmacSpec(plain(providers.ZoomOptions), nil), id: idDigest},
+}
+
+func init() {
+	for name, sp := range specs {
+		if sp.newID == nil {
+			sp.newID = func() string { return "" }
+			specs[name] = sp
+		}
+	}
+}
+
+func randomUUID() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	b[6], b[8] = b[6]&0x0f|0x40, b[8]&0x3f|0x80
+	h := hex.EncodeToString(b)
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+func randomDigits() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	n := uint64(0)
+	for _, c := range b {
+		n = n<<8 | uint64(c)
+	}
+	return fmt.Sprint(100000000 + n%899999999)
+}
+
+func wooHeaders(d *Delivery, _ Message) {
+	d.Header.Set("X-Wc-Webhook-Source", "https://shop.example.com/")
+	d.Header.Set("X-Wc-Webhook-Resource", "order")
+	d.Header.Set("X-Wc-Webhook-Event", "created")
+	d.Header.Set("X-Wc-Webhook-Id", "12")
+}
+
+// tokenSpec sends the secret in the token options' header.
+func tokenSpec(opts func() providers.TokenOptions) func(*Signer, *Delivery, Message) error {
+	return func(s *Signer, d *Delivery, m Message) error {
+		o := opts()
+		tm := TokenMessage{Body: d.Body, ContentType: m.ContentType}
+		if o.Event.IDHeader != "" {
+			tm.ID = m.ID
+		}
+		if o.Event.TypeHeader != "" {
+			tm.Type = m.Type
+		}
+		h, err := SignToken(o, s.secret, tm)
+		if err != nil {
+			return err
+		}
+		d.Header = h
+		return nil
+	}
+}
+
+// ed25519Spec signs with the signer's Ed25519 key.
+func ed25519Spec(opts func() providers.Ed25519Options) func(*Signer, *Delivery, Message) error {
+	return func(s *Signer, d *Delivery, m Message) error {
+		o := opts()
+		em := Ed25519Message{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+		if o.Event.IDHeader != "" {
+			em.ID = m.ID
+		}
+		h, err := SignEd25519(o, s.ed.Private, em)
+		if err != nil {
+			return err
+		}
+		d.Header = h
+		return nil
+	}
+}
+
+// hubSpotSign signs HubSpot's v3: method, URI (with HubSpot's listed
+// percent-encodings decoded), body and timestamp in milliseconds.
+func hubSpotSign(s *Signer, d *Delivery, m Message) error {
+	ts := fmt.Sprint(m.Timestamp.UnixMilli())
+	uri := d.URL
+	for _, enc := range [][2]string{{"%3A", ":"}, {"%2F", "/"}, {"%3F", "?"}, {"%40", "@"}, {"%21", "!"}, {"%24", "$"}, {"%27", "'"}, {"%28", "("}, {"%29", ")"}, {"%2A", "*"}, {"%2C", ","}, {"%3B", ";"}} {
+		uri = strings.ReplaceAll(uri, enc[0], enc[1])
+	}
+	d.Header.Set("X-Hubspot-Request-Timestamp", ts)
+	d.Header.Set("X-Hubspot-Signature-Version", "v3")
+	d.Header.Set("X-Hubspot-Signature-V3", b64(macOf(sha256.New, []byte(s.secret), []byte(d.Method+uri), d.Body, []byte(ts))))
+	return nil
+}
+
+// squareSign signs the notification URL followed by the body.
+func squareSign(s *Signer, d *Delivery, _ Message) error {
+	d.Header.Set("X-Square-Hmacsha256-Signature", b64(macOf(sha256.New, []byte(s.secret), []byte(d.URL), d.Body)))
+	d.Header.Set("Square-Environment", "Sandbox")
+	return nil
+}
+
+// trelloSign signs the body followed by the callback URL, with SHA-1.
+func trelloSign(s *Signer, d *Delivery, _ Message) error {
+	d.Header.Set("X-Trello-Webhook", b64(macOf(sha1.New, []byte(s.secret), d.Body, []byte(d.URL))))
+	return nil
+}
+
+// mailgunSign wraps the sample event data with a signature object: the
+// hex HMAC-SHA-256 of timestamp and a fresh 50-character token.
+func mailgunSign(s *Signer, d *Delivery, m Message) error {
+	token := strings.Repeat(rand16(), 4)[:50]
+	ts := unix(m.Timestamp)
+	sig := hex.EncodeToString(macOf(sha256.New, []byte(s.secret), []byte(ts+token)))
+	d.Body = fmt.Appendf(nil, `{"signature":{"timestamp":%s,"token":%s,"signature":%s},"event-data":%s}`, q(ts), q(token), q(sig), d.Body)
+	return nil
+}
+
+// sendGridSign signs the timestamp and body with ECDSA P-256.
+func sendGridSign(s *Signer, d *Delivery, m Message) error {
+	if s.ec == nil {
+		return errors.New("webhookstest: sendgrid signs with an ECDSA key: use NewKeySigner")
+	}
+	ts := unix(m.Timestamp)
+	sum := sha256.Sum256(append([]byte(ts), d.Body...))
+	sig, err := ecdsa.SignASN1(rand.Reader, s.ec, sum[:])
+	if err != nil {
+		return err
+	}
+	d.Header.Set("X-Twilio-Email-Event-Webhook-Signature", b64(sig))
+	d.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
+	return nil
+}
+
+// twilioSign sends a status callback as a form post to the URL.
+func twilioSign(s *Signer, d *Delivery, m Message) error {
+	if len(d.Body) == 0 {
+		d.Body = []byte(url.Values{"MessageSid": {"SM" + rand16() + rand16()}, "MessageStatus": {m.Type}, "AccountSid": {"AC" + rand16() + rand16()}}.Encode())
+	}
+	params, err := url.ParseQuery(string(d.Body))
+	if err != nil {
+		return fmt.Errorf("webhookstest: a Twilio body is form parameters: %w", err)
+	}
+	d.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	d.Header.Set("X-Twilio-Signature", TwilioSignature(s.secret, d.URL, params))
+	return nil
+}
+
+// twilioParamsID is the ID the twilio entry derives from a form body.
+func twilioParamsID(body []byte) string {
+	params, _ := url.ParseQuery(string(body))
+	return bodySHA256ID([]byte(TwilioParams(params)))
+}
+
+// docuSignID is the ID the docusign entry reads.
+func docuSignID(body []byte) string {
+	return bodyString(body, "event") + ":" + bodyString(body, "data.envelopeId") + ":" + bodyString(body, "generatedDateTime")
+}
+
+func bodyString(body []byte, path string) string {
+	v, _ := bodyValue(body, path)
+	return v
+}

@@ -1,0 +1,156 @@
+package webhookstest
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha1"
+	"crypto/sha256"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"errors"
+	"math/big"
+	"strings"
+	"time"
+)
+
+// SNSKey is an RSA key and a self-signed certificate that sign Amazon SNS
+// messages in tests. Serve CertificatePEM from an httptest TLS server,
+// set CertURL to its address, and configure the verifier with the server's
+// host in Config.KeyHosts and the server's client in Config.HTTPClient.
+type SNSKey struct {
+	Key *rsa.PrivateKey
+	// CertificatePEM is the PEM certificate of Key's public key.
+	CertificatePEM []byte
+	// CertURL is written into SigningCertURL. Set it before signing.
+	CertURL string
+	// TopicARN is the topic messages are published to.
+	TopicARN string
+	// SignatureVersion is "1" (SHA1withRSA) or "2" (SHA256withRSA, the
+	// default when empty).
+	SignatureVersion string
+}
+
+// NewSNSKey generates a 2048-bit key and a certificate valid for a day.
+func NewSNSKey(topicARN string) (*SNSKey, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1),
+		Subject:      pkix.Name{CommonName: "sns.us-east-1.amazonaws.com"},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	return &SNSKey{Key: key, TopicARN: topicARN, CertificatePEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+}
+
+// SNSMessage is an SNS message for SNSKey.Sign. Empty fields get values:
+// MessageId a fresh UUID, Timestamp now, TopicArn the key's.
+type SNSMessage struct {
+	Type         string  `json:"Type"`
+	MessageID    string  `json:"MessageId"`
+	Token        string  `json:"Token,omitempty"`
+	TopicArn     string  `json:"TopicArn"`
+	Subject      *string `json:"Subject,omitempty"`
+	Message      string  `json:"Message"`
+	SubscribeURL string  `json:"SubscribeURL,omitempty"`
+	Timestamp    string  `json:"Timestamp"`
+}
+
+// Sign returns the JSON body SNS posts for m, signed with the key as the
+// documented string to sign says.
+func (k *SNSKey) Sign(m SNSMessage) ([]byte, error) {
+	if k.CertURL == "" {
+		return nil, errors.New("webhookstest: SNSKey.CertURL is not set")
+	}
+	if m.Type == "" {
+		m.Type = "Notification"
+	}
+	if m.MessageID == "" {
+		m.MessageID = randomUUID()
+	}
+	if m.TopicArn == "" {
+		m.TopicArn = k.TopicARN
+	}
+	if m.Timestamp == "" {
+		m.Timestamp = time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	var b strings.Builder
+	field := func(name, value string) { b.WriteString(name + "\n" + value + "\n") }
+	field("Message", m.Message)
+	field("MessageId", m.MessageID)
+	if m.Type == "Notification" {
+		if m.Subject != nil {
+			field("Subject", *m.Subject)
+		}
+	} else {
+		field("SubscribeURL", m.SubscribeURL)
+	}
+	field("Timestamp", m.Timestamp)
+	if m.Type != "Notification" {
+		field("Token", m.Token)
+	}
+	field("TopicArn", m.TopicArn)
+	field("Type", m.Type)
+	version := k.SignatureVersion
+	if version == "" {
+		version = "2"
+	}
+	var (
+		sig []byte
+		err error
+	)
+	if version == "1" {
+		sum := sha1.Sum([]byte(b.String()))
+		sig, err = rsa.SignPKCS1v15(rand.Reader, k.Key, crypto.SHA1, sum[:])
+	} else {
+		sum := sha256.Sum256([]byte(b.String()))
+		sig, err = rsa.SignPKCS1v15(rand.Reader, k.Key, crypto.SHA256, sum[:])
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := struct {
+		SNSMessage
+		SignatureVersion string `json:"SignatureVersion"`
+		Signature        string `json:"Signature"`
+		SigningCertURL   string `json:"SigningCertURL"`
+		UnsubscribeURL   string `json:"UnsubscribeURL,omitempty"`
+	}{m, version, b64(sig), k.CertURL, ""}
+	if m.Type == "Notification" {
+		out.UnsubscribeURL = "https://sns.us-east-1.amazonaws.com/?Action=Unsubscribe&SubscriptionArn=" + m.TopicArn + ":" + randomUUID()
+	}
+	return json.Marshal(out)
+}
+
+// snsSign posts the sample as an SNS Notification.
+func snsSign(s *Signer, d *Delivery, m Message) error {
+	if s.sns == nil {
+		return errors.New("webhookstest: sns signs with a certificate: use NewKeySigner")
+	}
+	subject := "Order shipped"
+	body, err := s.sns.Sign(SNSMessage{Type: "Notification", MessageID: m.ID, Subject: &subject, Message: string(d.Body), Timestamp: m.Timestamp.UTC().Format("2006-01-02T15:04:05.000Z")})
+	if err != nil {
+		return err
+	}
+	d.Body = body
+	d.EventType = "Notification"
+	setSNSHeaders(d, "Notification", m.ID, s.sns.TopicARN)
+	return nil
+}
+
+func setSNSHeaders(d *Delivery, typ, id, topic string) {
+	d.Header.Set("Content-Type", "text/plain; charset=UTF-8")
+	d.Header.Set("X-Amz-Sns-Message-Type", typ)
+	d.Header.Set("X-Amz-Sns-Message-Id", id)
+	d.Header.Set("X-Amz-Sns-Topic-Arn", topic)
+}
