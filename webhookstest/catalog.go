@@ -323,6 +323,7 @@ func hmacSpec(opts func(base string) webhooks.HMACOptions, extra func(d *Deliver
 			return err
 		}
 		d.Header = h
+		readEvent(d, o.Event)
 		if extra != nil {
 			extra(d, m)
 		}
@@ -460,6 +461,24 @@ func wooHeaders(d *Delivery, _ Message) {
 	d.Header.Set("X-Wc-Webhook-Id", "12")
 }
 
+// readEvent sets the delivery's event ID and type from the body where the
+// entry reads them there, so a caller's own body reports its own.
+func readEvent(d *Delivery, ev webhooks.EventSource) {
+	if ev.IDPath != "" {
+		d.EventID, _ = bodyValue(d.Body, ev.IDPath)
+	}
+	if ev.TypePath != "" {
+		if t, ok := bodyValue(d.Body, ev.TypePath); ok || !ev.TypeOptional {
+			d.EventType = t
+		}
+	}
+	if ev.TypeSuffixPath != "" {
+		if suffix, ok := bodyValue(d.Body, ev.TypeSuffixPath); ok {
+			d.EventType += "." + suffix
+		}
+	}
+}
+
 // tokenSpec sends the secret in the token options' header.
 func tokenSpec(opts func() providers.TokenOptions) func(*Signer, *Delivery, Message) error {
 	return func(s *Signer, d *Delivery, m Message) error {
@@ -476,6 +495,7 @@ func tokenSpec(opts func() providers.TokenOptions) func(*Signer, *Delivery, Mess
 			return err
 		}
 		d.Header = h
+		readEvent(d, o.Event)
 		return nil
 	}
 }
