@@ -28,7 +28,7 @@ func q(s string) string {
 func unix(now time.Time) string { return strconv.FormatInt(now.Unix(), 10) }
 
 var samples = map[string]sample{
-	"airtable": {"ping", func(_ *Signer, _, _ string, now time.Time) []byte {
+	"airtable": {"", func(_ *Signer, _, _ string, now time.Time) []byte {
 		return fmt.Appendf(nil, `{"base":{"id":"appAbc123"},"webhook":{"id":"achW8Mn2"},"timestamp":%s}`, q(now.UTC().Format(time.RFC3339Nano)))
 	}},
 	"asana": {"changed", func(_ *Signer, _, typ string, now time.Time) []byte {
