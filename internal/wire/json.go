@@ -1,11 +1,11 @@
 package wire
 
 import (
-	"bytes"
-	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf16"
+	"unicode/utf8"
 )
 
 // ValidPath reports whether p is a dotted path of non-empty segments.
@@ -18,15 +18,6 @@ func ValidPath(p string) bool {
 	return p != ""
 }
 
-// Doc is a JSON body parsed once, on its first lookup. The zero value with
-// Body set is ready to use; a Doc is not safe for concurrent use.
-type Doc struct {
-	Body   []byte
-	parsed bool
-	root   any
-	bad    bool
-}
-
 // Lookup results.
 const (
 	Found     = iota // a non-empty string or a number
@@ -35,70 +26,243 @@ const (
 	WrongKind        // an object, an array or a boolean
 )
 
-// find returns the value at a dotted path: nil when the path leads nowhere
-// or to null, and ok false when the body is not a single JSON value.
-func (d *Doc) find(path string) (value any, ok bool) {
-	if !d.parsed {
-		d.parsed = true
-		dec := json.NewDecoder(bytes.NewReader(d.Body))
-		dec.UseNumber()
-		if err := dec.Decode(&d.root); err != nil {
-			d.bad = true
-		} else if _, err := dec.Token(); err != io.EOF {
-			d.bad = true // trailing data after the JSON value
+// maxPaths bounds the paths one scan looks for.
+const maxPaths = 8
+
+// Paths is a compiled set of dotted paths that a Doc finds in one pass
+// over its body. A verifier compiles the paths its options read once, at
+// construction; a Paths is immutable and safe for concurrent use.
+type Paths struct {
+	paths []path
+}
+
+// path is a dotted path split into segments.
+type path struct {
+	text string
+	segs []segment
+}
+
+type segment struct {
+	key   string
+	index int // the array index the segment names, or -1
+}
+
+// CompilePaths compiles the non-empty valid paths among paths, each once,
+// at most 8 of them; the others are found by a scan of their own.
+func CompilePaths(paths ...string) *Paths {
+	out := &Paths{}
+	for _, p := range paths {
+		if p == "" || !ValidPath(p) || out.index(p) >= 0 || len(out.paths) == maxPaths {
+			continue
 		}
+		out.paths = append(out.paths, compilePath(p))
 	}
-	if d.bad {
-		return nil, false
-	}
-	cur := d.root
-	for seg := range strings.SplitSeq(path, ".") {
-		switch node := cur.(type) {
-		case map[string]any:
-			cur = node[seg]
-		case []any:
-			// Decimal digits only: Atoi alone would take "+1" and "-0".
-			i, err := strconv.Atoi(seg)
-			if err != nil || strings.TrimLeft(seg, "0123456789") != "" || i >= len(node) {
-				cur = nil
-			} else {
-				cur = node[i]
+	return out
+}
+
+func compilePath(p string) path {
+	out := path{text: p}
+	for seg := range strings.SplitSeq(p, ".") {
+		// Decimal digits only, as an index: Atoi alone would take "+1"
+		// and "-0"; one that overflows an int indexes nothing.
+		index := -1
+		if strings.TrimLeft(seg, "0123456789") == "" {
+			if i, err := strconv.Atoi(seg); err == nil {
+				index = i
 			}
-		default:
-			cur = nil
 		}
-		if cur == nil {
-			return nil, true
+		out.segs = append(out.segs, segment{key: seg, index: index})
+	}
+	return out
+}
+
+// index returns the position of path p in the set, or -1.
+func (ps *Paths) index(p string) int {
+	if ps == nil {
+		return -1
+	}
+	for i := range ps.paths {
+		if ps.paths[i].text == p {
+			return i
 		}
 	}
-	return cur, true
+	return -1
+}
+
+// Doc is a JSON body scanned once, on its first lookup, for the paths of
+// Want (and for the path looked up, when Want lacks it). The zero value
+// with Body set is ready to use; a Doc is not safe for concurrent use.
+//
+// A Doc reads a body as encoding/json's Decoder with UseNumber reads it
+// into an any, and a lookup answers as a walk of the decoded maps and
+// slices would: a body that is not a single JSON value (RFC 8259, nested at
+// most 10,000 deep, white space around it) is NotJSON; object keys and
+// strings are unescaped, invalid UTF-8 and unpaired surrogates become
+// U+FFFD; a key given twice counts with its last value; a number is its
+// literal text. Scanning allocates nothing; a lookup that finds a string or
+// number allocates its copy.
+type Doc struct {
+	Body []byte
+	// Want is the paths the first scan looks for. Defaults to none:
+	// each path looked up is found by a scan of its own.
+	Want *Paths
+
+	scanned bool
+	bad     bool
+	found   [maxPaths]valueSpan
+	// extra is the result of the last path looked up outside Want.
+	extraPath string
+	extra     valueSpan
+}
+
+// valueKind is what a path leads to.
+type valueKind uint8
+
+const (
+	kindAbsent valueKind = iota // nothing there, or null
+	kindString
+	kindNumber
+	kindOther // an object, an array or a boolean
+)
+
+// valueSpan locates the value at a path in the body.
+type valueSpan struct {
+	kind       valueKind
+	plain      bool // a string without escapes or bytes above 0x7f
+	start, end int  // the string's content without quotes, or the number
 }
 
 // Lookup returns the string or number at a dotted path and one of the
 // results above.
-func (d *Doc) Lookup(path string) (string, int) {
-	value, ok := d.find(path)
-	switch val := value.(type) {
-	case string:
-		if val == "" {
+func (d *Doc) Lookup(p string) (string, int) {
+	v, ok := d.find(p)
+	switch {
+	case !ok:
+		return "", NotJSON
+	case v.kind == kindString:
+		if v.start == v.end {
 			return "", Missing
 		}
-		return val, Found
-	case json.Number:
-		return val.String(), Found
-	case nil:
-		if !ok {
-			return "", NotJSON
-		}
-		return "", Missing
+		return d.text(v), Found
+	case v.kind == kindNumber:
+		return string(d.Body[v.start:v.end]), Found
+	case v.kind == kindOther:
+		return "", WrongKind
 	}
-	return "", WrongKind
+	return "", Missing
 }
 
 // LookupString returns the non-empty string at a dotted path, or false
 // when there is none (or the body is not JSON).
-func (d *Doc) LookupString(path string) (string, bool) {
-	value, _ := d.find(path)
-	s, ok := value.(string)
-	return s, ok && s != ""
+func (d *Doc) LookupString(p string) (string, bool) {
+	v, ok := d.find(p)
+	if !ok || v.kind != kindString || v.start == v.end {
+		return "", false
+	}
+	return d.text(v), true
+}
+
+// text returns the content of a string value, unescaped.
+func (d *Doc) text(v valueSpan) string {
+	raw := d.Body[v.start:v.end]
+	if v.plain {
+		return string(raw)
+	}
+	return string(appendUnquotedBytes(make([]byte, 0, len(raw)+utf8.UTFMax), raw))
+}
+
+// find returns where path p leads, and false when the body is not a
+// single JSON value.
+func (d *Doc) find(p string) (valueSpan, bool) {
+	i := d.Want.index(p)
+	if !d.scanned {
+		d.scanned = true
+		var extra *path
+		if i < 0 {
+			cp := compilePath(p)
+			extra = &cp
+		}
+		d.bad = !scanJSON(d.Body, d.Want, extra, &d.found, &d.extra)
+		if extra != nil {
+			d.extraPath = p
+		}
+	}
+	switch {
+	case d.bad:
+		return valueSpan{}, false
+	case i >= 0:
+		return d.found[i], true
+	case d.extraPath != p:
+		cp := compilePath(p)
+		var none [maxPaths]valueSpan
+		scanJSON(d.Body, nil, &cp, &none, &d.extra)
+		d.extraPath = p
+	}
+	return d.extra, true
+}
+
+// appendUnquotedBytes appends the content of a JSON string (without its
+// quotes, already validated) as encoding/json decodes it.
+func appendUnquotedBytes(dst, s []byte) []byte {
+	for r := 0; r < len(s); {
+		c := s[r]
+		switch {
+		case c == '\\':
+			switch s[r+1] {
+			case 'b':
+				dst = append(dst, '\b')
+			case 'f':
+				dst = append(dst, '\f')
+			case 'n':
+				dst = append(dst, '\n')
+			case 'r':
+				dst = append(dst, '\r')
+			case 't':
+				dst = append(dst, '\t')
+			case 'u':
+				rr := hex4(s[r+2:])
+				r += 6
+				if utf16.IsSurrogate(rr) {
+					if r+6 <= len(s) && s[r] == '\\' && s[r+1] == 'u' {
+						if dec := utf16.DecodeRune(rr, hex4(s[r+2:])); dec != unicode.ReplacementChar {
+							dst = utf8.AppendRune(dst, dec)
+							r += 6
+							continue
+						}
+					}
+					rr = unicode.ReplacementChar
+				}
+				dst = utf8.AppendRune(dst, rr)
+				continue
+			default: // '"', '\\', '/'
+				dst = append(dst, s[r+1])
+			}
+			r += 2
+		case c < utf8.RuneSelf:
+			dst = append(dst, c)
+			r++
+		default:
+			rr, size := utf8.DecodeRune(s[r:])
+			dst = utf8.AppendRune(dst, rr) // U+FFFD for invalid UTF-8, as encoding/json
+			r += size
+		}
+	}
+	return dst
+}
+
+// hex4 reads four hex digits, already validated.
+func hex4(s []byte) rune {
+	var r rune
+	for _, c := range s[:4] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c = c - 'a' + 10
+		default:
+			c = c - 'A' + 10
+		}
+		r = r<<4 | rune(c)
+	}
+	return r
 }

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -61,27 +62,108 @@ func (f Fault) Missing() bool { return f == FaultEmpty || f == FaultNoSignature 
 // the Standard Webhooks and Svix reference libraries do: the header is
 // refused only when no well-formed signature item remains.
 func (f *SignatureFormat) Parse(value string) (Signatures, Fault) {
+	var set SignatureSet
+	if fault := f.ParseInto(value, &set); fault != NoFault {
+		return Signatures{}, fault
+	}
+	out := Signatures{Timestamp: set.Timestamp, Sigs: make([][]byte, set.Len())}
+	for i := range out.Sigs {
+		out.Sigs[i] = slices.Clone(set.At(i))
+	}
+	return out, NoFault
+}
+
+// heldSignatures and heldSize bound the signatures a SignatureSet holds
+// without allocating: 8 digests of up to 64 bytes (SHA-512, Ed25519).
+const (
+	heldSignatures = 8
+	heldSize       = 64
+)
+
+// SignatureSet is the content of a signature header as ParseInto decodes
+// it, into storage of its own: parsing a header of up to 8 signatures of
+// up to 64 bytes allocates nothing. Keep it in a variable and pass it by
+// pointer; its zero value is empty.
+type SignatureSet struct {
+	// Timestamp is the raw value of the timestamp item, "" when the
+	// format has no timestamp key or the item is absent.
+	Timestamp string
+
+	n     int // signatures
+	nHeld int // signatures in held
+	size  int
+	held  [heldSignatures][heldSize]byte
+	more  [][]byte // the signatures after the held ones
+}
+
+// Len returns the number of signatures.
+func (s *SignatureSet) Len() int { return s.n }
+
+// At returns signature i, in header order. The slice is the set's own.
+func (s *SignatureSet) At(i int) []byte {
+	if i < s.nHeld {
+		return s.held[i][:s.size]
+	}
+	return s.more[i-s.nHeld]
+}
+
+// add decodes a signature item's value into the set.
+func (s *SignatureSet) add(val string, b64 bool, size int) bool {
+	s.size = size
+	if s.n < heldSignatures && size <= heldSize {
+		if !decodeDigestInto(s.held[s.n][:size], val, b64) {
+			return false
+		}
+		s.n++
+		s.nHeld++
+		return true
+	}
+	sig, ok := DecodeDigest(val, b64, size)
+	if !ok {
+		return false
+	}
+	s.more = append(s.more, sig)
+	s.n++
+	return true
+}
+
+func (s *SignatureSet) reset() {
+	s.Timestamp, s.n, s.nHeld, s.more = "", 0, 0, s.more[:0]
+}
+
+// ParseInto is Parse into set, which it resets; set is left empty when it
+// reports a fault.
+func (f *SignatureFormat) ParseInto(value string, set *SignatureSet) Fault {
+	set.reset()
+	fault := f.parseInto(value, set)
+	if fault != NoFault {
+		set.reset()
+	}
+	return fault
+}
+
+func (f *SignatureFormat) parseInto(value string, set *SignatureSet) Fault {
 	value = strings.Trim(value, " \t")
 	if value == "" {
-		return Signatures{}, FaultEmpty
+		return FaultEmpty
 	}
 	if f.ItemSep == "" {
 		rest, ok := strings.CutPrefix(value, f.Prefix)
 		if !ok {
-			return Signatures{}, FaultPrefix
+			return FaultPrefix
 		}
-		sig, ok := DecodeDigest(rest, f.Base64, f.Size)
-		if !ok {
-			return Signatures{}, FaultDigest
+		if !set.add(rest, f.Base64, f.Size) {
+			return FaultDigest
 		}
-		return Signatures{Sigs: [][]byte{sig}}, NoFault
+		return NoFault
 	}
 	var (
-		out          Signatures
 		malformed    int
 		sawTimestamp bool
 	)
-	for item := range strings.SplitSeq(value, f.ItemSep) {
+	for rest, more := value, true; more; {
+		var item string
+		item, rest, more = strings.Cut(rest, f.ItemSep)
 		item = strings.Trim(item, " \t")
 		if item == "" {
 			continue
@@ -94,30 +176,33 @@ func (f *SignatureFormat) Parse(value string) (Signatures, Fault) {
 		key, val = strings.Trim(key, " \t"), strings.Trim(val, " \t")
 		switch {
 		case key == f.SignatureKey:
-			sig, ok := DecodeDigest(val, f.Base64, f.Size)
-			if !ok {
+			if f.Max > 0 && set.n == f.Max {
+				// One more well-formed signature is one too many.
+				if _, ok := DecodeDigest(val, f.Base64, f.Size); ok {
+					return FaultTooMany
+				}
 				malformed++
 				continue
 			}
-			if f.Max > 0 && len(out.Sigs) == f.Max {
-				return Signatures{}, FaultTooMany
+			if !set.add(val, f.Base64, f.Size) {
+				malformed++
+				continue
 			}
-			out.Sigs = append(out.Sigs, sig)
 		case f.TimestampKey != "" && key == f.TimestampKey:
 			if sawTimestamp {
-				return Signatures{}, FaultTimestamps
+				return FaultTimestamps
 			}
 			sawTimestamp = true
-			out.Timestamp = val
+			set.Timestamp = val
 		}
 	}
 	switch {
-	case len(out.Sigs) > 0:
-		return out, NoFault
+	case set.n > 0:
+		return NoFault
 	case malformed > 0:
-		return Signatures{}, FaultMalformed
+		return FaultMalformed
 	}
-	return Signatures{}, FaultNoSignature
+	return FaultNoSignature
 }
 
 // Detail explains a fault for a rejection. It depends only on the format,

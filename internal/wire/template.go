@@ -1,6 +1,9 @@
 package wire
 
-import "strings"
+import (
+	"io"
+	"strings"
+)
 
 // PartKind is what one part of a signed-content template stands for.
 type PartKind uint8
@@ -152,4 +155,36 @@ func (t Template) Bytes(v Values) []byte {
 		out = append(out, p...)
 	}
 	return out
+}
+
+// Write writes the signed content to w in order: the body directly, the
+// other parts gathered in buf, which it returns for reuse. Hashing a
+// request's content this way copies nothing and allocates nothing once
+// buf has grown to the longest run of other parts.
+func (t Template) Write(w io.Writer, buf []byte, v Values) []byte {
+	buf = buf[:0]
+	for _, p := range t {
+		switch p.Kind {
+		case Literal:
+			buf = append(buf, p.Text...)
+		case Body:
+			if len(buf) > 0 {
+				w.Write(buf)
+				buf = buf[:0]
+			}
+			w.Write(v.Body)
+		case Timestamp:
+			buf = append(buf, v.Timestamp...)
+		case ID:
+			buf = append(buf, v.ID...)
+		case Method:
+			buf = append(buf, v.Method...)
+		case URL:
+			buf = append(buf, v.URL...)
+		}
+	}
+	if len(buf) > 0 {
+		w.Write(buf)
+	}
+	return buf
 }

@@ -28,6 +28,16 @@ func Header(h http.Header, name string) (value string, n int) {
 	return strings.TrimSpace(values[0]), len(values)
 }
 
+// HeaderKey is Header for a name already in canonical form
+// (http.CanonicalHeaderKey), which it looks up directly.
+func HeaderKey(h http.Header, key string) (value string, n int) {
+	values := h[key]
+	if len(values) == 0 {
+		return "", 0
+	}
+	return strings.TrimSpace(values[0]), len(values)
+}
+
 // IsHeaderName reports whether s is a valid HTTP field name (an RFC 9110
 // token).
 func IsHeaderName(s string) bool {
@@ -89,9 +99,17 @@ func ParseTimestamp(s string, format int) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// DecodeBase64 accepts the standard and the URL-safe alphabets, padded or
-// not, and nothing else (the base64 package would skip CR and LF).
-func DecodeBase64(s string) ([]byte, error) {
+// Strict base64 encodings, built once: WithPadding and Strict allocate.
+var (
+	base64Std    = base64.StdEncoding.Strict()
+	base64StdRaw = base64.StdEncoding.WithPadding(base64.NoPadding).Strict()
+	base64URL    = base64.URLEncoding.Strict()
+	base64URLRaw = base64.URLEncoding.WithPadding(base64.NoPadding).Strict()
+)
+
+// base64Encoding picks the encoding DecodeBase64 reads s with, or nil when
+// s has a character of neither alphabet or of both.
+func base64Encoding(s string) *base64.Encoding {
 	std, url := false, false
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
@@ -101,44 +119,99 @@ func DecodeBase64(s string) ([]byte, error) {
 		case c == '-' || c == '_':
 			url = true
 		default:
-			return nil, errors.New("invalid base64 character")
+			return nil
 		}
 	}
-	if std && url {
-		return nil, errors.New("mixed base64 alphabets")
+	padded := strings.HasSuffix(s, "=")
+	switch {
+	case std && url:
+		return nil
+	case url && padded:
+		return base64URL
+	case url:
+		return base64URLRaw
+	case padded:
+		return base64Std
 	}
-	enc := base64.StdEncoding
-	if url {
-		enc = base64.URLEncoding
+	return base64StdRaw
+}
+
+// DecodeBase64 accepts the standard and the URL-safe alphabets, padded or
+// not, and nothing else (the base64 package would skip CR and LF).
+func DecodeBase64(s string) ([]byte, error) {
+	enc := base64Encoding(s)
+	if enc == nil {
+		return nil, errors.New("invalid base64 character or mixed base64 alphabets")
 	}
-	if !strings.HasSuffix(s, "=") {
-		enc = enc.WithPadding(base64.NoPadding)
-	}
-	return enc.Strict().DecodeString(s)
+	return enc.DecodeString(s)
 }
 
 // DecodeDigest decodes a digest of size bytes written in hex (either case)
 // or, when b64 is set, in base64 as DecodeBase64 reads it.
 func DecodeDigest(s string, b64 bool, size int) ([]byte, bool) {
-	var (
-		b   []byte
-		err error
-	)
-	if b64 {
-		if len(s) > base64.StdEncoding.EncodedLen(size) {
-			return nil, false
-		}
-		b, err = DecodeBase64(s)
-	} else {
-		if len(s) != hex.EncodedLen(size) {
-			return nil, false
-		}
-		b, err = hex.DecodeString(s)
-	}
-	if err != nil || len(b) != size {
+	b := make([]byte, size)
+	if !decodeDigestInto(b, s, b64) {
 		return nil, false
 	}
 	return b, true
+}
+
+// maxHeldBase64 is the longest base64 digest decodeDigestInto decodes
+// without allocating, that of a 64-byte digest.
+const maxHeldBase64 = 88
+
+// decodeDigestInto decodes a digest of len(dst) bytes as DecodeDigest
+// does, into dst. It allocates nothing for digests of up to 64 bytes.
+func decodeDigestInto(dst []byte, s string, b64 bool) bool {
+	size := len(dst)
+	if !b64 {
+		if len(s) != hex.EncodedLen(size) {
+			return false
+		}
+		for i := range dst {
+			hi, ok1 := fromHex(s[2*i])
+			lo, ok2 := fromHex(s[2*i+1])
+			if !ok1 || !ok2 {
+				return false
+			}
+			dst[i] = hi<<4 | lo
+		}
+		return true
+	}
+	if len(s) > base64.StdEncoding.EncodedLen(size) {
+		return false
+	}
+	enc := base64Encoding(s)
+	if enc == nil {
+		return false
+	}
+	if len(s) > maxHeldBase64 {
+		b, err := enc.DecodeString(s)
+		return err == nil && len(b) == size && copy(dst, b) == size
+	}
+	// Copied to arrays that stay on the stack: a []byte(s) conversion
+	// and a destination of DecodedLen would each allocate.
+	var src [maxHeldBase64]byte
+	var out [maxHeldBase64]byte
+	n, err := enc.Decode(out[:], src[:copy(src[:], s)])
+	if err != nil || n != size {
+		return false
+	}
+	copy(dst, out[:n])
+	return true
+}
+
+// fromHex decodes a hex digit of either case.
+func fromHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // BodyIDPrefix starts every event ID derived from a body's SHA-256.
@@ -152,5 +225,8 @@ func BodyID(body []byte) string {
 
 // DigestID is BodyID of a body whose SHA-256 is already known.
 func DigestID(sum [sha256.Size]byte) string {
-	return BodyIDPrefix + hex.EncodeToString(sum[:])
+	var b [len(BodyIDPrefix) + 2*sha256.Size]byte
+	copy(b[:], BodyIDPrefix)
+	hex.Encode(b[len(BodyIDPrefix):], sum[:])
+	return string(b[:])
 }

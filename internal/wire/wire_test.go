@@ -2,6 +2,8 @@ package wire
 
 import (
 	"bytes"
+	"encoding/base64"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -80,8 +82,79 @@ func FuzzParseTemplate(f *testing.F) {
 			t.Fatalf("%q accepted without exactly one {body}", template)
 		}
 		r := strings.NewReplacer("{timestamp}", "<T>", "{id}", "<I>", "{method}", "<M>", "{url}", "<U>")
-		if want := r.Replace(before) + "<B>" + r.Replace(after); string(tpl.Bytes(v)) != want {
+		want := r.Replace(before) + "<B>" + r.Replace(after)
+		if string(tpl.Bytes(v)) != want {
 			t.Fatalf("%q renders %q, want %q", template, tpl.Bytes(v), want)
+		}
+		var w bytes.Buffer
+		if tpl.Write(&w, nil, v); w.String() != want {
+			t.Fatalf("%q writes %q, want %q", template, w.String(), want)
+		}
+	})
+}
+
+// referenceDecodeDigest is DecodeDigest as it was before it decoded into
+// buffers: the base64 package's own checks, an encoding built per call.
+func referenceDecodeDigest(s string, b64 bool, size int) ([]byte, bool) {
+	var (
+		b   []byte
+		err error
+	)
+	if b64 {
+		if len(s) > base64.StdEncoding.EncodedLen(size) || strings.ContainsAny(s, "\r\n") {
+			return nil, false
+		}
+		std, url := strings.ContainsAny(s, "+/"), strings.ContainsAny(s, "-_")
+		if std && url {
+			return nil, false
+		}
+		enc := base64.StdEncoding
+		if url {
+			enc = base64.URLEncoding
+		}
+		if !strings.HasSuffix(s, "=") {
+			enc = enc.WithPadding(base64.NoPadding)
+		}
+		b, err = enc.Strict().DecodeString(s)
+	} else {
+		if len(s) != hex.EncodedLen(size) {
+			return nil, false
+		}
+		b, err = hex.DecodeString(s)
+	}
+	if err != nil || len(b) != size {
+		return nil, false
+	}
+	return b, true
+}
+
+// FuzzDecodeDigest checks DecodeDigest and the signature list parser
+// against the reference decoder.
+func FuzzDecodeDigest(f *testing.F) {
+	for _, s := range []string{
+		hex.EncodeToString(make([]byte, 32)), strings.ToUpper(hex.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))),
+		base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef")),
+		base64.RawURLEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcd\xff\xfe")),
+		base64.StdEncoding.EncodeToString(make([]byte, 64)), "AAAA\nAAA=", "+-", "====",
+	} {
+		f.Add(s, true, uint8(32))
+		f.Add(s, false, uint8(32))
+	}
+	f.Fuzz(func(t *testing.T, s string, b64 bool, size uint8) {
+		n := int(size%80) + 1
+		want, wantOK := referenceDecodeDigest(s, b64, n)
+		got, ok := DecodeDigest(s, b64, n)
+		if ok != wantOK || !bytes.Equal(got, want) {
+			t.Fatalf("DecodeDigest(%q, %v, %d) = %x, %v; want %x, %v", s, b64, n, got, ok, want, wantOK)
+		}
+		// In a list, decoded into a SignatureSet.
+		if strings.ContainsAny(s, " \t,") {
+			return // the list syntax would split or trim it
+		}
+		format := SignatureFormat{ItemSep: " ", KVSep: ",", SignatureKey: "v1", Base64: b64, Size: n, Max: 8}
+		sigs, fault := format.Parse("v1," + s)
+		if (fault == NoFault) != wantOK || (wantOK && !bytes.Equal(sigs.Sigs[0], want)) {
+			t.Fatalf("Parse(v1,%q) = %x, %v; want %x", s, sigs.Sigs, fault, want)
 		}
 	})
 }
