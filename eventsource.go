@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"errors"
 	"fmt"
+	"net/http"
 
 	"github.com/hookinbox/webhooks/internal/wire"
 )
@@ -121,18 +122,27 @@ func (s EventSource) Extract(req *Request, v Verification) (Verification, error)
 	if v.PayloadSHA256 == ([sha256.Size]byte{}) {
 		v.PayloadSHA256 = sha256.Sum256(req.Body)
 	}
-	return s.extract(req, v, &wire.Doc{Body: req.Body})
+	return s.extract(req, v, &wire.Doc{Body: req.Body}, s.headerKeys())
 }
 
-// extract is Extract with a body that may already be parsed.
-func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc) (Verification, error) {
+// eventHeaderKeys are the canonical names of an EventSource's headers,
+// which a verifier computes once.
+type eventHeaderKeys struct{ id, typ string }
+
+func (s EventSource) headerKeys() eventHeaderKeys {
+	return eventHeaderKeys{id: http.CanonicalHeaderKey(s.IDHeader), typ: http.CanonicalHeaderKey(s.TypeHeader)}
+}
+
+// extract is Extract with a body that may already be scanned and the
+// headers' canonical names.
+func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys eventHeaderKeys) (Verification, error) {
 	var (
 		id  string
 		rej *VerificationError
 	)
 	switch {
 	case s.IDHeader != "":
-		id, rej = singleHeader(req.Header, s.IDHeader, ReasonMissingEventID)
+		id, rej = singleHeaderKey(req.Header, keys.id, s.IDHeader, ReasonMissingEventID)
 	case s.IDPath != "":
 		id, rej = lookupJSON(doc, s.IDPath, ReasonMissingEventID, "event ID")
 	}
@@ -141,7 +151,7 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc) (Verif
 	}
 	switch {
 	case s.TypeHeader != "":
-		v.EventType, rej = singleHeader(req.Header, s.TypeHeader, ReasonMissingEventType)
+		v.EventType, rej = singleHeaderKey(req.Header, keys.typ, s.TypeHeader, ReasonMissingEventType)
 	case s.TypePath != "":
 		v.EventType, rej = lookupJSON(doc, s.TypePath, ReasonMissingEventType, "event type")
 	default:

@@ -78,28 +78,40 @@ func (f HeaderFallbacks) apply(h http.Header) (http.Header, bool) {
 	return out, true
 }
 
-// canonical returns a copy of f with canonical names, which a verifier
-// keeps so that later changes to the caller's map change nothing.
-func (f HeaderFallbacks) canonical() HeaderFallbacks {
-	if len(f) == 0 {
-		return nil
-	}
-	out := make(HeaderFallbacks, len(f))
-	for name, alt := range f {
-		out[http.CanonicalHeaderKey(name)] = http.CanonicalHeaderKey(alt)
+// fallbackList is HeaderFallbacks compiled for a verifier: canonical
+// names in a fixed order, looked up without canonicalizing them again.
+type fallbackList []fallbackPair
+
+type fallbackPair struct{ name, alt string }
+
+// compile returns the fallbacks as a list.
+func (f HeaderFallbacks) compile() fallbackList {
+	var out fallbackList
+	for _, name := range slices.Sorted(maps.Keys(f)) {
+		out = append(out, fallbackPair{http.CanonicalHeaderKey(name), http.CanonicalHeaderKey(f[name])})
 	}
 	return out
 }
 
-// applyTo returns req with the fallbacks applied to its header, or req
-// itself when none applies. The body is shared, never copied.
-func (f HeaderFallbacks) applyTo(req *Request) *Request {
-	h, changed := f.apply(req.Header)
-	if !changed {
+// applyTo returns req with the fallbacks applied to its header, as
+// HeaderFallbacks.Apply does, or req itself when none applies. The body
+// is shared, never copied.
+func (l fallbackList) applyTo(req *Request) *Request {
+	var out http.Header
+	for _, p := range l {
+		if len(req.Header[p.name]) > 0 || len(req.Header[p.alt]) == 0 {
+			continue
+		}
+		if out == nil {
+			out = req.Header.Clone()
+		}
+		out[p.name] = req.Header[p.alt]
+	}
+	if out == nil {
 		return req
 	}
 	r := *req
-	r.Header = h
+	r.Header = out
 	return &r
 }
 
@@ -107,7 +119,13 @@ func (f HeaderFallbacks) applyTo(req *Request) *Request {
 // header is rejected with the missing reason; a header sent more than once
 // with ReasonMalformedHeader, since the two copies could disagree.
 func singleHeader(h http.Header, name string, missing Reason) (string, *VerificationError) {
-	value, n := wire.Header(h, name)
+	return singleHeaderKey(h, http.CanonicalHeaderKey(name), name, missing)
+}
+
+// singleHeaderKey is singleHeader for a header whose canonical name (key)
+// is known; name is the one rejections give.
+func singleHeaderKey(h http.Header, key, name string, missing Reason) (string, *VerificationError) {
+	value, n := wire.HeaderKey(h, key)
 	switch {
 	case n > 1:
 		return "", Reject(ReasonMalformedHeader, "header %s is sent %d times", name, n)

@@ -1,6 +1,7 @@
 package webhooks
 
 import (
+	"bytes"
 	"context"
 	"crypto"
 	"crypto/hmac"
@@ -11,7 +12,9 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hookinbox/webhooks/internal/wire"
@@ -203,10 +206,14 @@ type HMACVerifier struct {
 	opts      HMACOptions
 	creds     CredentialResolver
 	clock     Clock
-	newHash   func() hash.Hash
 	format    wire.SignatureFormat
 	content   wire.Template // nil when SignedContentFunc builds the content
-	fallbacks HeaderFallbacks
+	fallbacks fallbackList
+	keys      *hmacKeys
+	paths     *wire.Paths // the body's paths the options read
+	// Canonical names of the headers read.
+	sigKey, idKey, timestampKey string
+	eventKeys                   eventHeaderKeys
 }
 
 // NewHMACVerifier returns a verifier with the given options, taking secrets
@@ -222,16 +229,21 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 		bad("Encoding %v is unknown: use EncodingHex or EncodingBase64", opts.Encoding)
 	}
 	v := &HMACVerifier{
-		opts:    opts,
-		creds:   creds,
-		clock:   clockOrSystem(opts.Clock),
-		newHash: newHash,
+		opts:  opts,
+		creds: creds,
+		clock: clockOrSystem(opts.Clock),
 		format: wire.SignatureFormat{
 			Prefix: opts.SignaturePrefix, ItemSep: opts.ItemSeparator, KVSep: opts.KeyValueSeparator,
 			SignatureKey: opts.SignatureKey, TimestampKey: opts.Timestamp.Key,
 			Base64: opts.Encoding == EncodingBase64, Size: size, Max: maxSignatures,
 		},
-		fallbacks: opts.HeaderFallbacks.canonical(),
+		fallbacks:    opts.HeaderFallbacks.compile(),
+		keys:         newHMACKeys(newHash, opts.DecodeSecret),
+		paths:        wire.CompilePaths(opts.Timestamp.Path, opts.Event.IDPath, opts.Event.TypePath, opts.Event.TypeSuffixPath),
+		sigKey:       http.CanonicalHeaderKey(opts.SignatureHeader),
+		idKey:        http.CanonicalHeaderKey(opts.Event.IDHeader),
+		timestampKey: http.CanonicalHeaderKey(opts.Timestamp.Header),
+		eventKeys:    opts.Event.headerKeys(),
 	}
 	v.format.Check(opts.SignatureHeader, bad)
 	v.content = signedContent(opts, bad)
@@ -293,12 +305,13 @@ func (o *HMACOptions) usableSecret(value []byte) error {
 }
 
 // hmacRequest is what parsing a request yields: everything the signature
-// check needs, read without a secret.
+// check needs, read without a secret. It holds the decoded signatures, so
+// it stays in Verify's frame and is passed by pointer.
 type hmacRequest struct {
-	signatures [][]byte
-	content    [][]byte // the signed content's pieces, in order
+	sigs       wire.SignatureSet
+	values     wire.Values // the template's values
+	content    []byte      // the content SignedContentFunc built, or nil
 	occurredAt time.Time
-	sigHeader  string
 }
 
 // Verify implements Verifier. Rejections are *VerificationError values whose
@@ -311,114 +324,115 @@ func (v *HMACVerifier) Verify(ctx context.Context, route Route, req *Request) (V
 		return Verification{}, errors.New("webhooks: HMAC verifier: nil request")
 	}
 	req = v.fallbacks.applyTo(req)
-	in, err := v.parse(req)
+	var in hmacRequest
+	if err := v.parse(req, &in); err != nil {
+		return Verification{}, err
+	}
+	keyID, key, err := v.authenticate(ctx, route, &in)
 	if err != nil {
 		return Verification{}, err
 	}
-	keyID, key, err := v.authenticate(ctx, route, in)
-	if err != nil {
-		return Verification{}, err
-	}
-	return v.metadata(req, in, keyID, key)
+	return v.metadata(req, &in, keyID, key)
 }
 
 // parse reads the signature header, the body's presence, a header or list
-// timestamp and the event ID the content signs, and builds the signed
-// content. Nothing here needs a secret.
-func (v *HMACVerifier) parse(req *Request) (hmacRequest, error) {
+// timestamp and the event ID the content signs, and gathers the signed
+// content's values. Nothing here needs a secret.
+func (v *HMACVerifier) parse(req *Request, in *hmacRequest) error {
 	o := &v.opts
-	in := hmacRequest{sigHeader: o.SignatureHeader}
-	value, rej := singleHeader(req.Header, o.SignatureHeader, ReasonMissingSignature)
+	value, rej := singleHeaderKey(req.Header, v.sigKey, o.SignatureHeader, ReasonMissingSignature)
 	if rej != nil {
-		return in, rej
+		return rej
 	}
-	sigs, rej := parseSignatureHeader(&v.format, value, o.SignatureHeader)
-	if rej != nil {
-		return in, rej
+	if fault := v.format.ParseInto(value, &in.sigs); fault != wire.NoFault {
+		return signatureRejection(&v.format, fault, o.SignatureHeader)
 	}
-	in.signatures = sigs.Sigs
 	if len(req.Body) == 0 && !o.AllowEmptyBody {
-		return in, Reject(ReasonEmptyBody, "the request body is empty")
+		return Reject(ReasonEmptyBody, "the request body is empty")
 	}
-	timestamp, at, err := o.Timestamp.FromHeader(req.Header, sigs.Timestamp)
+	timestamp, at, err := o.Timestamp.fromHeader(req.Header, v.timestampKey, in.sigs.Timestamp)
 	if err != nil {
-		return in, err
+		return err
 	}
 	in.occurredAt = at
 	var id string
 	if o.Event.IDHeader != "" && (o.SignedContentFunc != nil || v.content.Has(wire.ID)) {
-		id, rej = singleHeader(req.Header, o.Event.IDHeader, ReasonMissingEventID)
+		id, rej = singleHeaderKey(req.Header, v.idKey, o.Event.IDHeader, ReasonMissingEventID)
 		if rej != nil && (rej.Reason != ReasonMissingEventID || v.content != nil) {
-			return in, rej // an absent ID only matters when the template signs it
+			return rej // an absent ID only matters when the template signs it
 		}
 	}
 	if o.SignedContentFunc != nil {
 		b, err := o.SignedContentFunc(req, timestamp, id)
 		if err != nil {
-			return in, hookError("building signed content", err)
+			return hookError("building signed content", err)
 		}
-		in.content = [][]byte{b}
-		return in, nil
+		in.content = b
+		if in.content == nil {
+			in.content = []byte{}
+		}
+		return nil
 	}
 	var url string
 	if v.content.Has(wire.URL) {
 		if req.URL == nil {
-			return in, errors.New("webhooks: HMAC verifier: the signed content has {url} but the request has no URL")
+			return errors.New("webhooks: HMAC verifier: the signed content has {url} but the request has no URL")
 		}
 		url = req.URL.String()
 	}
-	in.content = v.content.Pieces(wire.Values{Body: req.Body, Timestamp: timestamp, ID: id, Method: req.Method, URL: url})
-	return in, nil
+	in.values = wire.Values{Body: req.Body, Timestamp: timestamp, ID: id, Method: req.Method, URL: url}
+	return nil
+}
+
+// signatureRejection turns a fault of the signature header into a
+// rejection, as parseSignatureHeader does.
+func signatureRejection(f *wire.SignatureFormat, fault wire.Fault, headerName string) *VerificationError {
+	if fault.Missing() {
+		return Reject(ReasonMissingSignature, "%s", f.Detail(fault, headerName))
+	}
+	return Reject(ReasonMalformedHeader, "%s", f.Detail(fault, headerName))
 }
 
 // authenticate computes the HMAC of the content under each usable secret
 // and compares it in constant time with every signature. It returns the ID
 // and key of the first secret that matched.
-func (v *HMACVerifier) authenticate(ctx context.Context, route Route, in hmacRequest) (keyID string, key []byte, err error) {
+func (v *HMACVerifier) authenticate(ctx context.Context, route Route, in *hmacRequest) (keyID string, key []byte, err error) {
 	secrets, err := v.creds.Secrets(ctx, route)
 	if err != nil {
 		return "", nil, fmt.Errorf("webhooks: HMAC verifier: resolving secrets: %w", err)
 	}
 	tried := 0
 	for _, s := range secrets {
-		k := s.Value
-		if len(k) == 0 || (v.opts.SecretPrefix != "" && string(k) == v.opts.SecretPrefix) {
+		if len(s.Value) == 0 || (v.opts.SecretPrefix != "" && string(s.Value) == v.opts.SecretPrefix) {
 			continue
 		}
-		if v.opts.DecodeSecret != nil {
-			if k, err = v.opts.DecodeSecret(k); err != nil {
-				return "", nil, fmt.Errorf("webhooks: HMAC verifier: decoding secret %q: %w", s.ID, err)
-			}
+		k, err := v.keys.get(s.Value)
+		if err != nil {
+			return "", nil, fmt.Errorf("webhooks: HMAC verifier: decoding secret %q: %w", s.ID, err)
 		}
-		if len(k) == 0 {
+		if len(k.key) == 0 {
 			continue
 		}
 		tried++
-		mac := hmac.New(v.newHash, k)
-		for _, piece := range in.content {
-			mac.Write(piece)
-		}
-		expected := mac.Sum(nil)
-		for _, sig := range in.signatures {
-			if hmac.Equal(expected, sig) {
-				return s.ID, k, nil
-			}
+		if k.matches(v.content, in) {
+			return s.ID, k.key, nil
 		}
 	}
 	if tried == 0 {
 		return "", nil, Reject(ReasonNoCredentials, "no usable secret is configured for this route")
 	}
-	return "", nil, Reject(ReasonBadSignature, "no signature in %s matches", in.sigHeader)
+	return "", nil, Reject(ReasonBadSignature, "no signature in %s matches", v.opts.SignatureHeader)
 }
 
 // metadata reads what an authentic request says: a body timestamp, the
 // window, a handshake, the event ID and type.
-func (v *HMACVerifier) metadata(req *Request, in hmacRequest, keyID string, key []byte) (Verification, error) {
+func (v *HMACVerifier) metadata(req *Request, in *hmacRequest, keyID string, key []byte) (Verification, error) {
 	o := &v.opts
-	doc := &wire.Doc{Body: req.Body} // parsed on the first lookup, if any
+	// Scanned once, on the first lookup, for every path the options read.
+	doc := wire.Doc{Body: req.Body, Want: v.paths}
 	out := Verification{OccurredAt: in.occurredAt, PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
 	if o.Timestamp.Path != "" {
-		at, err := o.Timestamp.fromDoc(doc)
+		at, err := o.Timestamp.fromDoc(&doc)
 		if err != nil {
 			return Verification{}, err
 		}
@@ -437,11 +451,97 @@ func (v *HMACVerifier) metadata(req *Request, in hmacRequest, keyID string, key 
 			return out, nil
 		}
 	}
-	return o.Event.extract(req, out, doc)
+	return o.Event.extract(req, out, &doc, v.eventKeys)
 }
 
 // Format prints the verifier's type only, whatever the verb: the secrets it
 // holds never reach output through fmt or slog.
 func (v *HMACVerifier) Format(f fmt.State, _ rune) {
 	_, _ = io.WriteString(f, "webhooks.HMACVerifier{…}")
+}
+
+// maxCachedKeys bounds the secrets an HMACVerifier keeps keyed hash states
+// for. Past it, a new secret evicts another.
+const maxCachedKeys = 1024
+
+// hmacKeys holds, for each secret value a verifier has used, its HMAC key
+// and a pool of hash states keyed with it, so that a request costs a state
+// reset instead of hmac.New (a new hash, the key padded and hashed twice)
+// and DecodeSecret. Entries are keyed by the secret's bytes: a value that
+// changes under the same ID is a new entry. They stay in memory, never in
+// output: nothing here has a String or Format method that shows them, and
+// HMACVerifier formats as its type only.
+type hmacKeys struct {
+	newHash func() hash.Hash
+	decode  func([]byte) ([]byte, error)
+
+	mu sync.RWMutex
+	m  map[string]*hmacKey
+}
+
+// hmacKey is one secret's key and its hash states.
+type hmacKey struct {
+	key   []byte // DecodeSecret's result, or a copy of the secret; may be empty
+	state sync.Pool
+}
+
+// hmacState is a keyed HMAC and its scratch space.
+type hmacState struct {
+	mac hash.Hash
+	buf []byte // the signed content's parts around the body
+	sum [sha512.Size]byte
+}
+
+func newHMACKeys(newHash func() hash.Hash, decode func([]byte) ([]byte, error)) *hmacKeys {
+	return &hmacKeys{newHash: newHash, decode: decode, m: make(map[string]*hmacKey)}
+}
+
+// get returns the key of secret, decoding it and keying a hash the first
+// time. An error from DecodeSecret is returned as it is, and not kept.
+func (c *hmacKeys) get(secret []byte) (*hmacKey, error) {
+	c.mu.RLock()
+	k := c.m[string(secret)]
+	c.mu.RUnlock()
+	if k != nil {
+		return k, nil
+	}
+	key := secret
+	if c.decode != nil {
+		var err error
+		if key, err = c.decode(secret); err != nil {
+			return nil, err
+		}
+	}
+	k = &hmacKey{key: bytes.Clone(key)}
+	k.state.New = func() any { return &hmacState{mac: hmac.New(c.newHash, k.key)} }
+	c.mu.Lock()
+	if len(c.m) >= maxCachedKeys {
+		for old := range c.m { // an arbitrary one
+			delete(c.m, old)
+			break
+		}
+	}
+	c.m[string(secret)] = k
+	c.mu.Unlock()
+	return k, nil
+}
+
+// matches computes the HMAC of the request's content with k and compares it
+// in constant time with each signature.
+func (k *hmacKey) matches(t wire.Template, in *hmacRequest) bool {
+	st := k.state.Get().(*hmacState)
+	defer k.state.Put(st)
+	st.mac.Reset()
+	if in.content != nil {
+		st.mac.Write(in.content)
+	} else {
+		st.buf = t.Write(st.mac, st.buf, in.values)
+	}
+	sum := st.mac.Sum(st.sum[:0])
+	for i := range in.sigs.Len() {
+		if hmac.Equal(sum, in.sigs.At(i)) {
+			return true
+		}
+	}
+	return false
 }

@@ -127,10 +127,15 @@ func (s TimestampSource) Validate() error {
 // ReasonMissingTimestamp, one that is not in Format with
 // ReasonMalformedTime, a header sent twice with ReasonMalformedHeader.
 func (s TimestampSource) FromHeader(h http.Header, item string) (raw string, t time.Time, err error) {
+	return s.fromHeader(h, http.CanonicalHeaderKey(s.Header), item)
+}
+
+// fromHeader is FromHeader with the canonical name of Header.
+func (s TimestampSource) fromHeader(h http.Header, key, item string) (raw string, t time.Time, err error) {
 	switch {
 	case s.Header != "":
 		var rej *VerificationError
-		if raw, rej = singleHeader(h, s.Header, ReasonMissingTimestamp); rej != nil {
+		if raw, rej = singleHeaderKey(h, key, s.Header, ReasonMissingTimestamp); rej != nil {
 			return "", time.Time{}, rej
 		}
 	case s.Key != "":

@@ -1,0 +1,160 @@
+package webhooks
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+func signHex(key, content string) string {
+	m := hmac.New(sha256.New, []byte(key))
+	m.Write([]byte(content))
+	return hex.EncodeToString(m.Sum(nil))
+}
+
+// TestHMACKeysBounded verifies requests under more secrets than the cache
+// holds: each verifies, and the cache stays at its bound.
+func TestHMACKeysBounded(t *testing.T) {
+	t.Parallel()
+	var current atomic.Value
+	creds := CredentialResolverFunc(func(context.Context, Route) ([]Secret, error) {
+		return []Secret{{ID: "rotating", Value: []byte(current.Load().(string))}}, nil
+	})
+	v, err := NewHMACVerifier(HMACOptions{SignatureHeader: "X-Sig", Event: EventSource{IDHeader: "X-Id"}}, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"a":1}`
+	for i := range maxCachedKeys + 100 {
+		secret := "secret-" + strconv.Itoa(i)
+		current.Store(secret)
+		req := &Request{Header: http.Header{"X-Sig": {signHex(secret, body)}, "X-Id": {"e"}}, Body: []byte(body)}
+		if _, err := v.Verify(context.Background(), Route{}, req); err != nil {
+			t.Fatalf("secret %d: %v", i, err)
+		}
+	}
+	v.keys.mu.RLock()
+	n := len(v.keys.m)
+	v.keys.mu.RUnlock()
+	if n > maxCachedKeys {
+		t.Errorf("the cache holds %d keys, more than %d", n, maxCachedKeys)
+	}
+}
+
+// TestHMACKeysFollowTheValue changes a secret's value under the same ID:
+// the new value verifies, the old one no longer does, and DecodeSecret
+// runs once per value.
+func TestHMACKeysFollowTheValue(t *testing.T) {
+	t.Parallel()
+	var current atomic.Value
+	current.Store("whsec_" + base64.StdEncoding.EncodeToString([]byte("first-key")))
+	creds := CredentialResolverFunc(func(context.Context, Route) ([]Secret, error) {
+		return []Secret{{ID: "same-id", Value: []byte(current.Load().(string))}}, nil
+	})
+	var decodes atomic.Int32
+	opts := HMACOptions{
+		SignatureHeader: "X-Sig", Event: EventSource{IDHeader: "X-Id"},
+		DecodeSecret: func(s []byte) ([]byte, error) {
+			decodes.Add(1)
+			return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(s), "whsec_"))
+		},
+	}
+	v, err := NewHMACVerifier(opts, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := `{"a":1}`
+	verify := func(key string) error {
+		req := &Request{Header: http.Header{"X-Sig": {signHex(key, body)}, "X-Id": {"e"}}, Body: []byte(body)}
+		_, err := v.Verify(context.Background(), Route{}, req)
+		return err
+	}
+	for range 3 {
+		if err := verify("first-key"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	current.Store("whsec_" + base64.StdEncoding.EncodeToString([]byte("second-key")))
+	if err := verify("second-key"); err != nil {
+		t.Fatal(err)
+	}
+	if err := verify("first-key"); err == nil {
+		t.Error("the old value still verifies")
+	}
+	if n := decodes.Load(); n != 2 {
+		t.Errorf("DecodeSecret ran %d times for two values", n)
+	}
+}
+
+// TestHMACVerifyAllocations counts the allocations of a verification in
+// the shapes of the HMAC presets: at most 2, the event ID and type copied
+// out of a JSON body.
+func TestHMACVerifyAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	now := time.Unix(1700000000, 0)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	clock := ClockFunc(func() time.Time { return now })
+	body := `{"id":"evt_1","object":"event","data":{"object":{"id":"in_1","lines":[1,2]}},"type":"invoice.paid"}`
+	key := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	rawKey := "0123456789abcdef0123456789abcdef"
+	b64 := func(content string) string {
+		m := hmac.New(sha256.New, []byte(rawKey))
+		m.Write([]byte(content))
+		return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	}
+	for _, c := range []struct {
+		name   string
+		opts   HMACOptions
+		secret string
+		header http.Header
+		allocs float64
+	}{
+		{"body only, headers", HMACOptions{
+			SignatureHeader: "X-Hub-Signature-256", SignaturePrefix: "sha256=",
+			Event: EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+		}, "gh", http.Header{"X-Hub-Signature-256": {"sha256=" + signHex("gh", body)}, "X-Github-Delivery": {"d-1"}, "X-Github-Event": {"push"}}, 0},
+		{"list header, JSON ID and type", HMACOptions{
+			SignatureHeader: "Stripe-Signature", ItemSeparator: ",", KeyValueSeparator: "=", SignatureKey: "v1",
+			SignedContent: "{timestamp}.{body}", SecretPrefix: "whsec_",
+			Timestamp: TimestampSource{Key: "t"}, Event: EventSource{IDPath: "id", TypePath: "type"},
+		}, "whsec_x", http.Header{"Stripe-Signature": {"t=" + ts + ",v1=" + signHex("whsec_x", ts+"."+body) + ",v0=00"}}, 2},
+		{"base64 list, decoded secret, JSON type", HMACOptions{
+			SignatureHeader: "Webhook-Signature", ItemSeparator: " ", KeyValueSeparator: ",", SignatureKey: "v1",
+			Encoding: EncodingBase64, SignedContent: "{id}.{timestamp}.{body}", SecretPrefix: "whsec_",
+			DecodeSecret: func(s []byte) ([]byte, error) {
+				return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(s), "whsec_"))
+			},
+			Timestamp: TimestampSource{Header: "Webhook-Timestamp"},
+			Event:     EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
+		}, key, http.Header{"Webhook-Signature": {"v1a,x v1," + b64("msg_1."+ts+"."+body)}, "Webhook-Timestamp": {ts}, "Webhook-Id": {"msg_1"}}, 1},
+	} {
+		c.opts.Clock = clock
+		v, err := NewHMACVerifier(c.opts, StaticSecrets(c.secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &Request{Method: http.MethodPost, Header: c.header, Body: []byte(body)}
+		if _, err := v.Verify(context.Background(), Route{}, req); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := v.Verify(context.Background(), Route{}, req); err != nil {
+				panic(fmt.Sprintf("%s: %v", c.name, err))
+			}
+		})
+		if allocs > c.allocs {
+			t.Errorf("%s: %v allocations per verification, want at most %v", c.name, allocs, c.allocs)
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package webhooks
+
+const raceEnabled = false
