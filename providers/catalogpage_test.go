@@ -41,6 +41,9 @@ var legacyVectors = map[string]string{
 // sdkChecks says, per entry, whether a test cross-checks it against the
 // provider's own Go SDK, and why not where it does not.
 var sdkChecks = map[string]string{
+	"stripe":   "**yes**: stripe-go verifies webhookstest's delivery, the entry verifies stripe-go's (`providers/internal/sdkcheck`)",
+	"slack":    "**yes**: slack-go's SecretsVerifier accepts webhookstest's delivery (`providers/internal/sdkcheck`)",
+	"discord":  "**yes**: discordgo's VerifyInteraction accepts webhookstest's interaction (`providers/internal/sdkcheck`)",
 	"sendgrid": "no Go SDK module on the proxy here; the published SDK test vector is used instead",
 }
 
