@@ -44,6 +44,7 @@ func diffItem(got, want webhooks.Item) []string {
 	addTime("LeaseExpiresAt", got.LeaseExpiresAt, want.LeaseExpiresAt)
 	add("LastError", errorRecordEqual(got.LastError, want.LastError), fmtErrorRecord(got.LastError), fmtErrorRecord(want.LastError))
 	add("APIVersion", got.APIVersion == want.APIVersion, fmt.Sprintf("%q", got.APIVersion), fmt.Sprintf("%q", want.APIVersion))
+	add("TraceLink", got.TraceLink == want.TraceLink, fmt.Sprintf("%q", got.TraceLink), fmt.Sprintf("%q", want.TraceLink))
 	add("DuplicateCount", got.DuplicateCount == want.DuplicateCount, got.DuplicateCount, want.DuplicateCount)
 	addTime("LastSeenAt", got.LastSeenAt, want.LastSeenAt)
 	addTime("OccurredAt", got.OccurredAt, want.OccurredAt)

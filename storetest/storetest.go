@@ -155,6 +155,7 @@ func envelope(k webhooks.InboxKey, payload string, receivedAt time.Time) webhook
 		PayloadSHA256: sha256.Sum256([]byte(payload)),
 		KeyID:         "key-2026",
 		APIVersion:    "2026-01-28",
+		TraceLink:     "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
 		OccurredAt:    receivedAt.Add(-90 * time.Second),
 		ReceivedAt:    receivedAt,
 	}
@@ -171,6 +172,7 @@ func enqueuedItem(env webhooks.Envelope) webhooks.Item {
 		PayloadSHA256: env.PayloadSHA256,
 		KeyID:         env.KeyID,
 		APIVersion:    env.APIVersion,
+		TraceLink:     env.TraceLink,
 		State:         webhooks.StatePending,
 		NextAttemptAt: env.ReceivedAt,
 		LastSeenAt:    env.ReceivedAt,
