@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -155,4 +156,63 @@ func TestDatabaseClockConcurrentAcquire(t *testing.T) {
 		require.Equal(t, 1, n, "item %s leased %d times", k, n)
 	}
 	assert.Len(t, tokens, items, "one token per lease")
+}
+
+// TestDatabaseClockOperators: with the database clock, the operators'
+// calls keep the server's time too, whatever the host's clock says: a
+// replay is due at the server's now (spread from it), a closing and the
+// audit entries are stamped with it, a redelivery replays a dead letter
+// due at it, and Stats counts what is due by it.
+func TestDatabaseClockOperators(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool), pgstore.WithDatabaseClock())
+	ctx := t.Context()
+	dbNow := func() time.Time {
+		var now time.Time
+		require.NoError(t, pool.QueryRow(ctx, "SELECT now()").Scan(&now))
+		return now
+	}
+	const near = 10 * time.Second
+	hostNow := func() time.Time { return time.Now().Add(-5 * time.Hour) } // a host clock hours behind
+	for _, id := range []string{"a", "b", "c", "d"} {
+		env := testEnvelope(testKey(id), id, hostNow())
+		mustEnqueueNew(t, s, env)
+		l := acquireOne(t, s, hostNow(), time.Minute)
+		require.NotNil(t, l)
+		require.NoError(t, s.Settle(ctx, deadLettered(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, hostNow())))
+	}
+
+	res, err := s.Replay(ctx, ops.ReplayRequest{Query: &ops.Query{Provider: "acme", Limit: 2}, Actor: "ops", Reason: "r", Spread: time.Hour, Now: hostNow()})
+	require.NoError(t, err)
+	require.Len(t, res.Items, 2)
+	assert.WithinDuration(t, dbNow(), res.Items[0].DueAt, near)
+	assert.WithinDuration(t, dbNow().Add(30*time.Minute), res.Items[1].DueAt, near)
+	d, err := s.Get(ctx, res.Items[0].Key)
+	require.NoError(t, err)
+	require.Len(t, d.Audit, 1)
+	assert.WithinDuration(t, dbNow(), d.Audit[0].At, near)
+	assert.WithinDuration(t, dbNow(), d.History[0].FinishedAt, near, "attempts are stamped with the server's time")
+
+	page, err := s.List(ctx, ops.Query{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 2)
+	require.NoError(t, s.Close(ctx, ops.CloseRequest{Key: page.Items[0].Key, Actor: "ops", Reason: "r", Now: hostNow()}))
+	d, err = s.Get(ctx, page.Items[0].Key)
+	require.NoError(t, err)
+	assert.WithinDuration(t, dbNow(), d.ClosedAt, near)
+
+	redelivery := testEnvelope(page.Items[1].Key, page.Items[1].Key.EventID, hostNow())
+	redelivery.ReplayIfDead = true
+	out, err := s.Enqueue(ctx, redelivery)
+	require.NoError(t, err)
+	require.True(t, out.Replayed)
+	d, err = s.Get(ctx, redelivery.Key)
+	require.NoError(t, err)
+	assert.WithinDuration(t, dbNow(), d.NextAttemptAt, near, "due at the server's now, not the host's")
+
+	st, err := s.Stats(ctx, ops.StatsRequest{Now: hostNow()})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), st.Due, "the first of the spread and the redelivered item are due by the server's clock")
+	assert.Equal(t, int64(3), st.States[webhooks.StatePending])
 }

@@ -2,9 +2,13 @@ package pgstore_test
 
 import (
 	"context"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/pgstore"
@@ -21,15 +25,16 @@ type txStore struct {
 
 func TestInboxConformance(t *testing.T) {
 	t.Parallel()
-	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
-		pool := pgtest.NewPool(t, storePoolConns)
-		return txStore{newStoreOn(t, pool, pgtest.NewSchema(t, pool)), pool}
+	schemas := newRecycledSchemas(t)
+	storetest.RunInbox(t, func(t *testing.T) storetest.Store {
+		s, pool := schemas.store(t)
+		return txStore{s, pool}
 	}, storetest.Features{CompleteInTx: completeInTx})
 }
 
 // completeInTx is storetest's hook for CompleteTx: it completes ev in a
 // transaction of its own and commits or rolls back.
-func completeInTx(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) error {
+func completeInTx(t *testing.T, s storetest.Store, ev webhooks.Event, commit bool) error {
 	t.Helper()
 	ts := s.(txStore)
 	ctx := t.Context()
@@ -49,5 +54,66 @@ func completeInTx(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit
 
 func TestReplayConformance(t *testing.T) {
 	t.Parallel()
-	storetest.RunReplay(t, func(t *testing.T) webhooks.ReplayStore { return newStore(t) })
+	schemas := newRecycledSchemas(t)
+	storetest.RunReplay(t, func(t *testing.T) webhooks.ReplayStore {
+		s, _ := schemas.store(t)
+		return s
+	})
+}
+
+// recycledSchemas hands the conformance cases migrated schemas: a case's
+// schema is emptied when the case ends and given to the next one, so the
+// suite's hundred cases migrate (and drop) a few schemas, as many as run
+// at once, instead of one each: creating and dropping the tables was most
+// of the cost of a case. Every case still gets a store that is empty and
+// that no other running case uses, as storetest requires.
+type recycledSchemas struct {
+	admin *pgxpool.Pool // migrates, empties, and drops when the run ends
+	owner *testing.T    // the whole run: the schemas live as long as it
+	mu    sync.Mutex
+	free  []string
+}
+
+func newRecycledSchemas(t *testing.T) *recycledSchemas {
+	return &recycledSchemas{admin: pgtest.NewPool(t, 2), owner: t}
+}
+
+// store returns a store in a schema of its own until t ends, and its pool.
+func (r *recycledSchemas) store(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
+	t.Helper()
+	r.mu.Lock()
+	var schema string
+	if n := len(r.free); n > 0 {
+		schema, r.free = r.free[n-1], r.free[:n-1]
+	}
+	r.mu.Unlock()
+	if schema == "" {
+		schema = pgtest.NewSchema(r.owner, r.admin)
+		newStoreOn(t, r.admin, schema) // migrates it
+	}
+	t.Cleanup(func() {
+		// Registered before the store's pool is made, so this runs after it
+		// is closed: nothing of the case's is left in the schema's tables.
+		if err := r.empty(schema); err != nil {
+			t.Errorf("emptying the test schema %s for the next case: %v", schema, err)
+			return
+		}
+		r.mu.Lock()
+		r.free = append(r.free, schema)
+		r.mu.Unlock()
+	})
+	pool := pgtest.NewPool(t, storePoolConns)
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	require.NoError(t, err)
+	return s, pool
+}
+
+// empty deletes every row of the schema's tables; the item's history goes
+// with it (its foreign keys cascade).
+func (r *recycledSchemas) empty(schema string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	q := pgx.Identifier{schema}.Sanitize()
+	_, err := r.admin.Exec(ctx, "DELETE FROM "+q+".inbox_items; DELETE FROM "+q+".replay_keys")
+	return err
 }

@@ -24,15 +24,30 @@
 // Enqueue is one INSERT … ON CONFLICT … DO UPDATE … RETURNING: the primary key
 // (provider, tenant, event_id) makes concurrent deliveries of one event
 // produce one row, and the returned row tells new, duplicate and conflict
-// apart. Register does the same for replay keys, replacing an expired
-// registration in the same statement. Acquire locks due rows with FOR UPDATE
-// SKIP LOCKED and gives each a fresh random lease token in the same
-// statement, which also tells which rows it took from expired leases
-// (Lease.Reclaimed). Settle (one statement per outcome) and ExtendLease are
-// each an UPDATE conditional on the item being leased under the caller's
-// token; when it matches no row, the same statement reads the row to tell a
-// token that already settled the item (webhooks.ErrAlreadySettled) from a
-// stale one (webhooks.ErrLeaseLost).
+// apart; a CTE of the same statement keeps a conflicting delivery in
+// inbox_quarantine. Register does the same for replay keys, replacing an
+// expired registration in the same statement. Acquire locks due rows with
+// FOR UPDATE SKIP LOCKED and gives each a fresh random lease token in the
+// same statement, which also tells which rows it took from expired leases
+// (Lease.Reclaimed) and records their attempts as crashed. Settle (one
+// statement per outcome) and ExtendLease are each an UPDATE conditional on
+// the item being leased under the caller's token, and a settlement records
+// its attempt in inbox_attempts in the same statement; when it matches no
+// row, the same statement reads the row to tell a token that already
+// settled the item (webhooks.ErrAlreadySettled) from a stale one
+// (webhooks.ErrLeaseLost).
+//
+// # Operators
+//
+// The Store implements ops.Store. Get reads an item with its attempts,
+// audit trail and quarantined deliveries in one round trip. List pages
+// dead letters, or closed items, through a partial index in its order.
+// Replay and Close change an item and record the change in inbox_audit in
+// one statement; a bulk replay selects through the dead-letter index and
+// replays in batches of 500, a transaction each. Stats is one statement
+// over partial indexes, which never reads succeeded rows: it counts them
+// exactly up to SucceededCountedExactly and estimates beyond, from the
+// planner's statistics.
 //
 // # Time and clock skew
 //
@@ -65,8 +80,8 @@
 // an item's lease expires at the same moment for everyone whatever the
 // instances' clocks say. Times the caller gives as instants (a retry's
 // RetryAt, a replay key's expiry) keep their distance from the caller's
-// now; DeleteSucceeded's cutoff, which comes without a now, keeps its
-// distance from the host's time.Now. A worker should still extend its lease
+// now; the cutoffs of DeleteSucceeded and DeleteClosed, which come without
+// a now, keep their distance from the host's time.Now. A worker should still extend its lease
 // by elapsed time (as the Processor does), not by comparing
 // Lease.ExpiresAt, now a server time, with its own clock. The caller's times
 // are still what the conformance suite exercises, so the option is off by
@@ -80,7 +95,7 @@
 // Notifications are hints: work is found by polling too, so a missed
 // notification only delays it.
 //
-// Enqueue (for a new item) and ReplayDeadLetter do not notify inside their
+// Enqueue (for a new item) and Replay do not notify inside their
 // statement. A transaction that sends NOTIFY takes PostgreSQL's cluster-wide
 // notification-queue lock when it commits and holds it until its commit
 // record is flushed, so notifying commits run one after another at the pace
@@ -113,7 +128,8 @@
 //
 // # Retention
 //
-// Rows are never deleted by the store's normal operation. DeleteSucceeded
-// and DeleteExpiredReplayKeys delete old rows in bounded batches; run them
-// periodically.
+// Rows are never deleted by the store's normal operation. DeleteSucceeded,
+// DeleteClosed and DeleteExpiredReplayKeys delete old rows in bounded
+// batches; run them periodically. An item's history, audit trail and
+// quarantine go with it.
 package pgstore

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -183,7 +184,7 @@ func TestEnqueueTx(t *testing.T) {
 		require.NoError(t, tx.Rollback(ctx))
 
 		_, err = s.Get(ctx, testKey("rolled-back"))
-		require.ErrorIs(t, err, webhooks.ErrNotFound)
+		require.ErrorIs(t, err, ops.ErrNotFound)
 		sendMarker(t, s, pool, "after-rollback")
 		assert.Equal(t, "after-rollback", nextNotification(t, note), "a rolled-back enqueue must not notify")
 	})
@@ -210,12 +211,14 @@ func TestEnqueueTx(t *testing.T) {
 
 		// Invisible to others until commit.
 		_, err = s.Get(ctx, testKey("committed"))
-		require.ErrorIs(t, err, webhooks.ErrNotFound)
+		require.ErrorIs(t, err, ops.ErrNotFound)
 		require.NoError(t, tx.Commit(ctx))
 
 		it, err := s.Get(ctx, testKey("committed"))
 		require.NoError(t, err)
 		assert.Equal(t, 1, it.DuplicateCount)
+		assert.Equal(t, 1, it.Conflicts, "the savepoint's conflicting delivery")
+		assert.Len(t, it.Quarantine, 1)
 		var orders int
 		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+hostTable).Scan(&orders))
 		assert.Equal(t, 1, orders, "only the committed host write is there")
@@ -223,6 +226,40 @@ func TestEnqueueTx(t *testing.T) {
 		assert.Equal(t, "", nextNotification(t, note), "the commit notifies")
 		sendMarker(t, s, pool, "after-commit")
 		assert.Equal(t, "after-commit", nextNotification(t, note), "one notification per new item")
+	})
+
+	t.Run("a redelivery replays a dead letter with the host's transaction", func(t *testing.T) {
+		env := testEnvelope(testKey("dead"), "{}", baseTime.Add(-time.Hour)) // due before the other subtests' items
+		mustEnqueueNew(t, s, env)
+		assert.Equal(t, "", nextNotification(t, note))
+		l := acquireOne(t, s, baseTime, time.Minute)
+		require.NotNil(t, l)
+		require.Equal(t, env.Key, l.Key())
+		require.NoError(t, s.Settle(ctx, deadLettered(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, baseTime)))
+		env.ReplayIfDead = true
+		for _, commit := range []bool{false, true} {
+			tx, err := pool.Begin(ctx)
+			require.NoError(t, err)
+			res, err := s.EnqueueTx(ctx, tx, env)
+			require.NoError(t, err)
+			assert.Equal(t, webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: webhooks.StatePending, Replayed: true}, res)
+			it, err := s.Get(ctx, env.Key)
+			require.NoError(t, err)
+			assert.Equal(t, webhooks.StateDead, it.State, "invisible to others until commit")
+			if !commit {
+				require.NoError(t, tx.Rollback(ctx))
+				continue
+			}
+			require.NoError(t, tx.Commit(ctx))
+		}
+		it, err := s.Get(ctx, env.Key)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.StatePending, it.State)
+		require.Len(t, it.Audit, 1, "the rolled-back replay left no audit entry")
+		assert.Equal(t, ops.ActionRedelivery, it.Audit[0].Action)
+		assert.Equal(t, "", nextNotification(t, note), "the commit notifies")
+		sendMarker(t, s, pool, "after-redelivery")
+		assert.Equal(t, "after-redelivery", nextNotification(t, note), "one notification, of the committed replay")
 	})
 
 	t.Run("nil tx", func(t *testing.T) {
@@ -258,13 +295,19 @@ func TestEnqueueRejectsTextPostgresCannotStore(t *testing.T) {
 		assert.ErrorContains(t, err, "pgstore:", "key %q", k)
 		// Such an item cannot exist, and the other calls say so.
 		_, err = s.Get(t.Context(), k)
-		assert.ErrorIs(t, err, webhooks.ErrNotFound)
-		assert.ErrorIs(t, s.ReplayDeadLetter(t.Context(), webhooks.ReplayRequest{Key: k, Now: baseTime}), webhooks.ErrNotFound)
+		assert.ErrorIs(t, err, ops.ErrNotFound)
+		_, err = s.Replay(t.Context(), ops.ReplayRequest{Key: k, Actor: "a", Reason: "r", Now: baseTime})
+		assert.ErrorIs(t, err, ops.ErrNotFound)
+		assert.ErrorIs(t, s.Close(t.Context(), ops.CloseRequest{Key: k, Actor: "a", Reason: "r", Now: baseTime}), ops.ErrNotFound)
 		l := &webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: k}}
 		assert.ErrorIs(t, s.Settle(t.Context(), succeeded(l, baseTime)), webhooks.ErrLeaseLost)
-		page, err := s.DeadLetters(t.Context(), webhooks.DeadLetterQuery{Tenant: k.Tenant + "\xff", Limit: 10})
+		tenant := k.Tenant + "\xff"
+		page, err := s.List(t.Context(), ops.Query{Tenant: &tenant, Limit: 10})
 		assert.NoError(t, err)
 		assert.Empty(t, page.Items)
+		res, err := s.Replay(t.Context(), ops.ReplayRequest{Query: &ops.Query{Tenant: &tenant, Limit: 10}, Actor: "a", Reason: "r", Now: baseTime})
+		assert.NoError(t, err)
+		assert.Empty(t, res.Items)
 	}
 	// Payloads are bytes: anything goes.
 	env := testEnvelope(testKey("binary"), "", baseTime)

@@ -3,25 +3,30 @@ package pgstore
 import (
 	"context"
 	"errors"
-	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/cursor"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // Enqueue implements webhooks.Enqueuer in one statement (INSERT … ON
-// CONFLICT … DO UPDATE … RETURNING) that commits before it returns, so a
-// nil error means the item is durable. After storing a new item it asks for
-// a wake-up on NotifyChannel (see Notify); the notification is sent after
-// the commit, on its own statement, so enqueues never wait for one another
-// on PostgreSQL's notification queue.
+// CONFLICT … DO UPDATE … RETURNING, with a CTE that quarantines a
+// conflicting delivery) that commits before it returns, so a nil error
+// means the item is durable. An ExistingOnly envelope is an UPDATE of the
+// existing item instead, which stores nothing when there is none. A
+// duplicate of a dead letter with ReplayIfDead set is replayed by a second
+// statement (replayOneSQL), which checks again that the item is dead: of
+// concurrent redeliveries one replays it.
+//
+// After storing a new item, or replaying one, it asks for a wake-up on
+// NotifyChannel (see Notify); the notification is sent after the commit, on
+// its own statement, so enqueues never wait for one another on
+// PostgreSQL's notification queue.
 func (s *Store) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
 	res, err := s.enqueue(ctx, s.pool, env, false)
-	if err == nil && res.Outcome == webhooks.EnqueueNew {
+	if err == nil && (res.Outcome == webhooks.EnqueueNew || res.Replayed) {
 		s.Notify()
 	}
 	return res, err
@@ -32,8 +37,8 @@ func (s *Store) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 // the host wrote in it. The outcome reports what the statement found inside
 // tx; if tx rolls back, nothing was stored.
 //
-// A new item's NOTIFY is sent inside tx, so it is delivered on commit and
-// never on rollback. That makes the commit of tx take PostgreSQL's
+// A new (or replayed) item's NOTIFY is sent inside tx, so it is delivered on
+// commit and never on rollback. That makes the commit of tx take PostgreSQL's
 // cluster-wide notification-queue lock until its commit record is flushed:
 // notifying commits run one at a time, and a full notification queue fails
 // the commit. Where that matters, create the store WithoutNotifyInTx and
@@ -52,16 +57,17 @@ func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, env webhooks.Envelope)
 
 // enqueue runs the enqueue statement on q; with notify, the statement itself
 // notifies NotifyChannel for a new item (delivered when q's transaction
-// commits).
+// commits), and so does a replay.
 func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, notify bool) (webhooks.EnqueueResult, error) {
 	if err := checkKey(env.Key); err != nil {
 		return webhooks.EnqueueResult{}, err
 	}
-	if err := checkText("event type", env.EventType); err != nil {
-		return webhooks.EnqueueResult{}, err
-	}
-	if err := checkText("key ID", env.KeyID); err != nil {
-		return webhooks.EnqueueResult{}, err
+	for _, f := range []struct{ what, v string }{
+		{"event type", env.EventType}, {"key ID", env.KeyID}, {"API version", env.APIVersion}, {"trace link", env.TraceLink},
+	} {
+		if err := checkText(f.what, f.v); err != nil {
+			return webhooks.EnqueueResult{}, err
+		}
 	}
 	headers, err := encodeHeaders(env.Headers)
 	if err != nil {
@@ -71,23 +77,34 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, n
 	if payload == nil {
 		payload = []byte{}
 	}
-	args := []any{
-		env.Key.Provider, env.Key.Tenant, env.Key.EventID, env.EventType,
-		payload, headers, env.PayloadSHA256[:], env.KeyID,
-		occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt),
-	}
 	var (
 		inserted, sameDigest bool
 		state                string
 		notified             int64
 	)
-	if notify {
-		err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)
-	} else {
-		err = q.QueryRow(ctx, s.sql.enqueue, args...).Scan(&inserted, &sameDigest, &state)
+	k := env.Key
+	switch {
+	case env.ExistingOnly:
+		err = q.QueryRow(ctx, s.sql.enqueueExisting,
+			k.Provider, k.Tenant, k.EventID, payload, headers, env.PayloadSHA256[:], env.KeyID, env.ReceivedAt,
+		).Scan(&inserted, &sameDigest, &state)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict}, nil
+		}
+	default:
+		args := []any{
+			k.Provider, k.Tenant, k.EventID, env.EventType,
+			payload, headers, env.PayloadSHA256[:], env.KeyID,
+			occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), env.APIVersion, env.TraceLink,
+		}
+		if notify {
+			err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)
+		} else {
+			err = q.QueryRow(ctx, s.sql.enqueue, args...).Scan(&inserted, &sameDigest, &state)
+		}
 	}
 	if err != nil {
-		return webhooks.EnqueueResult{}, wrapErr("enqueue "+env.Key.String(), err)
+		return webhooks.EnqueueResult{}, wrapErr("enqueue "+k.String(), err)
 	}
 	res := webhooks.EnqueueResult{State: webhooks.State(state)}
 	switch {
@@ -98,70 +115,56 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, n
 	default:
 		res.Outcome = webhooks.EnqueueConflict
 	}
+	if res.Outcome == webhooks.EnqueueDuplicate && env.ReplayIfDead && res.State == webhooks.StateDead {
+		return s.redeliver(ctx, q, env, res, notify)
+	}
 	return res, nil
 }
 
-// Get implements webhooks.InboxStore.
-func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, error) {
-	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
-		return webhooks.Item{}, fmt.Errorf("pgstore: get %q: %w", key.String(), webhooks.ErrNotFound)
-	}
-	rows, _ := s.pool.Query(ctx, s.sql.get, key.Provider, key.Tenant, key.EventID)
-	it, err := pgx.CollectExactlyOneRow(rows, scanItem)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return webhooks.Item{}, fmt.Errorf("pgstore: get %s: %w", key, webhooks.ErrNotFound)
-	}
-	if err != nil {
-		return webhooks.Item{}, wrapErr("get "+key.String(), err)
-	}
-	return it, nil
-}
+// The audit entry of a provider's redelivery that replayed a dead letter.
+const (
+	redeliveryActor  = "provider"
+	redeliveryReason = "the provider delivered the dead-lettered event again (Envelope.ReplayIfDead)"
+)
 
-// DeadLetters implements webhooks.OperatorStore. Pages are read through the
-// inbox_items_dead_idx index in its order.
-func (s *Store) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery) (webhooks.DeadLetterPage, error) {
-	sql, args, err := s.deadLettersQuery(q)
-	if errors.Is(err, errUnstorableFilter) {
-		return webhooks.DeadLetterPage{}, nil // no stored item can match
-	}
+// redeliver replays the dead item of env, a duplicate res reported, due at
+// env.ReceivedAt (the server's now with the database clock), as the
+// provider's redelivery. Another call may have replayed (or closed) it
+// since: then res reports its state.
+func (s *Store) redeliver(ctx context.Context, q querier, env webhooks.Envelope, res webhooks.EnqueueResult, notify bool) (webhooks.EnqueueResult, error) {
+	due, state, err := s.replayItem(ctx, q, env.Key, s.now(env.ReceivedAt), nil, false, ops.Audit{
+		Action: ops.ActionRedelivery, Actor: redeliveryActor, Reason: redeliveryReason,
+	})
 	if err != nil {
-		return webhooks.DeadLetterPage{}, err
+		return res, wrapErr("replay the redelivered dead letter "+env.Key.String(), err)
 	}
-	rows, _ := s.pool.Query(ctx, sql, args...)
-	items, err := pgx.CollectRows(rows, scanItem)
-	if err != nil {
-		return webhooks.DeadLetterPage{}, wrapErr("dead letters", err)
-	}
-	page := webhooks.DeadLetterPage{Items: items}
-	if len(page.Items) > q.Limit {
-		page.Items = page.Items[:q.Limit]
-		last := page.Items[q.Limit-1]
-		page.Next = cursor.DeadLetter{DeadAt: last.DeadAt, Key: last.Key}.String()
-	}
-	return page, nil
-}
-
-// ReplayDeadLetter implements webhooks.OperatorStore in one statement. After
-// replaying an item it asks for a wake-up on NotifyChannel, like Enqueue.
-func (s *Store) ReplayDeadLetter(ctx context.Context, req webhooks.ReplayRequest) error {
-	key := req.Key
-	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
-		return fmt.Errorf("pgstore: replay dead letter %q: %w", key.String(), webhooks.ErrNotFound)
-	}
-	var replayed, exists bool
-	err := s.pool.QueryRow(ctx, s.sql.replayDeadLetter,
-		key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.ResetAttempts,
-	).Scan(&replayed, &exists)
 	switch {
-	case err != nil:
-		return wrapErr("replay dead letter "+key.String(), err)
-	case !exists:
-		return fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotFound)
-	case !replayed:
-		return fmt.Errorf("pgstore: replay dead letter %s: %w", key, webhooks.ErrNotDead)
+	case due != nil:
+		res.State, res.Replayed = webhooks.StatePending, true
+		if notify {
+			var discard int64
+			if err := q.QueryRow(ctx, "SELECT count(*) FROM (SELECT pg_notify($1, '')) AS n", s.channel).Scan(&discard); err != nil {
+				return res, wrapErr("notify after replaying "+env.Key.String(), err)
+			}
+		}
+	case state != nil:
+		res.State = webhooks.State(*state)
 	}
-	s.Notify()
-	return nil
+	return res, nil
+}
+
+// replayItem runs replayOneSQL on q for key: due at dueAt, or at now when
+// it is nil, recorded as a. It returns the item's new due time when it
+// replayed it, else its state (nil: there is no item).
+func (s *Store) replayItem(ctx context.Context, q querier, key webhooks.InboxKey, now, dueAt *time.Time, resetAttempts bool, a ops.Audit) (*time.Time, *string, error) {
+	var (
+		due   *time.Time
+		state *string
+	)
+	err := q.QueryRow(ctx, s.sql.replayOne,
+		key.Provider, key.Tenant, key.EventID, now, resetAttempts, a.Action, a.Actor, a.Reason, a.Ticket, dueAt,
+	).Scan(&due, &state)
+	return due, state, err
 }
 
 // now returns the caller's time as a statement's "now" parameter, or nil
@@ -171,49 +174,4 @@ func (s *Store) now(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
-}
-
-// errUnstorableFilter reports a DeadLetters filter value no stored item can
-// have.
-var errUnstorableFilter = errors.New("pgstore: filter value is not storable text")
-
-// deadLettersQuery builds the statement for DeadLetters: only the filters
-// given, so the planner sees plain equalities, and the cursor as a row
-// comparison in the index's order.
-func (s *Store) deadLettersQuery(q webhooks.DeadLetterQuery) (string, []any, error) {
-	if q.Limit < 1 {
-		return "", nil, fmt.Errorf("pgstore: DeadLetters: Limit is %d; it must be at least 1", q.Limit)
-	}
-	sql := s.sql.deadLetters
-	var args []any
-	arg := func(v any) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args))
-	}
-	for _, f := range []struct{ col, v, what string }{
-		{"i.provider", q.Provider, "provider"},
-		{"i.tenant", q.Tenant, "tenant"},
-		{"i.event_type", q.EventType, "event type"},
-	} {
-		if f.v == "" {
-			continue
-		}
-		if checkText(f.what, f.v) != nil {
-			return "", nil, errUnstorableFilter
-		}
-		sql += " AND " + f.col + " = " + arg(f.v)
-	}
-	if q.After != "" {
-		c, err := cursor.Parse(q.After)
-		if err != nil {
-			return "", nil, fmt.Errorf("pgstore: dead letters: %w", err)
-		}
-		if checkKey(c.Key) != nil {
-			return "", nil, fmt.Errorf("pgstore: dead letters: %w", webhooks.ErrInvalidCursor)
-		}
-		sql += " AND (i.dead_at, i.provider, i.tenant, i.event_id) < (" +
-			arg(c.DeadAt) + "::timestamptz, " + arg(c.Key.Provider) + ", " +
-			arg(c.Key.Tenant) + ", " + arg(c.Key.EventID) + ")"
-	}
-	return sql + s.sql.deadLettersOrder + arg(q.Limit+1), args, nil
 }

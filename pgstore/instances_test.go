@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -239,7 +240,14 @@ func TestLateWorkerIsFencedOut(t *testing.T) {
 	assert.True(t, late.ExpiresAt.Equal(lateExpiry), "a refused extension leaves the lease alone")
 	after, err := b.Get(ctx, k)
 	require.NoError(t, err)
-	assert.Equal(t, before, after, "the late worker changed the item")
+	assert.Equal(t, before.Item, after.Item, "the late worker changed the item")
+	// Its attempt, recorded as crashed by the takeover, is recorded as
+	// lease lost when it first came back.
+	require.Len(t, before.History, 1)
+	assert.Equal(t, ops.OutcomeCrashed, before.History[0].Outcome)
+	require.Len(t, after.History, 1)
+	assert.Equal(t, ops.OutcomeLeaseLost, after.History[0].Outcome)
+	assert.True(t, after.History[0].FinishedAt.Equal(later), "finished when its worker came back")
 
 	// A token that was never issued is lost too.
 	forged := *current

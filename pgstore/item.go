@@ -30,6 +30,9 @@ type itemRow struct {
 	occurredAt                           *time.Time
 	receivedAt, updatedAt                time.Time
 	completedAt, deadAt                  *time.Time
+	apiVersion                           string
+	closedAt                             *time.Time
+	traceLink                            string
 }
 
 // dest returns lead, then the scan destinations in itemColumns order, in
@@ -40,11 +43,11 @@ func (r *itemRow) dest(lead ...any) []any {
 		&r.digest, &r.keyID, &r.state, &r.attempts, &r.nextAttemptAt, &r.leaseExpiresAt,
 		&r.errClass, &r.errMessage, &r.errAt, &r.duplicateCount, &r.lastSeenAt,
 		&r.occurredAt, &r.receivedAt, &r.updatedAt, &r.completedAt, &r.deadAt,
+		&r.apiVersion, &r.closedAt, &r.traceLink,
 	)
 }
 
-// scanItem reads a row of itemColumns (Get, DeadLetters); it is a
-// pgx.RowToFunc.
+// scanItem reads a row of itemColumns (List); it is a pgx.RowToFunc.
 func scanItem(row pgx.CollectableRow) (webhooks.Item, error) {
 	var r itemRow
 	if err := row.Scan(r.dest()...); err != nil {
@@ -72,6 +75,9 @@ func (r *itemRow) item() (webhooks.Item, error) {
 		UpdatedAt:      r.updatedAt.UTC(),
 		CompletedAt:    timeOrZero(r.completedAt),
 		DeadAt:         timeOrZero(r.deadAt),
+		APIVersion:     r.apiVersion,
+		ClosedAt:       timeOrZero(r.closedAt),
+		TraceLink:      r.traceLink,
 	}
 	if it.Payload == nil {
 		it.Payload = []byte{}
@@ -80,13 +86,11 @@ func (r *itemRow) item() (webhooks.Item, error) {
 		return webhooks.Item{}, fmt.Errorf("item %s has a %d-byte payload digest; the table was changed outside pgstore", it.Key, len(r.digest))
 	}
 	copy(it.PayloadSHA256[:], r.digest)
-	if r.headers != nil {
-		var h http.Header
-		if err := json.Unmarshal(r.headers, &h); err != nil {
-			return webhooks.Item{}, fmt.Errorf("item %s has unreadable headers (the table was changed outside pgstore): %w", it.Key, err)
-		}
-		it.Headers = h
+	h, err := decodeHeaders(r.headers)
+	if err != nil {
+		return webhooks.Item{}, fmt.Errorf("item %s has %w", it.Key, err)
 	}
+	it.Headers = h
 	if r.errClass != nil {
 		it.LastError = &webhooks.ErrorRecord{
 			Class:   webhooks.FailureClass(*r.errClass),
@@ -95,6 +99,18 @@ func (r *itemRow) item() (webhooks.Item, error) {
 		}
 	}
 	return it, nil
+}
+
+// decodeHeaders reads a headers column: nil for NULL.
+func decodeHeaders(b []byte) (http.Header, error) {
+	if b == nil {
+		return nil, nil
+	}
+	var h http.Header
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("unreadable headers (the table was changed outside pgstore): %w", err)
+	}
+	return h, nil
 }
 
 func timeOrZero(t *time.Time) time.Time {

@@ -19,10 +19,12 @@ import (
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
 // items in one statement and returns them the longest due first. Due rows
 // are locked with FOR UPDATE SKIP LOCKED and each is given a fresh token
-// (gen_random_uuid) and expiry; Lease.Reclaimed is computed by the same
-// statement, from the row as it was locked. Rows that other transactions
-// are leasing at that moment are skipped, so it may return fewer than
-// req.Max items while more are due.
+// (gen_random_uuid), expiry and attempt number, and req.Worker and
+// req.Version for its history; Lease.Reclaimed is computed by the same
+// statement, from the row as it was locked, and the same statement records
+// the attempt of each expired lease it takes over as crashed. Rows that
+// other transactions are leasing at that moment are skipped, so it may
+// return fewer than req.Max items while more are due.
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -38,7 +40,12 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if err := checkDuration("Acquire", "lease duration", req.LeaseDuration); err != nil {
 		return nil, err
 	}
-	return s.acquire(ctx, "Acquire", req.Now, req.LeaseDuration, req.Max)
+	for _, f := range []struct{ what, v string }{{"worker", req.Worker}, {"version", req.Version}} {
+		if err := checkText(f.what, f.v); err != nil {
+			return nil, err
+		}
+	}
+	return s.acquire(ctx, "Acquire", req)
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -51,8 +58,9 @@ type unreadable struct {
 	err   error
 }
 
-func (s *Store) acquire(ctx context.Context, op string, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
-	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), d.Microseconds(), max)
+func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	now := req.Now
+	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version)
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}
@@ -159,9 +167,13 @@ func decodeRow(rows pgx.Rows, dest []any) (int, error) {
 }
 
 // Settle implements webhooks.LeaseStore with one UPDATE per outcome,
-// fenced by the lease token; when it changes nothing, the same statement
-// tells ErrAlreadySettled from ErrLeaseLost. With the database clock, a
-// retried item is due s.RetryAt.Sub(s.Now) after the server's now().
+// fenced by the lease token, that records the attempt in the item's
+// history in the same statement; when it changes nothing, the same
+// statement tells ErrAlreadySettled from ErrLeaseLost. A lost lease whose
+// attempt was recorded as crashed when another worker took the item over
+// is then recorded as lease_lost, by a statement of its own (only on that
+// path). With the database clock, a retried item is due
+// s.RetryAt.Sub(s.Now) after the server's now().
 func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	if st.Lease == nil {
 		return errors.New("pgstore: Settle needs a lease; got nil")
@@ -171,8 +183,9 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	// are made storable rather than failing the settlement.
 	class, msg := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
 	var (
-		sql  string
-		args []any
+		sql            string
+		args           []any
+		failed, reason *string // the failure, for a lease lost
 	)
 	switch st.Outcome {
 	case webhooks.AttemptSucceeded:
@@ -183,8 +196,10 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 			retryAt = &st.RetryAt
 		}
 		sql, args = s.sql.retry, []any{now, retryAt, st.RetryAt.Sub(st.Now).Microseconds(), class, msg}
+		failed, reason = &class, &msg
 	case webhooks.AttemptDeadLettered:
 		sql, args = s.sql.deadLetter, []any{now, class, msg}
+		failed, reason = &class, &msg
 	case webhooks.AttemptAbandoned:
 		sql, args = s.sql.abandon, []any{now}
 	default:
@@ -192,10 +207,29 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 			st.Lease.Key(), st.Outcome)
 	}
 	_, err := s.fenced(ctx, s.pool, "settle ("+string(st.Outcome)+")", st.Lease, sql, args...)
+	if errors.Is(err, webhooks.ErrLeaseLost) {
+		s.leaseLost(ctx, st.Lease, now, failed, reason)
+	}
 	return err
 }
 
-// ExtendLease implements webhooks.LeaseStore.
+// leaseLost records the attempt of lease, refused with ErrLeaseLost at
+// now, as lease_lost if its history row says it crashed (leaseLostSQL),
+// with the failure the refused settlement carried. The history only
+// describes: a failure here is logged, and the refusal returned as it is.
+func (s *Store) leaseLost(ctx context.Context, lease *webhooks.Lease, now *time.Time, class, msg *string) {
+	args, err := leaseArgs(lease, now, class, msg)
+	if err != nil {
+		return // a token this store never issued has no attempt
+	}
+	if _, err := s.pool.Exec(ctx, s.sql.leaseLost, args...); err != nil {
+		s.logger.WarnContext(ctx, "pgstore: recording a lost lease in the attempt history failed",
+			"key", lease.Key().String(), "error", err)
+	}
+}
+
+// ExtendLease implements webhooks.LeaseStore. A lease lost to another
+// worker's takeover is recorded as lease_lost, as by Settle.
 func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
 	if req.Lease == nil {
 		return errors.New("pgstore: ExtendLease needs a lease; got nil")
@@ -204,6 +238,9 @@ func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 		return err
 	}
 	expires, err := s.fenced(ctx, s.pool, "extend lease", req.Lease, s.sql.extend, s.now(req.Now), req.Duration.Microseconds())
+	if errors.Is(err, webhooks.ErrLeaseLost) {
+		s.leaseLost(ctx, req.Lease, s.now(req.Now), nil, nil)
+	}
 	if err != nil {
 		return err
 	}

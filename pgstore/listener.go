@@ -40,7 +40,7 @@ var _ webhooks.WakeSource = (*Listener)(nil)
 
 // Listener returns a webhooks.WakeSource listening on NotifyChannel, which
 // the store notifies when Enqueue, EnqueueTx (unless WithoutNotifyInTx) or
-// ReplayDeadLetter make an item due, and when a host calls Notify.
+// Replay make an item due, and when a host calls Notify.
 func (s *Store) Listener() *Listener {
 	return &Listener{store: s, pingEvery: listenerPingInterval}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -104,12 +105,13 @@ func TestListenerWakesOnEnqueueAndReconnects(t *testing.T) {
 	mustEnqueueNew(t, s, testEnvelope(testKey("e2"), "{}", baseTime))
 	awaitWake(t, wakes, "enqueue after the reconnection")
 
-	// ReplayDeadLetter of a dead item makes it due: a wake-up too.
+	// A replay of a dead item makes it due: a wake-up too.
 	l := acquireOne(t, s, baseTime, time.Minute)
 	require.NotNil(t, l)
 	require.NoError(t, s.Settle(ctx, deadLettered(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, baseTime)))
 	drain(wakes)
-	require.NoError(t, s.ReplayDeadLetter(ctx, webhooks.ReplayRequest{Key: l.Key(), Now: baseTime}))
+	_, err = s.Replay(ctx, ops.ReplayRequest{Key: l.Key(), Actor: "a", Reason: "r", Now: baseTime})
+	require.NoError(t, err)
 	awaitWake(t, wakes, "replay of a dead letter")
 }
 

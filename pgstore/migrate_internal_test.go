@@ -2,49 +2,78 @@ package pgstore
 
 import (
 	"crypto/sha256"
+	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
-// TestMigrateUpgradesVersion1: a schema that the first release migrated
-// (version 1 only), holding items in every state, upgrades to the current
-// version with every item intact, and the store then settles, acquires and
-// replays them.
-func TestMigrateUpgradesVersion1(t *testing.T) {
+// TestMigrateUpgrades: a schema that an earlier release migrated (version
+// 1, the first release, or version 2, the current one), holding items in
+// every state its statements leave, upgrades to the current version with
+// every item intact, and every operation then works on those items: a
+// lease of the old release settles (and is recorded), an expired one is
+// taken over (and recorded as crashed), due items are acquired in order,
+// a dead letter is replayed and another closed, both audited, conflicts
+// are quarantined, stats count, retention deletes.
+func TestMigrateUpgrades(t *testing.T) {
 	t.Parallel()
+	for _, from := range []int{1, 2} {
+		t.Run(fmt.Sprintf("FromVersion%d", from), func(t *testing.T) {
+			t.Parallel()
+			testMigrateUpgrade(t, from)
+		})
+	}
+}
+
+func testMigrateUpgrade(t *testing.T, from int) {
 	pool := pgtest.NewPool(t, 2)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)))
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
 	require.NoError(t, err)
 	ctx := t.Context()
 	ms, err := Migrations(s.schema)
 	require.NoError(t, err)
-	require.NoError(t, s.migrate(ctx, ms[0]), "the first release applied 0001 alone")
+	for _, m := range ms[:from] {
+		require.NoError(t, s.migrate(ctx, m), "the release applied %04d_%s", m.Version, m.Name)
+	}
 	applied, err := s.AppliedMigrations(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []int{1}, applied)
+	require.Len(t, applied, from)
 
 	base := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
 	key := func(id string) webhooks.InboxKey {
 		return webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: id}
 	}
-	ids := []string{"pending", "retrying", "leased", "expired", "succeeded", "dead"}
-	for _, id := range ids {
-		env := webhooks.Envelope{Key: key(id), EventType: "invoice.paid", Payload: []byte(id), PayloadSHA256: sha256.Sum256([]byte(id)), KeyID: "k1", ReceivedAt: base}
-		res, err := s.Enqueue(ctx, env) // the version 1 statement, unchanged
-		require.NoError(t, err)
-		require.Equal(t, webhooks.EnqueueNew, res.Outcome)
-	}
-	// The other states as the first release's statements left them; the
-	// CHECK constraints of 0001 hold them to its state machine.
-	tokens := map[string]string{"leased": uuid.NewString(), "expired": uuid.NewString(), "succeeded": uuid.NewString()}
+	// The rows as the release's statements left them, written with the
+	// columns it knew; the CHECK constraints of 0001 hold them to its state
+	// machine. Version 2 keeps the token that settled an item.
 	table := quoteSchema(s.schema) + ".inbox_items"
+	tokens := map[string]string{"leased": uuid.NewString(), "expired": uuid.NewString(), "succeeded": uuid.NewString(), "dead": uuid.NewString()}
+	// settled sets the token that settled the item, which version 2 keeps.
+	settled := func(id string) string {
+		if from < 2 {
+			return ""
+		}
+		return `, settled_token = '` + tokens[id] + `'`
+	}
+	ids := []string{"pending", "retrying", "leased", "expired", "succeeded", "dead", "dead2"}
+	for _, id := range ids {
+		_, err := pool.Exec(ctx, `INSERT INTO `+table+` (provider, tenant, event_id, event_type, payload, headers,
+				payload_sha256, key_id, state, attempts, next_attempt_at, duplicate_count, last_seen_at, received_at, updated_at)
+			VALUES ('acme', 't1', $1, 'invoice.paid', $2, '{"Content-Type": ["application/json"]}', $3, 'k1',
+				'pending', 0, $4, 0, $4, $4, $4)`,
+			id, []byte(id), sha256Of(id), base)
+		require.NoError(t, err, id)
+	}
 	for _, u := range []struct {
 		id, set string
 		args    []any
@@ -56,43 +85,73 @@ func TestMigrateUpgradesVersion1(t *testing.T) {
 		{"expired", `state = 'leased', attempts = 1, lease_token = $2::uuid, lease_expires_at = $3,
 			next_attempt_at = $3, updated_at = $4`, []any{tokens["expired"], base.Add(time.Minute), base}},
 		{"succeeded", `state = 'succeeded', attempts = 1, next_attempt_at = NULL, completed_at = $2,
-			updated_at = $2`, []any{base.Add(time.Second)}},
+			updated_at = $2` + settled("succeeded"), []any{base.Add(time.Second)}},
 		{"dead", `state = 'dead', attempts = 2, next_attempt_at = NULL, dead_at = $2, last_error_class = 'permanent',
-			last_error_message = 'gone', last_error_at = $2, updated_at = $2`, []any{base.Add(2 * time.Second)}},
+			last_error_message = 'gone', last_error_at = $2, updated_at = $2` + settled("dead"), []any{base.Add(2 * time.Second)}},
+		{"dead2", `state = 'dead', attempts = 1, next_attempt_at = NULL, dead_at = $2, last_error_class = 'permanent',
+			last_error_message = 'gone', last_error_at = $2, updated_at = $2`, []any{base.Add(3 * time.Second)}},
 	} {
 		tag, err := pool.Exec(ctx, `UPDATE `+table+` SET `+u.set+` WHERE event_id = $1`, append([]any{u.id}, u.args...)...)
 		require.NoError(t, err, u.id)
 		require.EqualValues(t, 1, tag.RowsAffected(), u.id)
 	}
-	before := map[string]webhooks.Item{}
-	for _, id := range ids {
-		before[id], err = s.Get(ctx, key(id)) // reads no column of later versions
+	// What the release stored, in its own columns, before and after.
+	oldColumns := func() map[string]string {
+		rows, err := pool.Query(ctx, `SELECT event_id, (provider, tenant, event_id, event_type, payload, headers, payload_sha256,
+			key_id, state, attempts, next_attempt_at, lease_token, lease_expires_at, last_error_class, last_error_message,
+			last_error_at, duplicate_count, last_seen_at, occurred_at, received_at, updated_at, completed_at, dead_at)::text
+			FROM `+table)
 		require.NoError(t, err)
+		m := map[string]string{}
+		var id, row string
+		_, err = pgx.ForEachRow(rows, []any{&id, &row}, func() error { m[id] = row; return nil })
+		require.NoError(t, err)
+		return m
 	}
+	before := oldColumns()
+	require.Len(t, before, len(ids))
 
 	require.NoError(t, s.Migrate(ctx))
 	applied, err = s.AppliedMigrations(ctx)
 	require.NoError(t, err)
-	require.Equal(t, []int{1, 2}, applied)
+	require.Len(t, applied, len(ms))
+	assert.Equal(t, before, oldColumns(), "the upgrade changed stored items")
+	items := map[string]ops.Detail{}
 	for _, id := range ids {
-		it, err := s.Get(ctx, key(id))
-		require.NoError(t, err)
-		assert.Equal(t, before[id], it, "%s changed by the upgrade", id)
+		d, err := s.Get(ctx, key(id))
+		require.NoError(t, err, id)
+		assert.Equal(t, id, string(d.Payload))
+		assert.Empty(t, d.APIVersion, id)
+		assert.Zero(t, d.ClosedAt, id)
+		assert.Empty(t, d.History, "%s: no attempts recorded before the upgrade", id)
+		assert.Zero(t, d.Conflicts, id)
+		items[id] = d
 	}
+	assert.Equal(t, webhooks.StateLeased, items["leased"].State)
+	assert.Equal(t, webhooks.StateDead, items["dead"].State)
 
-	// A lease of the first release settles, and a settlement tried again
-	// under it is now told apart from a stale one.
-	leased := &webhooks.Lease{Token: tokens["leased"], Item: before["leased"]}
+	// A lease of the old release settles, recorded with the number it had.
+	leased := &webhooks.Lease{Token: tokens["leased"], Item: items["leased"].Item}
 	now := base.Add(90 * time.Second)
 	require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: leased, Outcome: webhooks.AttemptSucceeded, Now: now}))
 	assert.ErrorIs(t, s.Settle(ctx, webhooks.Settlement{Lease: leased, Outcome: webhooks.AttemptSucceeded, Now: now}), webhooks.ErrAlreadySettled)
-	// An item settled before the upgrade kept no token: its lease is lost,
-	// as it was under the first release.
-	old := &webhooks.Lease{Token: tokens["succeeded"], Item: before["succeeded"]}
-	assert.ErrorIs(t, s.Settle(ctx, webhooks.Settlement{Lease: old, Outcome: webhooks.AttemptSucceeded, Now: now}), webhooks.ErrLeaseLost)
+	d, err := s.Get(ctx, key("leased"))
+	require.NoError(t, err)
+	assert.Equal(t, []ops.Attempt{{Number: 1, Outcome: webhooks.AttemptSucceeded, FinishedAt: now}}, d.History,
+		"the old lease's attempt, its start unknown")
+	// An item settled before the upgrade: by version 1, its token was not
+	// kept (lost); by version 2 it was (already settled).
+	old := &webhooks.Lease{Token: tokens["succeeded"], Item: items["succeeded"].Item}
+	wantErr := webhooks.ErrLeaseLost
+	if from >= 2 {
+		wantErr = webhooks.ErrAlreadySettled
+	}
+	assert.ErrorIs(t, s.Settle(ctx, webhooks.Settlement{Lease: old, Outcome: webhooks.AttemptSucceeded, Now: now}), wantErr)
 
-	// Due items are acquired in due order; the expired lease is reclaimed.
-	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10})
+	// Due items are acquired in due order; the expired lease is reclaimed
+	// and its attempt recorded as crashed, numbered after the attempts made
+	// before the upgrade.
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Worker: "w", Version: "v3"})
 	require.NoError(t, err)
 	got := map[string]bool{}
 	var order []string
@@ -103,13 +162,62 @@ func TestMigrateUpgradesVersion1(t *testing.T) {
 	}
 	assert.Equal(t, []string{"pending", "retrying", "expired"}, order)
 	assert.Equal(t, map[string]bool{"pending": false, "retrying": false, "expired": true}, got, "Reclaimed by item")
-	assert.ErrorIs(t, s.Settle(ctx, webhooks.Settlement{
-		Lease: &webhooks.Lease{Token: tokens["expired"], Item: before["expired"]}, Outcome: webhooks.AttemptSucceeded, Now: now,
-	}), webhooks.ErrLeaseLost, "the first release's expired lease was taken over")
-
-	require.NoError(t, s.ReplayDeadLetter(ctx, webhooks.ReplayRequest{Key: key("dead"), Now: now}))
-	it, err := s.Get(ctx, key("dead"))
+	stale := &webhooks.Lease{Token: tokens["expired"], Item: items["expired"].Item}
+	assert.ErrorIs(t, s.Settle(ctx, webhooks.Settlement{Lease: stale, Outcome: webhooks.AttemptSucceeded, Now: now.Add(time.Second)}),
+		webhooks.ErrLeaseLost, "the old release's expired lease was taken over")
+	d, err = s.Get(ctx, key("expired"))
 	require.NoError(t, err)
-	assert.Equal(t, webhooks.StatePending, it.State)
-	assert.Equal(t, 2, it.Attempts)
+	assert.Equal(t, []ops.Attempt{
+		{Number: 1, Outcome: ops.OutcomeLeaseLost, FinishedAt: now.Add(time.Second)},
+		{Number: 2, Outcome: webhooks.AttemptSucceeded, StartedAt: now, FinishedAt: now, Worker: "w", Version: "v3"},
+	}, d.History)
+	d, err = s.Get(ctx, key("retrying"))
+	require.NoError(t, err)
+	assert.Equal(t, []ops.Attempt{{Number: 2, Outcome: webhooks.AttemptSucceeded, StartedAt: now, FinishedAt: now, Worker: "w", Version: "v3"}}, d.History,
+		"numbered after the attempt made before the upgrade")
+
+	// Dead letters of the old release are listed, replayed and closed.
+	page, err := s.List(ctx, ops.Query{Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, page.Items, 2)
+	res, err := s.Replay(ctx, ops.ReplayRequest{Key: key("dead"), Actor: "ops", Reason: "upgrade test", Now: now})
+	require.NoError(t, err)
+	assert.Len(t, res.Items, 1)
+	require.NoError(t, s.Close(ctx, ops.CloseRequest{Key: key("dead2"), Actor: "ops", Reason: "upgrade test", Now: now}))
+	d, err = s.Get(ctx, key("dead"))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatePending, d.State)
+	assert.Equal(t, 2, d.Attempts)
+	assert.Len(t, d.Audit, 1)
+	l, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1})
+	require.NoError(t, err)
+	require.Len(t, l, 1)
+	assert.Equal(t, 3, l[0].Attempt)
+
+	// A conflicting delivery of an old item is quarantined.
+	res2, err := s.Enqueue(ctx, webhooks.Envelope{Key: key("succeeded"), Payload: []byte("other"), PayloadSHA256: sha256.Sum256([]byte("other")), ReceivedAt: now})
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.EnqueueConflict, res2.Outcome)
+	d, err = s.Get(ctx, key("succeeded"))
+	require.NoError(t, err)
+	assert.Equal(t, 1, d.Conflicts)
+	assert.Len(t, d.Quarantine, 1)
+
+	st, err := s.Stats(ctx, ops.StatsRequest{Now: now})
+	require.NoError(t, err)
+	assert.Equal(t, map[webhooks.State]int64{webhooks.StatePending: 0, webhooks.StateLeased: 1, webhooks.StateSucceeded: 5,
+		webhooks.StateDead: 0, webhooks.StateClosed: 1}, st.States)
+
+	n, err := s.DeleteSucceeded(ctx, now.Add(time.Hour), 10)
+	require.NoError(t, err)
+	assert.EqualValues(t, 5, n, "retention deletes the old and the new succeeded items, with their history")
+	var left int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+quoteSchema(s.schema)+`.inbox_attempts) +
+		(SELECT count(*) FROM `+quoteSchema(s.schema)+`.inbox_quarantine)`).Scan(&left))
+	assert.Equal(t, 0, left, "the deleted items' history went with them (the dead items' history: none before the upgrade)")
+}
+
+func sha256Of(s string) []byte {
+	d := sha256.Sum256([]byte(s))
+	return d[:]
 }

@@ -69,9 +69,9 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 	poolA := pgtest.NewPool(t, 2)
 	poolB := pgtest.NewPool(t, 2)
 	schema := pgtest.NewSchema(t, poolA)
-	a, err := pgstore.New(poolA, pgstore.WithSchema(schema))
+	a, err := pgstore.New(poolA, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
-	b, err := pgstore.New(poolB, pgstore.WithSchema(schema))
+	b, err := pgstore.New(poolB, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
 
 	for round := range 3 {

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Wake-ups for Enqueue and ReplayDeadLetter are sent by the store's notifier,
+// Wake-ups for Enqueue and Replay are sent by the store's notifier,
 // outside the statement that stores the item, at most one every
 // notifyInterval, each bounded by notifyTimeout.
 const (

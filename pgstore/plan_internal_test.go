@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -12,12 +13,14 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/cursor"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // TestQueriesUseTheirIndexes checks that each index matches its query
-// exactly: with sequential scans discouraged, the plan reads the index and
-// needs no Sort step.
+// exactly: with sequential scans discouraged, the plan reads the index and,
+// where the statement pages or takes the first rows in an order, needs no
+// Sort step.
 func TestQueriesUseTheirIndexes(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 1)
@@ -27,45 +30,154 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	after := cursor.DeadLetter{DeadAt: now, Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}}.String()
-	dlSQL, dlArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{After: after, Limit: 50})
-	require.NoError(t, err)
-	dlFilteredSQL, dlFilteredArgs, err := s.deadLettersQuery(webhooks.DeadLetterQuery{Provider: "p", EventType: "x", Limit: 50})
-	require.NoError(t, err)
-	settleArgs, err := leaseArgs(&webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}}}, now)
+	k := webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}
+	list := func(start string, state webhooks.State, q ops.Query) (string, []any) {
+		sql, args, err := s.listQuery("List", start, state, q, 51)
+		require.NoError(t, err)
+		return sql, args
+	}
+	tenant := ""
+	dlSQL, dlArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{After: cursor.Position{State: webhooks.StateDead, At: now, Key: k}.String()})
+	dlFilteredSQL, dlFilteredArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{
+		Provider: "p", Tenant: &tenant, EventType: "x", ErrorClass: webhooks.FailurePermanent, APIVersion: "2024-01-01", From: now, To: now.Add(time.Hour)})
+	closedSQL, closedArgs := list(s.sql.listClosed, webhooks.StateClosed, ops.Query{State: webhooks.StateClosed, From: now,
+		After: cursor.Position{State: webhooks.StateClosed, At: now.Add(time.Hour), Key: k}.String()})
+	selectSQL, selectArgs := list(s.sql.selectDead, webhooks.StateDead, ops.Query{Provider: "p"})
+	keyArgs := []any{"p", "t", "e"}
+	settleArgs, err := leaseArgs(&webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: k}}, now)
 	require.NoError(t, err)
 	extendArgs := append(slices.Clone(settleArgs), int64(60e6))
+	lostArgs := append(slices.Clone(settleArgs), "error", "lost")
 
 	for _, c := range []struct {
-		name, sql, index string
-		args             []any
+		name, sql string
+		indexes   []string
+		args      []any
+		sorts     bool
 	}{
-		{"acquire", s.sql.acquire, "inbox_items_due_idx", []any{now, int64(60e6), 10}},
-		{"acquire with database clock", s.sql.acquire, "inbox_items_due_idx", []any{nil, int64(60e6), 10}},
-		{"dead letters after a cursor", dlSQL, "inbox_items_dead_idx", dlArgs},
-		{"dead letters filtered", dlFilteredSQL, "inbox_items_dead_idx", dlFilteredArgs},
-		{"delete succeeded", s.sql.deleteSucceeded, "inbox_items_succeeded_idx", []any{now, 100}},
-		{"delete expired replay keys", s.sql.deleteExpiredReplayKeys, "replay_keys_expires_at_idx", []any{now, 100}},
-		{"get", s.sql.get, "inbox_items_pkey", []any{"p", "t", "e"}},
+		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v"}, false},
+		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v"}, false},
+		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
+		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_items_dead_idx"}, dlFilteredArgs, false},
+		{"list closed items after a cursor", closedSQL, []string{"inbox_items_closed_idx"}, closedArgs, false},
+		{"bulk replay: select dead letters", selectSQL, []string{"inbox_items_dead_idx"}, selectArgs, false},
+		// A batch locks its rows in key order: it sorts at most a batch.
+		{"bulk replay: a batch", s.sql.replayBatch, []string{"inbox_items_pkey"},
+			[]any{[]string{"p"}, []string{"t"}, []string{"e"}, []int64{0}, now, false, "replay", "a", "r", ""}, true},
+		{"replay one", s.sql.replayOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil), false},
+		{"close", s.sql.closeOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, "a", "r", ""), false},
+		{"delete succeeded", s.sql.deleteSucceeded, []string{"inbox_items_succeeded_idx"}, []any{now, 100}, false},
+		{"delete closed", s.sql.deleteClosed, []string{"inbox_items_closed_idx"}, []any{now, 100}, false},
+		{"delete expired replay keys", s.sql.deleteExpiredReplayKeys, []string{"replay_keys_expires_at_idx"}, []any{now, 100}, false},
+		{"get", s.sql.get, []string{"inbox_items_pkey"}, keyArgs, false},
+		{"get: history", s.sql.history, []string{"inbox_attempts_pkey"}, keyArgs, false},
+		{"get: audit trail", s.sql.audit, []string{"inbox_audit_pkey"}, keyArgs, false},
+		{"get: quarantine", s.sql.quarantine, []string{"inbox_quarantine_pkey"}, keyArgs, false},
 		// The fenced statements reach the row by its key twice: to update
 		// it, and to tell a settled token from a stale one.
-		{"settle (succeeded)", s.sql.succeed, "inbox_items_pkey", settleArgs},
-		{"extend lease", s.sql.extend, "inbox_items_pkey", extendArgs},
+		{"settle (succeeded)", s.sql.succeed, []string{"inbox_items_pkey"}, settleArgs, false},
+		{"extend lease", s.sql.extend, []string{"inbox_items_pkey"}, extendArgs, false},
+		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
+		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},
+			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			plan := explain(t, s, c.sql, c.args)
-			assert.Contains(t, plan, c.index, "plan:\n%s", plan)
-			assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+			plan := explain(t, s, c.sql, c.args, true)
+			for _, index := range c.indexes {
+				assert.Contains(t, plan, index, "plan:\n%s", plan)
+			}
+			assert.NotContains(t, plan, "Seq Scan", "plan:\n%s", plan)
+			if !c.sorts {
+				assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+			}
 		})
 	}
 }
 
-func explain(t *testing.T, s *Store, sql string, args []any) string {
+// TestStatsPlanBesideManySucceeded: with many succeeded rows (1,000,000 with
+// WEBHOOKS_TEST_LONG=1, 100,000 otherwise, to keep the package's tests
+// quick), ANALYZEd, the planner left to itself reads every part of Stats
+// through its partial index, never the table; the succeeded count is an
+// estimate close to the truth, every other count exact.
+func TestStatsPlanBesideManySucceeded(t *testing.T) {
+	t.Parallel()
+	succeeded := 100_000
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		succeeded = 1_000_000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	table := quoteSchema(s.schema) + ".inbox_items"
+	_, err := pool.Exec(ctx, `INSERT INTO `+table+` (provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, completed_at)
+		SELECT 'acme', '', 'evt_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', 'succeeded', 1, 0, $1, $1, $1, $1
+		FROM generate_series(1, $2::int) AS g`, now.Add(-time.Hour), succeeded)
+	require.NoError(t, err)
+	// A few items in every other state, through the store.
+	for i, id := range []string{"pending", "retrying", "leased", "dead", "closed"} {
+		env := webhooks.Envelope{Key: webhooks.InboxKey{Provider: "acme", EventID: id}, EventType: "invoice.paid",
+			PayloadSHA256: [32]byte{byte(i + 1)}, ReceivedAt: now.Add(time.Duration(i) * time.Second)}
+		_, err := s.Enqueue(ctx, env)
+		require.NoError(t, err)
+	}
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now.Add(time.Minute), LeaseDuration: time.Hour, Max: 5})
+	require.NoError(t, err)
+	require.Len(t, leases, 5)
+	for _, l := range leases {
+		st := webhooks.Settlement{Lease: l, Now: now.Add(time.Minute)}
+		switch l.Key().EventID {
+		case "pending":
+			st.Outcome = webhooks.AttemptAbandoned
+		case "retrying":
+			st.Outcome, st.Failure, st.RetryAt = webhooks.AttemptRetried, webhooks.Failure{Class: webhooks.FailureError}, now.Add(2*time.Minute)
+		case "leased":
+			continue
+		default:
+			st.Outcome, st.Failure = webhooks.AttemptDeadLettered, webhooks.Failure{Class: webhooks.FailurePermanent}
+		}
+		require.NoError(t, s.Settle(ctx, st))
+	}
+	require.NoError(t, s.Close(ctx, ops.CloseRequest{Key: webhooks.InboxKey{Provider: "acme", EventID: "closed"}, Actor: "a", Reason: "r", Now: now.Add(time.Minute)}))
+	_, err = pool.Exec(ctx, "ANALYZE "+table)
+	require.NoError(t, err)
+
+	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, false)
+	t.Logf("Stats beside %d succeeded items:\n%s", succeeded, plan)
+	assert.NotContains(t, plan, "Seq Scan on inbox_items", "plan:\n%s", plan)
+	for _, index := range []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"} {
+		assert.Contains(t, plan, index, "plan:\n%s", plan)
+	}
+
+	start := time.Now()
+	st, err := s.Stats(ctx, ops.StatsRequest{Now: now.Add(time.Minute)})
+	took := time.Since(start)
+	require.NoError(t, err)
+	t.Logf("Stats took %v", took)
+	assert.True(t, st.SucceededEstimated)
+	assert.InEpsilon(t, float64(succeeded), float64(st.States[webhooks.StateSucceeded]), 0.1, "succeeded estimate")
+	assert.Equal(t, int64(2), st.States[webhooks.StatePending])
+	assert.Equal(t, int64(1), st.States[webhooks.StateLeased])
+	assert.Equal(t, int64(1), st.States[webhooks.StateDead])
+	assert.Equal(t, int64(1), st.States[webhooks.StateClosed])
+	assert.Equal(t, int64(1), st.Due, "the abandoned item")
+	assert.Equal(t, int64(1), st.Retrying)
+	assert.Equal(t, int64(1), st.LeasesHeld)
+	assert.Equal(t, []ops.Count{{Provider: "acme", EventType: "invoice.paid", N: 1}}, st.DeadLetters)
+}
+
+// explain returns the plan of sql with args; with noSeqScan, sequential
+// scans are discouraged, so a plan that could use an index does.
+func explain(t *testing.T, s *Store, sql string, args []any, noSeqScan bool) string {
 	t.Helper()
 	var lines []string
 	err := pgx.BeginFunc(t.Context(), s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(t.Context(), "SET LOCAL enable_seqscan = off"); err != nil {
-			return err
+		if noSeqScan {
+			if _, err := tx.Exec(t.Context(), "SET LOCAL enable_seqscan = off"); err != nil {
+				return err
+			}
 		}
 		rows, err := tx.Query(t.Context(), "EXPLAIN "+sql, args...)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -158,6 +159,7 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 		webhooks.WithWorkers(1),
 		webhooks.WithPollInterval(time.Hour), // nothing but the start-up acquisition
 		webhooks.WithLogger(testLogger(t)),
+		webhooks.WithWorkerIdentity("instance-a", "v9"),
 	)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -206,5 +208,9 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 	assert.True(t, it.LeaseExpiresAt.Equal(takeover.Add(time.Hour)), "the new holder's lease, not extended by the loser: %v", it.LeaseExpiresAt)
 	assert.True(t, it.UpdatedAt.Equal(takeover), "last changed by the takeover: %v", it.UpdatedAt)
 	assert.Nil(t, it.LastError)
+	// The processor's attempt, recorded as crashed by the takeover, became
+	// lease lost when its renewal was refused, at its clock's now.
+	assert.Equal(t, []ops.Attempt{{Number: 1, Outcome: ops.OutcomeLeaseLost, StartedAt: baseTime, FinishedAt: baseTime.Add(time.Hour),
+		Worker: "instance-a", Version: "v9"}}, it.History)
 	require.NoError(t, b.Settle(t.Context(), succeeded(stolen, takeover)), "the new holder's token still works")
 }

@@ -7,7 +7,8 @@ import (
 )
 
 // DeleteSucceeded deletes succeeded items that completed before olderThan,
-// at most batchSize rows per statement, each statement its own short
+// with their history (the foreign keys cascade), at most batchSize items
+// per statement, each statement its own short
 // transaction, until a statement finds nothing more to delete or ctx is done.
 // Rows other transactions hold at that moment are skipped (a later call gets
 // them). It returns how many rows it deleted, also when it stops with an
@@ -25,6 +26,16 @@ import (
 // olderThan a week ago and batchSize 1000.
 func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchSize int) (int64, error) {
 	return s.deleteBatches(ctx, "delete succeeded items", s.sql.deleteSucceeded, olderThan, s.hostNow().Sub(olderThan), batchSize)
+}
+
+// DeleteClosed deletes items an operator closed (ops.Store.Close) before
+// olderThan, with their history and audit trail, in batches of at most
+// batchSize items, like DeleteSucceeded: closed items are kept for a
+// retention period of their own, since the closing is the record that a
+// dead letter was ended on purpose. Run it periodically with a cutoff as
+// long as your audits need, for example olderThan 90 days ago.
+func (s *Store) DeleteClosed(ctx context.Context, olderThan time.Time, batchSize int) (int64, error) {
+	return s.deleteBatches(ctx, "delete closed items", s.sql.deleteClosed, olderThan, s.hostNow().Sub(olderThan), batchSize)
 }
 
 // DeleteExpiredReplayKeys deletes replay keys that expired at or before now

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
@@ -56,7 +57,7 @@ func TestDeleteSucceeded(t *testing.T) {
 	for i := range completed + 3 {
 		it, err := s.Get(ctx, testKey(fmt.Sprintf("e%02d", i)))
 		if i < 17 {
-			assert.ErrorIs(t, err, webhooks.ErrNotFound, "e%02d", i)
+			assert.ErrorIs(t, err, ops.ErrNotFound, "e%02d", i)
 			continue
 		}
 		require.NoError(t, err)

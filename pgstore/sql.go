@@ -1,6 +1,11 @@
 package pgstore
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+
+	"github.com/hookinbox/webhooks/ops"
+)
 
 // The statements below are written with {{schema}} for the quoted schema
 // name. A parameter named "now" is NULL when the store uses the database
@@ -12,49 +17,101 @@ import "strings"
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
 	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
 	i.last_error_class, i.last_error_message, i.last_error_at, i.duplicate_count, i.last_seen_at,
-	i.occurred_at, i.received_at, i.updated_at, i.completed_at, i.dead_at`
+	i.occurred_at, i.received_at, i.updated_at, i.completed_at, i.dead_at, i.api_version, i.closed_at,
+	i.trace_link`
 
 // itemColumnCount is the number of columns in itemColumns.
 var itemColumnCount = strings.Count(itemColumns, ",") + 1
 
-// enqueueSQL inserts an item or, when the key exists, counts a duplicate
-// (same digest) or leaves the row as it was (other digest). The DO UPDATE
-// always runs on conflict so the statement returns exactly one row even when
-// the conflicting row was committed by a concurrent transaction after this
-// statement's snapshot; a conflict rewrites the row with its own values.
-// (xmax = 0) is true only for a row version this statement inserted: an
-// updated version carries the updating transaction as its locker.
-//
-// It sends no NOTIFY: Enqueue asks the store's notifier for one after the
-// statement has committed (see notifier).
+// upsertSQL inserts an item or, when the key exists, counts a duplicate
+// (same digest) or a conflict (other digest), changing nothing else. The
+// DO UPDATE always runs on conflict so the statement returns exactly one
+// row even when the conflicting row was committed by a concurrent
+// transaction after this statement's snapshot. (xmax = 0) is true only for
+// a row version this statement inserted: an updated version carries the
+// updating transaction as its locker. It returns the columns quarantineCTE
+// and the enqueue statements read.
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload, $6 headers,
 // $7 digest, $8 key_id, $9 occurred_at, $10 received_at, $11 now (due and
-// updated time).
-const enqueueSQL = `
+// updated time), $12 api_version, $13 trace_link.
+const upsertSQL = `
 INSERT INTO {{schema}}.inbox_items AS i (
 	provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
 	state, attempts, next_attempt_at, duplicate_count, last_seen_at,
-	occurred_at, received_at, updated_at)
+	occurred_at, received_at, updated_at, api_version, trace_link)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
 	'pending', 0, coalesce($11::timestamptz, now()), 0, $10,
-	$9, $10, coalesce($11::timestamptz, now()))
+	$9, $10, coalesce($11::timestamptz, now()), $12, $13)
 ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
 	duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
 		THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
 	last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-		THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END
-RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state`
+		THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END,
+	conflicts = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+		THEN i.conflicts ELSE i.conflicts + 1 END
+RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state, i.conflicts`
 
-// enqueueNotifySQL is enqueueSQL that also notifies $12 for a new item, for
+// existingSQL is upsertSQL for an ExistingOnly envelope: it counts a
+// duplicate or a conflict on an existing item and never inserts one, so it
+// returns no row when there is no item.
+//
+// $1 provider, $2 tenant, $3 event_id, $4 payload, $5 headers, $6 digest,
+// $7 key_id, $8 received_at.
+const existingSQL = `
+UPDATE {{schema}}.inbox_items AS i SET
+	duplicate_count = CASE WHEN i.payload_sha256 = $6
+		THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
+	last_seen_at = CASE WHEN i.payload_sha256 = $6
+		THEN $8::timestamptz ELSE i.last_seen_at END,
+	conflicts = CASE WHEN i.payload_sha256 = $6
+		THEN i.conflicts ELSE i.conflicts + 1 END
+WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3
+RETURNING false AS inserted, (i.payload_sha256 = $6) AS same_digest, i.state, i.conflicts`
+
+// quarantineCTE keeps a conflicting delivery, the upsert CTE's row says
+// which, when it is among the item's first ops.QuarantineLimit: its
+// number is the item's conflict count, which the upsert raised under the
+// row's lock, so numbers are unique. The arguments name the parameters
+// holding the delivery.
+func quarantineCTE(payload, headers, digest, keyID, receivedAt string) string {
+	return `
+quarantined AS (
+	INSERT INTO {{schema}}.inbox_quarantine (
+		provider, tenant, event_id, seq, payload, headers, payload_sha256, key_id, received_at)
+	SELECT $1, $2, $3, conflicts, ` + payload + `, ` + headers + `, ` + digest + `, ` + keyID + `, ` + receivedAt + `
+	FROM upsert
+	WHERE NOT inserted AND NOT same_digest AND conflicts <= ` + strconv.Itoa(ops.QuarantineLimit) + `
+)`
+}
+
+// enqueueSQL stores an envelope (upsertSQL) and quarantines a conflicting
+// delivery in one statement.
+//
+// It sends no NOTIFY: Enqueue asks the store's notifier for one after the
+// statement has committed (see notifier).
+var enqueueSQL = `
+WITH upsert AS (` + upsertSQL + `
+),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `
+SELECT inserted, same_digest, state FROM upsert`
+
+// enqueueNotifySQL is enqueueSQL that also notifies $14 for a new item, for
 // EnqueueTx in the host's transaction: NOTIFY is delivered when that
 // transaction commits, never when it rolls back.
-const enqueueNotifySQL = `
-WITH upsert AS (` + enqueueSQL + `
-), notified AS (
-	SELECT pg_notify($12, '') FROM upsert WHERE inserted
+var enqueueNotifySQL = `
+WITH upsert AS (` + upsertSQL + `
+),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `,
+notified AS (
+	SELECT pg_notify($14, '') FROM upsert WHERE inserted
 )
 SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert`
+
+// enqueueExistingSQL is enqueueSQL for an ExistingOnly envelope
+// (existingSQL's parameters); it returns no row when there is no item.
+var enqueueExistingSQL = `
+WITH upsert AS (` + existingSQL + `
+),` + quarantineCTE("$4", "$5", "$6", "$7", "$8") + `
+SELECT inserted, same_digest, state FROM upsert`
 
 // acquireSQL leases up to $3 due items, the longest due first. The CTE
 // locks candidate rows, skipping rows another transaction holds; locking
@@ -62,25 +119,48 @@ SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert
 // CTE's columns are read from that version, so a row leased (or finished)
 // by a transaction that committed after this statement's snapshot is not
 // taken, and reclaimed says whether the row was leased (its lease expired)
-// when this statement took it. Each row gets its own fresh token, and the
-// token that settled it last no longer counts (settled_token).
+// when this statement took it. Each row gets its own fresh token and the
+// next attempt number, and the token that settled it last no longer counts
+// (settled_token).
 //
-// $1 now, $2 lease duration (µs), $3 limit.
+// The attempt of an expired lease is recorded as crashed by the same
+// statement (the crashed CTE), from the lease columns as they were: its
+// number, when it started, its expiry as its end, its worker, version and
+// token (by which a late settlement of it finds it, see leaseLostSQL).
+// ON CONFLICT DO NOTHING: numbers are unique by construction; the clause
+// makes sure a history row, which only describes, can never fail an
+// acquisition (as a row written by an instance of the previous version
+// during a rolling upgrade could).
+//
+// $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version.
 const acquireSQL = `
 WITH due AS (
-	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS reclaimed
+	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS reclaimed,
+		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version
 	FROM {{schema}}.inbox_items
 	WHERE state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
 	ORDER BY next_attempt_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
+), crashed AS (
+	INSERT INTO {{schema}}.inbox_attempts (
+		provider, tenant, event_id, number, outcome, started_at, finished_at, worker, version, lease_token)
+	SELECT provider, tenant, event_id, attempt_seq, 'crashed', lease_started_at, lease_expires_at,
+		coalesce(lease_worker, ''), coalesce(lease_version, ''), lease_token
+	FROM due
+	WHERE reclaimed
+	ON CONFLICT DO NOTHING
 )
 UPDATE {{schema}}.inbox_items AS i SET
 	state = 'leased',
 	attempts = i.attempts + 1,
+	attempt_seq = i.attempt_seq + 1,
 	lease_token = gen_random_uuid(),
 	settled_token = NULL,
+	lease_started_at = coalesce($1::timestamptz, now()),
+	lease_worker = $4,
+	lease_version = $5,
 	lease_expires_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 	next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 	updated_at = coalesce($1::timestamptz, now())
@@ -98,7 +178,9 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 // in a statement that returns three columns: whether it changed the row,
 // the row's new lease expiry, and, when it changed nothing, whether $4 is
 // the token that settled the item (ErrAlreadySettled) rather than a stale
-// one (ErrLeaseLost).
+// one (ErrLeaseLost). record is added after the CTE changed, which returns
+// the changed row's lease columns: settleSQL's CTE that records the
+// attempt, or nothing.
 //
 // That last check runs only when the UPDATE changed nothing (a one-time
 // filter), and it locks the row FOR SHARE: locking reads the row's latest
@@ -109,12 +191,12 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 // transaction. A row leased again has settled_token NULL; the state test
 // keeps an older instance, which does not clear it, from making a stale
 // token look settled.
-func fencedSQL(set string) string {
+func fencedSQL(set, record string) string {
 	return `
 WITH changed AS (
 	UPDATE {{schema}}.inbox_items SET` + set + leaseWhere + `
-	RETURNING lease_expires_at
-)
+	RETURNING lease_expires_at, attempt_seq, lease_started_at, lease_worker, lease_version
+)` + record + `
 SELECT EXISTS (SELECT 1 FROM changed),
 	(SELECT lease_expires_at FROM changed),
 	coalesce((SELECT state <> 'leased' AND settled_token = $4::uuid
@@ -124,103 +206,108 @@ SELECT EXISTS (SELECT 1 FROM changed),
 		FOR SHARE), false)`
 }
 
+// settleSQL makes the statement of a settlement with outcome: fencedSQL
+// with set, and a CTE that records the attempt in inbox_attempts, in the
+// same statement, from the lease columns the settlement leaves as they
+// were: the attempt's number, start, worker and version, its outcome, the
+// settlement's now ($5) as its end, and the failure errClass and errMsg
+// name (SQL NULL for none). ON CONFLICT DO NOTHING as in acquireSQL.
+func settleSQL(set, outcome, errClass, errMsg string) string {
+	return fencedSQL(set, `, recorded AS (
+	INSERT INTO {{schema}}.inbox_attempts (
+		provider, tenant, event_id, number, outcome, started_at, finished_at,
+		error_class, error_message, worker, version, lease_token)
+	SELECT $1, $2, $3, attempt_seq, '`+outcome+`', lease_started_at, coalesce($5::timestamptz, now()),
+		`+errClass+`, `+errMsg+`, coalesce(lease_worker, ''), coalesce(lease_version, ''), $4::uuid
+	FROM changed
+	ON CONFLICT DO NOTHING
+)`)
+}
+
 // settledSet ends the SET clause of every settlement: the lease is gone and
-// its token is kept as the one that settled the item.
+// its token is kept as the one that settled the item. The lease's start,
+// worker and version stay, for the history; the next acquisition replaces
+// them.
 const settledSet = `
 	lease_token = NULL,
 	lease_expires_at = NULL,
 	settled_token = lease_token`
 
-// succeedSQL: $5 now.
-var succeedSQL = fencedSQL(`
+// succeedSQL: $5 now. The item's last error is cleared: the history keeps
+// every failure.
+var succeedSQL = settleSQL(`
 	state = 'succeeded',
 	completed_at = coalesce($5::timestamptz, now()),
 	updated_at = coalesce($5::timestamptz, now()),
-	next_attempt_at = NULL,` + settledSet)
+	next_attempt_at = NULL,
+	last_error_class = NULL,
+	last_error_message = NULL,
+	last_error_at = NULL,`+settledSet, "succeeded", "NULL", "NULL")
 
 // retrySQL: $5 now, $6 retry at (NULL with the database clock), $7 retry
 // delay from now (µs), $8 error class, $9 error message.
-var retrySQL = fencedSQL(`
+var retrySQL = settleSQL(`
 	state = 'pending',
 	next_attempt_at = coalesce($6::timestamptz, now() + $7::bigint * interval '1 microsecond'),
 	last_error_class = $8,
 	last_error_message = $9,
 	last_error_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),` + settledSet)
+	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "retried", "$8", "$9")
 
 // deadLetterSQL: $5 now, $6 error class, $7 error message.
-var deadLetterSQL = fencedSQL(`
+var deadLetterSQL = settleSQL(`
 	state = 'dead',
 	dead_at = coalesce($5::timestamptz, now()),
 	next_attempt_at = NULL,
 	last_error_class = $6,
 	last_error_message = $7,
 	last_error_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),` + settledSet)
+	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "dead_lettered", "$6", "$7")
 
-// abandonSQL: $5 now.
-var abandonSQL = fencedSQL(`
+// abandonSQL: $5 now. The attempt is not counted (attempts), but it keeps
+// its number in the history.
+var abandonSQL = settleSQL(`
 	state = 'pending',
 	attempts = greatest(attempts - 1, 0),
 	next_attempt_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),` + settledSet)
+	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "abandoned", "NULL", "NULL")
 
 // extendSQL: $5 now, $6 duration (µs).
 var extendSQL = fencedSQL(`
 	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
 	next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
-	updated_at = coalesce($5::timestamptz, now())`)
+	updated_at = coalesce($5::timestamptz, now())`, "")
+
+// leaseLostSQL records that the worker of a crashed attempt came back: a
+// settlement or lease extension under its token $4 was refused with
+// ErrLeaseLost. It runs only then, never on a settlement's way. The
+// attempt ends at $5 (the refused call's now), with the failure the
+// refused settlement carried ($6 class, $7 message), if any. Only a
+// crashed attempt changes: a token of an attempt that settled, or never
+// issued, matches nothing.
+const leaseLostSQL = `
+UPDATE {{schema}}.inbox_attempts SET
+	outcome = 'lease_lost',
+	finished_at = coalesce($5::timestamptz, now()),
+	error_class = coalesce($6::text, error_class),
+	error_message = coalesce($7::text, error_message)
+WHERE provider = $1 AND tenant = $2 AND event_id = $3
+	AND lease_token = $4::uuid AND outcome = 'crashed'`
 
 // releaseSQL gives back a row that an acquisition leased but could not
 // read (see acquire): pending again, due when its lease would have expired,
-// and not charged the attempt, since no handler ran. Its token was never
-// handed out, so it is not kept. $5 now.
+// and not charged the attempt, since no handler ran; its attempt number is
+// given back too. Its token was never handed out, so it is not kept. $5
+// now.
 const releaseSQL = `
 UPDATE {{schema}}.inbox_items SET
 	state = 'pending',
 	attempts = greatest(attempts - 1, 0),
+	attempt_seq = greatest(attempt_seq - 1, 0),
 	next_attempt_at = lease_expires_at,
 	updated_at = coalesce($5::timestamptz, now()),
 	lease_token = NULL,
 	lease_expires_at = NULL` + leaseWhere
-
-// getSQL: $1..$3 key.
-const getSQL = `
-SELECT ` + itemColumns + `
-FROM {{schema}}.inbox_items AS i
-WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3`
-
-// deadLettersSQL is completed by DeadLetters with the filters, then
-// deadLettersOrder. The ORDER BY matches inbox_items_dead_idx.
-const deadLettersSQL = `
-SELECT ` + itemColumns + `
-FROM {{schema}}.inbox_items AS i
-WHERE i.state = 'dead'`
-
-const deadLettersOrder = `
-ORDER BY i.dead_at DESC, i.provider DESC, i.tenant DESC, i.event_id DESC
-LIMIT `
-
-// replayDeadLetterSQL makes a dead item pending and reports whether it did
-// and whether the item exists. A concurrent replay of the same item waits
-// for the row lock, then finds it no longer dead. (ReplayDeadLetter asks the
-// notifier for a wake-up once it has committed.)
-//
-// $1..$3 key, $4 now, $5 reset attempts.
-const replayDeadLetterSQL = `
-WITH replayed AS (
-	UPDATE {{schema}}.inbox_items SET
-		state = 'pending',
-		next_attempt_at = coalesce($4::timestamptz, now()),
-		dead_at = NULL,
-		updated_at = coalesce($4::timestamptz, now()),
-		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
-	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
-	RETURNING 1
-)
-SELECT EXISTS (SELECT 1 FROM replayed),
-	EXISTS (SELECT 1 FROM {{schema}}.inbox_items
-		WHERE provider = $1 AND tenant = $2 AND event_id = $3)`
 
 // registerSQL registers a replay key, replacing an expired registration in
 // the same statement. Like enqueueSQL it always updates on conflict, so it
@@ -266,6 +353,16 @@ WHERE (provider, tenant, event_id) IN (
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED)`
 
+// deleteClosedSQL deletes one batch of closed items closed before the
+// cutoff $1, like deleteSucceededSQL; $2 is the batch size.
+const deleteClosedSQL = `
+DELETE FROM {{schema}}.inbox_items
+WHERE (provider, tenant, event_id) IN (
+		SELECT provider, tenant, event_id FROM {{schema}}.inbox_items
+		WHERE state = 'closed' AND closed_at < $1
+		LIMIT $2
+		FOR UPDATE SKIP LOCKED)`
+
 // deleteExpiredReplayKeysSQL deletes one batch, like deleteSucceededSQL:
 // $1 now, $2 batch size.
 const deleteExpiredReplayKeysSQL = `
@@ -278,11 +375,16 @@ WHERE (provider, tenant, replay_key) IN (
 
 // statements are the SQL texts with the schema filled in.
 type statements struct {
-	enqueue, enqueueNotify                               string
-	acquire, release                                     string
-	succeed, retry, deadLetter, abandon, extend          string
-	get, deadLetters, deadLettersOrder, replayDeadLetter string
-	register, deleteSucceeded, deleteExpiredReplayKeys   string
+	enqueue, enqueueNotify, enqueueExisting       string
+	acquire, release                              string
+	succeed, retry, deadLetter, abandon, extend   string
+	leaseLost                                     string
+	get, history, audit, quarantine               string
+	listDead, listClosed, selectDead              string
+	replayOne, replayBatch, peek, closeOne, stats string
+	register                                      string
+	deleteSucceeded, deleteClosed                 string
+	deleteExpiredReplayKeys                       string
 }
 
 func renderStatements(quotedSchema string) statements {
@@ -290,6 +392,7 @@ func renderStatements(quotedSchema string) statements {
 	return statements{
 		enqueue:                 r.Replace(enqueueSQL),
 		enqueueNotify:           r.Replace(enqueueNotifySQL),
+		enqueueExisting:         r.Replace(enqueueExistingSQL),
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
 		succeed:                 r.Replace(succeedSQL),
@@ -297,12 +400,22 @@ func renderStatements(quotedSchema string) statements {
 		deadLetter:              r.Replace(deadLetterSQL),
 		abandon:                 r.Replace(abandonSQL),
 		extend:                  r.Replace(extendSQL),
+		leaseLost:               r.Replace(leaseLostSQL),
 		get:                     r.Replace(getSQL),
-		deadLetters:             r.Replace(deadLettersSQL),
-		deadLettersOrder:        deadLettersOrder,
-		replayDeadLetter:        r.Replace(replayDeadLetterSQL),
+		history:                 r.Replace(historySQL),
+		audit:                   r.Replace(auditSQL),
+		quarantine:              r.Replace(quarantineSQL),
+		listDead:                r.Replace(listSQL(itemColumns, "dead")),
+		listClosed:              r.Replace(listSQL(itemColumns, "closed")),
+		selectDead:              r.Replace(listSQL("i.provider, i.tenant, i.event_id", "dead")),
+		replayOne:               r.Replace(replayOneSQL),
+		replayBatch:             r.Replace(replayBatchSQL),
+		peek:                    r.Replace(peekSQL),
+		closeOne:                r.Replace(closeSQL),
+		stats:                   r.Replace(statsSQL),
 		register:                r.Replace(registerSQL),
 		deleteSucceeded:         r.Replace(deleteSucceededSQL),
+		deleteClosed:            r.Replace(deleteClosedSQL),
 		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // DefaultSchema is the schema the store's tables live in unless WithSchema
@@ -25,8 +26,9 @@ const DefaultSchema = "webhooks"
 const maxIdentifierBytes = 63
 
 // Store is the PostgreSQL inbox and replay store. It implements
-// webhooks.InboxStore and webhooks.ReplayStore, and is safe for concurrent
-// use by any number of goroutines and processes sharing one database.
+// webhooks.InboxStore, ops.Store and webhooks.ReplayStore, and is safe for
+// concurrent use by any number of goroutines and processes sharing one
+// database.
 //
 // Create it with New, create or upgrade its tables with Migrate, and give
 // Listener to the Processor as its webhooks.WakeSource.
@@ -46,6 +48,7 @@ type Store struct {
 
 var (
 	_ webhooks.InboxStore  = (*Store)(nil)
+	_ ops.Store            = (*Store)(nil)
 	_ webhooks.ReplayStore = (*Store)(nil)
 )
 
@@ -69,13 +72,15 @@ func WithSchema(name string) Option {
 
 // WithDatabaseClock makes the store use the database server's clock (now())
 // instead of the now passed by the caller for every state time it compares
-// or writes: due times, lease expiries, updated, completed and dead times,
-// error times and replay-key expiry. Times the caller passes as absolute
-// instants in its own clock (a retry's Settlement.RetryAt, a replay key's
-// expiresAt) are converted by keeping their distance from the caller's now;
-// DeleteSucceeded's olderThan keeps its distance from the host's time.Now.
-// A new item becomes due at the database's now instead of its ReceivedAt;
-// ReceivedAt, OccurredAt and LastSeenAt keep the envelope's times.
+// or writes: due times, lease expiries, updated, completed, dead and closed
+// times, error times, attempt and audit times and replay-key expiry. Times
+// the caller passes as absolute instants in its own clock (a retry's
+// Settlement.RetryAt, a replay key's expiresAt) are converted by keeping
+// their distance from the caller's now; the olderThan of DeleteSucceeded
+// and DeleteClosed keeps its distance from the host's time.Now. A new item
+// becomes due at the database's now instead of its ReceivedAt, and so does
+// a dead letter a redelivery replays; ReceivedAt, OccurredAt, LastSeenAt
+// and a quarantined delivery's ReceivedAt keep the envelope's times.
 //
 // With it, the clocks of the application hosts do not matter for lease
 // expiry; see the package documentation. Defaults to off: the caller's now is
@@ -146,8 +151,8 @@ func (s *Store) Schema() string { return s.schema }
 func (s *Store) NotifyChannel() string { return s.channel }
 
 // Notify asks for a wake-up of the listeners on NotifyChannel, such as the
-// Processors' Listeners, soon after the call. Enqueue and ReplayDeadLetter
-// call it themselves once their statement has committed; call it after
+// Processors' Listeners, soon after the call. Enqueue and Replay call it
+// themselves once their statement has committed; call it after
 // committing a transaction in which EnqueueTx stored new items under
 // WithoutNotifyInTx.
 //

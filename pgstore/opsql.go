@@ -1,0 +1,204 @@
+package pgstore
+
+// The statements of the operators' methods (ops.Store), written like those
+// in sql.go.
+
+// getSQL reads an item and its conflict count: $1..$3 key.
+const getSQL = `
+SELECT ` + itemColumns + `, i.conflicts
+FROM {{schema}}.inbox_items AS i
+WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3`
+
+// historySQL reads an item's attempts, oldest first: $1..$3 key.
+const historySQL = `
+SELECT number, outcome, started_at, finished_at, error_class, error_message, worker, version
+FROM {{schema}}.inbox_attempts
+WHERE provider = $1 AND tenant = $2 AND event_id = $3
+ORDER BY number`
+
+// auditSQL reads an item's audit trail, oldest first: $1..$3 key.
+const auditSQL = `
+SELECT action, at, actor, reason, ticket
+FROM {{schema}}.inbox_audit
+WHERE provider = $1 AND tenant = $2 AND event_id = $3
+ORDER BY seq`
+
+// quarantineSQL reads an item's quarantined deliveries, oldest first:
+// $1..$3 key.
+const quarantineSQL = `
+SELECT payload, headers, payload_sha256, key_id, received_at
+FROM {{schema}}.inbox_quarantine
+WHERE provider = $1 AND tenant = $2 AND event_id = $3
+ORDER BY seq`
+
+// listSQL is the start of List's statement for the columns of items in
+// state: List (and a bulk Replay, for the keys of dead letters) adds
+// its filters, then listOrder and the limit. The order matches
+// inbox_items_dead_idx for dead letters and inbox_items_closed_idx for
+// closed items, whose predicates are the state test.
+func listSQL(columns, state string) string {
+	return `
+SELECT ` + columns + `
+FROM {{schema}}.inbox_items AS i
+WHERE i.state = '` + state + `'`
+}
+
+// listOrder orders a listing by the column at, as its index does.
+func listOrder(at string) string {
+	return `
+ORDER BY i.` + at + ` DESC, i.provider DESC, i.tenant DESC, i.event_id DESC
+LIMIT `
+}
+
+// replayOneSQL replays the dead item $1..$3, due at $10 (NULL: at now),
+// and records the replay in its audit trail, in one statement. It returns
+// the item's new due time when it replayed it; otherwise NULL and the
+// item's state, read with a lock so that a change committed by a
+// concurrent transaction is seen (NULL when there is no item). A concurrent
+// replay of the same item waits for the row lock, then finds it no longer
+// dead.
+//
+// $1..$3 key, $4 now, $5 reset attempts, $6 action, $7 actor, $8 reason,
+// $9 ticket, $10 due at (or NULL).
+const replayOneSQL = `
+WITH replayed AS (
+	UPDATE {{schema}}.inbox_items SET
+		state = 'pending',
+		next_attempt_at = coalesce($10::timestamptz, $4::timestamptz, now()),
+		dead_at = NULL,
+		updated_at = coalesce($4::timestamptz, now()),
+		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
+	RETURNING next_attempt_at
+), audited AS (
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
+	SELECT $1, $2, $3, $6, coalesce($4::timestamptz, now()), $7, $8, $9
+	FROM replayed
+)
+SELECT (SELECT next_attempt_at FROM replayed),
+	(SELECT state FROM {{schema}}.inbox_items
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3
+			AND NOT EXISTS (SELECT 1 FROM replayed)
+		FOR SHARE)`
+
+// peekSQL reads an item's state for a dry run, and the now a replay would
+// use: $1..$3 key, $4 now.
+const peekSQL = `
+SELECT (SELECT state FROM {{schema}}.inbox_items
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3),
+	coalesce($4::timestamptz, now())`
+
+// replayBatchSQL replays one batch of a bulk replay: the items $1..$3
+// (arrays of keys) that are still dead, each due at now plus its offset
+// $4 (µs), and records each replay in the item's audit trail, in one
+// statement. The rows are locked in key order, so concurrent bulk replays
+// never deadlock; locking re-checks that the row is dead on its latest
+// version, so an item another transaction replayed or closed meanwhile is
+// skipped. It returns the replayed items and their due times.
+//
+// $5 now, $6 reset attempts, $7 action, $8 actor, $9 reason, $10 ticket.
+const replayBatchSQL = `
+WITH batch AS (
+	SELECT i.provider, i.tenant, i.event_id, b.offset_us
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS b(provider, tenant, event_id, offset_us)
+	JOIN {{schema}}.inbox_items AS i
+		ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+	WHERE i.state = 'dead'
+	ORDER BY i.provider, i.tenant, i.event_id
+	FOR UPDATE OF i
+), replayed AS (
+	UPDATE {{schema}}.inbox_items AS i SET
+		state = 'pending',
+		next_attempt_at = coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond',
+		dead_at = NULL,
+		updated_at = coalesce($5::timestamptz, now()),
+		attempts = CASE WHEN $6::boolean THEN 0 ELSE i.attempts END
+	FROM batch
+	WHERE i.provider = batch.provider AND i.tenant = batch.tenant AND i.event_id = batch.event_id
+	RETURNING i.provider, i.tenant, i.event_id, i.next_attempt_at
+), audited AS (
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
+	SELECT provider, tenant, event_id, $7, coalesce($5::timestamptz, now()), $8, $9, $10
+	FROM replayed
+)
+SELECT provider, tenant, event_id, next_attempt_at FROM replayed`
+
+// closeSQL closes the dead item $1..$3 and records the closing in its
+// audit trail, in one statement. It returns whether it closed the item,
+// and otherwise its state, read like replayOneSQL's.
+//
+// $4 now, $5 actor, $6 reason, $7 ticket.
+const closeSQL = `
+WITH closed AS (
+	UPDATE {{schema}}.inbox_items SET
+		state = 'closed',
+		closed_at = coalesce($4::timestamptz, now()),
+		updated_at = coalesce($4::timestamptz, now())
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
+	RETURNING 1
+), audited AS (
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
+	SELECT $1, $2, $3, 'close', coalesce($4::timestamptz, now()), $5, $6, $7
+	FROM closed
+)
+SELECT EXISTS (SELECT 1 FROM closed),
+	(SELECT state FROM {{schema}}.inbox_items
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3
+			AND NOT EXISTS (SELECT 1 FROM closed)
+		FOR SHARE)`
+
+// statsSQL counts what the inbox holds in one statement, each part through
+// a partial index, never reading succeeded rows from the table:
+//
+//   - pending and leased items, the backlog due at now, retries, leases
+//     held and the oldest due time: one pass over inbox_items_due_idx
+//     (its predicate is the states);
+//   - closed items: inbox_items_closed_idx;
+//   - dead letters by provider and event type: inbox_items_dead_type_idx,
+//     in its order, so the grouping needs no sort (the groups are then
+//     ordered by size);
+//   - succeeded items: counted through inbox_items_succeeded_idx up to $2
+//     rows, stopping at $2 (in the index's order, so that the planner reads
+//     the index rather than the first pages of the table, which it would
+//     find cheaper while succeeded rows are most of the table, but which
+//     may hold any number of rows of other states), and estimated from the
+//     statistics of that index ($3): its reltuples, as of the last
+//     (auto)vacuum or analyze, scaled by how much the index grew since, as
+//     the planner does.
+//
+// $1 now, $2 the most succeeded items counted exactly, $3 the succeeded
+// index's qualified name.
+const statsSQL = `
+SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
+	(SELECT count(*) FROM {{schema}}.inbox_items WHERE state = 'closed'),
+	(SELECT count(*) FROM (
+		SELECT 1 FROM {{schema}}.inbox_items WHERE state = 'succeeded'
+		ORDER BY completed_at LIMIT $2) AS s),
+	(SELECT CASE
+			WHEN c.reltuples < 0 THEN NULL
+			WHEN c.relpages > 0 THEN c.reltuples / c.relpages *
+				(pg_relation_size(c.oid) / current_setting('block_size')::float8)
+			ELSE c.reltuples
+		END::bigint
+		FROM pg_catalog.pg_class AS c WHERE c.oid = $3::regclass),
+	d.providers, d.event_types, d.counts
+FROM (
+	SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
+		count(*) FILTER (WHERE state = 'leased') AS leased,
+		count(*) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS due,
+		count(*) FILTER (WHERE state = 'pending' AND last_error_class IS NOT NULL) AS retrying,
+		count(*) FILTER (WHERE state = 'leased' AND next_attempt_at > coalesce($1::timestamptz, now())) AS held,
+		min(next_attempt_at) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS oldest_due
+	FROM {{schema}}.inbox_items
+	WHERE state IN ('pending', 'leased')
+) AS a, (
+	SELECT coalesce(array_agg(provider ORDER BY n DESC, provider, event_type), '{}') AS providers,
+		coalesce(array_agg(event_type ORDER BY n DESC, provider, event_type), '{}') AS event_types,
+		coalesce(array_agg(n ORDER BY n DESC, provider, event_type), '{}') AS counts
+	FROM (
+		SELECT provider, event_type, count(*) AS n
+		FROM {{schema}}.inbox_items
+		WHERE state = 'dead'
+		GROUP BY provider, event_type
+	) AS g
+) AS d`
