@@ -1,6 +1,7 @@
-// Package thirdpartystore is a webhooks.InboxStore written outside the
-// webhooks module, to show a store author running the public conformance
-// suite (package storetest) from a module of their own.
+// Package thirdpartystore is a webhooks.InboxStore (with the operators'
+// ops.Store) written outside the webhooks module, to show a store author
+// running the public conformance suite (package storetest) from a module of
+// their own.
 //
 // Its Inbox adds one thing to an existing store, memstore's: it counts
 // settlements by outcome. Everything else is delegated.
@@ -12,11 +13,12 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
 )
 
-// Inbox is a webhooks.InboxStore that delegates to a memstore.Inbox and
-// counts the settlements that went through, by outcome. It is safe for
-// concurrent use.
+// Inbox is a webhooks.InboxStore and ops.Store that delegates to a
+// memstore.Inbox and counts the settlements that went through, by outcome.
+// It is safe for concurrent use.
 type Inbox struct {
 	inner *memstore.Inbox
 
@@ -24,7 +26,10 @@ type Inbox struct {
 	settled map[webhooks.AttemptOutcome]int
 }
 
-var _ webhooks.InboxStore = (*Inbox)(nil)
+var (
+	_ webhooks.InboxStore = (*Inbox)(nil)
+	_ ops.Store           = (*Inbox)(nil)
+)
 
 // New returns an empty Inbox.
 func New() *Inbox {
@@ -65,17 +70,27 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	return s.inner.ExtendLease(ctx, req)
 }
 
-// Get implements webhooks.OperatorStore.
-func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (webhooks.Item, error) {
+// Get implements ops.Store.
+func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, error) {
 	return s.inner.Get(ctx, key)
 }
 
-// DeadLetters implements webhooks.OperatorStore.
-func (s *Inbox) DeadLetters(ctx context.Context, q webhooks.DeadLetterQuery) (webhooks.DeadLetterPage, error) {
-	return s.inner.DeadLetters(ctx, q)
+// List implements ops.Store.
+func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
+	return s.inner.List(ctx, q)
 }
 
-// ReplayDeadLetter implements webhooks.OperatorStore.
-func (s *Inbox) ReplayDeadLetter(ctx context.Context, req webhooks.ReplayRequest) error {
-	return s.inner.ReplayDeadLetter(ctx, req)
+// Replay implements ops.Store.
+func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayResult, error) {
+	return s.inner.Replay(ctx, req)
+}
+
+// Close implements ops.Store.
+func (s *Inbox) Close(ctx context.Context, req ops.CloseRequest) error {
+	return s.inner.Close(ctx, req)
+}
+
+// Stats implements ops.Store.
+func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, error) {
+	return s.inner.Stats(ctx, req)
 }

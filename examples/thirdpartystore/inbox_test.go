@@ -13,10 +13,11 @@ import (
 	"example.com/thirdpartystore"
 )
 
-// TestInbox runs the conformance suite on the store. It has none of the
-// optional features, so their cases are skipped.
+// TestInbox runs the conformance suite on the store, pipeline and
+// operators' side. It has none of the optional features, so their cases
+// are skipped.
 func TestInbox(t *testing.T) {
-	storetest.RunInbox(t, func(*testing.T) webhooks.InboxStore {
+	storetest.RunInbox(t, func(*testing.T) storetest.Store {
 		return thirdpartystore.New()
 	}, storetest.Features{})
 }
