@@ -5,16 +5,17 @@
 // Receiver backed by memstore acknowledges webhooks that a crash would
 // lose. Use pgstore in production.
 //
-// Items stay in memory until they are removed: Inbox.DeleteSucceeded
-// removes succeeded items completed before a cutoff (call it periodically
-// in a long-running development server); pending, leased and dead items
-// are kept. Replay evicts expired registrations itself, a few on each
-// Register. Without DeleteSucceeded, memory grows with the number of
-// webhooks received.
+// Items stay in memory, with their attempt history, audit trail and
+// quarantined deliveries, until they are removed: Inbox.DeleteSucceeded
+// removes succeeded items completed before a cutoff and Inbox.DeleteClosed
+// items closed before one (call them periodically in a long-running
+// development server); pending, leased and dead items are kept. Replay
+// evicts expired registrations itself, a few on each Register. Without
+// DeleteSucceeded, memory grows with the number of webhooks received.
 //
-// Both stores keep the contracts of the webhooks package, as every store
-// does; they pass the conformance suite in package storetest. They are safe
-// for concurrent use and take time only from their callers. Items are
-// copied on the way in and on the way out, so callers may change what they
-// pass or receive.
+// Both stores keep the contracts of the webhooks package, and the Inbox
+// those of package ops, as every store does; they pass the conformance
+// suite in package storetest. They are safe for concurrent use and take
+// time only from their callers. Items are copied on the way in and on the
+// way out, so callers may change what they pass or receive.
 package memstore
