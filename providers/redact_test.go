@@ -13,6 +13,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // leaks reports how secret shows in out, if it does: as text, as hex, or as
@@ -45,7 +46,26 @@ func TestPrintingVerifiersNeverShowsSecrets(t *testing.T) {
 			webhooks.StaticSecrets("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))),
 		"catalog": must(providers.New("stripe", providers.Config{Secrets: webhooks.TenantSecrets(map[string][]string{"acme": {secret}})})),
 	}
+	secrets := map[string]string{}
+	for name := range values {
+		secrets[name] = secret
+	}
+	// Every catalog entry, with a credential in its provider's format.
+	for _, name := range providers.Names() {
+		s, err := webhookstest.NewKeySigner(name)
+		require.NoError(t, err)
+		cfg := providers.Config{Secrets: webhooks.StaticSecrets(s.Credential()), PublicURL: "https://hooks.example.com", VerifyToken: "vt-" + secret}
+		values["catalog:"+name] = must(providers.New(name, cfg))
+		secrets["catalog:"+name] = s.Credential()
+		if name == "sns" || strings.HasPrefix(name, "discord") || name == "sendgrid" || name == "standardwebhooks-ed25519" {
+			secrets["catalog:"+name] = "vt-" + secret // public keys and ARNs are not secret
+		}
+	}
+	hs := providers.NewHandshakeSecrets(nil)
+	hs.Add(webhooks.Route{Provider: "asana"}, []byte(secret))
+	values["HandshakeSecrets"], secrets["HandshakeSecrets"] = hs, secret
 	for name, v := range values {
+		secret := secrets[name]
 		for _, verb := range []string{"%s", "%v", "%+v", "%#v", "%d", "%x", "%X", "%q"} {
 			out := fmt.Sprintf(verb, v)
 			assert.Empty(t, leaks(out, secret), "%s printed with %s: %q", name, verb, out)
