@@ -45,7 +45,8 @@ type Store interface {
 	// Close ends a dead letter on purpose: the item becomes closed, is
 	// never replayed by a bulk replay, and the closing is recorded with
 	// its actor and reason. An item that is not dead is left as it is,
-	// with an error wrapping ErrNotDead.
+	// with an error wrapping ErrNotDead (ErrNotFound when it does not
+	// exist).
 	Close(ctx context.Context, req CloseRequest) error
 
 	// Stats counts what the inbox holds, in one call cheap enough to poll
@@ -182,7 +183,10 @@ type ReplayRequest struct {
 	DryRun bool
 	// Spread distributes the replayed items' due times evenly over
 	// [Now, Now+Spread), so replaying thousands does not stampede the
-	// handlers' downstream. Zero makes every item due at Now.
+	// handlers' downstream: item i of the n selected (newest first, from
+	// 0) is due at Now+Spread*i/n, so a dry run reports the due times the
+	// replay then gives (a store may round them to its precision). Zero
+	// makes every item due at Now.
 	Spread time.Duration
 	// Redelivery records the replay as a provider's redelivery
 	// (ActionRedelivery) instead of an operator's (ActionReplay).
