@@ -2,17 +2,25 @@
 // test its handlers end to end through the same verifier, gateway and
 // processor it runs in production.
 //
-// SignHMAC and NewHMACRequest sign for any webhooks.HMACOptions, the
-// presets of package providers included:
+// Every entry of the providers catalog is signed by name, with a
+// realistic sample body of the provider's shape, the headers the provider
+// sends and the right Content-Type:
+//
+//	req := webhookstest.NewRequest(t, "stripe", srv.URL+"/webhooks/stripe", secret, webhookstest.Message{})
+//
+// NewSigner and NewKeySigner make a Signer for one entry (NewKeySigner with
+// a fresh credential, a key pair where the provider signs with one; its
+// Credential is what the verifier is configured with); Signer.Challenge
+// produces the provider's endpoint check and the answer it expects.
+// SignHMAC, SignEd25519, SignToken and SignTwilio sign for options of the
+// host's own:
 //
 //	msg := webhookstest.HMACMessage{Body: []byte(`{"id":"evt_1","type":"invoice.paid"}`)}
 //	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", providers.StripeOptions(), secret, msg)
-//	rec := httptest.NewRecorder()
-//	gateway.ServeHTTP(rec, req)
 //
 // The signatures are computed here, independently of the package's
-// verifier, so a test that passes shows that the verifier accepts what the
-// provider's documented scheme produces.
+// verifiers, so a test that passes shows that the verifier accepts what
+// the provider's documented scheme produces.
 package webhookstest
 
 import (
