@@ -231,7 +231,9 @@ func (s *scanner) member(depth int, match uint16) bool {
 
 // skip scans the object or array at s.i, inside depth containers, where
 // no path leads. It is the scanner's hot loop: most of a body is skipped.
-// Its bit stack holds one bit per open container, 1 for an object.
+// Its bit stack holds one bit per open container, 1 for an object. The
+// tests come in the order of what bodies hold most: strings, then
+// containers, numbers and literals.
 func (s *scanner) skip(depth int) bool {
 	var small [4]uint64
 	stack := small[:]
@@ -241,8 +243,13 @@ func (s *scanner) skip(depth int) bool {
 	i := s.i
 	for {
 		// A value starts at b[i].
-		switch c := b[i]; c {
-		case '{', '[':
+		c := b[i]
+		switch {
+		case c == '"':
+			if i = skipString(b, i+1); i < 0 {
+				return false
+			}
+		case c == '{' || c == '[':
 			if depth+top >= maxNestingDepth {
 				return false
 			}
@@ -266,6 +273,9 @@ func (s *scanner) skip(depth int) bool {
 			if b[i] == '}' && inObject || b[i] == ']' && !inObject {
 				i++
 				top--
+				if top > 0 {
+					inObject = stack[(top-1)/64]&(1<<((top-1)%64)) != 0
+				}
 				break // an empty container is a whole value
 			}
 			if inObject {
@@ -274,11 +284,7 @@ func (s *scanner) skip(depth int) bool {
 				}
 			}
 			continue
-		case '"':
-			if i = skipString(b, i+1); i < 0 {
-				return false
-			}
-		case 't', 'f', 'n':
+		case c == 't' || c == 'f' || c == 'n':
 			word := literalOf(c)
 			if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
 				return false
@@ -339,17 +345,19 @@ func skipKey(b []byte, i int) int {
 	if i = skipString(b, i+1); i < 0 {
 		return -1
 	}
-	if i < len(b) && b[i] <= ' ' {
-		i = skipSpace(b, i)
+	if i < len(b) && b[i] == ':' {
+		i++
+	} else {
+		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
+			return -1
+		}
+		i++
 	}
-	if i == len(b) || b[i] != ':' {
-		return -1
+	// Mostly one space, as indented bodies have it.
+	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
+		return i + 1
 	}
-	i++
-	if i < len(b) && b[i] <= ' ' {
-		i = skipSpace(b, i)
-	}
-	if i == len(b) {
+	if i = skipSpace(b, i); i == len(b) {
 		return -1
 	}
 	return i

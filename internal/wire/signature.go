@@ -143,7 +143,7 @@ func (f *SignatureFormat) ParseInto(value string, set *SignatureSet) Fault {
 }
 
 func (f *SignatureFormat) parseInto(value string, set *SignatureSet) Fault {
-	value = strings.Trim(value, " \t")
+	value = trimBlanks(value)
 	if value == "" {
 		return FaultEmpty
 	}
@@ -164,7 +164,7 @@ func (f *SignatureFormat) parseInto(value string, set *SignatureSet) Fault {
 	for rest, more := value, true; more; {
 		var item string
 		item, rest, more = strings.Cut(rest, f.ItemSep)
-		item = strings.Trim(item, " \t")
+		item = trimBlanks(item)
 		if item == "" {
 			continue
 		}
@@ -173,7 +173,7 @@ func (f *SignatureFormat) parseInto(value string, set *SignatureSet) Fault {
 			malformed++
 			continue
 		}
-		key, val = strings.Trim(key, " \t"), strings.Trim(val, " \t")
+		key, val = trimBlanks(key), trimBlanks(val)
 		switch {
 		case key == f.SignatureKey:
 			if f.Max > 0 && set.n == f.Max {
@@ -275,4 +275,16 @@ func (f *SignatureFormat) Check(header string, bad func(format string, args ...a
 	if f.TimestampKey != "" && f.TimestampKey == f.SignatureKey {
 		bad("Timestamp.Key and SignatureKey are both %q: they must differ", f.TimestampKey)
 	}
+}
+
+// trimBlanks is strings.Trim(s, " \t") without building the cutset's
+// table on every call.
+func trimBlanks(s string) string {
+	for len(s) > 0 && (s[0] == ' ' || s[0] == '\t') {
+		s = s[1:]
+	}
+	for len(s) > 0 && (s[len(s)-1] == ' ' || s[len(s)-1] == '\t') {
+		s = s[:len(s)-1]
+	}
+	return s
 }
