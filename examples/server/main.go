@@ -1,14 +1,20 @@
-// Command server is a small host for hookinbox: it receives GitHub webhooks
-// and a demo provider's webhooks, stores them in an inbox, and logs one JSON
-// line per handled event.
+// Command server is a small host for hookinbox: it receives webhooks from
+// every catalog provider whose secret is set in the environment and from a
+// demo provider, stores them in an inbox, and logs one JSON line per
+// handled event.
 //
 //	GITHUB_WEBHOOK_SECRET=... go run ./examples/server
+//	STRIPE_WEBHOOK_SECRET=... SLACK_WEBHOOK_SECRET=... go run ./examples/server
 //	DEMO_WEBHOOK_SECRET=... go run ./examples/server -addr :9000 -fail-types order.refund
 //	DEMO_WEBHOOK_SECRET=... go run ./examples/server -dsn postgres://postgres@127.0.0.1:5432/test
+//	go run ./examples/server -list-providers
 //
-// Endpoints: POST /webhooks/github and POST /webhooks/demo (each also with a
-// /{tenant} suffix). Without -dsn (or DATABASE_URL) the inbox is in memory and
-// is lost on exit; with it the inbox is in PostgreSQL, migrated at start.
+// Endpoints: POST /webhooks/{provider} (also with a /{tenant} suffix) for
+// each provider registered, as the start-up log lists them; a provider
+// named NAME in the catalog reads its secret from NAME_WEBHOOK_SECRET
+// (upper case, other characters as '_'). Without -dsn (or DATABASE_URL) the
+// inbox is in memory and is lost on exit; with it the inbox is in
+// PostgreSQL, migrated at start.
 //
 // The demo provider signs "timestamp.body" with HMAC-SHA256:
 //
@@ -78,23 +84,39 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	failTypes := fs.String("fail-types", "", "comma-separated event types the demo handler rejects permanently (to see dead letters)")
 	workers := fs.Int("workers", webhooks.DefaultWorkers, "concurrent handlers")
 	retention := fs.Duration("retention", 7*24*time.Hour, "how long succeeded items are kept (checked hourly); with -dsn expired replay keys are deleted too")
+	publicURL := fs.String("public-url", getenv("PUBLIC_URL"), "public base URL providers call, for those that sign it (twilio, hubspot, square, trello) (default $PUBLIC_URL)")
+	maxInFlight := fs.Int("max-in-flight", 128, "requests handled at once; more are answered 503 with Retry-After at once")
+	listProviders := fs.Bool("list-providers", false, "print the provider catalog's names, one a line, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *listProviders {
+		for _, name := range providers.Names() {
+			fmt.Fprintln(stdout, name)
+		}
+		return nil
 	}
 
 	// Events go to stdout, one JSON line each; the library's own logs to stderr.
 	events := slog.New(slog.NewJSONHandler(stdout, nil))
 	logger := slog.New(slog.NewJSONHandler(stderr, nil))
 
+	// Every catalog provider whose secret is set in the environment, as
+	// <NAME>_WEBHOOK_SECRET (GITHUB_WEBHOOK_SECRET, STRIPE_WEBHOOK_SECRET,
+	// …; META_WEBHOOK_VERIFY_TOKEN too for providers that need one).
 	registry := webhooks.NewRegistry()
+	fromEnv, err := providers.FromEnv(getenv, providers.Config{
+		PublicURL:  *publicURL,
+		HTTPClient: &http.Client{Timeout: 10 * time.Second}, // fetches SNS signing certificates
+	})
+	if err != nil {
+		return fmt.Errorf("configuring providers from the environment: %w", err)
+	}
 	var configured []string
-	if secret := getenv("GITHUB_WEBHOOK_SECRET"); secret != "" {
-		v, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.StaticSecrets(secret))
-		if err != nil {
-			return err
-		}
-		registry.MustRegister("github", v)
-		configured = append(configured, "github")
+	for _, c := range fromEnv {
+		registry.MustRegister(c.Name, c.Verifier)
+		configured = append(configured, c.Name)
+		logger.Info("provider registered", "provider", c.Name, "path", webhooks.DefaultPathPrefix+c.Name, "secret_from", c.SecretEnv)
 	}
 	if secret := getenv("DEMO_WEBHOOK_SECRET"); secret != "" {
 		v, err := webhooks.NewHMACVerifier(DemoOptions(), webhooks.StaticSecrets(secret))
@@ -103,9 +125,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		}
 		registry.MustRegister("demo", v)
 		configured = append(configured, "demo")
+		logger.Info("provider registered", "provider", "demo", "path", webhooks.DefaultPathPrefix+"demo", "secret_from", "DEMO_WEBHOOK_SECRET")
 	}
 	if len(configured) == 0 {
-		return errors.New("no webhook secret configured: set GITHUB_WEBHOOK_SECRET (for POST /webhooks/github) or DEMO_WEBHOOK_SECRET (for POST /webhooks/demo), or both")
+		return errors.New("no webhook secret configured: set GITHUB_WEBHOOK_SECRET (for POST /webhooks/github), DEMO_WEBHOOK_SECRET (for POST /webhooks/demo), " +
+			"or <NAME>_WEBHOOK_SECRET for any provider that -list-providers prints")
 	}
 
 	var store stores
@@ -182,6 +206,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	receiver, err := webhooks.NewReceiver(registry, store, store,
 		webhooks.WithLogger(logger),
 		webhooks.WithWaker(proc),
+		webhooks.WithMaxInFlight(*maxInFlight),
 	)
 	if err != nil {
 		return err
@@ -191,9 +216,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	httpMux.Handle(webhooks.DefaultPathPrefix, receiver)
 	srv := &http.Server{
 		Handler:           httpMux,
-		ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout:       30 * time.Second,
+		ReadHeaderTimeout: 10 * time.Second, // slow headers (slowloris)
+		ReadTimeout:       30 * time.Second, // a whole slow body
 		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10, // headers do not count against the body limit
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {

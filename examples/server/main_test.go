@@ -8,8 +8,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -20,6 +23,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/webhooks/internal/faultproxy"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // lines collects what the server writes, one JSON log line at a time, and
@@ -207,17 +213,24 @@ func TestDemoProviderAndFailTypes(t *testing.T) {
 	assert.Empty(t, s.stdout.matching(`"event_id":"o2"`), "a rejected type is not logged as handled")
 }
 
-// TestPostgresDedupAcrossRestart needs WEBHOOKS_TEST_DATABASE_URL (see the
-// README); .ci/run sets it.
-func TestPostgresDedupAcrossRestart(t *testing.T) {
+// requireDB returns WEBHOOKS_TEST_DATABASE_URL (see the README; .ci/run
+// sets it), skipping the test, or failing it under WEBHOOKS_TEST_REQUIRE_DB=1,
+// when it is not set.
+func requireDB(t *testing.T) string {
+	t.Helper()
 	dsn := os.Getenv("WEBHOOKS_TEST_DATABASE_URL")
 	if dsn == "" {
 		if os.Getenv("WEBHOOKS_TEST_REQUIRE_DB") == "1" {
 			t.Fatal("WEBHOOKS_TEST_REQUIRE_DB=1 but WEBHOOKS_TEST_DATABASE_URL is not set")
 		}
-		t.Skip("set WEBHOOKS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the Postgres example test")
+		t.Skip("set WEBHOOKS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the Postgres example tests")
 	}
-	t.Parallel()
+	return dsn
+}
+
+// testSchema names a fresh schema for one test and drops it afterwards.
+func testSchema(t *testing.T, dsn string) string {
+	t.Helper()
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	schema := "example_" + hex.EncodeToString(b[:])
@@ -234,6 +247,30 @@ func TestPostgresDedupAcrossRestart(t *testing.T) {
 			t.Errorf("dropping schema %s: %v", schema, err)
 		}
 	})
+	return schema
+}
+
+// dbAddr is the host:port of dsn.
+func dbAddr(t *testing.T, dsn string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	require.NoError(t, err)
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// viaProxy is dsn with its host and port replaced by addr.
+func viaProxy(t *testing.T, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	require.NoError(t, err)
+	u.Host = addr
+	return u.String()
+}
+
+func TestPostgresDedupAcrossRestart(t *testing.T) {
+	dsn := requireDB(t)
+	t.Parallel()
+	schema := testSchema(t, dsn)
 	env := map[string]string{"GITHUB_WEBHOOK_SECRET": githubSecret, "DATABASE_URL": dsn}
 
 	first := start(t, env, "-schema", schema)
@@ -249,4 +286,117 @@ func TestPostgresDedupAcrossRestart(t *testing.T) {
 	assert.Equal(t, "duplicate", body["status"])
 	second.stop()
 	assert.Empty(t, second.stdout.matching("event handled"), "the restarted server does not handle the event again")
+}
+
+func TestListProviders(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	require.NoError(t, run(context.Background(), []string{"-list-providers"}, func(string) string { return "" }, &out, io.Discard, nil))
+	names := strings.Fields(out.String())
+	assert.GreaterOrEqual(t, len(names), 40, "the catalog's names, one a line")
+	assert.Contains(t, names, "stripe")
+	assert.Contains(t, names, "meta")
+}
+
+func TestRegistersCatalogProvidersFromTheEnvironment(t *testing.T) {
+	t.Parallel()
+	secret := webhookstest.NewSecret("stripe")
+	s := start(t, map[string]string{"STRIPE_WEBHOOK_SECRET": secret, "SLACK_WEBHOOK_SECRET": webhookstest.NewSecret("slack")})
+	line := s.stderr.waitFor(t, `"provider":"stripe"`)
+	assert.Contains(t, line, "provider registered")
+	assert.Contains(t, line, `"secret_from":"STRIPE_WEBHOOK_SECRET"`)
+	assert.NotContains(t, line, secret)
+	s.stderr.waitFor(t, `"provider":"slack"`)
+
+	req := webhookstest.NewRequest(t, "stripe", s.url+"/webhooks/stripe", secret, webhookstest.Message{Type: "invoice.paid"})
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusAccepted, resp.StatusCode, "a Stripe delivery signed with STRIPE_WEBHOOK_SECRET is accepted")
+	s.stdout.waitFor(t, `"event_type":"invoice.paid"`)
+
+	code, _ := s.post(t, "/webhooks/github", githubPayload, githubHeaders("g"))
+	assert.Equal(t, http.StatusNotFound, code, "only providers whose secret is set are registered")
+}
+
+// slowRequest opens a connection and sends a POST's headers and the start
+// of its body, then nothing more, as a slow or hostile sender does.
+func slowRequest(t *testing.T, addr, path string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	_, err = fmt.Fprintf(c, "POST %s HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n\r\n{\"partial\":", path)
+	require.NoError(t, err)
+	return c
+}
+
+func TestMaxInFlightShedsAFloodAtOnce(t *testing.T) {
+	t.Parallel()
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"}, "-max-in-flight", "4")
+	addr := strings.TrimPrefix(s.url, "http://")
+	for range 4 {
+		slowRequest(t, addr, "/webhooks/demo")
+	}
+	// The four slow bodies hold every slot; wait until the server says so
+	// by shedding, then check the fifth is shed at once, not queued.
+	var code int
+	for i := 0; ; i++ {
+		code, _ = s.post(t, "/webhooks/demo", `{}`, demoHeaders("demo-secret", fmt.Sprint("f", i), "order.created", `{}`, time.Now()))
+		if code == http.StatusServiceUnavailable {
+			break
+		}
+		require.Less(t, i, 1000, "never shed while four slow bodies were being received")
+	}
+	req, err := http.NewRequest(http.MethodPost, s.url+"/webhooks/demo", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode)
+	assert.Equal(t, "5", resp.Header.Get("Retry-After"))
+	s.stderr.waitFor(t, "too many requests in flight")
+}
+
+// TestStalledDatabaseAnswers503 runs the server on PostgreSQL through a
+// proxy that stalls: requests are answered 503 within the store timeout
+// instead of hanging, and the server recovers by itself once the database
+// answers again.
+func TestStalledDatabaseAnswers503(t *testing.T) {
+	dsn := requireDB(t)
+	t.Parallel()
+	proxy, err := faultproxy.New(dbAddr(t, dsn))
+	require.NoError(t, err)
+	t.Cleanup(func() { proxy.Close() })
+	schema := testSchema(t, dsn)
+	env := map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret", "DATABASE_URL": viaProxy(t, dsn, proxy.Addr())}
+	s := start(t, env, "-schema", schema)
+
+	code, _ := s.post(t, "/webhooks/demo", `{}`, demoHeaders("demo-secret", "before", "order.created", `{}`, time.Now()))
+	require.Equal(t, http.StatusAccepted, code)
+
+	proxy.Stall()
+	start := time.Now()
+	req, err := http.NewRequest(http.MethodPost, s.url+"/webhooks/demo", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	for k, v := range demoHeaders("demo-secret", "during", "order.created", `{}`, time.Now()) {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	took := time.Since(start)
+	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a stalled database is answered 503, not held")
+	assert.Equal(t, "5", resp.Header.Get("Retry-After"))
+	assert.Less(t, took, 10*time.Second, "answered within the 2 s store timeout, not after the stall (took %v)", took)
+
+	proxy.Heal()
+	for i := 0; ; i++ {
+		code, _ = s.post(t, "/webhooks/demo", `{}`, demoHeaders("demo-secret", "during", "order.created", `{}`, time.Now()))
+		if code == http.StatusAccepted || code == http.StatusOK {
+			break
+		}
+		require.Less(t, i, 200, "the server did not recover after the database came back (last %d)", code)
+	}
+	s.stdout.waitFor(t, `"event_id":"during"`)
 }
