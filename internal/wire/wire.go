@@ -168,15 +168,13 @@ func decodeDigestInto(dst []byte, s string, b64 bool) bool {
 		if len(s) != hex.EncodedLen(size) {
 			return false
 		}
+		bad := byte(0)
 		for i := range dst {
-			hi, ok1 := fromHex(s[2*i])
-			lo, ok2 := fromHex(s[2*i+1])
-			if !ok1 || !ok2 {
-				return false
-			}
-			dst[i] = hi<<4 | lo
+			hi, lo := hexValue[s[2*i]], hexValue[s[2*i+1]]
+			bad |= hi | lo
+			dst[i] = hi<<4 | lo&0x0f
 		}
-		return true
+		return bad&0xf0 == 0
 	}
 	if len(s) > base64.StdEncoding.EncodedLen(size) {
 		return false
@@ -201,18 +199,20 @@ func decodeDigestInto(dst []byte, s string, b64 bool) bool {
 	return true
 }
 
-// fromHex decodes a hex digit of either case.
-func fromHex(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	case c >= 'A' && c <= 'F':
-		return c - 'A' + 10, true
+// hexValue maps a hex digit of either case to its value, and every other
+// byte to 0xff.
+var hexValue = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
 	}
-	return 0, false
-}
+	for i, c := range "0123456789abcdef" {
+		t[c] = byte(i)
+	}
+	for i, c := range "ABCDEF" {
+		t[c] = byte(10 + i)
+	}
+	return t
+}()
 
 // BodyIDPrefix starts every event ID derived from a body's SHA-256.
 const BodyIDPrefix = "sha256:"
