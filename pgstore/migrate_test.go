@@ -173,7 +173,7 @@ func TestMigrateWithoutDatabaseCreatePrivilege(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(ctx))
 	require.NoError(t, s.Migrate(ctx))

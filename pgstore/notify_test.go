@@ -119,7 +119,7 @@ func TestEnqueueCommitsWithoutTheNotificationLock(t *testing.T) {
 	schema := pgtest.NewSchema(t, plain)
 	newStoreOn(t, plain, schema) // migrate without slow commits
 	slow := pgtest.NewSlowCommitPool(t, 2, 40*time.Millisecond)
-	s, err := pgstore.New(slow, pgstore.WithSchema(schema))
+	s, err := pgstore.New(slow, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
 	ctx := t.Context()
 	wakes := startListener(t, s)
