@@ -16,20 +16,27 @@ import (
 )
 
 // Get implements ops.Store: the item, its attempts, audit trail and
-// quarantined deliveries, read by four statements sent in one round trip.
+// quarantined deliveries, read by four statements in one read-only
+// REPEATABLE READ transaction, so they agree with one another, all sent in
+// one round trip.
 func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, error) {
 	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
 		return ops.Detail{}, fmt.Errorf("pgstore: get %q: %w", key.String(), ops.ErrNotFound)
 	}
 	args := []any{key.Provider, key.Tenant, key.EventID}
 	b := &pgx.Batch{}
+	b.Queue("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
 	b.Queue(s.sql.get, args...)
 	b.Queue(s.sql.history, args...)
 	b.Queue(s.sql.audit, args...)
 	b.Queue(s.sql.quarantine, args...)
+	b.Queue("COMMIT")
 	br := s.pool.SendBatch(ctx, b)
 	defer func() { _ = br.Close() }()
 
+	if _, err := br.Exec(); err != nil {
+		return ops.Detail{}, wrapErr("get "+key.String(), err)
+	}
 	var d ops.Detail
 	rows, _ := br.Query()
 	err := collectOne(rows, func(row pgx.CollectableRow) error {
@@ -64,6 +71,9 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, err
 	d.Quarantine, err = pgx.CollectRows(rows, scanDelivery)
 	if err != nil {
 		return ops.Detail{}, wrapErr("get the quarantine of "+key.String(), err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return ops.Detail{}, wrapErr("get "+key.String(), err)
 	}
 	return d, nil
 }
