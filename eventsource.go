@@ -122,7 +122,9 @@ func (s EventSource) Extract(req *Request, v Verification) (Verification, error)
 	if v.PayloadSHA256 == ([sha256.Size]byte{}) {
 		v.PayloadSHA256 = sha256.Sum256(req.Body)
 	}
-	return s.extract(req, v, &wire.Doc{Body: req.Body}, s.headerKeys())
+	var want wire.Paths // one scan for every path
+	want.Set(s.IDPath, s.TypePath, s.TypeSuffixPath)
+	return s.extract(req, v, &wire.Doc{Body: req.Body, Want: &want}, s.headerKeys())
 }
 
 // eventHeaderKeys are the canonical names of an EventSource's headers,
@@ -136,33 +138,30 @@ func (s EventSource) headerKeys() eventHeaderKeys {
 // extract is Extract with a body that may already be scanned and the
 // headers' canonical names.
 func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys eventHeaderKeys) (Verification, error) {
-	var (
-		id  string
-		rej *VerificationError
-	)
+	var id field
 	switch {
 	case s.IDHeader != "":
-		id, rej = singleHeaderKey(req.Header, keys.id, s.IDHeader, ReasonMissingEventID)
+		id = headerField(req.Header, keys.id)
 	case s.IDPath != "":
-		id, rej = lookupJSON(doc, s.IDPath, ReasonMissingEventID, "event ID")
+		id = jsonField(doc, s.IDPath)
 	}
-	if rej != nil && (rej.Reason != ReasonMissingEventID || !s.IDFromBody) {
-		return Verification{}, rej
+	if id.fault != fieldOK && (id.fault != fieldMissing || !s.IDFromBody) {
+		return Verification{}, s.rejectID(id)
 	}
+	var typ field
 	switch {
 	case s.TypeHeader != "":
-		v.EventType, rej = singleHeaderKey(req.Header, keys.typ, s.TypeHeader, ReasonMissingEventType)
+		typ = headerField(req.Header, keys.typ)
 	case s.TypePath != "":
-		v.EventType, rej = lookupJSON(doc, s.TypePath, ReasonMissingEventType, "event type")
-	default:
-		rej = nil
+		typ = jsonField(doc, s.TypePath)
 	}
-	if rej != nil && s.TypeOptional {
-		v.EventType, rej = "", nil
+	if typ.fault != fieldOK {
+		if !s.TypeOptional {
+			return Verification{}, s.rejectType(typ)
+		}
+		typ = field{}
 	}
-	if rej != nil {
-		return Verification{}, rej
-	}
+	v.EventType = typ.value
 	if s.TypeSuffixPath != "" {
 		if suffix, ok := doc.LookupString(s.TypeSuffixPath); ok {
 			v.EventType += "." + suffix
@@ -170,18 +169,85 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 	}
 	if s.IDFunc != nil {
 		var err error
-		if id, err = s.IDFunc(req, v); err != nil {
+		if id.value, err = s.IDFunc(req, v); err != nil {
 			return Verification{}, hookError("computing the event ID", err)
 		}
 	}
-	if id == "" && s.IDFromBody {
-		id = wire.DigestID(v.PayloadSHA256)
+	if id.value == "" && s.IDFromBody {
+		id.value = wire.DigestID(v.PayloadSHA256)
 	}
-	if id == "" {
+	if id.value == "" {
 		return Verification{}, Reject(ReasonMissingEventID, "the request has no event ID")
 	}
-	v.EventID = id
+	v.EventID = id.value
 	return v, nil
+}
+
+// field is an event field as read from a header or the body, or why it
+// could not be: the rejection is built only when the source does not
+// tolerate the fault (IDFromBody, TypeOptional), so tolerated faults
+// allocate nothing.
+type field struct {
+	value  string
+	fault  int // a field fault
+	copies int // the header's copies, for fieldRepeated
+	path   string
+	result int // the wire lookup result, for the body's faults
+}
+
+// Field faults.
+const (
+	fieldOK      = iota
+	fieldMissing // absent, empty or null
+	fieldRepeated
+	fieldMalformed // the body is not JSON, or the value is of another kind
+)
+
+// headerField reads a single-valued header by its canonical name.
+func headerField(h http.Header, key string) field {
+	value, n := wire.HeaderKey(h, key)
+	switch {
+	case n > 1:
+		return field{fault: fieldRepeated, copies: n}
+	case value == "":
+		return field{fault: fieldMissing}
+	}
+	return field{value: value}
+}
+
+// jsonField reads the string or number at a dotted path of the body.
+func jsonField(doc *wire.Doc, path string) field {
+	value, result := doc.Lookup(path)
+	switch result {
+	case wire.Found:
+		return field{value: value}
+	case wire.Missing:
+		return field{fault: fieldMissing, path: path, result: result}
+	}
+	return field{fault: fieldMalformed, path: path, result: result}
+}
+
+// rejectID is the rejection of an event ID that could not be read.
+func (s EventSource) rejectID(f field) *VerificationError {
+	return f.rejection(s.IDHeader, ReasonMissingEventID, "event ID")
+}
+
+// rejectType is the rejection of an event type that could not be read.
+func (s EventSource) rejectType(f field) *VerificationError {
+	return f.rejection(s.TypeHeader, ReasonMissingEventType, "event type")
+}
+
+// rejection builds the rejection of a fault: header names the header the
+// field was read from ("" for the body), missing the reason of an absent
+// field and what the field's name in details.
+func (f field) rejection(header string, missing Reason, what string) *VerificationError {
+	switch {
+	case f.fault == fieldRepeated:
+		return Reject(ReasonMalformedHeader, "header %s is sent %d times", header, f.copies)
+	case f.path == "":
+		return Reject(missing, "header %s is missing", header)
+	}
+	return jsonRejection(f.result, f.path, missing, what)
 }
 
 // lookupJSON returns the string or number at a dotted path of a verified
@@ -190,13 +256,20 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 // ReasonMalformedPayload.
 func lookupJSON(doc *wire.Doc, path string, missing Reason, what string) (string, *VerificationError) {
 	value, result := doc.Lookup(path)
-	switch result {
-	case wire.Found:
+	if result == wire.Found {
 		return value, nil
-	case wire.Missing:
-		return "", Reject(missing, "the body has no %s at %q", what, path)
-	case wire.NotJSON:
-		return "", Reject(ReasonMalformedPayload, "the body is not a single JSON value, so the %s at %q cannot be read", what, path)
 	}
-	return "", Reject(ReasonMalformedPayload, "the %s at %q is not a string or a number", what, path)
+	return "", jsonRejection(result, path, missing, what)
+}
+
+// jsonRejection is the rejection of a lookup that found no string or
+// number.
+func jsonRejection(result int, path string, missing Reason, what string) *VerificationError {
+	switch result {
+	case wire.Missing:
+		return Reject(missing, "the body has no %s at %q", what, path)
+	case wire.NotJSON:
+		return Reject(ReasonMalformedPayload, "the body is not a single JSON value, so the %s at %q cannot be read", what, path)
+	}
+	return Reject(ReasonMalformedPayload, "the %s at %q is not a string or a number", what, path)
 }

@@ -10,12 +10,7 @@ import (
 
 // ValidPath reports whether p is a dotted path of non-empty segments.
 func ValidPath(p string) bool {
-	for seg := range strings.SplitSeq(p, ".") {
-		if seg == "" {
-			return false
-		}
-	}
-	return p != ""
+	return p != "" && p[0] != '.' && p[len(p)-1] != '.' && !strings.Contains(p, "..")
 }
 
 // Lookup results.
@@ -31,15 +26,31 @@ const maxPaths = 8
 
 // Paths is a compiled set of dotted paths that a Doc finds in one pass
 // over its body. A verifier compiles the paths its options read once, at
-// construction; a Paths is immutable and safe for concurrent use.
+// construction (CompilePaths); a caller that reads a body once may set one
+// on its stack instead (Set). Once set, a Paths is safe for concurrent use.
 type Paths struct {
-	paths []path
+	n     int
+	paths [maxPaths]path
 }
 
-// path is a dotted path split into segments.
+// inlineSegments is how many segments a path holds without allocating.
+const inlineSegments = 8
+
+// path is a dotted path split into segments, which are substrings of its
+// text.
 type path struct {
-	text string
-	segs []segment
+	text  string
+	n     int // segments
+	small [inlineSegments]segment
+	more  []segment // the segments after the first eight
+}
+
+// seg returns segment i.
+func (p *path) seg(i int) *segment {
+	if i < inlineSegments {
+		return &p.small[i]
+	}
+	return &p.more[i-inlineSegments]
 }
 
 type segment struct {
@@ -51,18 +62,28 @@ type segment struct {
 // at most 8 of them; the others are found by a scan of their own.
 func CompilePaths(paths ...string) *Paths {
 	out := &Paths{}
+	out.Set(paths...)
+	return out
+}
+
+// Set makes ps the paths CompilePaths would compile. It allocates nothing
+// for paths of up to 8 segments.
+func (ps *Paths) Set(paths ...string) {
+	ps.n = 0
 	for _, p := range paths {
-		if p == "" || !ValidPath(p) || out.index(p) >= 0 || len(out.paths) == maxPaths {
+		if p == "" || !ValidPath(p) || ps.index(p) >= 0 || ps.n == maxPaths {
 			continue
 		}
-		out.paths = append(out.paths, compilePath(p))
+		ps.paths[ps.n] = compilePath(p)
+		ps.n++
 	}
-	return out
 }
 
 func compilePath(p string) path {
 	out := path{text: p}
-	for seg := range strings.SplitSeq(p, ".") {
+	for rest, more := p, true; more; {
+		var seg string
+		seg, rest, more = strings.Cut(rest, ".")
 		// Decimal digits only, as an index: Atoi alone would take "+1"
 		// and "-0"; one that overflows an int indexes nothing.
 		index := -1
@@ -71,7 +92,12 @@ func compilePath(p string) path {
 				index = i
 			}
 		}
-		out.segs = append(out.segs, segment{key: seg, index: index})
+		if out.n < inlineSegments {
+			out.small[out.n] = segment{key: seg, index: index}
+		} else {
+			out.more = append(out.more, segment{key: seg, index: index})
+		}
+		out.n++
 	}
 	return out
 }
@@ -81,7 +107,7 @@ func (ps *Paths) index(p string) int {
 	if ps == nil {
 		return -1
 	}
-	for i := range ps.paths {
+	for i := range ps.n {
 		if ps.paths[i].text == p {
 			return i
 		}

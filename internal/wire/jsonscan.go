@@ -44,7 +44,7 @@ func scanJSON(body []byte, want *Paths, extra *path, found *[maxPaths]valueSpan,
 	s := scanner{b: body}
 	var mask uint16
 	if want != nil {
-		for i := range want.paths {
+		for i := range want.n {
 			s.paths[i] = &want.paths[i]
 			mask |= 1 << i
 		}
@@ -147,7 +147,7 @@ func (s *scanner) object(depth int, mask uint16) bool {
 		var match uint16
 		for m := mask; m != 0; m &= m - 1 {
 			p := lowBit(m)
-			if keyEquals(s.b[start:end], plain, s.paths[p].segs[depth].key) {
+			if keyEquals(s.b[start:end], plain, s.paths[p].seg(depth).key) {
 				match |= 1 << p
 			}
 		}
@@ -186,7 +186,7 @@ func (s *scanner) array(depth int, mask uint16) bool {
 		var match uint16
 		for m := mask; m != 0; m &= m - 1 {
 			p := lowBit(m)
-			if s.paths[p].segs[depth].index == k {
+			if s.paths[p].seg(depth).index == k {
 				match |= 1 << p
 			}
 		}
@@ -218,7 +218,7 @@ func (s *scanner) member(depth int, match uint16) bool {
 		p := lowBit(m)
 		// A key given again replaces its earlier value, and all under it.
 		s.out[p] = valueSpan{}
-		if len(s.paths[p].segs) > depth+1 {
+		if s.paths[p].n > depth+1 {
 			deeper |= 1 << p
 		}
 	}
