@@ -174,8 +174,9 @@ type HMACOptions struct {
 	// nothing. It gets the verification so far (OccurredAt,
 	// PayloadSHA256, KeyID) and the HMAC key that verified the request,
 	// for challenges that must be answered with it (Zoom's
-	// endpoint.url_validation); it must neither keep nor reveal the key.
-	// Returning nil, nil lets the request go on as an event. A
+	// endpoint.url_validation); it must neither keep, modify nor reveal
+	// the key, which the verifier keeps for the next request. Returning
+	// nil, nil lets the request go on as an event. A
 	// *VerificationError it returns is passed on as the rejection; any
 	// other error is returned wrapped. An unsigned challenge never reaches
 	// it. Defaults to nil.
