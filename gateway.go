@@ -226,7 +226,8 @@ func WithPathPrefix(prefix string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.prefix = prefix })
 }
 
-// WithReplayTTL sets how long a replay key stays registered. Defaults to
+// WithReplayTTL sets how long a verifier's replay key (Verification.ReplayKey)
+// stays registered. Defaults to
 // 24 hours.
 func WithReplayTTL(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.replayTTL = d })
@@ -429,33 +430,32 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	}
 	now := g.cfg.clock.Now()
 
-	replayKey := ver.ReplayKey
-	if replayKey == "" {
-		replayKey = ver.EventID
-	}
 	storeStart := time.Now()
 	defer func() { res.StoreTime = time.Since(storeStart) }()
-	seen, err := g.replay.Register(ctx, ReplayRegistration{
-		Key:           ReplayKey{Provider: route.Provider, Tenant: route.Tenant, Key: replayKey},
-		PayloadSHA256: digest,
-		Now:           now,
-		ExpiresAt:     now.Add(g.cfg.replayTTL),
-	})
-	if err != nil {
-		res.Status = StatusUnavailable
-		return res, fmt.Errorf("webhooks: replay store: %w", timeoutCause(ctx, err))
+	if ver.ReplayKey != "" && ver.ReplayKey != ver.EventID {
+		// A replay key of its own (a nonce, say) is guarded by the replay
+		// store. The event ID itself needs no guard beside the inbox,
+		// which deduplicates it for as long as it keeps the item: a second
+		// registration would only cost a second commit per webhook.
+		seen, err := g.replay.Register(ctx, ReplayRegistration{
+			Key:           ReplayKey{Provider: route.Provider, Tenant: route.Tenant, Key: ver.ReplayKey},
+			PayloadSHA256: digest,
+			Now:           now,
+			ExpiresAt:     now.Add(g.cfg.replayTTL),
+		})
+		if err != nil {
+			res.Status = StatusUnavailable
+			return res, fmt.Errorf("webhooks: replay store: %w", timeoutCause(ctx, err))
+		}
+		if seen == ReplayConflict {
+			res.Status = StatusConflict
+			return res, fmt.Errorf("%w: replay key %q", ErrPayloadConflict, ver.ReplayKey)
+		}
+		// ReplaySeen goes on to Enqueue: an earlier delivery may have
+		// registered the key and then failed to store (503), and its
+		// retry must be stored now. The inbox answers duplicate when it
+		// was stored.
 	}
-	if seen == ReplayConflict && replayKey != ver.EventID {
-		// A replay key of its own (a nonce) reused with other content.
-		res.Status = StatusConflict
-		return res, fmt.Errorf("%w: replay key %q", ErrPayloadConflict, replayKey)
-	}
-	// ReplaySeen still goes on to Enqueue: an earlier delivery may have
-	// registered the key and then failed to store (503), and its retry must
-	// be stored now. The inbox answers duplicate when it was stored. A
-	// conflict on the event ID itself goes on too, never to create an item:
-	// where the inbox has the item it keeps the conflicting delivery in its
-	// quarantine for operators.
 
 	headers, over := g.keptHeaders(req.Header, v)
 	if over > 0 {
@@ -473,7 +473,6 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		OccurredAt:    ver.OccurredAt,
 		ReceivedAt:    now,
 		TraceLink:     traceLink,
-		ExistingOnly:  seen == ReplayConflict,
 		ReplayIfDead:  g.cfg.redeliveryReplay,
 	})
 	if err != nil {

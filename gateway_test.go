@@ -38,7 +38,7 @@ var headerVerifier = webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Ro
 	default:
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
 	}
-	return webhooks.Verification{EventID: r.Header.Get("X-Id"), EventType: r.Header.Get("X-Type"), KeyID: "k1"}, nil
+	return webhooks.Verification{EventID: r.Header.Get("X-Id"), EventType: r.Header.Get("X-Type"), KeyID: "k1", ReplayKey: r.Header.Get("X-Nonce")}, nil
 })
 
 type gatewayFixture struct {
@@ -265,26 +265,42 @@ func TestGatewayReplayStore(t *testing.T) {
 	t.Parallel()
 	replay := &flakyReplay{ReplayStore: memstore.NewReplay()}
 	f := newGatewayFixture(t, nil, replay, webhooks.WithReplayTTL(time.Hour))
+	withNonce := func(id, nonce string) map[string]string {
+		h := okHeaders(id)
+		h["X-Nonce"] = nonce
+		return h
+	}
 
+	// Event IDs need no replay registration: the inbox deduplicates them,
+	// so a webhook without a replay key of its own costs no second commit.
 	replay.down.Store(true)
-	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev0")).Code)
+	assert.Zero(t, replay.ReplayStore.(*memstore.Replay).Len())
+
+	// A replay key of the verifier's own is registered: a store outage is
+	// a 503 and stores nothing.
+	r := post(t, f.gw, "/webhooks/acme", `{}`, withNonce("ev1", "n1"))
 	assert.Equal(t, http.StatusServiceUnavailable, r.Code)
 	_, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
 	assert.ErrorIs(t, err, ops.ErrNotFound)
 	replay.down.Store(false)
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, withNonce("ev1", "n1")).Code,
+		"the provider's retry after the 503 is stored")
+	assert.Equal(t, http.StatusOK, post(t, f.gw, "/webhooks/acme", `{}`, withNonce("ev1", "n1")).Code, "and a repeat is a duplicate")
 
-	// A replay key registered with another payload is a conflict even when
-	// the inbox no longer has the item (for example after retention).
-	_, err = replay.Register(context.Background(), webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "acme", Key: "ev2"}, PayloadSHA256: sha256.Sum256([]byte("other")), Now: base, ExpiresAt: base.Add(time.Hour)})
+	// A replay key registered with another payload is a conflict, even
+	// under another event ID.
+	_, err = replay.Register(context.Background(), webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "acme", Key: "n2"},
+		PayloadSHA256: sha256.Sum256([]byte("other")), Now: base, ExpiresAt: base.Add(time.Hour)})
 	require.NoError(t, err)
-	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
+	r = post(t, f.gw, "/webhooks/acme", `{}`, withNonce("ev2", "n2"))
 	assert.Equal(t, http.StatusConflict, r.Code)
 	_, err = f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev2"})
 	assert.ErrorIs(t, err, ops.ErrNotFound)
 
 	// After the TTL the key may be used again.
 	f.clock.Advance(time.Hour)
-	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
+	r = post(t, f.gw, "/webhooks/acme", `{}`, withNonce("ev2", "n2"))
 	assert.Equal(t, http.StatusAccepted, r.Code)
 }
 

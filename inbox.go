@@ -52,13 +52,6 @@ type Envelope struct {
 	ReceivedAt time.Time
 	// TraceLink ties the item to the trace of its receive (see Observer).
 	TraceLink string
-	// ExistingOnly makes Enqueue compare env with an existing item but never
-	// store a new one: with no item for Key it reports EnqueueConflict and
-	// stores nothing. A Receiver sets it when its replay store already
-	// holds the event ID with another payload digest, so the conflicting
-	// delivery reaches the item's quarantine, yet cannot take the place of
-	// an item that retention removed.
-	ExistingOnly bool
 	// ReplayIfDead makes a duplicate of a dead item replay it: the item
 	// becomes pending, due at ReceivedAt, and the replay is recorded as a
 	// provider redelivery (see the Receiver's WithRedeliveryReplay).

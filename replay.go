@@ -55,7 +55,9 @@ type ReplayRegistration struct {
 }
 
 // ReplayStore remembers which replay keys were seen, with their payload
-// digests, until they expire.
+// digests, until they expire. A Receiver registers the replay keys
+// verifiers give of their own (Verification.ReplayKey), such as nonces that
+// differ from event IDs; the inbox deduplicates event IDs itself.
 //
 // Register atomically registers reg.Key with reg.PayloadSHA256 until
 // reg.ExpiresAt unless it is registered and not expired at reg.Now; of

@@ -54,8 +54,11 @@ type Verification struct {
 	// KeyID names the secret that matched (never the secret itself), so
 	// operators can see when an old secret stops being used.
 	KeyID string
-	// ReplayKey is the key registered with the ReplayStore. When empty the
-	// gateway uses EventID.
+	// ReplayKey, when set and other than EventID, is a key of the
+	// request's own (a nonce, a delivery ID the provider never reuses)
+	// that the Receiver registers with its ReplayStore, refusing a reuse
+	// with other content (409). Event IDs need no replay key: the inbox
+	// deduplicates them.
 	ReplayKey string
 	// APIVersion is the provider's payload version when the request
 	// carries it (Stripe's api_version, Shopify's X-Shopify-API-Version);

@@ -112,10 +112,6 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 		}
 		return res, nil
 	}
-	if env.ExistingOnly {
-		return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict}, nil
-	}
-
 	s.seq++
 	e := &entry{
 		seq:   s.seq,

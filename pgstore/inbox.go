@@ -14,9 +14,7 @@ import (
 // Enqueue implements webhooks.Enqueuer in one statement (INSERT … ON
 // CONFLICT … DO UPDATE … RETURNING, with a CTE that quarantines a
 // conflicting delivery) that commits before it returns, so a nil error
-// means the item is durable. An ExistingOnly envelope is an UPDATE of the
-// existing item instead, which stores nothing when there is none. A
-// duplicate of a dead letter with ReplayIfDead set is replayed by a second
+// means the item is durable. A duplicate of a dead letter with ReplayIfDead set is replayed by a second
 // statement (replayOneSQL), which checks again that the item is dead: of
 // concurrent redeliveries one replays it.
 //
@@ -83,25 +81,15 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, n
 		notified             int64
 	)
 	k := env.Key
-	switch {
-	case env.ExistingOnly:
-		err = q.QueryRow(ctx, s.sql.enqueueExisting,
-			k.Provider, k.Tenant, k.EventID, payload, headers, env.PayloadSHA256[:], env.KeyID, env.ReceivedAt,
-		).Scan(&inserted, &sameDigest, &state)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict}, nil
-		}
-	default:
-		args := []any{
-			k.Provider, k.Tenant, k.EventID, env.EventType,
-			payload, headers, env.PayloadSHA256[:], env.KeyID,
-			occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), env.APIVersion, env.TraceLink,
-		}
-		if notify {
-			err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)
-		} else {
-			err = q.QueryRow(ctx, s.sql.enqueue, args...).Scan(&inserted, &sameDigest, &state)
-		}
+	args := []any{
+		k.Provider, k.Tenant, k.EventID, env.EventType,
+		payload, headers, env.PayloadSHA256[:], env.KeyID,
+		occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), env.APIVersion, env.TraceLink,
+	}
+	if notify {
+		err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)
+	} else {
+		err = q.QueryRow(ctx, s.sql.enqueue, args...).Scan(&inserted, &sameDigest, &state)
 	}
 	if err != nil {
 		return webhooks.EnqueueResult{}, wrapErr("enqueue "+k.String(), err)

@@ -52,23 +52,6 @@ ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
 		THEN i.conflicts ELSE i.conflicts + 1 END
 RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state, i.conflicts`
 
-// existingSQL is upsertSQL for an ExistingOnly envelope: it counts a
-// duplicate or a conflict on an existing item and never inserts one, so it
-// returns no row when there is no item.
-//
-// $1 provider, $2 tenant, $3 event_id, $4 payload, $5 headers, $6 digest,
-// $7 key_id, $8 received_at.
-const existingSQL = `
-UPDATE {{schema}}.inbox_items AS i SET
-	duplicate_count = CASE WHEN i.payload_sha256 = $6
-		THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
-	last_seen_at = CASE WHEN i.payload_sha256 = $6
-		THEN $8::timestamptz ELSE i.last_seen_at END,
-	conflicts = CASE WHEN i.payload_sha256 = $6
-		THEN i.conflicts ELSE i.conflicts + 1 END
-WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3
-RETURNING false AS inserted, (i.payload_sha256 = $6) AS same_digest, i.state, i.conflicts`
-
 // quarantineCTE keeps a conflicting delivery, the upsert CTE's row says
 // which, when it is among the item's first ops.QuarantineLimit: its
 // number is the item's conflict count, which the upsert raised under the
@@ -105,13 +88,6 @@ notified AS (
 	SELECT pg_notify($14, '') FROM upsert WHERE inserted
 )
 SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert`
-
-// enqueueExistingSQL is enqueueSQL for an ExistingOnly envelope
-// (existingSQL's parameters); it returns no row when there is no item.
-var enqueueExistingSQL = `
-WITH upsert AS (` + existingSQL + `
-),` + quarantineCTE("$4", "$5", "$6", "$7", "$8") + `
-SELECT inserted, same_digest, state FROM upsert`
 
 // acquireSQL leases up to $3 due items, the longest due first. The CTE
 // locks candidate rows, skipping rows another transaction holds; locking
@@ -375,7 +351,7 @@ WHERE (provider, tenant, replay_key) IN (
 
 // statements are the SQL texts with the schema filled in.
 type statements struct {
-	enqueue, enqueueNotify, enqueueExisting       string
+	enqueue, enqueueNotify                        string
 	acquire, release                              string
 	succeed, retry, deadLetter, abandon, extend   string
 	leaseLost                                     string
@@ -392,7 +368,6 @@ func renderStatements(quotedSchema string) statements {
 	return statements{
 		enqueue:                 r.Replace(enqueueSQL),
 		enqueueNotify:           r.Replace(enqueueNotifySQL),
-		enqueueExisting:         r.Replace(enqueueExistingSQL),
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
 		succeed:                 r.Replace(succeedSQL),

@@ -3,7 +3,6 @@ package storetest
 import (
 	"bytes"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"net/http"
 	"testing"
@@ -17,7 +16,6 @@ var quarantineCases = []inboxCase{
 	{"ConflictIsQuarantined", testConflictIsQuarantined},
 	{"QuarantineIsBounded", testQuarantineIsBounded},
 	{"QuarantineConcurrent", testQuarantineConcurrent},
-	{"ExistingOnlyNeverCreates", testExistingOnlyNeverCreates},
 	{"APIVersionKept", testAPIVersionKept},
 }
 
@@ -130,44 +128,6 @@ func testQuarantineConcurrent(t *testing.T, s Store) {
 			t.Errorf("the delivery with key ID %q is quarantined twice; want each once", q.KeyID)
 		}
 		seen[q.KeyID] = true
-	}
-}
-
-// testExistingOnlyNeverCreates: an ExistingOnly delivery never stores a
-// new item, and with an existing one is compared as usual.
-func testExistingOnlyNeverCreates(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	env.ExistingOnly = true
-	res, err := s.Enqueue(t.Context(), env)
-	if want := (webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict}); err != nil || res != want {
-		t.Errorf("Enqueue(ExistingOnly) of a key with no item = %+v, %v; want %+v and nothing stored", res, err, want)
-	}
-	if _, err := s.Get(t.Context(), env.Key); !errors.Is(err, ops.ErrNotFound) {
-		t.Errorf("Get after Enqueue(ExistingOnly) of a key with no item: error %v; want ops.ErrNotFound", err)
-	}
-	wantNothingDue(t, s, at(time.Hour), "Enqueue(ExistingOnly) never stores an item")
-	if st, err := s.Stats(t.Context(), ops.StatsRequest{Now: at(time.Hour)}); err != nil || st.States[webhooks.StatePending] != 0 {
-		t.Errorf("Stats after Enqueue(ExistingOnly) of a key with no item = %v pending, %v; want 0", st.States[webhooks.StatePending], err)
-	}
-
-	env.ExistingOnly = false
-	mustEnqueue(t, s, env)
-	again := env
-	again.ExistingOnly = true
-	again.ReceivedAt = at(time.Second)
-	res, err = s.Enqueue(t.Context(), again)
-	if want := (webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: webhooks.StatePending}); err != nil || res != want {
-		t.Errorf("Enqueue(ExistingOnly) of the stored payload = %+v, %v; want %+v", res, err, want)
-	}
-	other := conflicting(env.Key, 1, at(2*time.Second))
-	other.ExistingOnly = true
-	wantConflict(t, s, other, webhooks.StatePending)
-
-	want := enqueuedItem(env)
-	want.DuplicateCount, want.LastSeenAt = 1, at(time.Second)
-	checkStored(t, s, want, "after ExistingOnly deliveries of a stored item")
-	if d := mustDetail(t, s, env.Key); d.Conflicts != 1 || len(d.Quarantine) != 1 || diffDelivery(d.Quarantine[0], deliveryOf(other)) != "" {
-		t.Errorf("after an ExistingOnly conflicting delivery: Conflicts %d, %d quarantined; want it counted and quarantined", d.Conflicts, len(d.Quarantine))
 	}
 }
 
