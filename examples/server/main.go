@@ -83,12 +83,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	schema := fs.String("schema", pgstore.DefaultSchema, "PostgreSQL schema for the inbox tables (with -dsn)")
 	failTypes := fs.String("fail-types", "", "comma-separated event types the demo handler rejects permanently (to see dead letters)")
 	workers := fs.Int("workers", webhooks.DefaultWorkers, "concurrent handlers")
-	retention := fs.Duration("retention", 7*24*time.Hour, "how long succeeded items are kept (checked hourly); with -dsn expired replay keys are deleted too")
+	retention := fs.Duration("retention", 7*24*time.Hour, "how long succeeded items are kept; with -dsn expired replay keys are deleted too")
+	closedRetention := fs.Duration("closed-retention", 30*24*time.Hour, "how long dead letters closed by an operator are kept")
+	retentionEvery := fs.Duration("retention-every", time.Hour, "how often retention runs (also once at start)")
 	publicURL := fs.String("public-url", getenv("PUBLIC_URL"), "public base URL providers call, for those that sign it (twilio, hubspot, square, trello) (default $PUBLIC_URL)")
 	maxInFlight := fs.Int("max-in-flight", 128, "requests handled at once; more are answered 503 with Retry-After at once")
 	listProviders := fs.Bool("list-providers", false, "print the provider catalog's names, one a line, and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *retentionEvery <= 0 {
+		return fmt.Errorf("-retention-every %v: it must be positive", *retentionEvery)
 	}
 	if *listProviders {
 		for _, name := range providers.Names() {
@@ -144,11 +149,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		logger.Info("inbox in memory; pass -dsn to keep it in PostgreSQL")
 		cleanup = func(ctx context.Context) {
 			// The replay store evicts expired keys by itself.
-			items, err := inbox.DeleteSucceeded(ctx, time.Now().Add(-*retention))
+			now := time.Now()
+			items, err := inbox.DeleteSucceeded(ctx, now.Add(-*retention))
 			if err != nil {
 				logger.ErrorContext(ctx, "retention: deleting succeeded items failed", "err", err)
 			}
-			logger.InfoContext(ctx, "retention", "deleted_items", items)
+			closed, err := inbox.DeleteClosed(ctx, now.Add(-*closedRetention))
+			if err != nil {
+				logger.ErrorContext(ctx, "retention: deleting closed items failed", "err", err)
+			}
+			logger.InfoContext(ctx, "retention", "deleted_items", items, "deleted_closed", closed)
 		}
 	} else {
 		pool, err := pgxpool.New(ctx, *dsn)
@@ -171,11 +181,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			if err != nil {
 				logger.ErrorContext(ctx, "retention: deleting succeeded items failed", "err", err)
 			}
+			closed, err := pg.DeleteClosed(ctx, now.Add(-*closedRetention), 1000)
+			if err != nil {
+				logger.ErrorContext(ctx, "retention: deleting closed items failed", "err", err)
+			}
 			keys, err := pg.DeleteExpiredReplayKeys(ctx, now, 1000)
 			if err != nil {
 				logger.ErrorContext(ctx, "retention: deleting expired replay keys failed", "err", err)
 			}
-			logger.InfoContext(ctx, "retention", "deleted_items", items, "deleted_replay_keys", keys)
+			logger.InfoContext(ctx, "retention", "deleted_items", items, "deleted_closed", closed, "deleted_replay_keys", keys)
 		}
 		logger.Info("inbox in PostgreSQL", "schema", pg.Schema())
 	}
@@ -245,7 +259,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		if cleanup == nil {
 			return
 		}
-		tick := time.NewTicker(time.Hour)
+		tick := time.NewTicker(*retentionEvery)
 		defer tick.Stop()
 		for {
 			cleanup(runCtx)

@@ -400,3 +400,16 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	}
 	s.stdout.waitFor(t, `"event_id":"during"`)
 }
+
+func TestRetentionDeletesSucceededItems(t *testing.T) {
+	t.Parallel()
+	s := start(t, map[string]string{"GITHUB_WEBHOOK_SECRET": githubSecret}, "-retention", "1ns", "-retention-every", "5ms")
+	code, _ := s.post(t, "/webhooks/github", githubPayload, githubHeaders("old"))
+	require.Equal(t, http.StatusAccepted, code)
+	s.stdout.waitFor(t, `"event_id":"old"`)
+	s.stderr.waitFor(t, `"deleted_items":1`)
+	// Once retention removed it, the same delivery is new again.
+	code, body := s.post(t, "/webhooks/github", githubPayload, githubHeaders("old"))
+	assert.Equal(t, http.StatusAccepted, code)
+	assert.Equal(t, "accepted", body["status"])
+}
