@@ -885,3 +885,15 @@ func TestGatewayStoresAPIVersion(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "2026-01-28", d.APIVersion)
 }
+
+func TestGatewayAnswersHEAD(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	for path, want := range map[string]int{"/webhooks/acme": http.StatusOK, "/webhooks/acme/t1": http.StatusOK, "/webhooks/nobody": http.StatusNotFound} {
+		rec := httptest.NewRecorder()
+		f.gw.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, path, nil))
+		assert.Equal(t, want, rec.Code, path)
+		assert.Zero(t, rec.Body.Len(), path)
+	}
+	assert.Zero(t, f.inbox.Len())
+}

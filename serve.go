@@ -13,8 +13,9 @@ import (
 	"time"
 )
 
-// ServeHTTP serves POST {prefix}{provider}[/{tenant}], and GET there for
-// providers whose verifier answers GET challenges (GETVerifier). It answers
+// ServeHTTP serves POST {prefix}{provider}[/{tenant}], GET there for
+// providers whose verifier answers GET challenges (GETVerifier), and HEAD
+// (200 for a registered provider, nothing stored). It answers
 // 202 for a new webhook, 200 for a duplicate or an ignored event type (see
 // WithSubscriptions), 409 for an event ID reused with another payload, 401
 // when verification fails, 404 for an unknown provider or path, 400 for a
@@ -40,6 +41,17 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case r.Method == http.MethodPost:
+	case r.Method == http.MethodHead:
+		// A check that the endpoint exists (Trello makes one before it
+		// registers a callback URL): answered for registered providers,
+		// with nothing read, verified or stored.
+		if _, ok := g.resolver.Lookup(route.Provider); !ok {
+			w.WriteHeader(http.StatusNotFound)
+			return
+		}
+		w.Header().Set("Allow", "POST, HEAD")
+		w.WriteHeader(http.StatusOK)
+		return
 	case r.Method == http.MethodGet && g.acceptsGET(route.Provider):
 		// A provider's GET challenge: no body to read.
 		r.Body = http.NoBody

@@ -16,30 +16,43 @@ func main() {
 	ctx := context.Background()
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay() // pgstore in production
 
-	github, err := webhooks.NewHMACVerifier(providers.GitHubOptions(),
-		webhooks.StaticSecrets(os.Getenv("GITHUB_WEBHOOK_SECRET")))
+	// 1. Verifiers, by catalog name, with their secrets.
+	github, err := providers.New("github", providers.Config{Secrets: webhooks.StaticSecrets(os.Getenv("GITHUB_WEBHOOK_SECRET"))})
 	if err != nil {
 		log.Fatal(err)
 	}
+	stripe, err := providers.New("stripe", providers.Config{Secrets: webhooks.StaticSecrets(os.Getenv("STRIPE_WEBHOOK_SECRET"))})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// 2. A registry: the provider key is the path segment.
 	registry := webhooks.NewRegistry()
-	registry.MustRegister("github", github)
+	registry.MustRegister("github", github) // POST /webhooks/github
+	registry.MustRegister("stripe", stripe) // POST /webhooks/stripe
 
+	// Handlers by event type.
 	mux := webhooks.NewMux()
-	mux.MustHandleFunc("push", func(ctx context.Context, ev webhooks.Event) error {
-		log.Printf("push %s: %d bytes", ev.ID, len(ev.Payload))
+	mux.MustHandleFunc("invoice.paid", func(ctx context.Context, ev webhooks.Event) error {
+		log.Printf("invoice paid: %s (%d bytes)", ev.ID, len(ev.Payload))
 		return nil // an error retries with backoff; webhooks.Permanent(err) dead-letters
 	})
+	mux.MustHandleFunc("push", func(ctx context.Context, ev webhooks.Event) error {
+		log.Printf("push %s", ev.ID)
+		return nil
+	})
 
-	proc, err := webhooks.NewProcessor(inbox, mux)
+	// 3. The stores are memstore's (above); 4. the receiver verifies and
+	// stores; 5. the processor runs the handlers.
+	processor, err := webhooks.NewProcessor(inbox, mux)
 	if err != nil {
 		log.Fatal(err)
 	}
-	receiver, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithWaker(proc))
+	receiver, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithWaker(processor))
 	if err != nil {
 		log.Fatal(err)
 	}
 	go func() {
-		if err := proc.Run(ctx); err != nil {
+		if err := processor.Run(ctx); err != nil {
 			log.Fatal(err)
 		}
 	}()
