@@ -27,6 +27,7 @@ var imports = map[string]string{
 	"log":          "log",
 	"os":           "os",
 	"slog":         "log/slog",
+	"testing":      "testing",
 	"time":         "time",
 	"url":          "net/url",
 	"pgx":          "github.com/jackc/pgx/v5",
@@ -54,8 +55,13 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/storetest"
 )
+
+// newMyStore stands for a store author's constructor.
+func newMyStore(*testing.T) storetest.Store { return memstore.NewInbox() }
 
 var (
 	ctx       context.Context
@@ -134,9 +140,13 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 	t.Logf("compiled %d README blocks (%d fragments)", len(blocks), fragments)
 }
 
-// fragmentFile wraps a fragment in a function, imports the packages it
-// names, and marks every variable it declares at its top level as used.
+// fragmentFile wraps a fragment in a function (unless it is top-level
+// declarations, such as a test function), imports the packages it names,
+// and marks every variable it declares at its top level as used.
 func fragmentFile(i, line int, src string) (string, error) {
+	if t := strings.TrimSpace(src); strings.HasPrefix(t, "func ") || strings.HasPrefix(t, "type ") {
+		return declarationsFile(line, src)
+	}
 	body := fmt.Sprintf("func fragment%d() {\n//line README.md:%d\n%s\n}", i, line, src)
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", "package snippets\n"+body, parser.SkipObjectResolution)
@@ -185,6 +195,32 @@ func fragmentFile(i, line int, src string) (string, error) {
 		fmt.Fprintf(&b, "\t_ = %s\n", name)
 	}
 	b.WriteString("}\n")
+	return b.String(), nil
+}
+
+// declarationsFile is a file of top-level declarations with the imports
+// they name.
+func declarationsFile(line int, src string) (string, error) {
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "", "package snippets\n"+src, parser.SkipObjectResolution)
+	if err != nil {
+		return "", fmt.Errorf("not Go declarations: %w", err)
+	}
+	used := map[string]bool{}
+	ast.Inspect(f, func(n ast.Node) bool {
+		if sel, ok := n.(*ast.SelectorExpr); ok {
+			if id, ok := sel.X.(*ast.Ident); ok && imports[id.Name] != "" {
+				used[id.Name] = true
+			}
+		}
+		return true
+	})
+	var b strings.Builder
+	b.WriteString("package snippets\n\nimport (\n")
+	for name := range used {
+		fmt.Fprintf(&b, "\t%s %q\n", name, imports[name])
+	}
+	fmt.Fprintf(&b, ")\n\n//line README.md:%d\n%s\n", line, src)
 	return b.String(), nil
 }
 
