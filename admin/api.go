@@ -1,0 +1,228 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"strings"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// maxBodyBytes bounds the body of a mutating request.
+const maxBodyBytes = 64 << 10
+
+func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
+	if err := onlyParams(r.URL.Query(), nil); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	now := h.cfg.clock.Now()
+	st, err := h.store.Stats(r.Context(), ops.StatsRequest{Now: now})
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, NewStats(&st, now))
+}
+
+func (h *Handler) serveDeadLetters(w http.ResponseWriter, r *http.Request) {
+	l, err := parseListing(r.URL.Query())
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	page, err := h.store.List(r.Context(), l.query())
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, NewPage(&page))
+}
+
+func (h *Handler) serveItem(w http.ResponseWriter, r *http.Request) {
+	key, err := parseKey(r.URL.Query())
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	d, err := h.store.Get(r.Context(), key)
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, NewDetail(&d, h.cfg.payloads))
+}
+
+func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
+	actor, ok := h.mutation(w, r)
+	if !ok {
+		return
+	}
+	var req ReplayRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if err := errors.Join(req.Key.check(), needReason(req.Reason)); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
+		Key:           req.Key.inboxKey(),
+		Actor:         actor,
+		Reason:        req.Reason,
+		Ticket:        req.Ticket,
+		ResetAttempts: req.ResetAttempts,
+		Now:           h.cfg.clock.Now(),
+	})
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, replayResult(res, actor, false))
+}
+
+func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
+	actor, ok := h.mutation(w, r)
+	if !ok {
+		return
+	}
+	var req BulkReplayRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	var spread time.Duration
+	var errs []error
+	if req.Spread != "" {
+		d, err := time.ParseDuration(req.Spread)
+		if err != nil || d < 0 {
+			errs = append(errs, badf("spread %q: give a duration such as 10m or 2h", req.Spread))
+		}
+		spread = d
+	}
+	if req.Limit < 1 {
+		errs = append(errs, badf("limit is required: the most dead letters this replay takes, at least 1"))
+	}
+	errs = append(errs, needReason(req.Reason), req.Filter.check())
+	if err := errors.Join(errs...); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	q := req.Filter.query()
+	q.Limit = req.Limit
+	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
+		Query:         &q,
+		Actor:         actor,
+		Reason:        req.Reason,
+		Ticket:        req.Ticket,
+		ResetAttempts: req.ResetAttempts,
+		DryRun:        req.DryRun,
+		Spread:        spread,
+		Now:           h.cfg.clock.Now(),
+	})
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, replayResult(res, actor, req.DryRun))
+}
+
+func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
+	actor, ok := h.mutation(w, r)
+	if !ok {
+		return
+	}
+	var req CloseRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if err := errors.Join(req.Key.check(), needReason(req.Reason)); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	err := h.store.Close(r.Context(), ops.CloseRequest{
+		Key:    req.Key.inboxKey(),
+		Actor:  actor,
+		Reason: req.Reason,
+		Ticket: req.Ticket,
+		Now:    h.cfg.clock.Now(),
+	})
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, CloseResult{Key: req.Key, State: string(webhooks.StateClosed), Actor: actor})
+}
+
+func replayResult(res ops.ReplayResult, actor string, dryRun bool) ReplayResult {
+	out := ReplayResult{DryRun: dryRun, Actor: actor, Count: len(res.Items), Items: make([]Replayed, 0, len(res.Items))}
+	for _, it := range res.Items {
+		out.Items = append(out.Items, Replayed{Key: keyOf(it.Key), DueAt: utc(it.DueAt)})
+	}
+	return out
+}
+
+func needReason(reason string) error {
+	if strings.TrimSpace(reason) == "" {
+		return badf("reason is required: say why, for the item's audit trail")
+	}
+	return nil
+}
+
+// mutation checks that a request may replay or close: it is not a
+// cross-origin browser request, and the host names its actor. It answers
+// the request and returns false when not.
+func (h *Handler) mutation(w http.ResponseWriter, r *http.Request) (string, bool) {
+	if err := h.cop.Check(r); err != nil {
+		writeError(w, http.StatusForbidden, "forbidden", "cross-origin requests cannot replay or close: "+err.Error())
+		return "", false
+	}
+	if h.cfg.actor == nil {
+		writeError(w, http.StatusForbidden, "forbidden", "this admin handler is read-only: the host did not say who acts (admin.WithActor), so nothing can be replayed or closed through it")
+		return "", false
+	}
+	actor := h.cfg.actor(r)
+	if actor == "" {
+		writeError(w, http.StatusForbidden, "forbidden", "the request's authentication names no actor, and replays and closings are audited with one")
+		return "", false
+	}
+	return actor, true
+}
+
+// decode reads a JSON body into v, refusing other content types, unknown
+// fields (an actor among them), trailing data and bodies over
+// maxBodyBytes. It answers the request and returns false when it fails.
+func (h *Handler) decode(w http.ResponseWriter, r *http.Request, v any) bool {
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		writeError(w, http.StatusUnsupportedMediaType, "unsupported_media_type", "send the body as JSON, with Content-Type: application/json")
+		return false
+	}
+	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, terr := dec.Token(); terr != io.EOF {
+			err = errors.New("data after the JSON object")
+		}
+	}
+	if err != nil {
+		msg := "bad JSON body: " + err.Error()
+		var mbe *http.MaxBytesError
+		switch {
+		case errors.Is(err, io.EOF):
+			msg = "the body is empty: send a JSON object"
+		case errors.As(err, &mbe):
+			msg = fmt.Sprintf("the body is over %d bytes", maxBodyBytes)
+		case strings.Contains(err.Error(), `unknown field "actor"`):
+			msg = "the body cannot name the actor: it comes from the request's authentication (admin.WithActor); give reason and ticket only"
+		}
+		writeError(w, http.StatusBadRequest, "bad_request", msg)
+		return false
+	}
+	return true
+}

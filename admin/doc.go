@@ -1,0 +1,67 @@
+// Package admin is an operator's window on an inbox: a JSON API and a small
+// read-only HTML page, served by one http.Handler over any [ops.Store]
+// (memstore, pgstore, a host's own store).
+//
+// # Never mount it in public
+//
+// The handler has no authentication of its own. It shows what the inbox
+// holds — event IDs, tenants, error messages, and with [WithPayloads] the
+// payloads and stored headers — and its API replays and closes dead
+// letters. Mount it only behind the host's own authentication and
+// authorization (an admin session, a bearer token checked in constant time,
+// a VPN or an internal listener), exactly as you would a database console:
+//
+//	h, err := admin.NewHandler(store,
+//		admin.WithPathPrefix("/admin/"),
+//		admin.WithActor(func(r *http.Request) string { return userFromSession(r) }),
+//	)
+//	…
+//	mux.Handle("/admin/", requireAdmin(h))
+//
+// # Who acts
+//
+// Replays and closings are audited with an actor, a reason and an optional
+// ticket. The actor is the host's to say, from the request's
+// authentication, through [WithActor]: a request body may give the reason
+// and the ticket, never the actor (a body naming one is refused). Without
+// WithActor, or when it returns "", the mutating endpoints answer 403 and
+// the handler is read-only. They also accept only JSON bodies and refuse
+// cross-origin browser requests ([net/http.CrossOriginProtection]), so a
+// page elsewhere cannot replay through an operator's session.
+//
+// # Mounting
+//
+// The handler serves the paths below under its prefix ([WithPathPrefix],
+// "/" by default, for a handler mounted with http.StripPrefix). The page
+// uses relative links only, so it works under any prefix; a request for the
+// prefix without its trailing slash is redirected to it.
+//
+//	GET  {prefix}                  the page: stats and dead letters, filtered and paged
+//	GET  {prefix}item?provider=…&tenant=…&event_id=…   the page of one item
+//	GET  {prefix}api/stats         Stats
+//	GET  {prefix}api/dead-letters  Page of dead letters (state=closed: closed ones)
+//	GET  {prefix}api/item?provider=…&tenant=…&event_id=…   Detail
+//	POST {prefix}api/replay        ReplayRequest → ReplayResult
+//	POST {prefix}api/bulk-replay   BulkReplayRequest → ReplayResult
+//	POST {prefix}api/close         CloseRequest → CloseResult
+//
+// Dead-letter listings take these query parameters, each optional:
+// provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
+// event_type, error_class, api_version, from and to (when the items died,
+// from included, to excluded: RFC 3339, or a date as 2006-01-02 in UTC),
+// state (dead, the default, or closed), limit (1 to [MaxPageSize],
+// [DefaultPageSize] by default) and after (the previous page's next
+// cursor). An item is addressed by provider, tenant (empty or left out: no
+// tenant) and event_id.
+//
+// # Errors
+//
+// Every error is answered with a JSON [ErrorResponse]: 400 for a bad
+// parameter, filter, cursor or body (an unknown parameter or field
+// included, so a typo does not silently widen a filter or a replay), 403
+// without an actor or for a cross-origin request, 404 for an unknown item
+// or path, 405 (with Allow) for a wrong method, 409 for replaying or
+// closing an item that is not a dead letter, 415 for a body that is not
+// JSON, 500 when the store fails (logged). The page answers the same
+// statuses with an HTML message.
+package admin

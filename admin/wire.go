@@ -1,0 +1,353 @@
+package admin
+
+import (
+	"encoding/hex"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// The JSON the API reads and writes. Times are RFC 3339 in UTC; a time that
+// is not set is left out.
+
+// Key addresses an inbox item. An empty Tenant is the item of no tenant.
+type Key struct {
+	Provider string `json:"provider"`
+	Tenant   string `json:"tenant"`
+	EventID  string `json:"event_id"`
+}
+
+func keyOf(k webhooks.InboxKey) Key {
+	return Key{Provider: k.Provider, Tenant: k.Tenant, EventID: k.EventID}
+}
+
+func (k Key) inboxKey() webhooks.InboxKey {
+	return webhooks.InboxKey{Provider: k.Provider, Tenant: k.Tenant, EventID: k.EventID}
+}
+
+// Item is an inbox item without its payload and headers.
+type Item struct {
+	Key
+	EventType string `json:"event_type"`
+	State     string `json:"state"`
+	// Attempts counts the processing attempts the retry policy counted.
+	Attempts       int          `json:"attempts"`
+	NextAttemptAt  time.Time    `json:"next_attempt_at,omitzero"`
+	LeaseExpiresAt time.Time    `json:"lease_expires_at,omitzero"`
+	LastError      *ErrorRecord `json:"last_error,omitempty"`
+	APIVersion     string       `json:"api_version,omitempty"`
+	KeyID          string       `json:"key_id,omitempty"`
+	TraceLink      string       `json:"trace_link,omitempty"`
+	// PayloadSHA256 is the hex SHA-256 of the payload, PayloadBytes its
+	// length: shown whether or not the payload is.
+	PayloadSHA256  string    `json:"payload_sha256"`
+	PayloadBytes   int       `json:"payload_bytes"`
+	DuplicateCount int       `json:"duplicate_count"`
+	OccurredAt     time.Time `json:"occurred_at,omitzero"`
+	ReceivedAt     time.Time `json:"received_at,omitzero"`
+	LastSeenAt     time.Time `json:"last_seen_at,omitzero"`
+	UpdatedAt      time.Time `json:"updated_at,omitzero"`
+	CompletedAt    time.Time `json:"completed_at,omitzero"`
+	DeadAt         time.Time `json:"dead_at,omitzero"`
+	ClosedAt       time.Time `json:"closed_at,omitzero"`
+}
+
+// ErrorRecord is an item's last failure.
+type ErrorRecord struct {
+	Class   string    `json:"class"`
+	Message string    `json:"message"`
+	At      time.Time `json:"at,omitzero"`
+}
+
+// NewItem is it as the API shows it.
+func NewItem(it *webhooks.Item) Item {
+	out := Item{
+		Key:            keyOf(it.Key),
+		EventType:      it.EventType,
+		State:          string(it.State),
+		Attempts:       it.Attempts,
+		NextAttemptAt:  utc(it.NextAttemptAt),
+		LeaseExpiresAt: utc(it.LeaseExpiresAt),
+		APIVersion:     it.APIVersion,
+		KeyID:          it.KeyID,
+		TraceLink:      it.TraceLink,
+		PayloadSHA256:  hex.EncodeToString(it.PayloadSHA256[:]),
+		PayloadBytes:   len(it.Payload),
+		DuplicateCount: it.DuplicateCount,
+		OccurredAt:     utc(it.OccurredAt),
+		ReceivedAt:     utc(it.ReceivedAt),
+		LastSeenAt:     utc(it.LastSeenAt),
+		UpdatedAt:      utc(it.UpdatedAt),
+		CompletedAt:    utc(it.CompletedAt),
+		DeadAt:         utc(it.DeadAt),
+		ClosedAt:       utc(it.ClosedAt),
+	}
+	if e := it.LastError; e != nil {
+		out.LastError = &ErrorRecord{Class: string(e.Class), Message: e.Message, At: utc(e.At)}
+	}
+	return out
+}
+
+// Body is a payload, shown only when the host allows it (WithPayloads):
+// Text when it is valid UTF-8, Base64 otherwise.
+type Body struct {
+	Text   *string `json:"text,omitempty"`
+	Base64 []byte  `json:"base64,omitempty"`
+}
+
+func newBody(b []byte) *Body {
+	if utf8.Valid(b) {
+		s := string(b)
+		return &Body{Text: &s}
+	}
+	return &Body{Base64: b}
+}
+
+// Detail is an item with its history, audit trail and quarantined
+// deliveries. Payload and Headers are set only when the host allows it
+// (WithPayloads); PayloadsShown says whether it does.
+type Detail struct {
+	Item
+	Payload       *Body       `json:"payload,omitempty"`
+	Headers       http.Header `json:"headers,omitempty"`
+	PayloadsShown bool        `json:"payloads_shown"`
+	History       []Attempt   `json:"history"`
+	Audit         []Audit     `json:"audit"`
+	Quarantine    []Delivery  `json:"quarantine"`
+	// Conflicts counts the deliveries that reused the event ID with
+	// another payload, quarantined or not.
+	Conflicts int `json:"conflicts"`
+}
+
+// Attempt is one processing attempt.
+type Attempt struct {
+	Number     int       `json:"number"`
+	Outcome    string    `json:"outcome"`
+	StartedAt  time.Time `json:"started_at,omitzero"`
+	FinishedAt time.Time `json:"finished_at,omitzero"`
+	ErrorClass string    `json:"error_class,omitempty"`
+	Error      string    `json:"error,omitempty"`
+	Worker     string    `json:"worker,omitempty"`
+	Version    string    `json:"version,omitempty"`
+}
+
+// Audit is a replay, closing or provider redelivery of an item.
+type Audit struct {
+	Action string    `json:"action"`
+	At     time.Time `json:"at"`
+	Actor  string    `json:"actor"`
+	Reason string    `json:"reason,omitempty"`
+	Ticket string    `json:"ticket,omitempty"`
+}
+
+// Delivery is a quarantined delivery: one that reused the item's event ID
+// with another payload. Payload and Headers as in Detail.
+type Delivery struct {
+	PayloadSHA256 string      `json:"payload_sha256"`
+	PayloadBytes  int         `json:"payload_bytes"`
+	KeyID         string      `json:"key_id,omitempty"`
+	ReceivedAt    time.Time   `json:"received_at,omitzero"`
+	Payload       *Body       `json:"payload,omitempty"`
+	Headers       http.Header `json:"headers,omitempty"`
+}
+
+// NewDetail is d as the API shows it, with payloads and stored headers only
+// when withPayloads is set.
+func NewDetail(d *ops.Detail, withPayloads bool) Detail {
+	out := Detail{
+		Item:          NewItem(&d.Item),
+		PayloadsShown: withPayloads,
+		History:       make([]Attempt, 0, len(d.History)),
+		Audit:         make([]Audit, 0, len(d.Audit)),
+		Quarantine:    make([]Delivery, 0, len(d.Quarantine)),
+		Conflicts:     d.Conflicts,
+	}
+	if withPayloads {
+		out.Payload = newBody(d.Payload)
+		out.Headers = d.Headers
+	}
+	for _, a := range d.History {
+		out.History = append(out.History, Attempt{
+			Number:     a.Number,
+			Outcome:    string(a.Outcome),
+			StartedAt:  utc(a.StartedAt),
+			FinishedAt: utc(a.FinishedAt),
+			ErrorClass: string(a.ErrorClass),
+			Error:      a.Error,
+			Worker:     a.Worker,
+			Version:    a.Version,
+		})
+	}
+	for _, a := range d.Audit {
+		out.Audit = append(out.Audit, Audit{Action: a.Action, At: utc(a.At), Actor: a.Actor, Reason: a.Reason, Ticket: a.Ticket})
+	}
+	for _, q := range d.Quarantine {
+		del := Delivery{
+			PayloadSHA256: hex.EncodeToString(q.PayloadSHA256[:]),
+			PayloadBytes:  len(q.Payload),
+			KeyID:         q.KeyID,
+			ReceivedAt:    utc(q.ReceivedAt),
+		}
+		if withPayloads {
+			del.Payload = newBody(q.Payload)
+			del.Headers = q.Headers
+		}
+		out.Quarantine = append(out.Quarantine, del)
+	}
+	return out
+}
+
+// Page is a page of dead letters (or closed items), newest first. Next is
+// the cursor of the following page (the after parameter); empty on the
+// last page.
+type Page struct {
+	Items []Item `json:"items"`
+	Next  string `json:"next,omitempty"`
+}
+
+// NewPage is p as the API shows it.
+func NewPage(p *ops.Page) Page {
+	out := Page{Items: make([]Item, 0, len(p.Items)), Next: p.Next}
+	for i := range p.Items {
+		out.Items = append(out.Items, NewItem(&p.Items[i]))
+	}
+	return out
+}
+
+// Stats counts what the inbox holds, as of AsOf.
+type Stats struct {
+	AsOf time.Time `json:"as_of"`
+	// States counts items by state; the succeeded count may be an
+	// estimate (SucceededEstimated).
+	States             map[string]int64 `json:"states"`
+	SucceededEstimated bool             `json:"succeeded_estimated"`
+	// Due counts the items due now (the backlog); OldestDue is the due
+	// time of the longest waiting, and OldestDueAgeSeconds how long ago
+	// that was.
+	Due                 int64     `json:"due"`
+	OldestDue           time.Time `json:"oldest_due,omitzero"`
+	OldestDueAgeSeconds float64   `json:"oldest_due_age_seconds"`
+	Retrying            int64     `json:"retrying"`
+	LeasesHeld          int64     `json:"leases_held"`
+	// DeadLetters counts dead letters by provider and event type, the
+	// largest groups first.
+	DeadLetters []Count `json:"dead_letters"`
+}
+
+// Count is a number of dead letters sharing a provider and an event type.
+type Count struct {
+	Provider  string `json:"provider"`
+	EventType string `json:"event_type"`
+	Count     int64  `json:"count"`
+}
+
+// NewStats is s, counted at now, as the API shows it.
+func NewStats(s *ops.Stats, now time.Time) Stats {
+	out := Stats{
+		AsOf:               utc(now),
+		States:             make(map[string]int64, len(s.States)),
+		SucceededEstimated: s.SucceededEstimated,
+		Due:                s.Due,
+		OldestDue:          utc(s.OldestDue),
+		Retrying:           s.Retrying,
+		LeasesHeld:         s.LeasesHeld,
+		DeadLetters:        make([]Count, 0, len(s.DeadLetters)),
+	}
+	for st, n := range s.States {
+		out.States[string(st)] = n
+	}
+	if !s.OldestDue.IsZero() {
+		out.OldestDueAgeSeconds = max(0, now.Sub(s.OldestDue).Seconds())
+	}
+	for _, c := range s.DeadLetters {
+		out.DeadLetters = append(out.DeadLetters, Count{Provider: c.Provider, EventType: c.EventType, Count: c.N})
+	}
+	return out
+}
+
+// Filter selects dead letters for a bulk replay, as the listing's query
+// parameters do. Empty fields match everything.
+type Filter struct {
+	Provider string `json:"provider,omitempty"`
+	// Tenant selects one tenant; NoTenant the items of no tenant.
+	Tenant     string `json:"tenant,omitempty"`
+	NoTenant   bool   `json:"no_tenant,omitempty"`
+	EventType  string `json:"event_type,omitempty"`
+	ErrorClass string `json:"error_class,omitempty"`
+	APIVersion string `json:"api_version,omitempty"`
+	// From and To bound when the items died, From included, To excluded.
+	From time.Time `json:"from,omitzero"`
+	To   time.Time `json:"to,omitzero"`
+}
+
+// ReplayRequest is the body of POST api/replay: replay one dead letter.
+// Reason is required; the actor comes from the host (WithActor).
+type ReplayRequest struct {
+	Key
+	Reason        string `json:"reason"`
+	Ticket        string `json:"ticket,omitempty"`
+	ResetAttempts bool   `json:"reset_attempts,omitempty"`
+}
+
+// BulkReplayRequest is the body of POST api/bulk-replay: replay up to
+// Limit dead letters matching Filter, newest first. Limit and Reason are
+// required. Spread is a Go duration ("10m"): the replayed items fall due
+// evenly over that window from now instead of all at once. DryRun reports
+// what would be replayed and changes nothing.
+type BulkReplayRequest struct {
+	Filter        Filter `json:"filter"`
+	Limit         int    `json:"limit"`
+	Reason        string `json:"reason"`
+	Ticket        string `json:"ticket,omitempty"`
+	ResetAttempts bool   `json:"reset_attempts,omitempty"`
+	DryRun        bool   `json:"dry_run,omitempty"`
+	Spread        string `json:"spread,omitempty"`
+}
+
+// ReplayResult lists the items replayed (on a dry run: that would be) and
+// when each is due.
+type ReplayResult struct {
+	DryRun bool       `json:"dry_run"`
+	Actor  string     `json:"actor"`
+	Count  int        `json:"count"`
+	Items  []Replayed `json:"items"`
+}
+
+// Replayed is a replayed item and when it is due.
+type Replayed struct {
+	Key
+	DueAt time.Time `json:"due_at"`
+}
+
+// CloseRequest is the body of POST api/close: close one dead letter on
+// purpose. Reason is required; the actor comes from the host.
+type CloseRequest struct {
+	Key
+	Reason string `json:"reason"`
+	Ticket string `json:"ticket,omitempty"`
+}
+
+// CloseResult answers a closing.
+type CloseResult struct {
+	Key
+	State string `json:"state"`
+	Actor string `json:"actor"`
+}
+
+// ErrorResponse is the body of every error answer. Error is a code
+// (bad_request, forbidden, not_found, method_not_allowed, not_dead,
+// unsupported_media_type, internal); Message says what to do.
+type ErrorResponse struct {
+	Error   string `json:"error"`
+	Message string `json:"message"`
+}
+
+func utc(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
+	}
+	return t.UTC()
+}
