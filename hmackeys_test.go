@@ -6,7 +6,9 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -155,6 +157,70 @@ func TestHMACVerifyAllocations(t *testing.T) {
 		})
 		if allocs > c.allocs {
 			t.Errorf("%s: %v allocations per verification, want at most %v", c.name, allocs, c.allocs)
+		}
+	}
+}
+
+// TestHMACTwoLanes checks the HMAC and payload digest computed in one pass
+// against crypto/hmac and crypto/sha256: keys shorter and longer than a
+// block, text of every length before and after the body, bodies around
+// block boundaries, and a second secret when the first does not match.
+func TestHMACTwoLanes(t *testing.T) {
+	t.Parallel()
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, keyLen := range []int{1, 20, 32, 63, 64, 65, 100, 200} {
+		for _, idLen := range []int{0, 1, 7, 40, 61, 62, 63, 64, 65, 130} {
+			for _, bodyLen := range []int{255, 256, 257, 300, 319, 320, 321, 1000, 2048, 4099} {
+				key := make([]byte, keyLen)
+				body := make([]byte, bodyLen)
+				for i := range key {
+					key[i] = byte(r.Uint32())
+				}
+				for i := range body {
+					body[i] = byte('a' + r.IntN(26))
+				}
+				id := strings.Repeat("i", idLen)
+				opts := HMACOptions{
+					SignatureHeader: "X-Sig", SignedContent: "{body}", Event: EventSource{IDHeader: "X-Id"},
+				}
+				content := string(body)
+				if idLen > 0 {
+					opts.SignedContent = "{id}:{body}.{id}"
+					content = id + ":" + content + "." + id
+				}
+				m := hmac.New(sha256.New, key)
+				m.Write([]byte(content))
+				sig := hex.EncodeToString(m.Sum(nil))
+				for _, secrets := range [][]string{{string(key)}, {"another secret", string(key)}} {
+					creds := CredentialResolverFunc(func(context.Context, Route) ([]Secret, error) {
+						out := make([]Secret, len(secrets))
+						for i, s := range secrets {
+							out[i] = Secret{ID: strconv.Itoa(i), Value: []byte(s)}
+						}
+						return out, nil
+					})
+					v, err := NewHMACVerifier(opts, creds)
+					if err != nil {
+						t.Fatal(err)
+					}
+					id := id
+					if id == "" {
+						id = "e"
+					}
+					req := &Request{Header: http.Header{"X-Sig": {sig}, "X-Id": {id}}, Body: body}
+					got, err := v.Verify(context.Background(), Route{}, req)
+					if err != nil {
+						t.Fatalf("key %d, id %d, body %d, %d secrets: %v", keyLen, idLen, bodyLen, len(secrets), err)
+					}
+					if got.PayloadSHA256 != sha256.Sum256(body) {
+						t.Fatalf("key %d, id %d, body %d: wrong payload digest", keyLen, idLen, bodyLen)
+					}
+					bad := &Request{Header: http.Header{"X-Sig": {strings.Repeat("0", 64)}, "X-Id": {id}}, Body: body}
+					if _, err := v.Verify(context.Background(), Route{}, bad); !errors.Is(err, ReasonBadSignature) {
+						t.Fatalf("key %d, id %d, body %d: a wrong signature gives %v", keyLen, idLen, bodyLen, err)
+					}
+				}
+			}
 		}
 	}
 }

@@ -188,3 +188,30 @@ func (t Template) Write(w io.Writer, buf []byte, v Values) []byte {
 	}
 	return buf
 }
+
+// Split renders the signed content around the body into buf: the text
+// before {body} and the text after it, both slices of the returned buf.
+func (t Template) Split(buf []byte, v Values) (before, after, out []byte) {
+	buf = buf[:0]
+	split := -1
+	for _, p := range t {
+		switch p.Kind {
+		case Literal:
+			buf = append(buf, p.Text...)
+		case Body:
+			split = len(buf)
+		case Timestamp:
+			buf = append(buf, v.Timestamp...)
+		case ID:
+			buf = append(buf, v.ID...)
+		case Method:
+			buf = append(buf, v.Method...)
+		case URL:
+			buf = append(buf, v.URL...)
+		}
+	}
+	if split < 0 {
+		split = len(buf) // no {body}: ParseTemplate refuses such a template
+	}
+	return buf[:split], buf[split:], buf
+}

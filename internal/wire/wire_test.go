@@ -90,6 +90,9 @@ func FuzzParseTemplate(f *testing.F) {
 		if tpl.Write(&w, nil, v); w.String() != want {
 			t.Fatalf("%q writes %q, want %q", template, w.String(), want)
 		}
+		if before, after, _ := tpl.Split(nil, v); string(before)+"<B>"+string(after) != want {
+			t.Fatalf("%q splits into %q and %q, want %q", template, before, after, want)
+		}
 	})
 }
 
