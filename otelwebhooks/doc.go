@@ -1,0 +1,62 @@
+// Package otelwebhooks measures and traces a Receiver and a Processor with
+// OpenTelemetry: an [Observer] for webhooks.WithObserver, on the
+// OpenTelemetry API alone, so the host's SDK and exporters (Prometheus,
+// OTLP) decide where the data goes. A host that does not import this
+// package imports nothing of OpenTelemetry.
+//
+//	obs, err := otelwebhooks.New(otelwebhooks.WithStats(store)) // the global providers
+//	…
+//	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithObserver(obs))
+//	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithObserver(obs))
+//
+// Without an SDK configured the global providers are no-ops, and the
+// Observer costs little beyond a function call per receive and per
+// attempt (see BenchmarkReceive and BenchmarkProcess).
+//
+// # Metrics
+//
+// Names are dotted; a Prometheus exporter writes them with underscores,
+// with _total after counters and the unit after histograms and gauges
+// (webhooks.received as webhooks_received_total, webhooks.handler.duration
+// as webhooks_handler_duration_seconds).
+//
+//	webhooks.received               counter    provider, status     webhooks received, by answer (accepted, duplicate, rejected, …)
+//	webhooks.verification.failures  counter    provider, reason     rejected deliveries, by reason (bad_signature, timestamp_expired, …)
+//	webhooks.enqueue.duration       histogram  provider, status     seconds spent in the replay and inbox stores (ReceiveResult.StoreTime)
+//	webhooks.handler.duration       histogram  provider, event_type, outcome   seconds a dispatch took, by how the attempt ended
+//	webhooks.retried                counter    provider, event_type, error_class   attempts that failed and will be retried
+//	webhooks.dead_lettered          counter    provider, event_type, error_class   attempts that dead-lettered their item
+//	webhooks.leases_lost            counter    provider, event_type  attempts whose lease another worker took over
+//
+// With [WithStats], gauges read from the store's ops.Stats, fetched at most
+// once per [WithStatsMaxAge] however often the metrics are collected:
+//
+//	webhooks.items            gauge  state                 items by state
+//	webhooks.backlog          gauge                        items due now
+//	webhooks.oldest_due.age   gauge                        seconds the longest-waiting due item has waited
+//	webhooks.retrying         gauge                        pending items that failed before
+//	webhooks.leases_held      gauge                        leases not yet expired
+//	webhooks.dead_letters     gauge  provider, event_type  dead letters
+//
+// Metrics carry no tenant and no event ID, which would give every tenant
+// or event a series of its own; spans carry both. The provider of a
+// request for an unknown provider is recorded as "", since anyone can make
+// up such names.
+//
+// # Traces
+//
+// A span "webhooks.receive" (kind producer) covers each receive, and a
+// span "webhooks.attempt" (kind consumer) each processing attempt. The
+// receive's span context is stored with the item as a W3C traceparent
+// (Item.TraceLink), and each attempt's span links to it, so a trace
+// viewer leads from a handler's run back to the request that delivered its
+// event, however long after and on whatever instance it ran. Attributes:
+//
+//	webhooks.provider, webhooks.tenant, webhooks.event.id, webhooks.event.type
+//	webhooks.status, webhooks.reason            (receive)
+//	webhooks.attempt, webhooks.outcome, webhooks.error.class  (attempt)
+//
+// No span or metric ever holds a payload, a header, a signature or a secret,
+// nor a handler's error message, which may quote the payload (the item's
+// attempt history keeps it, for operators).
+package otelwebhooks

@@ -1,0 +1,350 @@
+package otelwebhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// ScopeName is the instrumentation scope of the Observer's tracer and meter.
+const ScopeName = "github.com/hookinbox/webhooks/otelwebhooks"
+
+// Span names.
+const (
+	SpanReceive = "webhooks.receive"
+	SpanAttempt = "webhooks.attempt"
+)
+
+// Span attribute keys.
+const (
+	AttrProvider   = attribute.Key("webhooks.provider")
+	AttrTenant     = attribute.Key("webhooks.tenant")
+	AttrEventID    = attribute.Key("webhooks.event.id")
+	AttrEventType  = attribute.Key("webhooks.event.type")
+	AttrStatus     = attribute.Key("webhooks.status")
+	AttrReason     = attribute.Key("webhooks.reason")
+	AttrAttempt    = attribute.Key("webhooks.attempt")
+	AttrOutcome    = attribute.Key("webhooks.outcome")
+	AttrErrorClass = attribute.Key("webhooks.error.class")
+)
+
+// Metric attribute keys: short, as Prometheus labels read.
+const (
+	labelProvider   = attribute.Key("provider")
+	labelStatus     = attribute.Key("status")
+	labelReason     = attribute.Key("reason")
+	labelEventType  = attribute.Key("event_type")
+	labelOutcome    = attribute.Key("outcome")
+	labelErrorClass = attribute.Key("error_class")
+	labelState      = attribute.Key("state")
+)
+
+// Observer is a webhooks.Observer that records metrics and spans through
+// the OpenTelemetry API. It is safe for concurrent use; one Observer
+// serves any number of Receivers and Processors.
+type Observer struct {
+	tracer trace.Tracer
+
+	received        metric.Int64Counter
+	verifyFailures  metric.Int64Counter
+	enqueueDuration metric.Float64Histogram
+	handlerDuration metric.Float64Histogram
+	retried         metric.Int64Counter
+	deadLettered    metric.Int64Counter
+	leasesLost      metric.Int64Counter
+
+	stats        *statsCache
+	registration metric.Registration
+
+	// Span start options, made once: a variadic call with a fresh slice
+	// would allocate on every receive.
+	receiveOpts, attemptOpts, orphanAttemptOpts []trace.SpanStartOption
+}
+
+var _ webhooks.Observer = (*Observer)(nil)
+
+type config struct {
+	meterProvider  metric.MeterProvider
+	tracerProvider trace.TracerProvider
+	stats          ops.Store
+	statsMaxAge    time.Duration
+	statsTimeout   time.Duration
+}
+
+// Option configures New.
+type Option func(*config)
+
+// DefaultStatsMaxAge is how long the store's stats are reused before the
+// gauges of WithStats fetch them again.
+const DefaultStatsMaxAge = 15 * time.Second
+
+// DefaultStatsTimeout bounds one fetch of the store's stats.
+const DefaultStatsTimeout = 5 * time.Second
+
+// WithMeterProvider sets where metrics go. Defaults to the global meter
+// provider (otel.GetMeterProvider), a no-op until the host sets one.
+func WithMeterProvider(mp metric.MeterProvider) Option {
+	return func(c *config) { c.meterProvider = mp }
+}
+
+// WithTracerProvider sets where spans go. Defaults to the global tracer
+// provider (otel.GetTracerProvider), a no-op until the host sets one.
+func WithTracerProvider(tp trace.TracerProvider) Option {
+	return func(c *config) { c.tracerProvider = tp }
+}
+
+// WithStats adds gauges read from store's ops.Stats: the backlog, the age
+// of the oldest due item, items by state, dead letters by provider and
+// event type. The stats are fetched when metrics are collected, at most
+// once per WithStatsMaxAge; a failed fetch is reported to the OpenTelemetry
+// error handler (otel.Handle) and leaves the gauges out of that collection.
+// Defaults to none.
+func WithStats(store ops.Store) Option {
+	return func(c *config) { c.stats = store }
+}
+
+// WithStatsMaxAge sets how long fetched stats are reused, so that frequent
+// or concurrent collections (several scrapers, say) cost the store one
+// Stats call per period. Defaults to DefaultStatsMaxAge.
+func WithStatsMaxAge(d time.Duration) Option {
+	return func(c *config) { c.statsMaxAge = d }
+}
+
+// New returns an Observer.
+func New(opts ...Option) (*Observer, error) {
+	cfg := config{statsMaxAge: DefaultStatsMaxAge, statsTimeout: DefaultStatsTimeout}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	if cfg.meterProvider == nil {
+		cfg.meterProvider = otel.GetMeterProvider()
+	}
+	if cfg.tracerProvider == nil {
+		cfg.tracerProvider = otel.GetTracerProvider()
+	}
+	if cfg.statsMaxAge < 0 {
+		return nil, fmt.Errorf("webhooks/otelwebhooks: WithStatsMaxAge(%v): the age must not be negative", cfg.statsMaxAge)
+	}
+	o := &Observer{
+		tracer:      cfg.tracerProvider.Tracer(ScopeName),
+		receiveOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)},
+		attemptOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)},
+		// An attempt ended without a dispatch has no context of its own:
+		// it must not become a child of whatever span the Processor's
+		// context holds.
+		orphanAttemptOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer), trace.WithNewRoot()},
+	}
+	m := cfg.meterProvider.Meter(ScopeName)
+	var errs []error
+	counter := func(name, unit, desc string) metric.Int64Counter {
+		c, err := m.Int64Counter(name, metric.WithUnit(unit), metric.WithDescription(desc))
+		errs = append(errs, err)
+		return c
+	}
+	histogram := func(name, desc string, bounds ...float64) metric.Float64Histogram {
+		h, err := m.Float64Histogram(name, metric.WithUnit("s"), metric.WithDescription(desc), metric.WithExplicitBucketBoundaries(bounds...))
+		errs = append(errs, err)
+		return h
+	}
+	o.received = counter("webhooks.received", "{webhook}", "Webhooks received, by provider and the status they were answered with.")
+	o.verifyFailures = counter("webhooks.verification.failures", "{webhook}", "Deliveries whose verification failed, by provider and reason.")
+	o.enqueueDuration = histogram("webhooks.enqueue.duration", "Time a receive spent in the replay and inbox stores.",
+		0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5)
+	o.handlerDuration = histogram("webhooks.handler.duration", "Time a processing attempt's dispatch took, by provider, event type and outcome.",
+		0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120)
+	o.retried = counter("webhooks.retried", "{attempt}", "Attempts that failed and are retried, by provider, event type and error class.")
+	o.deadLettered = counter("webhooks.dead_lettered", "{attempt}", "Attempts that dead-lettered their item, by provider, event type and error class.")
+	o.leasesLost = counter("webhooks.leases_lost", "{attempt}", "Attempts whose lease another worker took over while the handler ran.")
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("webhooks/otelwebhooks: creating instruments: %w", err)
+	}
+	if cfg.stats != nil {
+		o.stats = &statsCache{store: cfg.stats, maxAge: cfg.statsMaxAge, timeout: cfg.statsTimeout}
+		reg, err := o.stats.register(m)
+		if err != nil {
+			return nil, fmt.Errorf("webhooks/otelwebhooks: creating the stats gauges: %w", err)
+		}
+		o.registration = reg
+	}
+	return o, nil
+}
+
+// Close stops the stats gauges of WithStats being collected. The Observer
+// still records everything else.
+func (o *Observer) Close() error {
+	if o.registration == nil {
+		return nil
+	}
+	return o.registration.Unregister()
+}
+
+// receiveContext carries the route's provider from StartReceive to
+// EndReceive, which needs it even for a request that never verified. It is
+// a context of its own rather than context.WithValue's, to allocate once.
+type receiveContext struct {
+	context.Context
+	provider string
+}
+
+type receiveKey struct{}
+
+func (c *receiveContext) Value(key any) any {
+	if key == (receiveKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// StartReceive starts the receive's span and returns its traceparent, to
+// be stored with the item.
+func (o *Observer) StartReceive(ctx context.Context, route webhooks.Route) (context.Context, string) {
+	ctx, span := o.tracer.Start(ctx, SpanReceive, o.receiveOpts...)
+	if span.IsRecording() {
+		span.SetAttributes(AttrProvider.String(route.Provider), AttrTenant.String(route.Tenant))
+	}
+	return &receiveContext{Context: ctx, provider: route.Provider}, traceparent(span.SpanContext())
+}
+
+// EndReceive counts the receive and ends its span.
+func (o *Observer) EndReceive(ctx context.Context, res webhooks.ReceiveResult, err error) {
+	var provider string
+	if rc, ok := ctx.Value(receiveKey{}).(*receiveContext); ok && res.Status != webhooks.StatusUnknownProvider {
+		provider = rc.provider // anyone can make up unknown providers' names: not a label
+	}
+	status := res.Status.String()
+	// Attributes are built only for instruments that record: with no SDK
+	// (or a view dropping them) a receive costs no allocation here.
+	received, enqueue := o.received.Enabled(ctx), res.StoreTime > 0 && o.enqueueDuration.Enabled(ctx)
+	if received || enqueue {
+		attrs := metric.WithAttributes(labelProvider.String(provider), labelStatus.String(status))
+		if received {
+			o.received.Add(ctx, 1, attrs)
+		}
+		if enqueue {
+			o.enqueueDuration.Record(ctx, res.StoreTime.Seconds(), attrs)
+		}
+	}
+	if res.Status == webhooks.StatusRejected && o.verifyFailures.Enabled(ctx) {
+		o.verifyFailures.Add(ctx, 1, metric.WithAttributes(labelProvider.String(provider), labelReason.String(string(res.Reason))))
+	}
+
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		span.SetAttributes(AttrStatus.String(status))
+		if res.Reason != "" {
+			span.SetAttributes(AttrReason.String(string(res.Reason)))
+		}
+		if res.Key.EventID != "" {
+			span.SetAttributes(AttrEventID.String(res.Key.EventID), AttrEventType.String(res.EventType))
+		}
+		switch res.Status {
+		case webhooks.StatusUnavailable, webhooks.StatusInternalError:
+			// Receive's errors hold no secret and no payload.
+			msg := status
+			if err != nil {
+				msg = err.Error()
+			}
+			span.SetStatus(codes.Error, msg)
+		}
+	}
+	span.End()
+}
+
+// attemptContext carries an attempt's span and start from StartAttempt to
+// EndAttempt, as receiveContext does for a receive.
+type attemptContext struct {
+	context.Context
+	span  trace.Span
+	start time.Time
+}
+
+type attemptKey struct{}
+
+func (c *attemptContext) Value(key any) any {
+	if key == (attemptKey{}) {
+		return c
+	}
+	return c.Context.Value(key)
+}
+
+// StartAttempt starts the attempt's span, linked to its receive's.
+func (o *Observer) StartAttempt(ctx context.Context, ev webhooks.Event) context.Context {
+	ctx, span := o.startAttemptSpan(ctx, ev, o.attemptOpts)
+	return &attemptContext{Context: ctx, span: span, start: time.Now()}
+}
+
+func (o *Observer) startAttemptSpan(ctx context.Context, ev webhooks.Event, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+	ctx, span := o.tracer.Start(ctx, SpanAttempt, opts...)
+	if span.IsRecording() {
+		// The link is added once the span records, so a no-op tracer costs
+		// no parsing and no allocation for it (samplers do not see it).
+		if sc, ok := parseTraceparent(ev.TraceLink); ok {
+			span.AddLink(trace.Link{SpanContext: sc})
+		}
+		span.SetAttributes(
+			AttrProvider.String(ev.Provider),
+			AttrTenant.String(ev.Tenant),
+			AttrEventID.String(ev.ID),
+			AttrEventType.String(ev.Type),
+			AttrAttempt.Int(ev.Attempt),
+		)
+	}
+	return ctx, span
+}
+
+// EndAttempt records the attempt's outcome and ends its span. An attempt
+// the Processor settles without dispatching it (an item whose earlier
+// attempts crashed and whose retries are spent) gets a span of its own
+// here, without a handler duration.
+func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks.Settlement) {
+	outcome := string(s.Outcome)
+	var span trace.Span
+	if ac, ok := ctx.Value(attemptKey{}).(*attemptContext); ok {
+		span = ac.span
+		if o.handlerDuration.Enabled(ctx) {
+			o.handlerDuration.Record(ctx, time.Since(ac.start).Seconds(), metric.WithAttributes(
+				labelProvider.String(ev.Provider), labelEventType.String(ev.Type), labelOutcome.String(outcome)))
+		}
+	} else {
+		_, span = o.startAttemptSpan(ctx, ev, o.orphanAttemptOpts)
+	}
+	var counter metric.Int64Counter
+	switch s.Outcome {
+	case webhooks.AttemptRetried:
+		counter = o.retried
+	case webhooks.AttemptDeadLettered:
+		counter = o.deadLettered
+	case ops.OutcomeLeaseLost:
+		if o.leasesLost.Enabled(ctx) {
+			o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(ev.Type)))
+		}
+	}
+	if counter != nil && counter.Enabled(ctx) {
+		counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(ev.Type), labelErrorClass.String(string(s.Failure.Class))))
+	}
+	if span.IsRecording() {
+		span.SetAttributes(AttrOutcome.String(outcome))
+		if s.Failure.Class != "" {
+			span.SetAttributes(AttrErrorClass.String(string(s.Failure.Class)))
+		}
+		switch s.Outcome {
+		case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
+			// The class, not the handler's message: it may quote the
+			// payload.
+			span.SetStatus(codes.Error, outcome+": "+string(s.Failure.Class))
+		case ops.OutcomeLeaseLost:
+			span.SetStatus(codes.Error, outcome)
+		}
+	}
+	span.End()
+}

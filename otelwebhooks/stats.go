@@ -1,0 +1,79 @@
+package otelwebhooks
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"go.opentelemetry.io/otel"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// statsCache fetches a store's stats for the gauges, at most once per
+// maxAge: collections in between, however many, reuse the last answer (or
+// the last failure).
+type statsCache struct {
+	store   ops.Store
+	maxAge  time.Duration
+	timeout time.Duration
+
+	mu        sync.Mutex
+	fetchedAt time.Time // zero before the first fetch
+	stats     ops.Stats
+	err       error
+}
+
+// get returns the stats, fetching them when the last fetch is older than
+// maxAge. Concurrent callers wait for one fetch.
+func (c *statsCache) get(ctx context.Context) (ops.Stats, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.fetchedAt.IsZero() && time.Since(c.fetchedAt) < c.maxAge {
+		return c.stats, c.err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	c.stats, c.err = c.store.Stats(ctx, ops.StatsRequest{Now: time.Now()})
+	c.fetchedAt = time.Now()
+	return c.stats, c.err
+}
+
+// register creates the gauges and their callback.
+func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
+	items, err1 := m.Int64ObservableGauge("webhooks.items", metric.WithUnit("{item}"), metric.WithDescription("Items in the inbox, by state (the succeeded count may be an estimate)."))
+	backlog, err2 := m.Int64ObservableGauge("webhooks.backlog", metric.WithUnit("{item}"), metric.WithDescription("Items due for processing now."))
+	oldest, err3 := m.Float64ObservableGauge("webhooks.oldest_due.age", metric.WithUnit("s"), metric.WithDescription("How long the longest-waiting due item has waited; 0 when none is due."))
+	retrying, err4 := m.Int64ObservableGauge("webhooks.retrying", metric.WithUnit("{item}"), metric.WithDescription("Pending items that failed before."))
+	leases, err5 := m.Int64ObservableGauge("webhooks.leases_held", metric.WithUnit("{lease}"), metric.WithDescription("Leases not yet expired."))
+	dead, err6 := m.Int64ObservableGauge("webhooks.dead_letters", metric.WithUnit("{item}"), metric.WithDescription("Dead letters, by provider and event type."))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+		return nil, err
+	}
+	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
+		st, err := c.get(ctx)
+		if err != nil {
+			otel.Handle(err)
+			return nil // observe nothing rather than stale or zero values
+		}
+		for state, n := range st.States {
+			o.ObserveInt64(items, n, metric.WithAttributes(labelState.String(string(state))))
+		}
+		o.ObserveInt64(backlog, st.Due)
+		age := 0.0
+		if !st.OldestDue.IsZero() {
+			// From the due time, not the fetch: the age grows between
+			// fetches as it does in the store.
+			age = max(0, time.Since(st.OldestDue).Seconds())
+		}
+		o.ObserveFloat64(oldest, age)
+		o.ObserveInt64(retrying, st.Retrying)
+		o.ObserveInt64(leases, st.LeasesHeld)
+		for _, g := range st.DeadLetters {
+			o.ObserveInt64(dead, g.N, metric.WithAttributes(labelProvider.String(g.Provider), labelEventType.String(g.EventType)))
+		}
+		return nil
+	}, items, backlog, oldest, retrying, leases, dead)
+}
