@@ -115,15 +115,10 @@ func (l fallbackList) applyTo(req *Request) *Request {
 	return &r
 }
 
-// singleHeader returns the one value of header name. An absent or empty
-// header is rejected with the missing reason; a header sent more than once
-// with ReasonMalformedHeader, since the two copies could disagree.
-func singleHeader(h http.Header, name string, missing Reason) (string, *VerificationError) {
-	return singleHeaderKey(h, http.CanonicalHeaderKey(name), name, missing)
-}
-
-// singleHeaderKey is singleHeader for a header whose canonical name (key)
-// is known; name is the one rejections give.
+// singleHeaderKey returns the one value of the header whose canonical name
+// is key; name is the one rejections give. An absent or empty header is
+// rejected with the missing reason; a header sent more than once with
+// ReasonMalformedHeader, since the two copies could disagree.
 func singleHeaderKey(h http.Header, key, name string, missing Reason) (string, *VerificationError) {
 	value, n := wire.HeaderKey(h, key)
 	switch {
