@@ -110,14 +110,12 @@ func hmacFloor(newHash func() hash.Hash, key []byte, b64 bool, sigValue string, 
 	}
 }
 
-var digest [sha256.Size]byte
-
 // withDigest adds the SHA-256 of the body, which every verifier reports
 // as the payload digest.
 func withDigest(floor func() bool, body []byte) func() bool {
 	return func() bool {
-		digest = sha256.Sum256(body)
-		return floor()
+		digest := sha256.Sum256(body)
+		return floor() && digest != [sha256.Size]byte{}
 	}
 }
 
