@@ -6,12 +6,25 @@
 //
 // Subcommands:
 //
-//	send   sign a realistic sample delivery of a catalog provider and post it
-//	help   print this help, or a subcommand's
+//	send          sign a realistic sample delivery of a catalog provider and post it
+//	migrate       create the inbox's tables, or bring them up to date
+//	stats         count the inbox's items by state, the backlog, and dead letters by provider and type
+//	dead-letters  list dead letters (or closed ones), newest first, with filters and paging
+//	show          show one item: its state, attempts, audit trail, quarantined deliveries and payload
+//	replay        replay one dead letter, or those a query selects, audited with an actor and a reason
+//	close         close one dead letter on purpose, audited with an actor and a reason
+//	purge         delete old succeeded items, old closed dead letters and expired replay keys (retention)
+//	help          print this help, or a subcommand's
+//
+// The subcommands after send work on a pgstore inbox: each takes -dsn (or
+// $DATABASE_URL) and -schema (default "webhooks"), and one item is named by
+// -provider, -tenant (default none: the item of no tenant) and -event-id.
 //
 // Run "hookinbox help SUBCOMMAND" for a subcommand's flags. Exit codes: 0
 // on success, 1 when the work failed (for send: the endpoint answered
-// other than 2xx, or could not be reached), 2 on a usage error.
+// other than 2xx, or could not be reached; for the others: the database
+// failed, the item does not exist or is not a dead letter), 2 on a usage
+// error.
 package main
 
 import (
@@ -19,6 +32,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/hookinbox/webhooks/pgstore"
 )
 
 func main() {
@@ -47,13 +62,19 @@ type command struct {
 	usage func(w io.Writer)
 }
 
-// commands is the subcommand table, in the order help lists it. Other
-// subcommands (migrate, stats, dead-letters, …) join it here.
+// commands is the subcommand table, in the order help lists it.
 var commands []command
 
 func init() {
 	commands = []command{
 		{name: "send", summary: "sign a realistic sample delivery of a catalog provider and post it", run: runSend, usage: sendUsage},
+		migrateCmd.command(),
+		statsCmd.command(),
+		deadLettersCmd.command(),
+		showCmd.command(),
+		replayCmd.command(),
+		closeCmd.command(),
+		purgeCmd.command(),
 		{name: "help", summary: "print this help, or a subcommand's (hookinbox help send)", run: runHelp, usage: usage},
 	}
 }
@@ -96,6 +117,10 @@ func usage(w io.Writer) {
 	for _, c := range commands {
 		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Every subcommand but send and help works on a pgstore inbox: -dsn (or")
+	fmt.Fprintln(w, "$DATABASE_URL) and -schema (default \""+pgstore.DefaultSchema+"\") say which; one item is named by")
+	fmt.Fprintln(w, "-provider, -tenant (default none) and -event-id.")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run \"hookinbox help SUBCOMMAND\" for its flags. Exit codes: 0 success, 1 failure, 2 usage error.")
 }

@@ -1,0 +1,294 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// writeJSON prints v indented, in the admin API's shapes.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+var statsCmd = opsSpec{
+	name:     "stats",
+	summary:  "count the inbox's items by state, the backlog, and dead letters by provider and type",
+	synopsis: "[-json]",
+	about: []string{
+		"Prints items by state (the succeeded count is estimated beyond a thousand),",
+		"how many are due now and how long the oldest has waited, retries, leases held,",
+		"and dead letters by provider and event type. -json prints the admin API's stats.",
+	},
+	define: func(fs *flag.FlagSet) func(*opsContext) error {
+		asJSON := fs.Bool("json", false, "print JSON (the admin API's api/stats)")
+		return func(c *opsContext) error {
+			st, err := c.store.Stats(c.ctx, ops.StatsRequest{Now: c.now})
+			if err != nil {
+				return err
+			}
+			s := admin.NewStats(&st, c.now)
+			if *asJSON {
+				return writeJSON(c.stdout, s)
+			}
+			tw := table(c.stdout)
+			fmt.Fprintln(tw, "STATE\tITEMS")
+			for _, state := range []webhooks.State{webhooks.StatePending, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed} {
+				note := ""
+				if state == webhooks.StateSucceeded && st.SucceededEstimated {
+					note = " (estimated)"
+				}
+				fmt.Fprintf(tw, "%s\t%d%s\n", state, st.States[state], note)
+			}
+			fmt.Fprintln(tw)
+			oldest := "none due"
+			if !st.OldestDue.IsZero() {
+				oldest = "the oldest waiting " + roundAge(s.OldestDueAgeSeconds)
+			}
+			fmt.Fprintf(tw, "due now\t%d\t(%s)\n", st.Due, oldest)
+			fmt.Fprintf(tw, "retrying\t%d\n", st.Retrying)
+			fmt.Fprintf(tw, "leases held\t%d\n", st.LeasesHeld)
+			if len(st.DeadLetters) > 0 {
+				fmt.Fprintln(tw)
+				fmt.Fprintln(tw, "DEAD LETTERS\tPROVIDER\tEVENT TYPE")
+				for _, g := range st.DeadLetters {
+					fmt.Fprintf(tw, "%d\t%s\t%s\n", g.N, g.Provider, g.EventType)
+				}
+			}
+			return tw.Flush()
+		}
+	},
+}
+
+var deadLettersCmd = opsSpec{
+	name:     "dead-letters",
+	summary:  "list dead letters (or closed ones), newest first, with filters and paging",
+	synopsis: "[-provider P] [-tenant T] [-type TYPE] [-error-class C] [-api-version V] [-from TIME] [-to TIME] [-closed] [-limit N] [-after CURSOR] [-json]",
+	about: []string{
+		"Lists dead letters newest first, -limit at a time; when more match, the last line",
+		"gives the -after cursor of the next page. -closed lists the dead letters operators",
+		"closed instead. -json prints the admin API's page of items.",
+	},
+	define: func(fs *flag.FlagSet) func(*opsContext) error {
+		f := addFilterFlags(fs, "only dead letters")
+		closed := fs.Bool("closed", false, "list closed dead letters (filtered by when they were closed)")
+		limit := fs.Int("limit", 50, "items per page (1 to 500)")
+		after := fs.String("after", "", "the cursor the previous page ended with")
+		asJSON := fs.Bool("json", false, "print JSON (the admin API's api/dead-letters)")
+		return func(c *opsContext) error {
+			q, err := f.query(c.fs, c.now)
+			if err != nil {
+				return err
+			}
+			if *limit < 1 || *limit > 500 {
+				return usagef("-limit %d: give 1 to 500", *limit)
+			}
+			if q.ErrorClass != "" && !knownClass(q.ErrorClass) {
+				return usagef("-error-class %q: give one of error, permanent, panic, timeout, no_handler, lease_expired", q.ErrorClass)
+			}
+			q.Limit, q.After = *limit, *after
+			if *closed {
+				q.State = webhooks.StateClosed
+			}
+			page, err := c.store.List(c.ctx, q)
+			if err != nil {
+				return err
+			}
+			if *asJSON {
+				return writeJSON(c.stdout, admin.NewPage(&page))
+			}
+			if len(page.Items) == 0 {
+				if *closed {
+					fmt.Fprintln(c.stdout, "no closed dead letters match")
+				} else {
+					fmt.Fprintln(c.stdout, "no dead letters match")
+				}
+				return nil
+			}
+			tw := table(c.stdout)
+			at := "DIED"
+			if *closed {
+				at = "CLOSED"
+			}
+			fmt.Fprintf(tw, "%s\tPROVIDER\tTENANT\tEVENT ID\tTYPE\tATTEMPTS\tLAST ERROR\n", at)
+			for _, it := range page.Items {
+				t, last := it.DeadAt, ""
+				if *closed {
+					t = it.ClosedAt
+				}
+				if it.LastError != nil {
+					last = string(it.LastError.Class) + ": " + oneLine(it.LastError.Message, 80)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", when(t), it.Key.Provider, orNone(it.Key.Tenant), it.Key.EventID, it.EventType, it.Attempts, last)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if page.Next != "" {
+				fmt.Fprintf(c.stdout, "\nmore: the next page is -after %s\n", page.Next)
+			}
+			return nil
+		}
+	},
+}
+
+func knownClass(c webhooks.FailureClass) bool {
+	return slices.Contains([]webhooks.FailureClass{webhooks.FailureError, webhooks.FailurePermanent, webhooks.FailurePanic,
+		webhooks.FailureTimeout, webhooks.FailureNoHandler, webhooks.FailureLeaseExpired}, c)
+}
+
+var showCmd = opsSpec{
+	name:     "show",
+	summary:  "show one item: its state, attempts, audit trail, quarantined deliveries and payload",
+	synopsis: "-provider P [-tenant T] -event-id ID [-payloads=false] [-json]",
+	about: []string{
+		"Shows the item with its attempt history, its audit trail (replays, closings,",
+		"provider redeliveries) and the deliveries quarantined for reusing its event ID",
+		"with another payload, with payloads and stored headers unless -payloads=false.",
+	},
+	define: func(fs *flag.FlagSet) func(*opsContext) error {
+		k := addKeyFlags(fs)
+		payloads := fs.Bool("payloads", true, "show payloads and stored headers")
+		asJSON := fs.Bool("json", false, "print JSON (the admin API's api/item)")
+		return func(c *opsContext) error {
+			key, err := k.key()
+			if err != nil {
+				return err
+			}
+			d, err := c.store.Get(c.ctx, key)
+			if err != nil {
+				return storeError(key, c.schema, err)
+			}
+			v := admin.NewDetail(&d, *payloads)
+			if *asJSON {
+				return writeJSON(c.stdout, v)
+			}
+			printDetail(c.stdout, &v)
+			return nil
+		}
+	},
+}
+
+func printDetail(w io.Writer, d *admin.Detail) {
+	tw := table(w)
+	field := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
+	field("provider", d.Provider)
+	field("tenant", orNone(d.Tenant))
+	field("event ID", d.EventID)
+	field("event type", d.EventType)
+	field("state", d.State)
+	field("attempts", fmt.Sprint(d.Attempts))
+	if !d.NextAttemptAt.IsZero() {
+		field("next attempt", when(d.NextAttemptAt))
+	}
+	if e := d.LastError; e != nil {
+		field("last error", e.Class+": "+oneLine(e.Message, 200))
+	}
+	if d.APIVersion != "" {
+		field("API version", d.APIVersion)
+	}
+	field("received", when(d.ReceivedAt))
+	if d.DuplicateCount > 0 {
+		field("duplicates", fmt.Sprintf("%d, last %s", d.DuplicateCount, when(d.LastSeenAt)))
+	}
+	for _, t := range []struct {
+		name string
+		at   string
+		set  bool
+	}{{"succeeded", when(d.CompletedAt), !d.CompletedAt.IsZero()}, {"died", when(d.DeadAt), !d.DeadAt.IsZero()}, {"closed", when(d.ClosedAt), !d.ClosedAt.IsZero()}} {
+		if t.set {
+			field(t.name, t.at)
+		}
+	}
+	field("payload", fmt.Sprintf("%d bytes, sha256 %s", d.PayloadBytes, d.PayloadSHA256))
+	if d.TraceLink != "" {
+		field("trace", d.TraceLink)
+	}
+	tw.Flush()
+
+	fmt.Fprintln(w, "\nATTEMPTS")
+	if len(d.History) == 0 {
+		fmt.Fprintln(w, "none yet")
+	} else {
+		tw = table(w)
+		fmt.Fprintln(tw, "#\tOUTCOME\tSTARTED\tFINISHED\tWORKER\tVERSION\tERROR")
+		for _, a := range d.History {
+			msg := ""
+			if a.ErrorClass != "" {
+				msg = a.ErrorClass + ": " + oneLine(a.Error, 100)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, a.Outcome, when(a.StartedAt), when(a.FinishedAt), a.Worker, a.Version, msg)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintln(w, "\nAUDIT")
+	if len(d.Audit) == 0 {
+		fmt.Fprintln(w, "never replayed or closed")
+	} else {
+		tw = table(w)
+		fmt.Fprintln(tw, "AT\tACTION\tACTOR\tREASON\tTICKET")
+		for _, a := range d.Audit {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", when(a.At), a.Action, a.Actor, oneLine(a.Reason, 100), a.Ticket)
+		}
+		tw.Flush()
+	}
+
+	fmt.Fprintf(w, "\nQUARANTINED DELIVERIES (%d conflicting, %d kept)\n", d.Conflicts, len(d.Quarantine))
+	for i, q := range d.Quarantine {
+		fmt.Fprintf(w, "%d. received %s, verified with %q, %d bytes, sha256 %s\n", i+1, when(q.ReceivedAt), q.KeyID, q.PayloadBytes, q.PayloadSHA256)
+		printBody(w, q.Headers, q.Payload)
+	}
+
+	if d.PayloadsShown {
+		fmt.Fprintln(w, "\nPAYLOAD")
+		printBody(w, d.Headers, d.Payload)
+	}
+}
+
+// printBody prints stored headers, then the payload, indented.
+func printBody(w io.Writer, h http.Header, b *admin.Body) {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	for _, k := range names {
+		for _, v := range h[k] {
+			fmt.Fprintf(w, "   %s: %s\n", k, v)
+		}
+	}
+	switch {
+	case b == nil:
+	case b.Text != nil:
+		text := strings.TrimRight(*b.Text, "\n")
+		if !utf8.ValidString(text) {
+			text = strings.ToValidUTF8(text, "\uFFFD")
+		}
+		fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(text, "\n", "\n   "))
+	default:
+		fmt.Fprintf(w, "   (%d bytes, not UTF-8; -json shows them in base64)\n", len(b.Base64))
+	}
+}
+
+// roundAge writes seconds as a duration to the second (to the
+// millisecond below one).
+func roundAge(seconds float64) string {
+	d := time.Duration(seconds * float64(time.Second))
+	if d < time.Second {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}

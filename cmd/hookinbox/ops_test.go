@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/pgstore"
+)
+
+// requireDB returns WEBHOOKS_TEST_DATABASE_URL, skipping the test, or
+// failing it under WEBHOOKS_TEST_REQUIRE_DB=1, when it is not set.
+func requireDB(t *testing.T) string {
+	t.Helper()
+	dsn := os.Getenv("WEBHOOKS_TEST_DATABASE_URL")
+	if dsn == "" {
+		if os.Getenv("WEBHOOKS_TEST_REQUIRE_DB") == "1" {
+			t.Fatal("WEBHOOKS_TEST_REQUIRE_DB=1 but WEBHOOKS_TEST_DATABASE_URL is not set")
+		}
+		t.Skip("set WEBHOOKS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the CLI's tests against PostgreSQL")
+	}
+	return dsn
+}
+
+// testSchema names a fresh schema and drops it when the test ends.
+func testSchema(t *testing.T, dsn string) string {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	schema := "cli_" + hex.EncodeToString(b[:])
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+			return
+		}
+		defer conn.Close(ctx)
+		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+			t.Errorf("dropping schema %s: %v", schema, err)
+		}
+	})
+	return schema
+}
+
+// seeder makes items in the schema through pgstore, as a server would.
+type seeder struct {
+	t     *testing.T
+	store *pgstore.Store
+}
+
+func newSeeder(t *testing.T, dsn, schema string) *seeder {
+	t.Helper()
+	pool, err := pgxpool.New(t.Context(), dsn)
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	store, err := pgstore.New(pool, pgstore.WithSchema(schema))
+	require.NoError(t, err)
+	return &seeder{t: t, store: store}
+}
+
+func (s *seeder) envelope(k webhooks.InboxKey, eventType, payload string, at time.Time) webhooks.Envelope {
+	return webhooks.Envelope{
+		Key: k, EventType: eventType, Payload: []byte(payload), PayloadSHA256: sha256.Sum256([]byte(payload)),
+		Headers: http.Header{"X-Marker": {"HEADER-" + k.EventID}}, KeyID: "primary", ReceivedAt: at,
+	}
+}
+
+// settle enqueues an item received at at and settles its one attempt at
+// at+1s with outcome. No other item may be due then.
+func (s *seeder) settle(k webhooks.InboxKey, eventType string, at time.Time, outcome webhooks.AttemptOutcome) {
+	t, ctx := s.t, s.t.Context()
+	t.Helper()
+	_, err := s.store.Enqueue(ctx, s.envelope(k, eventType, `{"marker":"PAYLOAD-`+k.EventID+`"}`, at))
+	require.NoError(t, err)
+	leases, err := s.store.Acquire(ctx, webhooks.AcquireRequest{Now: at, LeaseDuration: time.Minute, Max: 1, Worker: "seed-worker", Version: "v7"})
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	st := webhooks.Settlement{Lease: leases[0], Outcome: outcome, Now: at.Add(time.Second)}
+	if outcome == webhooks.AttemptDeadLettered {
+		st.Failure = webhooks.Failure{Class: webhooks.FailurePermanent, Message: "handler refused " + k.EventID}
+	}
+	require.NoError(t, s.store.Settle(ctx, st))
+}
+
+func (s *seeder) get(k webhooks.InboxKey) webhooks.Item {
+	s.t.Helper()
+	d, err := s.store.Get(s.t.Context(), k)
+	require.NoError(s.t, err)
+	return d.Item
+}
+
+var nextCursor = regexp.MustCompile(`-after (\S+)`)
+
+// TestOperatorCommands runs every inbox subcommand of the built binary
+// against PostgreSQL: migrate, stats, dead-letters, show, replay (one,
+// bulk, dry run), close and purge, and their errors.
+func TestOperatorCommands(t *testing.T) {
+	dsn := requireDB(t)
+	t.Parallel()
+	bin := buildBinary(t)
+	schema := testSchema(t, dsn)
+	db := []string{"DATABASE_URL=" + dsn}
+	run := func(args ...string) (string, string, int) {
+		t.Helper()
+		return runBinary(t, bin, db, append(args, "-schema", schema)...)
+	}
+	ok := func(args ...string) string {
+		t.Helper()
+		out, errOut, code := run(args...)
+		require.Equal(t, 0, code, "%v: %s%s", args, out, errOut)
+		return out
+	}
+	fails := func(code int, want string, args ...string) {
+		t.Helper()
+		out, errOut, got := run(args...)
+		assert.Equal(t, code, got, "%v: %s%s", args, out, errOut)
+		assert.Contains(t, errOut, want, "%v", args)
+		assert.True(t, strings.HasPrefix(errOut, "hookinbox "+args[0]+": ") || strings.Contains(errOut, "for flag -"), "%v: %s", args, errOut)
+	}
+
+	fails(1, "holds no inbox: run hookinbox migrate", "stats")
+	assert.Contains(t, ok("migrate"), "applied migration 1, 2, 3")
+	assert.Regexp(t, `is up to date \(migration \d+\)`, ok("migrate"))
+
+	s := newSeeder(t, dsn, schema)
+	base := time.Now().Add(-3 * time.Hour).UTC().Truncate(time.Second)
+	evt1 := webhooks.InboxKey{Provider: "stripe", EventID: "evt_1"}
+	evt2 := webhooks.InboxKey{Provider: "stripe", Tenant: "acme", EventID: "evt_2"}
+	gh1 := webhooks.InboxKey{Provider: "github", Tenant: "acme", EventID: "gh_1"}
+	done := webhooks.InboxKey{Provider: "github", EventID: "done"}
+	s.settle(evt1, "invoice.paid", base, webhooks.AttemptDeadLettered)
+	s.settle(evt2, "invoice.paid", base.Add(time.Minute), webhooks.AttemptDeadLettered)
+	s.settle(gh1, "push", base.Add(2*time.Minute), webhooks.AttemptDeadLettered)
+	s.settle(done, "push", base.Add(3*time.Minute), webhooks.AttemptSucceeded)
+	res, err := s.store.Enqueue(t.Context(), s.envelope(evt1, "invoice.paid", `{"marker":"QUARANTINED"}`, base.Add(4*time.Minute)))
+	require.NoError(t, err)
+	require.Equal(t, webhooks.EnqueueConflict, res.Outcome)
+
+	// stats
+	out := ok("stats")
+	assert.Regexp(t, `(?m)^dead\s+3$`, out)
+	assert.Regexp(t, `(?m)^succeeded\s+1$`, out)
+	assert.Regexp(t, `(?m)^2\s+stripe\s+invoice.paid$`, out)
+	var st admin.Stats
+	require.NoError(t, json.Unmarshal([]byte(ok("stats", "-json")), &st))
+	assert.Equal(t, int64(3), st.States["dead"])
+
+	// dead-letters: all, filters, the empty tenant, paging, JSON.
+	out = ok("dead-letters")
+	assert.Regexp(t, `(?m)^DIED\s+PROVIDER\s+TENANT\s+EVENT ID\s+TYPE\s+ATTEMPTS\s+LAST ERROR$`, out)
+	for _, id := range []string{"evt_1", "evt_2", "gh_1"} {
+		assert.Contains(t, out, id)
+	}
+	assert.Contains(t, out, "permanent: handler refused gh_1")
+	assert.NotContains(t, out, "done")
+	out = ok("dead-letters", "-provider", "stripe", "-tenant", "")
+	assert.Contains(t, out, "evt_1")
+	assert.NotContains(t, out, "evt_2", "-tenant '' is the empty tenant")
+	out = ok("dead-letters", "-tenant", "acme", "-type", "push")
+	assert.Contains(t, out, "gh_1")
+	assert.NotContains(t, out, "evt_2")
+	assert.Contains(t, ok("dead-letters", "-provider", "nobody"), "no dead letters match")
+	var seen []string
+	args := []string{"dead-letters", "-limit", "1", "-json"}
+	for range 4 {
+		var p admin.Page
+		require.NoError(t, json.Unmarshal([]byte(ok(args...)), &p))
+		for _, it := range p.Items {
+			seen = append(seen, it.EventID)
+		}
+		if p.Next == "" {
+			break
+		}
+		args = []string{"dead-letters", "-limit", "1", "-json", "-after", p.Next}
+	}
+	assert.Equal(t, []string{"gh_1", "evt_2", "evt_1"}, seen, "newest first, a page at a time")
+	out = ok("dead-letters", "-limit", "2")
+	m := nextCursor.FindStringSubmatch(out)
+	require.NotNil(t, m, out)
+	assert.Contains(t, ok("dead-letters", "-limit", "2", "-after", m[1]), "evt_1")
+	fails(2, `-error-class "nope"`, "dead-letters", "-error-class", "nope")
+	fails(2, `-from "yesterday"`, "dead-letters", "-from", "yesterday")
+	fails(2, "-limit 0", "dead-letters", "-limit", "0")
+	fails(1, "invalid cursor", "dead-letters", "-after", "garbage")
+
+	// show
+	out = ok("show", "-provider", "stripe", "-event-id", "evt_1")
+	assert.Regexp(t, `(?m)^state\s+dead$`, out)
+	assert.Regexp(t, `(?m)^1\s+dead_lettered\s+.*seed-worker\s+v7\s+permanent: handler refused evt_1$`, out)
+	assert.Contains(t, out, "QUARANTINED DELIVERIES (1 conflicting, 1 kept)")
+	assert.Contains(t, out, `{"marker":"QUARANTINED"}`)
+	assert.Contains(t, out, `{"marker":"PAYLOAD-evt_1"}`)
+	assert.Contains(t, out, "X-Marker: HEADER-evt_1")
+	out = ok("show", "-provider", "stripe", "-event-id", "evt_1", "-payloads=false")
+	assert.NotContains(t, out, "PAYLOAD-evt_1")
+	assert.NotContains(t, out, "QUARANTINED\"")
+	var d admin.Detail
+	require.NoError(t, json.Unmarshal([]byte(ok("show", "-provider", "stripe", "-tenant", "acme", "-event-id", "evt_2", "-json")), &d))
+	assert.Equal(t, "evt_2", d.EventID)
+	require.Len(t, d.History, 1)
+	fails(1, `no item with provider stripe, tenant (none), event evt_2 in schema "`+schema+`"`, "show", "-provider", "stripe", "-event-id", "evt_2")
+	fails(2, "-provider and -event-id are required", "show", "-provider", "stripe")
+
+	// replay one
+	fails(2, "-actor and -reason are required", "replay", "-provider", "stripe", "-event-id", "evt_1")
+	fails(2, "-event-id replays one item: -type, -limit filter a query", "replay", "-provider", "stripe", "-event-id", "evt_1", "-type", "x", "-actor", "a", "-reason", "r")
+	out = ok("replay", "-provider", "stripe", "-event-id", "evt_1", "-actor", "alice", "-reason", "bug 12 fixed", "-ticket", "INC-7", "-reset-attempts")
+	assert.Contains(t, out, "replayed provider stripe, tenant (none), event evt_1, due ")
+	it := s.get(evt1)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.Equal(t, 0, it.Attempts)
+	out = ok("show", "-provider", "stripe", "-event-id", "evt_1")
+	assert.Regexp(t, `(?m)^\S+ \S+\s+replay\s+alice\s+bug 12 fixed\s+INC-7$`, out)
+	fails(1, "only dead letters can be replayed or closed", "replay", "-provider", "stripe", "-event-id", "evt_1", "-actor", "alice", "-reason", "again")
+	fails(1, "no item with", "replay", "-provider", "stripe", "-event-id", "nope", "-actor", "alice", "-reason", "r")
+
+	// replay a query: dry run, then for real, spread.
+	fails(2, "or -limit N", "replay", "-actor", "alice", "-reason", "r")
+	out = ok("replay", "-tenant", "acme", "-limit", "10", "-spread", "10m", "-dry-run", "-actor", "bob", "-reason", "deploy 42")
+	assert.Contains(t, out, "would replay (dry run, nothing changed) 2 dead letters as bob")
+	assert.Equal(t, webhooks.StateDead, s.get(evt2).State, "a dry run changes nothing")
+	var rr admin.ReplayResult
+	require.NoError(t, json.Unmarshal([]byte(ok("replay", "-tenant", "acme", "-limit", "10", "-spread", "10m", "-actor", "bob", "-reason", "deploy 42", "-json")), &rr))
+	require.Equal(t, 2, rr.Count)
+	assert.Equal(t, "gh_1", rr.Items[0].EventID)
+	assert.Equal(t, 5*time.Minute, rr.Items[1].DueAt.Sub(rr.Items[0].DueAt).Round(time.Second), "item 1 of 2 is due half the spread later")
+	assert.Equal(t, webhooks.StatePending, s.get(evt2).State)
+	assert.Contains(t, ok("replay", "-limit", "5", "-actor", "bob", "-reason", "r"), "no dead letters match: nothing replayed")
+
+	// close
+	gh2 := webhooks.InboxKey{Provider: "github", EventID: "gh_2"}
+	// The replayed items are due: take them out of the way first.
+	leases, err := s.store.Acquire(t.Context(), webhooks.AcquireRequest{Now: time.Now().Add(time.Hour), LeaseDuration: time.Minute, Max: 10})
+	require.NoError(t, err)
+	for _, l := range leases {
+		require.NoError(t, s.store.Settle(t.Context(), webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptSucceeded, Now: time.Now().Add(time.Hour)}))
+	}
+	s.settle(gh2, "push", time.Now().Add(2*time.Hour), webhooks.AttemptDeadLettered)
+	fails(2, "-actor and -reason are required", "close", "-provider", "github", "-event-id", "gh_2")
+	assert.Contains(t, ok("close", "-provider", "github", "-event-id", "gh_2", "-actor", "carol", "-reason", "test event"), "closed provider github, tenant (none), event gh_2")
+	assert.Contains(t, ok("dead-letters", "-closed"), "gh_2")
+	assert.Contains(t, ok("dead-letters"), "no dead letters match")
+	fails(1, "only dead letters can be replayed or closed", "close", "-provider", "github", "-event-id", "gh_2", "-actor", "carol", "-reason", "again")
+
+	// purge
+	fails(2, "nothing to purge", "purge")
+	fails(2, "invalid value", "purge", "-succeeded-older-than", "a week")
+	out = ok("purge", "-succeeded-older-than", "0s", "-closed-older-than", "0d", "-replay-keys")
+	assert.Contains(t, out, "deleted 1 succeeded items completed before", "the one that succeeded over an hour ago")
+	assert.Contains(t, out, "deleted 1 closed dead letters")
+	assert.Contains(t, out, "deleted 0 expired replay keys")
+}
+
+// TestOperatorCommandErrors covers what fails before the inbox is read:
+// no database, a bad or unreachable one, stray arguments.
+func TestOperatorCommandErrors(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t)
+	for _, tc := range []struct {
+		args []string
+		env  []string
+		code int
+		want string
+	}{
+		{[]string{"stats"}, []string{"DATABASE_URL="}, 2, "hookinbox stats: no database: give -dsn"},
+		{[]string{"stats", "-dsn", "postgres://u:s3cret@host:notaport/db"}, nil, 2, "-dsn is not a PostgreSQL connection string"},
+		{[]string{"dead-letters", "-dsn", "postgres://nobody@127.0.0.1:1/db?connect_timeout=5"}, nil, 1, "hookinbox dead-letters: connecting to PostgreSQL"},
+		{[]string{"show", "extra"}, nil, 2, `unexpected arguments ["extra"]`},
+		{[]string{"replay", "-bogus"}, nil, 2, "flag provided but not defined: -bogus"},
+		{[]string{"help", "purge"}, nil, 0, "-succeeded-older-than"},
+		{[]string{"help", "dead-letters"}, nil, 0, "(default $DATABASE_URL)"},
+	} {
+		stdout, stderr, code := runBinary(t, bin, tc.env, tc.args...)
+		assert.Equal(t, tc.code, code, "%v: %s%s", tc.args, stdout, stderr)
+		assert.Contains(t, stdout+stderr, tc.want, "%v", tc.args)
+		assert.NotContains(t, stdout+stderr, "s3cret", "a DSN's password is never printed")
+	}
+	stdout, _, code := runBinary(t, bin, nil, "help")
+	require.Equal(t, 0, code)
+	for _, name := range []string{"send", "migrate", "stats", "dead-letters", "show", "replay", "close", "purge", "help"} {
+		assert.Regexp(t, `(?m)^  `+name+` `, stdout)
+	}
+}
