@@ -7,6 +7,7 @@
 //	STRIPE_WEBHOOK_SECRET=... SLACK_WEBHOOK_SECRET=... go run ./examples/server
 //	DEMO_WEBHOOK_SECRET=... go run ./examples/server -addr :9000 -fail-types order.refund
 //	DEMO_WEBHOOK_SECRET=... go run ./examples/server -dsn postgres://postgres@127.0.0.1:5432/test
+//	DEMO_WEBHOOK_SECRET=... ADMIN_TOKEN=... go run ./examples/server -metrics
 //	go run ./examples/server -list-providers
 //
 // Endpoints: POST /webhooks/{provider} (also with a /{tenant} suffix) for
@@ -15,6 +16,15 @@
 // (upper case, other characters as '_'). Without -dsn (or DATABASE_URL) the
 // inbox is in memory and is lost on exit; with it the inbox is in
 // PostgreSQL, migrated at start.
+//
+// With -admin-token (or ADMIN_TOKEN) the admin page and API (package admin)
+// are served at /admin/ to requests that present the token, as a bearer
+// token (curl -H "Authorization: Bearer $ADMIN_TOKEN") or as the password
+// of a browser's login prompt; replays and closings made through it are
+// audited with the actor "admin-token". With -metrics, GET /metrics serves
+// Prometheus text through the OpenTelemetry Prometheus exporter
+// (webhooks_received_total, webhooks_dead_lettered_total, …; see package
+// otelwebhooks), unauthenticated, as scrapers expect: keep the port private.
 //
 // The demo provider signs "timestamp.body" with HMAC-SHA256:
 //
@@ -26,6 +36,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -40,9 +53,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/admin"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
+	"github.com/hookinbox/webhooks/otelwebhooks"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/providers"
 )
@@ -71,6 +91,7 @@ func DemoOptions() webhooks.HMACOptions {
 type stores interface {
 	webhooks.InboxStore
 	webhooks.ReplayStore
+	ops.Store
 }
 
 // run starts the server and blocks until ctx is done. When ready is not nil it
@@ -89,11 +110,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	publicURL := fs.String("public-url", getenv("PUBLIC_URL"), "public base URL providers call, for those that sign it (twilio, hubspot, square, trello) (default $PUBLIC_URL)")
 	maxInFlight := fs.Int("max-in-flight", 128, "requests handled at once; more are answered 503 with Retry-After at once")
 	listProviders := fs.Bool("list-providers", false, "print the provider catalog's names, one a line, and exit")
+	adminToken := fs.String("admin-token", "", "serve the admin page and API at /admin/ to requests bearing this token (default $ADMIN_TOKEN; off when empty)")
+	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at GET /metrics")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if *retentionEvery <= 0 {
 		return fmt.Errorf("-retention-every %v: it must be positive", *retentionEvery)
+	}
+	if *adminToken == "" {
+		*adminToken = getenv("ADMIN_TOKEN") // read here, so -help never prints it
 	}
 	if *listProviders {
 		for _, name := range providers.Names() {
@@ -144,7 +170,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		inbox := memstore.NewInbox()
 		store = struct {
 			*memstore.Inbox
-			*memstore.Replay
+			webhooks.ReplayStore // not *memstore.Replay: that field's name would hide the Inbox's Replay method
 		}{inbox, memstore.NewReplay()}
 		logger.Info("inbox in memory; pass -dsn to keep it in PostgreSQL")
 		cleanup = func(ctx context.Context) {
@@ -209,6 +235,44 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	})
 
+	httpMux := http.NewServeMux()
+	rcvOpts := []webhooks.ReceiverOption{
+		webhooks.WithLogger(logger),
+		webhooks.WithMaxInFlight(*maxInFlight),
+	}
+	if *metrics {
+		// The OpenTelemetry SDK with the Prometheus exporter, on a registry
+		// of its own: /metrics shows the webhooks' metrics and nothing else.
+		reg := prometheus.NewRegistry()
+		exporter, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
+		if err != nil {
+			return err
+		}
+		meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+		defer meters.Shutdown(context.WithoutCancel(ctx))
+		obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(meters), otelwebhooks.WithStats(store))
+		if err != nil {
+			return err
+		}
+		defer obs.Close()
+		procOpts = append(procOpts, webhooks.WithObserver(obs))
+		rcvOpts = append(rcvOpts, webhooks.WithObserver(obs))
+		httpMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	}
+	if *adminToken != "" {
+		h, err := admin.NewHandler(store,
+			admin.WithPathPrefix("/admin/"),
+			admin.WithLogger(logger),
+			// Whoever holds the token acts as "admin-token": a host with
+			// accounts would name the operator here.
+			admin.WithActor(func(*http.Request) string { return "admin-token" }),
+		)
+		if err != nil {
+			return err
+		}
+		httpMux.Handle("/admin/", requireToken(*adminToken, h))
+	}
+
 	proc, err := webhooks.NewProcessor(store, mux, append(procOpts,
 		webhooks.WithWorkers(*workers),
 		webhooks.WithLogger(logger),
@@ -217,16 +281,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	receiver, err := webhooks.NewReceiver(registry, store, store,
-		webhooks.WithLogger(logger),
-		webhooks.WithWaker(proc),
-		webhooks.WithMaxInFlight(*maxInFlight),
-	)
+	receiver, err := webhooks.NewReceiver(registry, store, store, append(rcvOpts, webhooks.WithWaker(proc))...)
 	if err != nil {
 		return err
 	}
-
-	httpMux := http.NewServeMux()
 	httpMux.Handle(webhooks.DefaultPathPrefix, receiver)
 	srv := &http.Server{
 		Handler:           httpMux,
@@ -241,6 +299,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return err
 	}
 	logger.Info("listening", "addr", ln.Addr().String(), "providers", configured)
+	if *adminToken != "" {
+		logger.Info("admin page and API", "url", baseURL(ln.Addr())+"/admin/", "auth", "Authorization: Bearer <-admin-token>, or the token as a browser login's password")
+	}
+	if *metrics {
+		logger.Info("metrics", "url", baseURL(ln.Addr())+"/metrics")
+	}
 	if ready != nil {
 		ready <- ln.Addr().String()
 	}
@@ -292,4 +356,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("stopped")
 	return err
+}
+
+// baseURL is where a browser on this machine reaches addr.
+func baseURL(addr net.Addr) string {
+	host, port, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return "http://" + addr.String()
+	}
+	if ip := net.ParseIP(host); ip == nil || ip.IsUnspecified() {
+		host = "localhost"
+	}
+	return "http://" + net.JoinHostPort(host, port)
+}
+
+// requireToken serves next only to requests that present token: as a
+// bearer token, or as the password of HTTP basic authentication (what a
+// browser's login prompt sends; the user name is ignored). The comparison
+// takes the same time whatever the token presented.
+func requireToken(token string, next http.Handler) http.Handler {
+	want := sha256.Sum256([]byte(token))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		presented, ok := "", false
+		if auth := r.Header.Get("Authorization"); len(auth) > 7 && strings.EqualFold(auth[:7], "Bearer ") {
+			presented, ok = strings.TrimSpace(auth[7:]), true
+		} else {
+			_, presented, ok = r.BasicAuth()
+		}
+		got := sha256.Sum256([]byte(presented))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Add("WWW-Authenticate", `Bearer realm="hookinbox admin"`)
+			w.Header().Add("WWW-Authenticate", `Basic realm="hookinbox admin", charset="UTF-8"`)
+			w.Header().Set("Content-Type", "application/json; charset=utf-8")
+			w.WriteHeader(http.StatusUnauthorized)
+			_ = json.NewEncoder(w).Encode(admin.ErrorResponse{Error: "unauthorized", Message: "present the admin token: Authorization: Bearer <token>"})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

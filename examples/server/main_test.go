@@ -413,3 +413,134 @@ func TestRetentionDeletesSucceededItems(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, code)
 	assert.Equal(t, "accepted", body["status"])
 }
+
+// get fetches path with the headers given (name, value, …) and returns
+// the status, the headers and the body.
+func (s *server) get(t *testing.T, method, path, body string, header ...string) (int, http.Header, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, s.url+path, strings.NewReader(body))
+	require.NoError(t, err)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return resp.StatusCode, resp.Header, string(raw)
+}
+
+func TestAdminToken(t *testing.T) {
+	t.Parallel()
+	const secret, token = "demo-secret", "tok-3b6e0f"
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": secret}, "-admin-token", token, "-fail-types", "order.refund")
+	line := s.stderr.waitFor(t, "admin page and API")
+	assert.Contains(t, line, `"url":"http://127.0.0.1:`)
+	assert.Contains(t, line, `/admin/"`)
+	assert.NotContains(t, line, token, "the token is never logged")
+
+	code, hdr, body := s.get(t, http.MethodGet, "/admin/", "")
+	assert.Equal(t, http.StatusUnauthorized, code)
+	assert.Contains(t, hdr.Values("WWW-Authenticate"), `Basic realm="hookinbox admin", charset="UTF-8"`, "a browser asks for the token")
+	assert.Contains(t, body, `"error":"unauthorized"`)
+	code, _, _ = s.get(t, http.MethodGet, "/admin/api/stats", "", "Authorization", "Bearer wrong-token")
+	assert.Equal(t, http.StatusUnauthorized, code)
+	code, _, _ = s.get(t, http.MethodGet, "/admin/api/stats", "", "Authorization", "Bearer "+token+"x")
+	assert.Equal(t, http.StatusUnauthorized, code)
+
+	code, hdr, body = s.get(t, http.MethodGet, "/admin/", "", "Authorization", "Bearer "+token)
+	assert.Equal(t, http.StatusOK, code)
+	assert.Equal(t, "text/html; charset=utf-8", hdr.Get("Content-Type"))
+	assert.Contains(t, body, "Dead letters")
+	req, err := http.NewRequest(http.MethodGet, s.url+"/admin/", nil)
+	require.NoError(t, err)
+	req.SetBasicAuth("anyone", token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the token as a browser login's password")
+
+	// A dead letter in memstore, found, replayed as admin-token, run again.
+	code, _ = s.post(t, "/webhooks/demo/shop1", `{"a":2}`, demoHeaders(secret, "o2", "order.refund", `{"a":2}`, time.Now()))
+	require.Equal(t, http.StatusAccepted, code)
+	s.stderr.waitFor(t, "event dead-lettered")
+	auth := []string{"Authorization", "Bearer " + token}
+	code, _, body = s.get(t, http.MethodGet, "/admin/api/dead-letters?provider=demo", "", auth...)
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, `"event_id": "o2"`)
+	code, _, body = s.get(t, http.MethodGet, "/admin/item?provider=demo&tenant=shop1&event_id=o2", "", auth...)
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, body, "dead_lettered")
+	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","tenant":"shop1","event_id":"o2","reason":"retry after fix"}`,
+		append(auth, "Content-Type", "application/json")...)
+	require.Equal(t, http.StatusOK, code, body)
+	assert.Contains(t, body, `"actor": "admin-token"`)
+	for deadline := time.Now().Add(10 * time.Second); len(s.stderr.matching("event dead-lettered")) < 2; {
+		require.True(t, time.Now().Before(deadline), "the replayed event did not run again")
+		select {
+		case <-s.stderr.more:
+		case <-time.After(time.Until(deadline)):
+		}
+	}
+	code, _, body = s.get(t, http.MethodGet, "/admin/api/item?provider=demo&tenant=shop1&event_id=o2", "", auth...)
+	require.Equal(t, http.StatusOK, code)
+	var d struct {
+		History []struct{ Number int }
+		Audit   []struct{ Actor, Reason string }
+	}
+	require.NoError(t, json.Unmarshal([]byte(body), &d))
+	assert.Len(t, d.History, 2, "it ran again")
+	require.Len(t, d.Audit, 1)
+	assert.Equal(t, "admin-token", d.Audit[0].Actor)
+	assert.Equal(t, "retry after fix", d.Audit[0].Reason)
+}
+
+func TestNoAdminWithoutToken(t *testing.T) {
+	t.Parallel()
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"})
+	code, _, _ := s.get(t, http.MethodGet, "/admin/", "")
+	assert.Equal(t, http.StatusNotFound, code)
+	code, _, _ = s.get(t, http.MethodGet, "/metrics", "")
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Empty(t, s.stderr.matching("admin page"))
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	const secret = "demo-secret"
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": secret}, "-metrics", "-fail-types", "order.refund")
+	s.stderr.waitFor(t, `"msg":"metrics"`)
+	code, _ := s.post(t, "/webhooks/demo", `{"a":1}`, demoHeaders(secret, "m1", "order.created", `{"a":1}`, time.Now()))
+	require.Equal(t, http.StatusAccepted, code)
+	code, _ = s.post(t, "/webhooks/demo", `{"a":2}`, demoHeaders(secret, "m2", "order.refund", `{"a":2}`, time.Now()))
+	require.Equal(t, http.StatusAccepted, code)
+	code, _ = s.post(t, "/webhooks/demo", `{"a":3}`, demoHeaders("wrong-secret", "m3", "order.created", `{"a":3}`, time.Now()))
+	require.Equal(t, http.StatusUnauthorized, code)
+	s.stderr.waitFor(t, "event dead-lettered")
+	s.stdout.waitFor(t, `"event_id":"m1"`)
+
+	code, hdr, body := s.get(t, http.MethodGet, "/metrics", "")
+	require.Equal(t, http.StatusOK, code)
+	assert.Contains(t, hdr.Get("Content-Type"), "text/plain")
+	for _, want := range []string{
+		`(?m)^webhooks_received_total\{[^}]*provider="demo"[^}]*status="accepted"[^}]*\} 2$`,
+		`(?m)^webhooks_received_total\{[^}]*provider="demo"[^}]*status="rejected"[^}]*\} 1$`,
+		`(?m)^webhooks_verification_failures_total\{[^}]*reason="bad_signature"[^}]*\} 1$`,
+		`(?m)^webhooks_dead_lettered_total\{error_class="permanent",event_type="order.refund"[^}]*provider="demo"[^}]*\} 1$`,
+		`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created"[^}]*outcome="succeeded"[^}]*\} 1$`,
+		`(?m)^webhooks_enqueue_duration_seconds_bucket\{`,
+		`(?m)^webhooks_items\{[^}]*state="dead"[^}]*\} 1$`,
+		`(?m)^webhooks_dead_letters\{event_type="order.refund"[^}]*provider="demo"[^}]*\} 1$`,
+		`(?m)^webhooks_backlog(\{[^}]*\})? 0$`,
+		`(?m)^webhooks_oldest_due_age_seconds(\{[^}]*\})? 0$`,
+	} {
+		assert.Regexp(t, want, body)
+	}
+	for _, l := range strings.Split(body, "\n") {
+		if strings.HasPrefix(l, "#") || l == "" || strings.HasPrefix(l, "target_info") {
+			continue
+		}
+		assert.True(t, strings.HasPrefix(l, "webhooks_"), "every metric is prefixed webhooks_: %s", l)
+	}
+}
