@@ -99,19 +99,26 @@ var replayCmd = opsSpec{
 				}
 				return writeJSON(c.stdout, out)
 			}
-			verb := "replayed"
-			if *dryRun {
-				verb = "would replay (dry run, nothing changed)"
-			}
 			switch {
 			case len(res.Items) == 0:
 				fmt.Fprintln(c.stdout, "no dead letters match: nothing replayed")
 				return nil
+			case what != "" && *dryRun:
+				fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s, due %s\n", what, when(res.Items[0].DueAt))
+				return nil
 			case what != "":
-				fmt.Fprintf(c.stdout, "%s %s, due %s\n", verb, what, when(res.Items[0].DueAt))
+				fmt.Fprintf(c.stdout, "replayed %s, due %s\n", what, when(res.Items[0].DueAt))
 				return nil
 			}
-			fmt.Fprintf(c.stdout, "%s %d dead letters as %s:\n", verb, len(res.Items), a.actor)
+			n := fmt.Sprintf("%d dead letters", len(res.Items))
+			if len(res.Items) == 1 {
+				n = "1 dead letter"
+			}
+			if *dryRun {
+				fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s as %s:\n", n, a.actor)
+			} else {
+				fmt.Fprintf(c.stdout, "replayed %s as %s:\n", n, a.actor)
+			}
 			tw := table(c.stdout)
 			fmt.Fprintln(tw, "DUE\tPROVIDER\tTENANT\tEVENT ID")
 			for _, it := range res.Items {

@@ -246,7 +246,12 @@ func printDetail(w io.Writer, d *admin.Detail) {
 		tw.Flush()
 	}
 
-	fmt.Fprintf(w, "\nQUARANTINED DELIVERIES (%d conflicting, %d kept)\n", d.Conflicts, len(d.Quarantine))
+	fmt.Fprintln(w, "\nQUARANTINED DELIVERIES")
+	if d.Conflicts == 0 {
+		fmt.Fprintln(w, "none")
+	} else {
+		fmt.Fprintf(w, "%d deliveries reused the event ID with another payload; %d kept:\n", d.Conflicts, len(d.Quarantine))
+	}
 	for i, q := range d.Quarantine {
 		fmt.Fprintf(w, "%d. received %s, verified with %q, %d bytes, sha256 %s\n", i+1, when(q.ReceivedAt), q.KeyID, q.PayloadBytes, q.PayloadSHA256)
 		printBody(w, q.Headers, q.Payload)

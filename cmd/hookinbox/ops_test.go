@@ -204,7 +204,7 @@ func TestOperatorCommands(t *testing.T) {
 	out = ok("show", "-provider", "stripe", "-event-id", "evt_1")
 	assert.Regexp(t, `(?m)^state\s+dead$`, out)
 	assert.Regexp(t, `(?m)^1\s+dead_lettered\s+.*seed-worker\s+v7\s+permanent: handler refused evt_1$`, out)
-	assert.Contains(t, out, "QUARANTINED DELIVERIES (1 conflicting, 1 kept)")
+	assert.Contains(t, out, "QUARANTINED DELIVERIES\n1 deliveries reused the event ID with another payload; 1 kept:")
 	assert.Contains(t, out, `{"marker":"QUARANTINED"}`)
 	assert.Contains(t, out, `{"marker":"PAYLOAD-evt_1"}`)
 	assert.Contains(t, out, "X-Marker: HEADER-evt_1")
@@ -221,6 +221,9 @@ func TestOperatorCommands(t *testing.T) {
 	// replay one
 	fails(2, "-actor and -reason are required", "replay", "-provider", "stripe", "-event-id", "evt_1")
 	fails(2, "-event-id replays one item: -type, -limit filter a query", "replay", "-provider", "stripe", "-event-id", "evt_1", "-type", "x", "-actor", "a", "-reason", "r")
+	out = ok("replay", "-provider", "stripe", "-event-id", "evt_1", "-dry-run", "-actor", "alice", "-reason", "check")
+	assert.Contains(t, out, "dry run, nothing changed: would replay provider stripe, tenant (none), event evt_1, due ")
+	assert.Equal(t, webhooks.StateDead, s.get(evt1).State)
 	out = ok("replay", "-provider", "stripe", "-event-id", "evt_1", "-actor", "alice", "-reason", "bug 12 fixed", "-ticket", "INC-7", "-reset-attempts")
 	assert.Contains(t, out, "replayed provider stripe, tenant (none), event evt_1, due ")
 	it := s.get(evt1)
@@ -234,7 +237,7 @@ func TestOperatorCommands(t *testing.T) {
 	// replay a query: dry run, then for real, spread.
 	fails(2, "or -limit N", "replay", "-actor", "alice", "-reason", "r")
 	out = ok("replay", "-tenant", "acme", "-limit", "10", "-spread", "10m", "-dry-run", "-actor", "bob", "-reason", "deploy 42")
-	assert.Contains(t, out, "would replay (dry run, nothing changed) 2 dead letters as bob")
+	assert.Contains(t, out, "dry run, nothing changed: would replay 2 dead letters as bob:")
 	assert.Equal(t, webhooks.StateDead, s.get(evt2).State, "a dry run changes nothing")
 	var rr admin.ReplayResult
 	require.NoError(t, json.Unmarshal([]byte(ok("replay", "-tenant", "acme", "-limit", "10", "-spread", "10m", "-actor", "bob", "-reason", "deploy 42", "-json")), &rr))
