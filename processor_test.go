@@ -45,6 +45,22 @@ func (s *observedStore) Settle(ctx context.Context, st webhooks.Settlement) erro
 	return err
 }
 
+// SettleBatch settles each lease through Settle, so that every settlement
+// is observed when the Processor settles in batches (memstore is a
+// webhooks.BatchSettler).
+func (s *observedStore) SettleBatch(ctx context.Context, ss []webhooks.Settlement) []error {
+	return settleEach(ctx, s.Settle, ss)
+}
+
+// settleEach settles ss one by one with settle.
+func settleEach(ctx context.Context, settle func(context.Context, webhooks.Settlement) error, ss []webhooks.Settlement) []error {
+	errs := make([]error, len(ss))
+	for i, st := range ss {
+		errs[i] = settle(ctx, st)
+	}
+	return errs
+}
+
 func (s *observedStore) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
 	err := s.Inbox.ExtendLease(ctx, req)
 	s.events <- settled{Op: "extend", Key: req.Lease.Key(), Err: err, Now: req.Now}
@@ -651,6 +667,10 @@ func (f *flakyLeaseStore) Settle(ctx context.Context, st webhooks.Settlement) er
 		return errors.New("timeout")
 	}
 	return f.observedStore.Settle(ctx, st)
+}
+
+func (f *flakyLeaseStore) SettleBatch(ctx context.Context, ss []webhooks.Settlement) []error {
+	return settleEach(ctx, f.Settle, ss)
 }
 
 func TestProcessorSurvivesStoreErrors(t *testing.T) {

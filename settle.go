@@ -14,8 +14,13 @@ import (
 // SettleBatch returns one error per settlement, in order: nil, or what
 // Settle would have returned for that settlement alone (an error wrapping
 // ErrLeaseLost or ErrAlreadySettled, a refused outcome); a lease lost in
-// the batch fails that item alone. When the round trip itself fails, every
-// entry holds that error.
+// the batch fails that item alone. Settlements of one item apply in
+// order, as consecutive Settle calls would. When the round trip itself
+// fails, the entries it would have answered hold that error.
+//
+// A type that embeds a store and overrides Settle (to count or observe
+// settlements) must override SettleBatch too: the Processor calls only
+// SettleBatch when it is there.
 type BatchSettler interface {
 	SettleBatch(ctx context.Context, settlements []Settlement) []error
 }

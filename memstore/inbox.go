@@ -62,8 +62,9 @@ type attempt struct {
 }
 
 var (
-	_ webhooks.InboxStore = (*Inbox)(nil)
-	_ ops.Store           = (*Inbox)(nil)
+	_ webhooks.InboxStore   = (*Inbox)(nil)
+	_ webhooks.BatchSettler = (*Inbox)(nil)
+	_ ops.Store             = (*Inbox)(nil)
 )
 
 // NewInbox returns an empty in-memory inbox.
@@ -233,7 +234,29 @@ func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.settleLocked(st)
+}
 
+// SettleBatch implements webhooks.BatchSettler: it settles each settlement
+// in order as Settle would, under one lock, and returns their errors.
+func (s *Inbox) SettleBatch(ctx context.Context, settlements []webhooks.Settlement) []error {
+	errs := make([]error, len(settlements))
+	if err := ctxErr(ctx); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, st := range settlements {
+		errs[i] = s.settleLocked(st)
+	}
+	return errs
+}
+
+// settleLocked is Settle with s.mu held.
+func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 	var failure webhooks.Failure
 	if st.Outcome == webhooks.AttemptRetried || st.Outcome == webhooks.AttemptDeadLettered {
 		failure = st.Failure

@@ -199,6 +199,16 @@ func (s signalingStore) Settle(ctx context.Context, st webhooks.Settlement) erro
 	return err
 }
 
+// SettleBatch reports each settlement of a batch: the Store is a
+// webhooks.BatchSettler, and the Processor settles through it.
+func (s signalingStore) SettleBatch(ctx context.Context, sts []webhooks.Settlement) []error {
+	errs := s.Store.SettleBatch(ctx, sts)
+	for _, err := range errs {
+		s.settled <- err
+	}
+	return errs
+}
+
 // TestProcessorWithCompleteTx: a Processor's handler completes its event
 // in its own transaction. When it commits, the item succeeded once and the
 // Processor's own settlement changes nothing; when the handler fails after

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -11,23 +12,173 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// Enqueue implements webhooks.Enqueuer in one statement (INSERT … ON
-// CONFLICT … DO UPDATE … RETURNING, with a CTE that quarantines a
-// conflicting delivery) that commits before it returns, so a nil error
-// means the item is durable. A duplicate of a dead letter with ReplayIfDead set is replayed by a second
-// statement (replayOneSQL), which checks again that the item is dead: of
-// concurrent redeliveries one replays it.
+// Enqueue implements webhooks.Enqueuer with group commit: concurrent calls
+// are stored together, in one statement (INSERT … ON CONFLICT … DO UPDATE
+// … RETURNING over arrays, with a CTE that quarantines conflicting
+// deliveries) and one commit, and each call returns its own outcome only
+// after that commit, so a nil error means the item is durable. A call
+// made while the store is idle runs at once, alone; calls made while
+// earlier ones are being stored wait for them and go together in the next
+// statement, up to WithEnqueueBatch envelopes. When a statement fails,
+// every call in it returns the error, and only those calls.
+//
+// When ctx ends while the call waits, it returns ctx's error at once. If
+// its envelope was already part of a running statement, that statement
+// goes on, and the item may be stored without the call having reported
+// it: the provider, told the delivery failed, delivers it again and gets a
+// duplicate. Nothing runs in the background once the calls have returned,
+// so the Store needs no closing.
+//
+// A duplicate of a dead letter with ReplayIfDead set is replayed by a
+// second statement (replayOneSQL), which checks again that the item is
+// dead: of concurrent redeliveries one replays it.
 //
 // After storing a new item, or replaying one, it asks for a wake-up on
 // NotifyChannel (see Notify); the notification is sent after the commit, on
 // its own statement, so enqueues never wait for one another on
 // PostgreSQL's notification queue.
 func (s *Store) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
-	res, err := s.enqueue(ctx, s.pool, env, false)
+	res, err := s.enqueueGrouped(ctx, env)
 	if err == nil && (res.Outcome == webhooks.EnqueueNew || res.Replayed) {
 		s.Notify()
 	}
 	return res, err
+}
+
+func (s *Store) enqueueGrouped(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	if err := ctx.Err(); err != nil {
+		return webhooks.EnqueueResult{}, wrapErr("enqueue "+env.Key.String(), err)
+	}
+	if s.committer == nil {
+		return s.enqueue(ctx, s.pool, env, false)
+	}
+	r, err := s.newEnqueueRequest(ctx, env)
+	if err != nil {
+		return webhooks.EnqueueResult{}, err
+	}
+	res, alone, err := s.committer.enqueue(r)
+	switch {
+	case alone:
+		return s.enqueue(ctx, s.pool, env, false)
+	case err != nil:
+		return webhooks.EnqueueResult{}, wrapErr("enqueue "+env.Key.String(), err)
+	case res.Outcome == webhooks.EnqueueDuplicate && env.ReplayIfDead && res.State == webhooks.StateDead:
+		return s.redeliver(ctx, s.pool, env, res, false)
+	}
+	return res, nil
+}
+
+// newEnqueueRequest checks env and encodes it for the committer, copying
+// the payload: a caller that gives up before its batch ran returns while
+// the batch may still read it.
+func (s *Store) newEnqueueRequest(ctx context.Context, env webhooks.Envelope) (*enqueueRequest, error) {
+	if err := checkEnvelope(env); err != nil {
+		return nil, err
+	}
+	headers, err := encodeHeaders(env.Headers)
+	if err != nil {
+		return nil, err
+	}
+	payload := make([]byte, len(env.Payload))
+	copy(payload, env.Payload)
+	return &enqueueRequest{
+		key:        env.Key,
+		eventType:  env.EventType,
+		keyID:      env.KeyID,
+		apiVersion: env.APIVersion,
+		traceLink:  env.TraceLink,
+		payload:    payload,
+		headers:    headers,
+		digest:     env.PayloadSHA256,
+		occurredAt: occurredAt(env.OccurredAt),
+		receivedAt: env.ReceivedAt,
+		dueAt:      s.now(env.ReceivedAt),
+		ctx:        ctx,
+	}, nil
+}
+
+// checkEnvelope refuses what PostgreSQL could not store, before it reaches
+// a statement: in a batch, it would fail the other envelopes too.
+func checkEnvelope(env webhooks.Envelope) error {
+	if err := checkKey(env.Key); err != nil {
+		return err
+	}
+	for _, f := range []struct{ what, v string }{
+		{"event type", env.EventType}, {"key ID", env.KeyID}, {"API version", env.APIVersion}, {"trace link", env.TraceLink},
+	} {
+		if err := checkText(f.what, f.v); err != nil {
+			return err
+		}
+	}
+	if !storableTime(env.ReceivedAt) {
+		return fmt.Errorf("pgstore: the received time %s of %s is outside what PostgreSQL's timestamptz holds", env.ReceivedAt, env.Key)
+	}
+	return nil
+}
+
+// enqueueBatchArgs returns the parameters of enqueueBatchSQL for reqs.
+func enqueueBatchArgs(reqs []*enqueueRequest) []any {
+	n := len(reqs)
+	var (
+		providers, tenants, eventIDs, eventTypes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		keyIDs, apiVersions, traceLinks          = make([]string, n), make([]string, n), make([]string, n)
+		payloads, headers, digests               = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		occurred, received, due                  = make([]*time.Time, n), make([]time.Time, n), make([]*time.Time, n)
+	)
+	for i, r := range reqs {
+		providers[i], tenants[i], eventIDs[i] = r.key.Provider, r.key.Tenant, r.key.EventID
+		eventTypes[i], keyIDs[i], apiVersions[i], traceLinks[i] = r.eventType, r.keyID, r.apiVersion, r.traceLink
+		payloads[i], headers[i], digests[i] = r.payload, r.headers, r.digest[:]
+		occurred[i], received[i], due[i] = r.occurredAt, r.receivedAt, r.dueAt
+	}
+	return []any{providers, tenants, eventIDs, eventTypes, payloads, headers, digests, keyIDs,
+		occurred, received, due, apiVersions, traceLinks}
+}
+
+// enqueueBatch stores reqs, whose keys are distinct, in one statement
+// (enqueueBatchSQL) and returns their outcomes in order. A redelivery
+// replay is left to each caller.
+func (s *Store) enqueueBatch(ctx context.Context, reqs []*enqueueRequest) ([]webhooks.EnqueueResult, error) {
+	n := len(reqs)
+	rows, err := s.pool.Query(ctx, s.sql.enqueueBatch, enqueueBatchArgs(reqs)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	results := make([]webhooks.EnqueueResult, n)
+	got := 0
+	for rows.Next() {
+		var (
+			pos                  int64
+			inserted, sameDigest bool
+			state                string
+		)
+		if err := rows.Scan(&pos, &inserted, &sameDigest, &state); err != nil {
+			return nil, err
+		}
+		if pos < 1 || pos > int64(n) || results[pos-1].Outcome != 0 {
+			return nil, fmt.Errorf("the statement returned row %d of %d twice or out of range", pos, n)
+		}
+		res := webhooks.EnqueueResult{State: webhooks.State(state)}
+		switch {
+		case inserted:
+			res.Outcome = webhooks.EnqueueNew
+		case sameDigest:
+			res.Outcome = webhooks.EnqueueDuplicate
+		default:
+			res.Outcome = webhooks.EnqueueConflict
+		}
+		results[pos-1] = res
+		got++
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if got != n {
+		// Cannot happen: every input row is inserted or updated.
+		return nil, fmt.Errorf("the statement answered for %d of %d envelopes", got, n)
+	}
+	return results, nil
 }
 
 // EnqueueTx is Enqueue inside the host's transaction tx: the item is stored,
@@ -57,15 +208,8 @@ func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, env webhooks.Envelope)
 // notifies NotifyChannel for a new item (delivered when q's transaction
 // commits), and so does a replay.
 func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, notify bool) (webhooks.EnqueueResult, error) {
-	if err := checkKey(env.Key); err != nil {
+	if err := checkEnvelope(env); err != nil {
 		return webhooks.EnqueueResult{}, err
-	}
-	for _, f := range []struct{ what, v string }{
-		{"event type", env.EventType}, {"key ID", env.KeyID}, {"API version", env.APIVersion}, {"trace link", env.TraceLink},
-	} {
-		if err := checkText(f.what, f.v); err != nil {
-			return webhooks.EnqueueResult{}, err
-		}
 	}
 	headers, err := encodeHeaders(env.Headers)
 	if err != nil {

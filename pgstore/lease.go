@@ -213,6 +213,129 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	return err
 }
 
+// SettleBatch implements webhooks.BatchSettler: it settles the leases of
+// settlements in one statement (settleBatchSQL), one round trip and one
+// commit, each fenced by its own token and recorded in the item's history
+// exactly as Settle would, with the same errors: a stale token fails its
+// own settlement alone with webhooks.ErrLeaseLost (or ErrAlreadySettled),
+// and a settlement without a lease or with an unknown outcome is refused
+// alone. Settlements of an item that appears more than once are applied in
+// order, as by consecutive calls of Settle: each repeat goes in a
+// statement of its own after the first. When a statement fails, its
+// settlements and the later ones hold the error; earlier statements have
+// committed.
+func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settlement) []error {
+	errs := make([]error, len(settlements))
+	// rounds[r] holds the positions of the r-th settlement of each key.
+	var (
+		rounds [][]int
+		seen   = make(map[webhooks.InboxKey]int, len(settlements))
+	)
+	for i, st := range settlements {
+		if st.Lease == nil {
+			errs[i] = errors.New("pgstore: Settle needs a lease; got nil")
+			continue
+		}
+		switch st.Outcome {
+		case webhooks.AttemptSucceeded, webhooks.AttemptRetried, webhooks.AttemptDeadLettered, webhooks.AttemptAbandoned:
+		default:
+			errs[i] = fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
+				st.Lease.Key(), st.Outcome)
+			continue
+		}
+		if _, err := leaseArgs(st.Lease); err != nil {
+			errs[i] = fmt.Errorf("pgstore: settle (%s) %s: %w", st.Outcome, st.Lease.Key(), err)
+			continue
+		}
+		r := seen[st.Lease.Key()]
+		seen[st.Lease.Key()] = r + 1
+		if r == len(rounds) {
+			rounds = append(rounds, nil)
+		}
+		rounds[r] = append(rounds[r], i)
+	}
+	for r, round := range rounds {
+		if err := s.settleRound(ctx, settlements, round, errs); err != nil {
+			for _, later := range rounds[r:] {
+				for _, i := range later {
+					errs[i] = wrapErr("settle "+string(settlements[i].Outcome)+" "+settlements[i].Lease.Key().String()+" in a batch", err)
+				}
+			}
+			break
+		}
+	}
+	return errs
+}
+
+// settleRound runs settleBatchSQL for the settlements at positions round,
+// whose keys are distinct and whose leases are well-formed, and stores
+// each one's error in errs. It returns the statement's own failure.
+func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settlement, round []int, errs []error) error {
+	n := len(round)
+	var (
+		providers, tenants, eventIDs, outcomes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		tokens                                 = make([]pgtype.UUID, n)
+		nows, retryAts                         = make([]*time.Time, n), make([]*time.Time, n)
+		retryDelays                            = make([]int64, n)
+		classes, messages                      = make([]*string, n), make([]*string, n)
+	)
+	for j, i := range round {
+		st := settlements[i]
+		k := st.Lease.Key()
+		providers[j], tenants[j], eventIDs[j], outcomes[j] = k.Provider, k.Tenant, k.EventID, string(st.Outcome)
+		tok, _ := uuid.Parse(st.Lease.Token) // checked by leaseArgs
+		tokens[j] = pgtype.UUID{Bytes: tok, Valid: true}
+		nows[j] = s.now(st.Now)
+		if st.Outcome == webhooks.AttemptRetried || st.Outcome == webhooks.AttemptDeadLettered {
+			class, msg := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
+			classes[j], messages[j] = &class, &msg
+		}
+		if st.Outcome == webhooks.AttemptRetried {
+			if !s.dbClock {
+				retryAts[j] = &settlements[i].RetryAt
+			}
+			retryDelays[j] = st.RetryAt.Sub(st.Now).Microseconds()
+		}
+	}
+	rows, err := s.pool.Query(ctx, s.sql.settleBatch, providers, tenants, eventIDs, tokens, outcomes, nows,
+		retryAts, retryDelays, classes, messages)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	answered := 0
+	for rows.Next() {
+		var (
+			pos              int64
+			changed, settled bool
+		)
+		if err := rows.Scan(&pos, &changed, &settled); err != nil {
+			return err
+		}
+		if pos < 1 || pos > int64(n) {
+			return fmt.Errorf("the statement returned row %d of %d", pos, n)
+		}
+		st := settlements[round[pos-1]]
+		op := "settle (" + string(st.Outcome) + ")"
+		switch {
+		case changed:
+			errs[round[pos-1]] = nil
+		case settled:
+			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrAlreadySettled)
+		default:
+			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrLeaseLost)
+		}
+		answered++
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if answered != n {
+		return fmt.Errorf("the statement answered for %d of %d settlements", answered, n)
+	}
+	return nil
+}
+
 // leaseLost records the attempt of lease, refused with ErrLeaseLost at
 // now, as lease_lost if its history row says it crashed (leaseLostSQL),
 // with the failure the refused settlement carried. The history only

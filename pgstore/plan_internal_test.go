@@ -48,6 +48,16 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	require.NoError(t, err)
 	extendArgs := append(slices.Clone(settleArgs), int64(60e6))
 	lostArgs := append(slices.Clone(settleArgs), "error", "lost")
+	var enqueueReqs []*enqueueRequest
+	for _, id := range []string{"a", "b"} {
+		r, err := s.newEnqueueRequest(t.Context(), webhooks.Envelope{Key: webhooks.InboxKey{Provider: "p", EventID: id}, ReceivedAt: now})
+		require.NoError(t, err)
+		enqueueReqs = append(enqueueReqs, r)
+	}
+	tok := settleArgs[3]
+	settleBatchArgs := []any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []any{tok, tok},
+		[]string{"succeeded", "retried"}, []time.Time{now, now}, []*time.Time{nil, &now}, []int64{0, 0},
+		[]*string{nil, new("error")}, []*string{nil, new("failed")}}
 
 	for _, c := range []struct {
 		name, sql string
@@ -55,6 +65,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		args      []any
 		sorts     bool
 	}{
+		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_items_pkey"}, enqueueBatchArgs(enqueueReqs), true},
 		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v"}, false},
 		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v"}, false},
 		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
@@ -76,6 +87,8 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// The fenced statements reach the row by its key twice: to update
 		// it, and to tell a settled token from a stale one.
 		{"settle (succeeded)", s.sql.succeed, []string{"inbox_items_pkey"}, settleArgs, false},
+		// A batch locks its rows in key order: it sorts at most a batch.
+		{"settle a batch", s.sql.settleBatch, []string{"inbox_items_pkey", "inbox_attempts_pkey"}, settleBatchArgs, true},
 		{"extend lease", s.sql.extend, []string{"inbox_items_pkey"}, extendArgs, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
 		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},

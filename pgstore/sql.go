@@ -89,6 +89,58 @@ notified AS (
 )
 SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert`
 
+// enqueueBatchSQL is enqueueSQL for many envelopes at once, given as
+// arrays, one element per envelope: one statement, one commit. The keys
+// are distinct (the committer puts at most one request per key in a
+// batch: ON CONFLICT cannot update a row it inserted in the same
+// statement), and rows are inserted in key order, so two batches with keys
+// in common lock them in the same order and never deadlock. Each returned
+// row is an envelope's position in the arrays (from 1) and what the upsert
+// found for it; a conflicting delivery is quarantined as by enqueueSQL.
+//
+// $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload,
+// $6 headers, $7 digest, $8 key_id, $9 occurred_at, $10 received_at,
+// $11 due and updated time (NULL elements: the database's now),
+// $12 api_version, $13 trace_link.
+var enqueueBatchSQL = `
+WITH input AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::jsonb[],
+		$7::bytea[], $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[])
+		WITH ORDINALITY AS x(provider, tenant, event_id, event_type, payload, headers,
+			payload_sha256, key_id, occurred_at, received_at, due_at, api_version, trace_link, n)
+), upsert AS (
+	INSERT INTO {{schema}}.inbox_items AS i (
+		provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
+		state, attempts, next_attempt_at, duplicate_count, last_seen_at,
+		occurred_at, received_at, updated_at, api_version, trace_link)
+	SELECT provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
+		'pending', 0, coalesce(due_at, now()), 0, received_at,
+		occurred_at, received_at, coalesce(due_at, now()), api_version, trace_link
+	FROM input
+	ORDER BY provider COLLATE "C", tenant COLLATE "C", event_id COLLATE "C"
+	ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
+		duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+			THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
+		last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+			THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END,
+		conflicts = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
+			THEN i.conflicts ELSE i.conflicts + 1 END
+	RETURNING i.provider, i.tenant, i.event_id, (i.xmax = 0) AS inserted, i.payload_sha256, i.state, i.conflicts
+), matched AS (
+	SELECT x.n, x.payload, x.headers, x.payload_sha256 AS digest, x.key_id, x.received_at,
+		u.provider, u.tenant, u.event_id, u.inserted, u.payload_sha256 = x.payload_sha256 AS same_digest,
+		u.state, u.conflicts
+	FROM upsert AS u
+	JOIN input AS x ON x.provider = u.provider AND x.tenant = u.tenant AND x.event_id = u.event_id
+), quarantined AS (
+	INSERT INTO {{schema}}.inbox_quarantine (
+		provider, tenant, event_id, seq, payload, headers, payload_sha256, key_id, received_at)
+	SELECT provider, tenant, event_id, conflicts, payload, headers, digest, key_id, received_at
+	FROM matched
+	WHERE NOT inserted AND NOT same_digest AND conflicts <= ` + strconv.Itoa(ops.QuarantineLimit) + `
+)
+SELECT n, inserted, same_digest, state FROM matched`
+
 // acquireSQL leases up to $3 due items, the longest due first. The CTE
 // locks candidate rows, skipping rows another transaction holds; locking
 // re-checks the WHERE clause against the row's latest version, and the
@@ -248,6 +300,87 @@ var abandonSQL = settleSQL(`
 	next_attempt_at = coalesce($5::timestamptz, now()),
 	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "abandoned", "NULL", "NULL")
 
+// settleBatchSQL settles many leases in one statement, each fenced by its
+// own token and recorded in inbox_attempts, as the statements of
+// settleSQL do one at a time; the settlements come as arrays, one element
+// each, and a key appears at most once (SettleBatch runs repeats in a
+// statement of their own). The rows to change are locked first, in key
+// order, so that a batch never waits for a row another batch or an
+// enqueue holds while holding one it waits for. The outcome selects the
+// changes of succeedSQL, retrySQL, deadLetterSQL or abandonSQL. A
+// settlement refused with a stale token records its attempt as lease_lost
+// when another acquisition recorded it as crashed (leaseLostSQL). Each
+// returned row is a settlement's position in the arrays (from 1), whether
+// it changed its item, and, when not, whether its token is the one that
+// settled the item, read with a lock as by fencedSQL.
+//
+// $1 provider, $2 tenant, $3 event_id, $4 token, $5 outcome (an
+// AttemptOutcome), $6 now (NULL elements: the database's now), $7 retry
+// at (NULL: now plus $8), $8 retry delay (µs), $9 error class and $10
+// error message (NULL unless retried or dead-lettered).
+const settleBatchSQL = `
+WITH input AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::timestamptz[],
+		$7::timestamptz[], $8::bigint[], $9::text[], $10::text[])
+		WITH ORDINALITY AS b(provider, tenant, event_id, token, outcome, now, retry_at, retry_us,
+			error_class, error_message, n)
+), locked AS (
+	SELECT b.n
+	FROM {{schema}}.inbox_items AS i
+	JOIN input AS b ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+	WHERE i.state = 'leased' AND i.lease_token = b.token
+	ORDER BY i.provider, i.tenant, i.event_id
+	FOR UPDATE OF i
+), changed AS (
+	UPDATE {{schema}}.inbox_items AS i SET
+		state = CASE b.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'dead_lettered' THEN 'dead' ELSE 'pending' END,
+		attempts = CASE b.outcome WHEN 'abandoned' THEN greatest(i.attempts - 1, 0) ELSE i.attempts END,
+		next_attempt_at = CASE b.outcome
+			WHEN 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
+			WHEN 'abandoned' THEN coalesce(b.now, now()) END,
+		completed_at = CASE b.outcome WHEN 'succeeded' THEN coalesce(b.now, now()) ELSE i.completed_at END,
+		dead_at = CASE b.outcome WHEN 'dead_lettered' THEN coalesce(b.now, now()) ELSE i.dead_at END,
+		last_error_class = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_class
+			ELSE b.error_class END,
+		last_error_message = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_message
+			ELSE b.error_message END,
+		last_error_at = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_at
+			ELSE coalesce(b.now, now()) END,
+		updated_at = coalesce(b.now, now()),` + settledSet + `
+	FROM locked AS l
+	JOIN input AS b ON b.n = l.n
+	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+		AND i.state = 'leased' AND i.lease_token = b.token
+	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version
+), recorded AS (
+	INSERT INTO {{schema}}.inbox_attempts (
+		provider, tenant, event_id, number, outcome, started_at, finished_at,
+		error_class, error_message, worker, version, lease_token)
+	SELECT b.provider, b.tenant, b.event_id, c.attempt_seq, b.outcome, c.lease_started_at, coalesce(b.now, now()),
+		b.error_class, b.error_message, coalesce(c.lease_worker, ''), coalesce(c.lease_version, ''), b.token
+	FROM changed AS c
+	JOIN input AS b ON b.n = c.n
+	ON CONFLICT DO NOTHING
+), refused AS (
+	SELECT * FROM input AS b WHERE NOT EXISTS (SELECT 1 FROM changed AS c WHERE c.n = b.n)
+), lost AS (
+	UPDATE {{schema}}.inbox_attempts AS a SET
+		outcome = 'lease_lost',
+		finished_at = coalesce(r.now, now()),
+		error_class = coalesce(r.error_class, a.error_class),
+		error_message = coalesce(r.error_message, a.error_message)
+	FROM refused AS r
+	WHERE a.provider = r.provider AND a.tenant = r.tenant AND a.event_id = r.event_id
+		AND a.lease_token = r.token AND a.outcome = 'crashed'
+)
+SELECT b.n, c.n IS NOT NULL,
+	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
+		FROM {{schema}}.inbox_items AS i
+		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+		FOR SHARE), false)
+FROM input AS b
+LEFT JOIN changed AS c ON c.n = b.n`
+
 // extendSQL: $5 now, $6 duration (µs).
 var extendSQL = fencedSQL(`
 	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
@@ -351,9 +484,10 @@ WHERE (provider, tenant, replay_key) IN (
 
 // statements are the SQL texts with the schema filled in.
 type statements struct {
-	enqueue, enqueueNotify                        string
+	enqueue, enqueueNotify, enqueueBatch          string
 	acquire, release                              string
 	succeed, retry, deadLetter, abandon, extend   string
+	settleBatch                                   string
 	leaseLost                                     string
 	get, history, audit, quarantine               string
 	listDead, listClosed, selectDead              string
@@ -368,12 +502,14 @@ func renderStatements(quotedSchema string) statements {
 	return statements{
 		enqueue:                 r.Replace(enqueueSQL),
 		enqueueNotify:           r.Replace(enqueueNotifySQL),
+		enqueueBatch:            r.Replace(enqueueBatchSQL),
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
 		succeed:                 r.Replace(succeedSQL),
 		retry:                   r.Replace(retrySQL),
 		deadLetter:              r.Replace(deadLetterSQL),
 		abandon:                 r.Replace(abandonSQL),
+		settleBatch:             r.Replace(settleBatchSQL),
 		extend:                  r.Replace(extendSQL),
 		leaseLost:               r.Replace(leaseLostSQL),
 		get:                     r.Replace(getSQL),

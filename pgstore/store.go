@@ -40,6 +40,7 @@ type Store struct {
 	notifyInTx bool // EnqueueTx notifies inside the host's transaction
 	logger     *slog.Logger
 	notifier   *notifier
+	committer  *committer // nil with WithEnqueueBatch(1)
 	sql        statements
 	// hostNow reads the host's clock where a call gives no now of its own
 	// (DeleteSucceeded with the database clock). Tests replace it.
@@ -47,9 +48,10 @@ type Store struct {
 }
 
 var (
-	_ webhooks.InboxStore  = (*Store)(nil)
-	_ ops.Store            = (*Store)(nil)
-	_ webhooks.ReplayStore = (*Store)(nil)
+	_ webhooks.InboxStore   = (*Store)(nil)
+	_ webhooks.BatchSettler = (*Store)(nil)
+	_ ops.Store             = (*Store)(nil)
+	_ webhooks.ReplayStore  = (*Store)(nil)
 )
 
 // Option configures New.
@@ -60,6 +62,7 @@ type config struct {
 	dbClock      bool
 	noNotifyInTx bool
 	logger       *slog.Logger
+	enqueueBatch int
 }
 
 // WithSchema sets the schema that holds the store's tables, so they can live
@@ -109,6 +112,14 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
+// WithEnqueueBatch sets the most envelopes one statement of Enqueue stores
+// (see Enqueue): concurrent calls go together, up to n, in one statement
+// and one commit. 1 turns grouping off: each call runs its own statement
+// and commit. Defaults to DefaultEnqueueBatch.
+func WithEnqueueBatch(n int) Option {
+	return func(c *config) { c.enqueueBatch = n }
+}
+
 // New returns a store using pool. It does not touch the database: call
 // Migrate once at start-up (or run the SQL of Migrations with your own
 // migration tool) before using it.
@@ -116,7 +127,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New needs a *pgxpool.Pool; got nil")
 	}
-	c := config{schema: DefaultSchema}
+	c := config{schema: DefaultSchema, enqueueBatch: DefaultEnqueueBatch}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -124,6 +135,9 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	}
 	if err := validateSchema(c.schema); err != nil {
 		return nil, err
+	}
+	if c.enqueueBatch < 1 {
+		return nil, fmt.Errorf("pgstore: WithEnqueueBatch(%d): a batch holds at least one envelope (1 turns grouping off)", c.enqueueBatch)
 	}
 	logger := c.logger
 	if logger == nil {
@@ -140,6 +154,9 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		hostNow:    time.Now,
 	}
 	s.notifier = newNotifier(s.sendNotify, logger, s.channel)
+	if c.enqueueBatch > 1 {
+		s.committer = newCommitter(s, c.enqueueBatch)
+	}
 	return s, nil
 }
 

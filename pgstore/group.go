@@ -1,0 +1,228 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
+// DefaultEnqueueBatch is the most envelopes one group commit of Enqueue
+// stores (see WithEnqueueBatch).
+const DefaultEnqueueBatch = 128
+
+// enqueueBatchesInFlight bounds the group commits running at once. One is
+// enough to keep the WAL flush busy; the second statement's parse, insert
+// and index work overlaps the first one's flush, which is where a second
+// core helps. More only spread the same callers over more, smaller
+// batches and take more connections from the pool.
+const enqueueBatchesInFlight = 2
+
+// committer groups concurrent Enqueue calls into multi-row statements, one
+// commit each (group commit).
+//
+// A caller queues its request. When fewer than enqueueBatchesInFlight
+// batches are running, it starts one at once, with whatever is queued: a
+// lone caller never waits for company. Otherwise it waits, and the
+// requests that queue while the running batches are in flight go together
+// in the next one, taken as soon as a batch finishes: the busier the
+// database, the larger the batches, with no timer anywhere (PostgreSQL's
+// commit_delay idea, without its sleep).
+//
+// A batch runs on a goroutine of its own, which takes the next batch while
+// requests are queued and ends when none is: nothing runs while the store
+// is idle, so there is nothing to close. Every caller answers its own
+// context: a caller whose context ends while it waits returns at once with
+// the context's error (its envelope was copied, so the batch never reads
+// a buffer the caller reuses). If its request was still queued, it is
+// withdrawn and nothing is stored; if its batch was already running, the
+// batch goes on and its item may be stored, durable but unacknowledged: the
+// caller was told it failed, so the provider delivers again and finds a
+// duplicate (at-least-once). A batch's statement is cancelled only when
+// every caller in it has gone.
+type committer struct {
+	s        *Store
+	maxBatch int
+	maxRuns  int
+
+	mu      sync.Mutex
+	queue   []*enqueueRequest
+	running int // batches in flight
+
+	// Tests' hooks, set before the first call: queued is called whenever
+	// a request queues (under mu), started with each batch's size before
+	// its statement runs.
+	queued  func()
+	started func(n int)
+}
+
+// enqueueRequest is one Enqueue waiting for its batch. Its inputs are
+// checked, encoded and copied by the caller before it queues.
+type enqueueRequest struct {
+	key                   webhooks.InboxKey
+	eventType, keyID      string
+	apiVersion, traceLink string
+	payload, headers      []byte
+	digest                [sha256.Size]byte
+	occurredAt            *time.Time
+	receivedAt            time.Time
+	dueAt                 *time.Time // nil: the database's now
+	ctx                   context.Context
+
+	// Set under committer.mu.
+	batch *enqueueBatch // the batch it went into; nil while queued
+	gone  bool          // the caller returned without waiting for the answer
+
+	// The answer, written before done is closed.
+	res   webhooks.EnqueueResult
+	err   error
+	alone bool // run the statement alone: the batch failed on some row's data
+	done  chan struct{}
+}
+
+// enqueueBatch is the requests of one statement.
+type enqueueBatch struct {
+	reqs   []*enqueueRequest
+	ctx    context.Context
+	cancel context.CancelFunc
+	live   int // callers still waiting; under committer.mu
+}
+
+func newCommitter(s *Store, maxBatch int) *committer {
+	return &committer{s: s, maxBatch: maxBatch, maxRuns: enqueueBatchesInFlight}
+}
+
+// enqueue stores r in a group commit and returns its answer, or r.ctx's
+// error once r.ctx is done. With alone set, r must be run by itself
+// (rowDataError).
+func (c *committer) enqueue(r *enqueueRequest) (res webhooks.EnqueueResult, alone bool, err error) {
+	r.done = make(chan struct{})
+	c.mu.Lock()
+	c.queue = append(c.queue, r)
+	if c.queued != nil {
+		c.queued()
+	}
+	if c.running < c.maxRuns {
+		c.running++
+		b := c.takeLocked()
+		go c.run(b)
+	}
+	c.mu.Unlock()
+
+	select {
+	case <-r.done:
+		return r.res, r.alone, r.err
+	case <-r.ctx.Done():
+	}
+	c.mu.Lock()
+	select {
+	case <-r.done: // answered meanwhile: the answer is better than an error
+		c.mu.Unlock()
+		return r.res, r.alone, r.err
+	default:
+	}
+	r.gone = true
+	if b := r.batch; b == nil {
+		c.queue = slices.DeleteFunc(c.queue, func(q *enqueueRequest) bool { return q == r })
+	} else if b.live--; b.live == 0 {
+		b.cancel()
+	}
+	c.mu.Unlock()
+	return webhooks.EnqueueResult{}, false, r.ctx.Err()
+}
+
+// takeLocked takes the next batch from the queue: up to maxBatch requests
+// in queue order, at most one per key; later requests for a key already in
+// the batch stay queued for the next one, since one statement cannot
+// insert a key and then count it as a duplicate. It returns nil when the
+// queue is empty.
+func (c *committer) takeLocked() *enqueueBatch {
+	if len(c.queue) == 0 {
+		return nil
+	}
+	n := min(len(c.queue), c.maxBatch)
+	b := &enqueueBatch{reqs: make([]*enqueueRequest, 0, n)}
+	var seen map[webhooks.InboxKey]bool
+	rest := c.queue[:0]
+	for i, r := range c.queue {
+		if len(b.reqs) == c.maxBatch {
+			rest = append(rest, c.queue[i:]...)
+			break
+		}
+		if len(c.queue) > 1 {
+			if seen == nil {
+				seen = make(map[webhooks.InboxKey]bool, n)
+			}
+			if seen[r.key] {
+				rest = append(rest, r)
+				continue
+			}
+			seen[r.key] = true
+		}
+		r.batch = b
+		b.reqs = append(b.reqs, r)
+	}
+	clear(c.queue[len(rest):])
+	c.queue = rest
+	b.live = len(b.reqs)
+	// The statement keeps the first caller's context values (a tracer's
+	// span, say) but is cancelled only when every caller has gone.
+	b.ctx, b.cancel = context.WithCancel(context.WithoutCancel(b.reqs[0].ctx))
+	return b
+}
+
+// run stores b, then the batches that queued meanwhile, until the queue is
+// empty.
+func (c *committer) run(b *enqueueBatch) {
+	for b != nil {
+		c.store(b)
+		c.mu.Lock()
+		b = c.takeLocked()
+		if b == nil {
+			c.running--
+		}
+		c.mu.Unlock()
+	}
+}
+
+// store runs b's statement and answers its callers.
+func (c *committer) store(b *enqueueBatch) {
+	defer b.cancel()
+	if c.started != nil {
+		c.started(len(b.reqs))
+	}
+	// A row lock is taken in key order, by every batch, so two batches
+	// with keys in common never wait for each other in a cycle.
+	slices.SortFunc(b.reqs, func(x, y *enqueueRequest) int { return x.key.Compare(y.key) })
+	results, err := c.s.enqueueBatch(b.ctx, b.reqs)
+	alone := err != nil && len(b.reqs) > 1 && rowDataError(err)
+	for i, r := range b.reqs {
+		switch {
+		case alone:
+			r.alone = true
+		case err != nil:
+			r.err = err
+		default:
+			r.res = results[i]
+		}
+		close(r.done)
+	}
+}
+
+// rowDataError reports whether err is PostgreSQL refusing some row's data
+// (SQLSTATE classes 22, data exception, and 23, integrity constraint
+// violation), which the statement without that row might not meet. Enqueue
+// checks every value PostgreSQL could refuse before it queues, so this is
+// a safety net: such a batch is run again one request at a time, by each
+// caller, and only the offending envelope fails.
+func rowDataError(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "22") || strings.HasPrefix(pgErr.Code, "23"))
+}

@@ -1,0 +1,390 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+)
+
+// groupHarness drives a store's committer step by step: one batch at a
+// time, batches held up by a row a test transaction locks, calls queued
+// behind them counted.
+type groupHarness struct {
+	t    *testing.T
+	s    *Store
+	pool *pgxpool.Pool
+
+	mu      sync.Mutex
+	queued  int // calls that queued so far
+	batches []int
+	waiting map[int]chan struct{} // closed once queued reaches the key
+	onStart func(n int)           // called as a batch of n starts
+}
+
+func newGroupHarness(t *testing.T) *groupHarness {
+	t.Helper()
+	pool := pgtest.NewPool(t, 6)
+	h := &groupHarness{t: t, s: newMigratedStore(t, pool), pool: pool}
+	c := h.s.committer
+	c.maxRuns = 1
+	h.waiting = make(map[int]chan struct{})
+	c.queued = func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.queued++
+		if ch := h.waiting[h.queued]; ch != nil {
+			close(ch)
+			delete(h.waiting, h.queued)
+		}
+	}
+	c.started = func(n int) {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.batches = append(h.batches, n)
+		if h.onStart != nil {
+			h.onStart(n)
+		}
+	}
+	return h
+}
+
+// untilQueued returns a channel closed once n calls in all have queued.
+func (h *groupHarness) untilQueued(n int) <-chan struct{} {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	ch := make(chan struct{})
+	if h.queued >= n {
+		close(ch)
+		return ch
+	}
+	h.waiting[n] = ch
+	return ch
+}
+
+func (h *groupHarness) wait(ch <-chan struct{}, what string) {
+	h.t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(20 * time.Second):
+		h.t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// hold inserts key's row in a transaction of its own and keeps it open,
+// so a statement storing key waits for it; release ends it (rolled back:
+// the waiting statement then inserts the key itself).
+func (h *groupHarness) hold(eventID string) (release func()) {
+	h.t.Helper()
+	tx, err := h.pool.Begin(context.Background())
+	require.NoError(h.t, err)
+	_, err = h.s.EnqueueTx(context.Background(), tx, envelopeOf(eventID, "held"))
+	require.NoError(h.t, err)
+	var once sync.Once
+	release = func() { once.Do(func() { _ = tx.Rollback(context.Background()) }) }
+	h.t.Cleanup(release)
+	return release
+}
+
+func (h *groupHarness) queuedSoFar() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.queued
+}
+
+// call is an Enqueue running in the background.
+type call struct {
+	res  webhooks.EnqueueResult
+	err  error
+	done chan struct{}
+}
+
+func (h *groupHarness) enqueue(ctx context.Context, env webhooks.Envelope) *call {
+	c := &call{done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.res, c.err = h.s.Enqueue(ctx, env)
+	}()
+	return c
+}
+
+func (c *call) wait(t *testing.T) *call {
+	t.Helper()
+	select {
+	case <-c.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("Enqueue did not return within 20s")
+	}
+	return c
+}
+
+func envelopeOf(eventID, payload string) webhooks.Envelope {
+	return webhooks.Envelope{
+		Key:           webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: eventID},
+		EventType:     "invoice.paid",
+		Payload:       []byte(payload),
+		PayloadSHA256: sha256.Sum256([]byte(payload)),
+		KeyID:         "k1",
+		ReceivedAt:    time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC),
+	}
+}
+
+// stored reports whether the item eventID exists.
+func (h *groupHarness) stored(eventID string) bool {
+	h.t.Helper()
+	var n int
+	require.NoError(h.t, h.pool.QueryRow(context.Background(),
+		"SELECT count(*) FROM "+quoteSchema(h.s.schema)+".inbox_items WHERE event_id = $1", eventID).Scan(&n))
+	return n == 1
+}
+
+// queueBehindHeldBatch starts a batch that waits for a held row, then
+// queues envs behind it, and returns the held batch's call, its release
+// and the queued calls.
+func (h *groupHarness) queueBehindHeldBatch(ctx context.Context, envs ...webhooks.Envelope) (*call, func(), []*call) {
+	h.t.Helper()
+	release := h.hold("held")
+	start := h.queuedSoFar()
+	started := h.untilQueued(start + 1)
+	first := h.enqueue(context.Background(), envelopeOf("held", "held"))
+	h.wait(started, "the held batch")
+	var calls []*call
+	for i, env := range envs {
+		queued := h.untilQueued(start + 2 + i)
+		calls = append(calls, h.enqueue(ctx, env))
+		h.wait(queued, fmt.Sprintf("call %d to queue", i+1))
+	}
+	return first, release, calls
+}
+
+func TestGroupCommitOneStatementForCallsThatQueued(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	stored := envelopeOf("dup", "a")
+	res, err := h.s.Enqueue(t.Context(), stored)
+	require.NoError(t, err)
+	require.Equal(t, webhooks.EnqueueNew, res.Outcome, "a lone call is stored at once")
+
+	envs := []webhooks.Envelope{
+		envelopeOf("new1", "x"), envelopeOf("dup", "a"), envelopeOf("new2", "y"), envelopeOf("dup", "b"),
+		envelopeOf("race", "r1"), envelopeOf("race", "r1"), envelopeOf("race", "r2"),
+	}
+	first, release, calls := h.queueBehindHeldBatch(t.Context(), envs...)
+	release()
+	require.NoError(t, first.wait(t).err)
+	assert.Equal(t, webhooks.EnqueueNew, first.res.Outcome)
+	want := []webhooks.EnqueueOutcome{
+		webhooks.EnqueueNew, webhooks.EnqueueDuplicate, webhooks.EnqueueNew, webhooks.EnqueueConflict,
+		webhooks.EnqueueNew, webhooks.EnqueueDuplicate, webhooks.EnqueueConflict,
+	}
+	for i, c := range calls {
+		require.NoError(t, c.wait(t).err, "call %d", i)
+		assert.Equal(t, want[i], c.res.Outcome, "call %d (%s)", i, envs[i].Key.EventID)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// The lone call, the held one, then the queued calls: one statement for
+	// all but the repeats of a key already in it, which go in the next.
+	assert.Equal(t, []int{1, 1, 4, 2, 1}, h.batches, "batch sizes")
+}
+
+// TestGroupCommitFailedCommitFailsOnlyItsCallers: a batch whose commit
+// fails (a deferred constraint trigger refuses one of its rows) answers
+// every one of its callers with the error and stores none of their items;
+// the batch before it and calls after it are not affected.
+func TestGroupCommitFailedCommitFailsOnlyItsCallers(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	schema := quoteSchema(h.s.schema)
+	_, err := h.pool.Exec(t.Context(), `
+		CREATE FUNCTION `+schema+`.refuse_poison() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN
+			IF NEW.event_id = 'poison' THEN RAISE EXCEPTION 'poisoned at commit'; END IF;
+			RETURN NULL;
+		END $$;
+		CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON `+schema+`.inbox_items
+			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+schema+`.refuse_poison()`)
+	require.NoError(t, err)
+
+	envs := []webhooks.Envelope{envelopeOf("a", "a"), envelopeOf("poison", "p"), envelopeOf("b", "b")}
+	first, release, calls := h.queueBehindHeldBatch(t.Context(), envs...)
+	release()
+	require.NoError(t, first.wait(t).err, "the batch before is not affected")
+	assert.True(t, h.stored("held"))
+	for i, c := range calls {
+		err := c.wait(t).err
+		require.Error(t, err, "call %d (%s) is in the batch whose commit failed", i, envs[i].Key.EventID)
+		assert.Contains(t, err.Error(), "poisoned at commit")
+		assert.False(t, h.stored(envs[i].Key.EventID), "%s: nothing of a failed batch is stored", envs[i].Key.EventID)
+	}
+	res, err := h.s.Enqueue(t.Context(), envelopeOf("a", "a"))
+	require.NoError(t, err, "a later call is not affected")
+	assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	assert.Equal(t, []int{1, 3, 1}, h.batches, "batch sizes")
+}
+
+// TestGroupCommitRowErrorFailsItsEnvelopeAlone: when PostgreSQL refuses one
+// row's data (here a CHECK constraint the test adds), the batch is run
+// again one envelope at a time, and only that envelope fails.
+func TestGroupCommitRowErrorFailsItsEnvelopeAlone(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	_, err := h.pool.Exec(t.Context(), `ALTER TABLE `+quoteSchema(h.s.schema)+`.inbox_items
+		ADD CONSTRAINT no_poison CHECK (event_id <> 'poison')`)
+	require.NoError(t, err)
+
+	envs := []webhooks.Envelope{envelopeOf("a", "a"), envelopeOf("poison", "p"), envelopeOf("b", "b")}
+	first, release, calls := h.queueBehindHeldBatch(t.Context(), envs...)
+	release()
+	require.NoError(t, first.wait(t).err)
+	for i, c := range calls {
+		c.wait(t)
+		if envs[i].Key.EventID == "poison" {
+			assert.ErrorContains(t, c.err, "no_poison")
+			continue
+		}
+		require.NoError(t, c.err, envs[i].Key.EventID)
+		assert.Equal(t, webhooks.EnqueueNew, c.res.Outcome)
+		assert.True(t, h.stored(envs[i].Key.EventID))
+	}
+	assert.False(t, h.stored("poison"))
+}
+
+// TestGroupCommitCanceledWhileQueued: a call cancelled while it waits for
+// a batch returns at once with its context's error and is stored by none.
+func TestGroupCommitCanceledWhileQueued(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	first, release, calls := h.queueBehindHeldBatch(ctx, envelopeOf("gone", "g"))
+	other := h.enqueue(t.Context(), envelopeOf("stays", "s"))
+	cancel()
+	err := calls[0].wait(t).err
+	require.ErrorIs(t, err, context.Canceled, "returned while its batch had not started")
+	release()
+	require.NoError(t, first.wait(t).err)
+	require.NoError(t, other.wait(t).err)
+	assert.Equal(t, webhooks.EnqueueNew, other.res.Outcome)
+	assert.False(t, h.stored("gone"), "a request withdrawn before its batch stores nothing")
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	assert.Equal(t, []int{1, 1}, h.batches, "the cancelled call left the queue")
+}
+
+// TestGroupCommitCanceledWhileRunning: a call cancelled while its batch's
+// statement runs returns at once with its context's error; the batch goes
+// on for the others, so its item is stored, durable but unacknowledged,
+// and the provider's next delivery is a duplicate.
+func TestGroupCommitCanceledWhileRunning(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	ctx, cancel := context.WithCancel(t.Context())
+	releaseSecond := h.hold("held2")
+	first, release, calls := h.queueBehindHeldBatch(t.Context(), envelopeOf("held2", "held2"))
+	queued := h.untilQueued(3)
+	victim := h.enqueue(ctx, envelopeOf("victim", "v"))
+	h.wait(queued, "the victim to queue")
+	started := make(chan struct{})
+	h.mu.Lock()
+	h.onStart = func(n int) {
+		if n == 2 {
+			close(started)
+		}
+	}
+	h.mu.Unlock()
+	release()
+	require.NoError(t, first.wait(t).err)
+	h.wait(started, "the second batch (held2 and the victim) to start")
+	cancel()
+	require.ErrorIs(t, victim.wait(t).err, context.Canceled, "returned while its batch waits for a row")
+	select {
+	case <-calls[0].done:
+		t.Fatal("the batch's other caller returned; its statement must still be waiting")
+	default:
+	}
+	releaseSecond()
+	require.NoError(t, calls[0].wait(t).err)
+	assert.True(t, h.stored("victim"), "the batch went on: the item is durable though unacknowledged")
+	res, err := h.s.Enqueue(t.Context(), envelopeOf("victim", "v"))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.EnqueueDuplicate, res.Outcome, "the provider's next delivery")
+}
+
+// TestGroupCommitCancelledBatch: a batch whose every caller has gone is
+// cancelled, so its statement does not wait on for nobody.
+func TestGroupCommitCancelledBatch(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	release := h.hold("held")
+	defer release()
+	ctx, cancel := context.WithCancel(t.Context())
+	queued := h.untilQueued(1)
+	c := h.enqueue(ctx, envelopeOf("held", "mine"))
+	h.wait(queued, "the batch")
+	cancel()
+	require.ErrorIs(t, c.wait(t).err, context.Canceled)
+	// The statement was cancelled: the committer is free at once for the
+	// next call, though the row is still held.
+	res, err := h.s.Enqueue(t.Context(), envelopeOf("next", "n"))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+}
+
+// TestEnqueueBatchOne: WithEnqueueBatch(1) stores each call by itself.
+func TestEnqueueBatchOne(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s := newMigratedStore(t, pool, WithEnqueueBatch(1))
+	assert.Nil(t, s.committer)
+	res, err := s.Enqueue(t.Context(), envelopeOf("a", "a"))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+	_, err = New(pool, WithEnqueueBatch(0))
+	assert.Error(t, err)
+}
+
+// TestEnqueueBatchStatementIsAtomic: the batch statement inside a
+// transaction that rolls back leaves nothing, quarantine included.
+func TestEnqueueBatchStatementIsAtomic(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s := newMigratedStore(t, pool)
+	_, err := s.Enqueue(t.Context(), envelopeOf("c", "stored"))
+	require.NoError(t, err)
+	errRollback := errors.New("roll back")
+	err = pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		reqs := []*enqueueRequest{}
+		for _, env := range []webhooks.Envelope{envelopeOf("a", "a"), envelopeOf("c", "other")} {
+			r, err := s.newEnqueueRequest(t.Context(), env)
+			require.NoError(t, err)
+			reqs = append(reqs, r)
+		}
+		rows, err := tx.Query(t.Context(), s.sql.enqueueBatch, enqueueBatchArgs(reqs)...)
+		require.NoError(t, err)
+		n := 0
+		for rows.Next() {
+			n++
+		}
+		require.NoError(t, rows.Err())
+		assert.Equal(t, 2, n)
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	d, err := s.Get(t.Context(), envelopeOf("c", "").Key)
+	require.NoError(t, err)
+	assert.Zero(t, d.Conflicts)
+	assert.Empty(t, d.Quarantine)
+}
