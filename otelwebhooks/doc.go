@@ -9,9 +9,12 @@
 //	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithObserver(obs))
 //	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithObserver(obs))
 //
-// Without an SDK configured the global providers are no-ops, and the
-// Observer costs little beyond a function call per receive and per
-// attempt (see BenchmarkReceive and BenchmarkProcess).
+// Without an SDK configured the global providers do nothing, and the
+// Observer costs a few hundred nanoseconds and four allocations per receive
+// and per attempt, the globals' delegation included; on OpenTelemetry's
+// no-op providers (trace/noop, metric/noop) it starts no span, builds no
+// attribute and allocates nothing. BenchmarkReceive, BenchmarkProcess and
+// BenchmarkObserverCalls measure it.
 //
 // # Metrics
 //

@@ -11,6 +11,7 @@ import (
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/ops"
@@ -69,6 +70,10 @@ type Observer struct {
 	// Span start options, made once: a variadic call with a fresh slice
 	// would allocate on every receive.
 	receiveOpts, attemptOpts, orphanAttemptOpts []trace.SpanStartOption
+	// tracing is false for OpenTelemetry's no-op tracer provider: no span
+	// is started at all. (The global provider may be replaced later, so it
+	// always traces.)
+	tracing bool
 }
 
 var _ webhooks.Observer = (*Observer)(nil)
@@ -135,8 +140,10 @@ func New(opts ...Option) (*Observer, error) {
 	if cfg.statsMaxAge < 0 {
 		return nil, fmt.Errorf("webhooks/otelwebhooks: WithStatsMaxAge(%v): the age must not be negative", cfg.statsMaxAge)
 	}
+	_, noopTracer := cfg.tracerProvider.(tracenoop.TracerProvider)
 	o := &Observer{
 		tracer:      cfg.tracerProvider.Tracer(ScopeName),
+		tracing:     !noopTracer,
 		receiveOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)},
 		attemptOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)},
 		// An attempt ended without a dispatch has no context of its own:
@@ -188,12 +195,14 @@ func (o *Observer) Close() error {
 	return o.registration.Unregister()
 }
 
-// receiveContext carries the route's provider from StartReceive to
-// EndReceive, which needs it even for a request that never verified. It is
-// a context of its own rather than context.WithValue's, to allocate once.
+// receiveContext carries the route's provider and the receive's span from
+// StartReceive to EndReceive, which needs the provider even for a request
+// that never verified. It is a context of its own rather than
+// context.WithValue's, to allocate once.
 type receiveContext struct {
 	context.Context
 	provider string
+	span     trace.Span // nil when not tracing
 }
 
 type receiveKey struct{}
@@ -208,22 +217,35 @@ func (c *receiveContext) Value(key any) any {
 // StartReceive starts the receive's span and returns its traceparent, to
 // be stored with the item.
 func (o *Observer) StartReceive(ctx context.Context, route webhooks.Route) (context.Context, string) {
-	ctx, span := o.tracer.Start(ctx, SpanReceive, o.receiveOpts...)
-	if span.IsRecording() {
-		span.SetAttributes(AttrProvider.String(route.Provider), AttrTenant.String(route.Tenant))
+	if !o.tracing && !o.received.Enabled(ctx) && !o.enqueueDuration.Enabled(ctx) && !o.verifyFailures.Enabled(ctx) {
+		return ctx, "" // nothing records: nothing to carry
 	}
-	return &receiveContext{Context: ctx, provider: route.Provider}, traceparent(span.SpanContext())
+	rc := &receiveContext{provider: route.Provider}
+	link := ""
+	if o.tracing {
+		ctx, rc.span = o.tracer.Start(ctx, SpanReceive, o.receiveOpts...)
+		if rc.span.IsRecording() {
+			rc.span.SetAttributes(AttrProvider.String(route.Provider), AttrTenant.String(route.Tenant))
+		}
+		link = traceparent(rc.span.SpanContext())
+	}
+	rc.Context = ctx
+	return rc, link
 }
 
 // EndReceive counts the receive and ends its span.
 func (o *Observer) EndReceive(ctx context.Context, res webhooks.ReceiveResult, err error) {
-	var provider string
-	if rc, ok := ctx.Value(receiveKey{}).(*receiveContext); ok && res.Status != webhooks.StatusUnknownProvider {
-		provider = rc.provider // anyone can make up unknown providers' names: not a label
+	rc, ok := ctx.Value(receiveKey{}).(*receiveContext)
+	if !ok {
+		return // StartReceive found nothing recording
+	}
+	provider := rc.provider
+	if res.Status == webhooks.StatusUnknownProvider {
+		provider = "" // anyone can make up unknown providers' names: not a label
 	}
 	status := res.Status.String()
-	// Attributes are built only for instruments that record: with no SDK
-	// (or a view dropping them) a receive costs no allocation here.
+	// Attributes are built only for instruments that record: with no
+	// meter provider (or a view dropping them) they cost nothing here.
 	received, enqueue := o.received.Enabled(ctx), res.StoreTime > 0 && o.enqueueDuration.Enabled(ctx)
 	if received || enqueue {
 		attrs := metric.WithAttributes(labelProvider.String(provider), labelStatus.String(status))
@@ -238,7 +260,10 @@ func (o *Observer) EndReceive(ctx context.Context, res webhooks.ReceiveResult, e
 		o.verifyFailures.Add(ctx, 1, metric.WithAttributes(labelProvider.String(provider), labelReason.String(string(res.Reason))))
 	}
 
-	span := trace.SpanFromContext(ctx)
+	span := rc.span
+	if span == nil {
+		return
+	}
 	if span.IsRecording() {
 		span.SetAttributes(AttrStatus.String(status))
 		if res.Reason != "" {
@@ -264,7 +289,7 @@ func (o *Observer) EndReceive(ctx context.Context, res webhooks.ReceiveResult, e
 // EndAttempt, as receiveContext does for a receive.
 type attemptContext struct {
 	context.Context
-	span  trace.Span
+	span  trace.Span // nil when not tracing
 	start time.Time
 }
 
@@ -279,8 +304,15 @@ func (c *attemptContext) Value(key any) any {
 
 // StartAttempt starts the attempt's span, linked to its receive's.
 func (o *Observer) StartAttempt(ctx context.Context, ev webhooks.Event) context.Context {
-	ctx, span := o.startAttemptSpan(ctx, ev, o.attemptOpts)
-	return &attemptContext{Context: ctx, span: span, start: time.Now()}
+	if !o.tracing && !o.handlerDuration.Enabled(ctx) {
+		return ctx
+	}
+	ac := &attemptContext{start: time.Now()}
+	if o.tracing {
+		ctx, ac.span = o.startAttemptSpan(ctx, ev, o.attemptOpts)
+	}
+	ac.Context = ctx
+	return ac
 }
 
 func (o *Observer) startAttemptSpan(ctx context.Context, ev webhooks.Event, opts []trace.SpanStartOption) (context.Context, trace.Span) {
@@ -315,7 +347,7 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 			o.handlerDuration.Record(ctx, time.Since(ac.start).Seconds(), metric.WithAttributes(
 				labelProvider.String(ev.Provider), labelEventType.String(ev.Type), labelOutcome.String(outcome)))
 		}
-	} else {
+	} else if o.tracing {
 		_, span = o.startAttemptSpan(ctx, ev, o.orphanAttemptOpts)
 	}
 	var counter metric.Int64Counter
@@ -331,6 +363,9 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 	}
 	if counter != nil && counter.Enabled(ctx) {
 		counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(ev.Type), labelErrorClass.String(string(s.Failure.Class))))
+	}
+	if span == nil {
+		return
 	}
 	if span.IsRecording() {
 		span.SetAttributes(AttrOutcome.String(outcome))

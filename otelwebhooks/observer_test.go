@@ -14,8 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
+	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
@@ -349,4 +351,34 @@ func TestNoPayloadOrSecret(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestNoopTracer: with OpenTelemetry's no-op tracer provider the Observer
+// starts no span, never ends the caller's, and still counts.
+func TestNoopTracer(t *testing.T) {
+	t.Parallel()
+	s := newSDK(t)
+	obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithTracerProvider(tracenoop.NewTracerProvider()))
+	require.NoError(t, err)
+	ctx, parent := s.tracers.Tracer("host").Start(context.Background(), "host request")
+	rctx, link := obs.StartReceive(ctx, webhooks.Route{Provider: "acme"})
+	assert.Empty(t, link, "no span, no link")
+	obs.EndReceive(rctx, webhooks.ReceiveResult{Status: webhooks.StatusRejected, Reason: webhooks.ReasonBadSignature}, nil)
+	ev := webhooks.Event{Provider: "acme", ID: "e", Type: "t", Attempt: 1}
+	obs.EndAttempt(obs.StartAttempt(ctx, ev), ev, webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}})
+	obs.EndAttempt(ctx, ev, webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}})
+	assert.Empty(t, s.spans.Ended(), "the host's span is the host's to end")
+	parent.End()
+
+	rm := s.collect(t)
+	assert.Equal(t, map[string]float64{"provider=acme,status=rejected": 1}, counts(t, find(t, rm, "webhooks.received")))
+	assert.Equal(t, map[string]float64{"error_class=permanent,event_type=t,provider=acme": 2}, counts(t, find(t, rm, "webhooks.dead_lettered")))
+	assert.Equal(t, map[string]float64{"event_type=t,outcome=dead_lettered,provider=acme": 1}, counts(t, find(t, rm, "webhooks.handler.duration")))
+
+	// With neither spans nor metrics, the context passes through as it is.
+	quiet, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(metricnoop.NewMeterProvider()), otelwebhooks.WithTracerProvider(tracenoop.NewTracerProvider()))
+	require.NoError(t, err)
+	rctx, _ = quiet.StartReceive(ctx, webhooks.Route{Provider: "acme"})
+	assert.Equal(t, ctx, rctx)
+	assert.Equal(t, ctx, quiet.StartAttempt(ctx, ev))
 }
