@@ -169,6 +169,7 @@ func decodeDigestInto(dst []byte, s string, b64 bool) bool {
 			return false
 		}
 		bad := byte(0)
+		s := s[:2*len(dst)] // one bounds check for the loop
 		for i := range dst {
 			hi, lo := hexValue[s[2*i]], hexValue[s[2*i+1]]
 			bad |= hi | lo
