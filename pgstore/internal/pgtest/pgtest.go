@@ -1,9 +1,13 @@
 // Package pgtest gives pgstore's tests a PostgreSQL database: the one named
-// by WEBHOOKS_TEST_DATABASE_URL, else a container started with
-// testcontainers-go when a Docker engine is reachable, else the test is
-// skipped with one line saying how to enable it (or fails, when
-// WEBHOOKS_TEST_REQUIRE_DB=1). Each test works in its own schema, dropped
-// when it ends, so tests run in parallel on one database.
+// by WEBHOOKS_TEST_DATABASE_URL; else, in a build with -tags testcontainers,
+// a container started with testcontainers-go when a Docker engine is
+// reachable; else the test is skipped with one line saying how to enable it
+// (or fails, when WEBHOOKS_TEST_REQUIRE_DB=1). Each test works in its own
+// schema, dropped when it ends, so tests run in parallel on one database.
+//
+// The container is behind a build tag because testcontainers-go and the
+// Docker client it brings are a seventh of what the tests compile: without
+// the tag, a cold `make test` does not build them.
 package pgtest
 
 import (
@@ -20,8 +24,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/testcontainers/testcontainers-go"
-	tcpostgres "github.com/testcontainers/testcontainers-go/modules/postgres"
+	"go.uber.org/goleak"
 )
 
 // Environment variables read by DSN.
@@ -35,15 +38,11 @@ const (
 // ExampleURL is the value the skip message suggests.
 const ExampleURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// containerImage is the image started when no URL is given.
-const containerImage = "postgres:15-alpine"
-
 var (
-	once      sync.Once
-	dsn       string
-	dsnErr    error // a database was expected but is broken
-	skip      string
-	container *tcpostgres.PostgresContainer
+	once   sync.Once
+	dsn    string
+	dsnErr error // a database was expected but is broken
+	skip   string
 )
 
 // DSN returns the connection string of the test database, skipping t (or
@@ -71,61 +70,25 @@ func resolve() {
 		dsn = u
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	if !dockerReachable(ctx) {
-		skip = EnvDatabaseURL + " is not set and no Docker engine is reachable"
-		return
-	}
-	ctx, cancel = context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	c, err := tcpostgres.Run(ctx, containerImage,
-		tcpostgres.WithDatabase("test"),
-		tcpostgres.WithUsername("postgres"),
-		tcpostgres.WithPassword("postgres"),
-		tcpostgres.BasicWaitStrategies(),
-	)
-	if err != nil {
-		if c != nil {
-			_ = c.Terminate(context.Background())
-		}
-		skip = fmt.Sprintf("%s is not set and starting a %s container failed (%v)", EnvDatabaseURL, containerImage, err)
-		return
-	}
-	u, err := c.ConnectionString(ctx, "sslmode=disable")
-	if err != nil {
-		_ = c.Terminate(context.Background())
-		dsnErr = fmt.Errorf("reading the container's connection string: %w", err)
-		return
-	}
-	container, dsn = c, u
+	dsn, skip, dsnErr = startContainer()
 }
 
-// dockerReachable reports whether testcontainers can talk to an engine. It
-// fails fast when there is no socket.
-func dockerReachable(ctx context.Context) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	provider, err := testcontainers.ProviderDefault.GetProvider()
-	if err != nil {
-		return false
-	}
-	defer func() { _ = provider.Close() }()
-	err = provider.Health(ctx)
-	return err == nil
-}
-
-// Main runs the package's tests and then stops the container DSN may have
-// started. Call it from TestMain: os.Exit(pgtest.Main(m)).
+// Main runs the package's tests, stops the container DSN may have started,
+// and then fails the run if any goroutine outlived the tests (a store's
+// listener, notifier or pool left running). Call it from TestMain:
+// os.Exit(pgtest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
-	if container != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-		defer cancel()
-		_ = container.Terminate(ctx)
+	if stopContainer() {
+		// testcontainers keeps goroutines of its own (its reaper's
+		// connection, the Docker client's) for the process's life.
+		return code
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "pgtest: goroutines outlived the tests: %v\n", err)
+			return 1
+		}
 	}
 	return code
 }
@@ -134,12 +97,22 @@ func Main(m *testing.M) int {
 // database, closed when t ends.
 func NewPool(t testing.TB, maxConns int32) *pgxpool.Pool {
 	t.Helper()
+	return NewPoolWith(t, maxConns, nil)
+}
+
+// NewPoolWith is NewPool with configure, when not nil, applied to the
+// pool's configuration before it connects (to wrap its connections, say).
+func NewPoolWith(t testing.TB, maxConns int32, configure func(*pgxpool.Config)) *pgxpool.Pool {
+	t.Helper()
 	cfg, err := pgxpool.ParseConfig(DSN(t))
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
 	cfg.MaxConns = maxConns
 	cfg.MinConns = 0
+	if configure != nil {
+		configure(cfg)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
