@@ -111,7 +111,7 @@ func WithTracerProvider(tp trace.TracerProvider) Option {
 // WithStats adds gauges read from store's ops.Stats: the backlog, the age
 // of the oldest due item, items by state, dead letters by provider and
 // event type. The stats are fetched when metrics are collected, at most
-// once per WithStatsMaxAge; a failed fetch is reported to the OpenTelemetry
+// once per WithStatsMaxAge and within DefaultStatsTimeout; a failed fetch is reported to the OpenTelemetry
 // error handler (otel.Handle) and leaves the gauges out of that collection.
 // Defaults to none.
 func WithStats(store ops.Store) Option {
