@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 
@@ -56,6 +57,11 @@ func SlackOptions() webhooks.HMACOptions {
 // slackHandshake answers url_verification and acknowledges app_rate_limited.
 // Any other body, JSON or not, goes on as an event.
 func slackHandshake(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*webhooks.Response, error) {
+	// Only these two types answer here. A body that holds neither name,
+	// as it is or with \u escapes, is an event: skip decoding it.
+	if !mayHoldString(req.Body, "url_verification") && !mayHoldString(req.Body, "app_rate_limited") {
+		return nil, nil
+	}
 	var msg struct {
 		Type      string          `json:"type"`
 		Challenge json.RawMessage `json:"challenge"`
@@ -78,4 +84,11 @@ func slackHandshake(req *webhooks.Request, _ webhooks.Verification, _ []byte) (*
 		return &webhooks.Response{StatusCode: http.StatusOK}, nil
 	}
 	return nil, nil
+}
+
+// mayHoldString reports whether a JSON body may hold the string s, which
+// has no character JSON must escape: it holds it as it is, or has a \u
+// escape that could write some of it.
+func mayHoldString(body []byte, s string) bool {
+	return bytes.Contains(body, []byte(s)) || bytes.Contains(body, []byte(`\u`))
 }

@@ -1,6 +1,7 @@
 package providers
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
@@ -16,6 +17,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/wire"
@@ -131,6 +133,61 @@ type TwilioVerifier struct {
 	opts  TwilioOptions
 	base  string
 	creds webhooks.CredentialResolver
+	keys  twilioKeys
+}
+
+// maxTwilioKeys bounds the secrets a TwilioVerifier keeps keyed hash
+// states for.
+const maxTwilioKeys = 1024
+
+// twilioKeys pools keyed HMAC states per algorithm and secret value, so a
+// request costs a reset instead of hmac.New. Entries stay in memory only.
+type twilioKeys struct {
+	mu sync.RWMutex
+	m  map[string]*sync.Pool // algorithm name + "\x00" + secret
+}
+
+// twilioState is a keyed HMAC and the buffer its content is written from.
+type twilioState struct {
+	mac hash.Hash
+	buf []byte
+	sum [sha256.Size]byte
+}
+
+func (k *twilioKeys) pool(alg twilioAlgorithm, secret []byte) *sync.Pool {
+	id := alg.name + "\x00" + string(secret)
+	k.mu.RLock()
+	p := k.m[id]
+	k.mu.RUnlock()
+	if p != nil {
+		return p
+	}
+	key := bytes.Clone(secret)
+	p = &sync.Pool{New: func() any { return &twilioState{mac: hmac.New(alg.newHash, key)} }}
+	k.mu.Lock()
+	if k.m == nil {
+		k.m = make(map[string]*sync.Pool)
+	}
+	if len(k.m) >= maxTwilioKeys {
+		for old := range k.m {
+			delete(k.m, old)
+			break
+		}
+	}
+	k.m[id] = p
+	k.mu.Unlock()
+	return p
+}
+
+// matches reports whether the HMAC of url and params under the pool's key
+// is sig, compared in constant time.
+func (k *twilioKeys) matches(p *sync.Pool, url, params string, sig []byte) bool {
+	st := p.Get().(*twilioState)
+	defer p.Put(st)
+	st.mac.Reset()
+	st.buf = append(append(st.buf[:0], url...), params...)
+	st.mac.Write(st.buf)
+	return hmac.Equal(st.mac.Sum(st.sum[:0]), sig)
 }
 
 // NewTwilioVerifier returns a verifier that takes the account's auth tokens
@@ -312,26 +369,24 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 			return boolRank(a.ID == namedKey) - boolRank(b.ID == namedKey)
 		})
 	}
-	urls := []string{content.url}
-	if alt, ok := twilioPortVariant(content.url); ok {
-		urls = append(urls, alt)
-	}
 	keyID, matched, tried := "", false, 0
+	alt, altOK, altDone := "", false, false
 	for _, s := range secrets {
 		if len(s.Value) == 0 {
 			continue
 		}
 		tried++
-		for _, u := range urls {
-			mac := hmac.New(alg.newHash, s.Value)
-			mac.Write([]byte(u))
-			mac.Write([]byte(content.params))
-			if hmac.Equal(mac.Sum(nil), sig) {
-				keyID, matched = s.ID, true
-				break
-			}
+		p := v.keys.pool(alg, s.Value)
+		if v.keys.matches(p, content.url, content.params, sig) {
+			keyID, matched = s.ID, true
+			break
 		}
-		if matched {
+		if !altDone {
+			alt, altOK = twilioPortVariant(content.url)
+			altDone = true
+		}
+		if altOK && v.keys.matches(p, alt, content.params, sig) {
+			keyID, matched = s.ID, true
 			break
 		}
 	}
@@ -346,13 +401,11 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 	}
 
 	// The URL and parameters are authentic from here on.
-	if content.bodySHA256 != nil {
-		sum := sha256.Sum256(req.Body)
-		if subtle.ConstantTimeCompare(sum[:], content.bodySHA256) != 1 {
-			return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the body does not match the signed bodySHA256 parameter")
-		}
+	sum := sha256.Sum256(req.Body)
+	if content.bodySHA256 != nil && subtle.ConstantTimeCompare(sum[:], content.bodySHA256) != 1 {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the body does not match the signed bodySHA256 parameter")
 	}
-	out := webhooks.Verification{PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
+	out := webhooks.Verification{PayloadSHA256: sum, KeyID: keyID}
 	out.EventID, rej = v.eventID(req.Header, content)
 	if rej != nil {
 		return webhooks.Verification{}, rej
@@ -385,11 +438,23 @@ func (v *TwilioVerifier) content(req *webhooks.Request) (twilioContent, error) {
 		}
 		out.url = v.base + req.URL.RequestURI()
 	}
-	parsed, err := url.Parse(out.url)
-	if err != nil || parsed.Host == "" {
-		return out, errors.New("webhooks: Twilio verifier: the public URL is not an absolute URL")
+	var rawQuery string
+	if v.opts.PublicURL == nil && req.URL.Opaque == "" {
+		// BaseURL has a host and no query (NewTwilioVerifier checked it),
+		// so the query is the request's as received.
+		rawQuery = req.URL.RawQuery
+	} else {
+		parsed, err := url.Parse(out.url)
+		if err != nil || parsed.Host == "" {
+			return out, errors.New("webhooks: Twilio verifier: the public URL is not an absolute URL")
+		}
+		rawQuery = parsed.RawQuery
 	}
-	query, queryErr := url.ParseQuery(parsed.RawQuery)
+	var query url.Values
+	var queryErr error
+	if rawQuery != "" {
+		query, queryErr = url.ParseQuery(rawQuery)
+	}
 
 	if hashes, ok := query["bodySHA256"]; ok {
 		if len(hashes) != 1 || len(hashes[0]) != hex.EncodedLen(sha256.Size) {
@@ -411,8 +476,7 @@ func (v *TwilioVerifier) content(req *webhooks.Request) (twilioContent, error) {
 		out.idSource = []byte(canonicalTwilioParams(query))
 		return out, nil
 	}
-	mediaType, _, err := mime.ParseMediaType(req.Header.Get("Content-Type"))
-	if err != nil || mediaType != "application/x-www-form-urlencoded" {
+	if ct := req.Header.Get("Content-Type"); !strings.EqualFold(ct, "application/x-www-form-urlencoded") && !isFormMediaType(ct) {
 		return out, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is neither form parameters nor signed through a bodySHA256 query parameter, so no signature covers it")
 	}
 	form, err := url.ParseQuery(string(req.Body))
@@ -423,6 +487,12 @@ func (v *TwilioVerifier) content(req *webhooks.Request) (twilioContent, error) {
 	out.values = form
 	out.idSource = []byte(out.params)
 	return out, nil
+}
+
+// isFormMediaType reports whether a Content-Type is form parameters.
+func isFormMediaType(contentType string) bool {
+	mediaType, _, err := mime.ParseMediaType(contentType)
+	return err == nil && mediaType == "application/x-www-form-urlencoded"
 }
 
 // eventID picks the event ID: the header, a parameter group, or the signed
@@ -480,10 +550,18 @@ func canonicalTwilioParams(values url.Values) string {
 	}
 	slices.Sort(names)
 	var b strings.Builder
+	n := 0
+	for name, vals := range values {
+		for _, val := range vals {
+			n += len(name) + len(val)
+		}
+	}
+	b.Grow(n)
 	for _, name := range names {
-		vals := slices.Clone(values[name])
-		slices.Sort(vals)
-		vals = slices.Compact(vals)
+		vals := values[name]
+		if len(vals) > 1 {
+			vals = slices.Compact(slices.Sorted(slices.Values(vals)))
+		}
 		for _, val := range vals {
 			b.WriteString(name)
 			b.WriteString(val)

@@ -61,6 +61,9 @@ func ZoomOptions() webhooks.HMACOptions {
 // zoomHandshake answers Zoom's endpoint.url_validation challenge with the
 // plain token and its HMAC under the key that verified the request.
 func zoomHandshake(req *webhooks.Request, _ webhooks.Verification, key []byte) (*webhooks.Response, error) {
+	if !mayHoldString(req.Body, "endpoint.url_validation") {
+		return nil, nil // an event: skip decoding it
+	}
 	var msg struct {
 		Event   string `json:"event"`
 		Payload struct {
