@@ -2,12 +2,14 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -19,12 +21,27 @@ import (
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
-// buildBinary builds the command into a temporary directory.
+var (
+	buildOnce sync.Once
+	binDir    string // removed by TestMain
+	bin       string
+	buildErr  error
+)
+
+// buildBinary builds the command once, into a temporary directory, for
+// every test of the package.
 func buildBinary(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "hookinbox")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	require.NoError(t, err, "go build: %s", out)
+	buildOnce.Do(func() {
+		if binDir, buildErr = os.MkdirTemp("", "hookinbox-test-"); buildErr != nil {
+			return
+		}
+		bin = filepath.Join(binDir, "hookinbox")
+		if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("go build: %v: %s", err, out)
+		}
+	})
+	require.NoError(t, buildErr)
 	return bin
 }
 
