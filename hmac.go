@@ -310,10 +310,6 @@ type hmacRequest struct {
 	values     wire.Values // the template's values
 	content    []byte      // the content SignedContentFunc built, or nil
 	occurredAt time.Time
-	// digest is the SHA-256 of the body when it was computed beside the
-	// HMAC (hasDigest).
-	digest    [sha256.Size]byte
-	hasDigest bool
 }
 
 // Verify implements Verifier. Rejections are *VerificationError values whose
@@ -432,10 +428,7 @@ func (v *HMACVerifier) metadata(req *Request, in *hmacRequest, keyID string, key
 	o := &v.opts
 	// Scanned once, on the first lookup, for every path the options read.
 	doc := wire.Doc{Body: req.Body, Want: v.paths}
-	out := Verification{OccurredAt: in.occurredAt, PayloadSHA256: in.digest, KeyID: keyID}
-	if !in.hasDigest {
-		out.PayloadSHA256 = sha256.Sum256(req.Body)
-	}
+	out := Verification{OccurredAt: in.occurredAt, PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
 	if o.Timestamp.Path != "" {
 		at, err := o.Timestamp.fromDoc(&doc)
 		if err != nil {
