@@ -10,7 +10,8 @@ import (
 )
 
 // process runs one leased item's dispatch and hands its settlement to the
-// settler. The lease stays in the renewer until it is settled.
+// settler. The lease is in the renewer from its acquisition until it is
+// settled.
 func (p *Processor) process(r *run, lease *Lease) {
 	ev := eventFromLease(lease)
 	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
@@ -54,7 +55,13 @@ func (p *Processor) process(r *run, lease *Lease) {
 	if obs != nil {
 		hctx = obs.StartAttempt(hctx, ev)
 	}
-	r.renewer.add(lease, cancel)
+	if !r.renewer.start(lease, cancel) {
+		log.WarnContext(hctx, "lease lost before its handler started; the item's new holder will run it")
+		if obs != nil {
+			obs.EndAttempt(hctx, ev, Settlement{Lease: lease, Outcome: attemptLeaseLost, Now: p.cfg.clock.Now()})
+		}
+		return
+	}
 	failure, err := p.dispatch(hctx, ev, log)
 	r.renewer.handlerReturned(lease)
 

@@ -26,7 +26,12 @@ type WakeSource interface {
 
 // Processor defaults that hosts often need in their own configuration.
 const (
-	DefaultWorkers       = 4
+	// DefaultWorkers is how many handlers run at once by default: enough
+	// that a store's round trips, not the workers, bound how fast a
+	// backlog of quick handlers drains, and that handlers waiting on the
+	// network keep each other company. Each worker is a goroutine that
+	// costs nothing while idle.
+	DefaultWorkers       = 100
 	DefaultLeaseDuration = 30 * time.Second
 )
 
@@ -38,11 +43,26 @@ const (
 	maxAcquire = 128
 )
 
+// ahead is how many leased items may wait for a free worker: the next
+// acquisition runs while the workers are busy, so they do not wait for
+// its round trip. It is at most one acquisition's worth, and never more
+// than the workers, so a slow handler keeps few items from other
+// instances.
+func ahead(workers int) int { return min(workers, maxAcquire) }
+
 // Processor runs the lease loop: it acquires due items from the inbox, hands
 // them to the dispatcher on a pool of workers, keeps their leases alive while
 // handlers run, and settles each lease as succeeded, retried or dead according
 // to the retry policy. Several processors, in one process or many, may share
 // one store: leases keep them from handling an item twice at once.
+//
+// One acquisition at a time leases a batch of due items (up to 128), as
+// many as there are free workers and room in a small queue in front of
+// them, so the next batch is being leased while the workers run the last;
+// leases waiting in that queue are kept alive like those of running
+// handlers. Settlements are handed to a settler, so a worker goes on at
+// once; with a store that is a BatchSettler, the settlements that pile up
+// while one batch is being settled go together in the next.
 type Processor struct {
 	store      LeaseStore
 	dispatcher Dispatcher
@@ -224,11 +244,16 @@ func (p *Processor) Run(ctx context.Context) error {
 	renewing.Go(func() { r.renewer.run(detached, stopRenewing) })
 	settling.Go(func() { r.settler.run(detached) })
 
-	jobs := make(chan *Lease)
-	slots := make(chan struct{}, p.cfg.workers)
+	// A slot is a lease held in this process, waiting in jobs or running:
+	// the workers' and those queued ahead of them.
+	capacity := p.cfg.workers + ahead(p.cfg.workers)
+	jobs := make(chan *Lease, capacity)
+	slots := make(chan struct{}, capacity)
+	for range capacity {
+		slots <- struct{}{}
+	}
 	var workers sync.WaitGroup
 	for range p.cfg.workers {
-		slots <- struct{}{}
 		workers.Go(func() {
 			for lease := range jobs {
 				p.process(r, lease)
@@ -255,7 +280,7 @@ func (p *Processor) Run(ctx context.Context) error {
 		cancelHandlers(errShutdown)
 	})
 
-	p.acquireLoop(ctx, detached, jobs, slots)
+	p.acquireLoop(ctx, detached, r, jobs, slots)
 	close(jobs)
 	workers.Wait()
 	close(workersDone)
@@ -277,41 +302,48 @@ type run struct {
 	settler     *settler
 }
 
-// acquireLoop leases due items while workers are free, until ctx is done.
-func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Lease, slots chan struct{}) {
+// acquireLoop leases due items while there is room for them, until ctx
+// is done. It waits for room for a whole batch (half the slots, at most
+// maxAcquire) while leases still wait in jobs, and for any room once
+// none does, so batches are large when the workers keep up and the
+// workers never wait for a batch that could have started earlier.
+func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan<- *Lease, slots chan struct{}) {
 	poll := time.NewTimer(p.cfg.pollInterval)
 	defer poll.Stop()
+	batch := min(maxAcquire, max(1, cap(slots)/2))
+	free := 0
 	for {
-		// Wait for a free worker, then take every other free one.
-		select {
-		case <-ctx.Done():
-			return
-		case <-slots:
+		for free == 0 || (free < batch && len(jobs) > 0) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-slots:
+				free++
+			}
+		collect:
+			for free < maxAcquire {
+				select {
+				case <-slots:
+					free++
+				default:
+					break collect
+				}
+			}
 		}
 		if ctx.Err() != nil { // select picks at random when both are ready
 			return
-		}
-		free := 1
-	collect:
-		for free < maxAcquire {
-			select {
-			case <-slots:
-				free++
-			default:
-				break collect
-			}
 		}
 		// The acquisition itself is not cut short by the shutdown: a
 		// statement cancelled mid-way may still have leased rows that the
 		// caller then never sees (they would wait out their lease). Leases
 		// acquired as the shutdown begins are abandoned unrun by process.
+		want := min(free, maxAcquire)
 		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-		leases, err := p.acquire(actx, free)
+		leases, err := p.acquire(actx, want)
 		cancel()
-		for range free - len(leases) {
-			slots <- struct{}{}
-		}
+		free -= len(leases)
 		for _, l := range leases {
+			r.renewer.add(l)
 			jobs <- l
 		}
 		if err != nil && ctx.Err() == nil {
@@ -319,7 +351,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, jobs chan<- *Leas
 				"If the store leased items before its reply was lost, they are due again when their leases expire, "+
 				"and their attempt is recorded as crashed", "err", err, "lease_duration", p.cfg.leaseDuration)
 		}
-		if err == nil && len(leases) == free {
+		if err == nil && len(leases) == want {
 			continue // there may be more due work
 		}
 		// Nothing more is due: sleep until woken or the next poll. (Since

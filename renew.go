@@ -11,11 +11,14 @@ import (
 // a slow store delays renewals rather than piling up calls.
 const maxConcurrentRenewals = 8
 
-// renewer keeps alive the leases of items whose handlers run or whose
-// settlement is pending: one loop for the processor, not a goroutine and a
-// ticker per item. A lease is extended once a third of its duration passed
-// since it was taken or last extended, so it never lapses while its holder
-// is alive; when the store says it was lost, the handler is cancelled.
+// renewer keeps alive the leases the processor holds, from their
+// acquisition until they are settled: waiting for a worker, running, or
+// waiting for their settlement. It is one loop for the processor, not a
+// goroutine and a ticker per item. A lease is extended once a third of its
+// duration passed since it was taken or last extended, so it never lapses
+// while its holder is alive; when the store says it was lost, its handler,
+// if it runs, is cancelled, and a lease lost before its handler started is
+// not run.
 type renewer struct {
 	p  *Processor
 	mu sync.Mutex
@@ -27,7 +30,8 @@ type renewal struct {
 	// due is when the lease needs extending next (wall time: the loop
 	// ticks on wall time whatever the Processor's clock says).
 	due time.Time
-	// cancel cancels the handler; nil once the handler returned.
+	// cancel cancels the handler; nil before it starts and once it
+	// returned.
 	cancel context.CancelCauseFunc
 	// busy is set while an extension is in flight.
 	busy bool
@@ -40,11 +44,24 @@ func newRenewer(p *Processor) *renewer {
 // every is how often the loop looks for leases to extend.
 func (r *renewer) every() time.Duration { return max(r.p.cfg.leaseDuration/6, time.Millisecond) }
 
-// add starts renewing l while its handler, cancelled by cancel, runs.
-func (r *renewer) add(l *Lease, cancel context.CancelCauseFunc) {
+// add starts renewing l, just acquired.
+func (r *renewer) add(l *Lease) {
 	r.mu.Lock()
-	r.leases[l] = &renewal{due: time.Now().Add(r.p.cfg.leaseDuration / 3), cancel: cancel}
+	r.leases[l] = &renewal{due: time.Now().Add(r.p.cfg.leaseDuration / 3)}
 	r.mu.Unlock()
+}
+
+// start tells that l's handler, cancelled by cancel, starts. It reports
+// false when l was lost while it waited: the handler must not run.
+func (r *renewer) start(l *Lease, cancel context.CancelCauseFunc) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	rn := r.leases[l]
+	if rn == nil {
+		return false
+	}
+	rn.cancel = cancel
+	return true
 }
 
 // handlerReturned keeps renewing l until it is settled, but no longer

@@ -28,6 +28,11 @@ type BatchSettler interface {
 // maxSettleBatch bounds how many settlements go to a store at once.
 const maxSettleBatch = 128
 
+// settleBatchesInFlight is how many batches are settled at once: while one
+// is in the store, the next fills, and a database with two cores works on
+// both.
+const settleBatchesInFlight = 2
+
 type settleJob struct {
 	s   Settlement
 	log *slog.Logger
@@ -35,8 +40,8 @@ type settleJob struct {
 
 // settler settles leases for the workers, so a worker goes on to its next
 // item while its last one is being settled: settlements that pile up while
-// one is in flight go together in one SettleBatch when the store has it,
-// and concurrently otherwise.
+// batches are in flight go together in the next SettleBatch when the store
+// has it, and are settled concurrently otherwise.
 type settler struct {
 	p     *Processor
 	r     *renewer
@@ -69,6 +74,16 @@ func (s *settler) run(detached context.Context) {
 		wg.Wait()
 		return
 	}
+	var wg sync.WaitGroup
+	for range settleBatchesInFlight {
+		wg.Go(func() { s.runBatches(detached) })
+	}
+	wg.Wait()
+}
+
+// runBatches takes a settlement, adds those waiting behind it, settles
+// them in one batch, and again, until jobs is closed and drained.
+func (s *settler) runBatches(detached context.Context) {
 	batch := make([]settleJob, 0, maxSettleBatch)
 	for j := range s.jobs {
 		batch = append(batch[:0], j)
