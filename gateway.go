@@ -130,6 +130,8 @@ func (s ReceiveStatus) HTTPStatus() int {
 // ReceiveResult is the outcome of Gateway.Receive.
 type ReceiveResult struct {
 	Status ReceiveStatus
+	// Route is where the webhook was delivered; set for an Observer.
+	Route Route
 	// Reason is the reason code when Status is StatusRejected or
 	// StatusInvalid.
 	Reason Reason
@@ -377,7 +379,11 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	var traceLink string
 	if obs := g.cfg.observer; obs != nil {
 		ctx, traceLink = obs.StartReceive(ctx, route)
-		defer func() { obs.EndReceive(ctx, res, err) }()
+		obsCtx := ctx // not the deadline's context below, cancelled first
+		defer func() {
+			res.Route = route
+			obs.EndReceive(obsCtx, res, err)
+		}()
 	}
 	v, ok := g.resolver.Lookup(route.Provider)
 	if !ok {

@@ -15,8 +15,9 @@ type Observer interface {
 	// so the item's attempts can point back to its receive (a W3C
 	// traceparent, say; "" for none).
 	StartReceive(ctx context.Context, route Route) (context.Context, string)
-	// EndReceive is called with what the receive did and the error Receive
-	// returns.
+	// EndReceive is called with what the receive did (res.Route says
+	// where it was delivered, even for a rejected request) and the error
+	// Receive returns, on the context StartReceive returned.
 	EndReceive(ctx context.Context, res ReceiveResult, err error)
 	// StartAttempt is called before an event is dispatched; ev.TraceLink
 	// is its receive's link. It returns the context for the dispatch.
@@ -24,7 +25,10 @@ type Observer interface {
 	// EndAttempt is called when the dispatch is over, with the settlement
 	// the Processor asks of the store (its outcome and failure); for an
 	// attempt whose lease was lost while it ran, Outcome is "lease_lost"
-	// and nothing is settled.
+	// and nothing is settled. It also comes without a StartAttempt, on a
+	// context of no attempt's, for an item dead-lettered without a
+	// dispatch because its earlier attempts crashed and the retry policy
+	// allows no more.
 	EndAttempt(ctx context.Context, ev Event, s Settlement)
 }
 

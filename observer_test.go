@@ -33,8 +33,8 @@ func (r *recorder) StartReceive(ctx context.Context, route webhooks.Route) (cont
 func (r *recorder) EndReceive(ctx context.Context, res webhooks.ReceiveResult, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if ctx.Value(ctxKey{}) != "receive" {
-		res.Status = 0 // not the context StartReceive returned
+	if ctx.Value(ctxKey{}) != "receive" || ctx.Err() != nil {
+		res.Status = 0 // not the live context StartReceive returned
 	}
 	r.receives = append(r.receives, res)
 }
@@ -95,6 +95,7 @@ func TestObserver(t *testing.T) {
 	assert.Equal(t, key, obs.receives[0].Key)
 	assert.Equal(t, webhooks.StatusRejected, obs.receives[1].Status)
 	assert.Equal(t, webhooks.ReasonBadSignature, obs.receives[1].Reason)
+	assert.Equal(t, webhooks.Route{Provider: "acme"}, obs.receives[1].Route, "a rejected request's route is reported too")
 	require.Len(t, obs.starts, 2)
 	assert.Equal(t, "trace-of-acme", obs.starts[0].TraceLink, "an attempt can link to its receive")
 	assert.Equal(t, []webhooks.AttemptOutcome{webhooks.AttemptRetried, webhooks.AttemptSucceeded}, obs.ends)
