@@ -213,13 +213,26 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	return err
 }
 
+// failureOf returns the failure a settlement carries, as leaseLost
+// records it: its class and message, storable, for a retried or
+// dead-lettered attempt; nil, nil otherwise.
+func failureOf(st webhooks.Settlement) (class, msg *string) {
+	if st.Outcome != webhooks.AttemptRetried && st.Outcome != webhooks.AttemptDeadLettered {
+		return nil, nil
+	}
+	c, m := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
+	return &c, &m
+}
+
 // SettleBatch implements webhooks.BatchSettler: it settles the leases of
 // settlements in one statement (settleBatchSQL), one round trip and one
 // commit, each fenced by its own token and recorded in the item's history
 // exactly as Settle would, with the same errors: a stale token fails its
 // own settlement alone with webhooks.ErrLeaseLost (or ErrAlreadySettled),
 // and a settlement without a lease or with an unknown outcome is refused
-// alone. Settlements of an item that appears more than once are applied in
+// alone. As with Settle, a refused settlement whose attempt was recorded
+// as crashed is then recorded as lease_lost, by a statement of its own
+// (only on that path). Settlements of an item that appears more than once are applied in
 // order, as by consecutive calls of Settle: each repeat goes in a
 // statement of its own after the first. When a statement fails, its
 // settlements and the later ones hold the error; earlier statements have
@@ -271,6 +284,8 @@ func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 // whose keys are distinct and whose leases are well-formed, and stores
 // each one's error in errs. It returns the statement's own failure.
 func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settlement, round []int, errs []error) error {
+	// In key order, as settleBatchSQL's plan updates the rows.
+	slices.SortFunc(round, func(a, b int) int { return settlements[a].Lease.Key().Compare(settlements[b].Lease.Key()) })
 	n := len(round)
 	var (
 		providers, tenants, eventIDs, outcomes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -286,10 +301,7 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 		tok, _ := uuid.Parse(st.Lease.Token) // checked by leaseArgs
 		tokens[j] = pgtype.UUID{Bytes: tok, Valid: true}
 		nows[j] = s.now(st.Now)
-		if st.Outcome == webhooks.AttemptRetried || st.Outcome == webhooks.AttemptDeadLettered {
-			class, msg := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
-			classes[j], messages[j] = &class, &msg
-		}
+		classes[j], messages[j] = failureOf(st)
 		if st.Outcome == webhooks.AttemptRetried {
 			if !s.dbClock {
 				retryAts[j] = &settlements[i].RetryAt
@@ -304,6 +316,7 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 	}
 	defer rows.Close()
 	answered := 0
+	var lost []int
 	for rows.Next() {
 		var (
 			pos              int64
@@ -324,6 +337,7 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrAlreadySettled)
 		default:
 			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrLeaseLost)
+			lost = append(lost, round[pos-1])
 		}
 		answered++
 	}
@@ -332,6 +346,11 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 	}
 	if answered != n {
 		return fmt.Errorf("the statement answered for %d of %d settlements", answered, n)
+	}
+	for _, i := range lost {
+		st := settlements[i]
+		class, msg := failureOf(st)
+		s.leaseLost(ctx, st.Lease, s.now(st.Now), class, msg)
 	}
 	return nil
 }

@@ -304,15 +304,18 @@ var abandonSQL = settleSQL(`
 // own token and recorded in inbox_attempts, as the statements of
 // settleSQL do one at a time; the settlements come as arrays, one element
 // each, and a key appears at most once (SettleBatch runs repeats in a
-// statement of their own). The rows to change are locked first, in key
-// order, so that a batch never waits for a row another batch or an
-// enqueue holds while holding one it waits for. The outcome selects the
-// changes of succeedSQL, retrySQL, deadLetterSQL or abandonSQL. A
-// settlement refused with a stale token records its attempt as lease_lost
-// when another acquisition recorded it as crashed (leaseLostSQL). Each
-// returned row is a settlement's position in the arrays (from 1), whether
-// it changed its item, and, when not, whether its token is the one that
-// settled the item, read with a lock as by fencedSQL.
+// statement of their own). The outcome selects the changes of succeedSQL,
+// retrySQL, deadLetterSQL or abandonSQL. Each returned row is a
+// settlement's position in the arrays (from 1), whether it changed its
+// item, and, when not, whether its token is the one that settled the
+// item, read with a lock as by fencedSQL.
+//
+// SettleBatch sorts the settlements by key, and the plan updates the rows
+// in that order (a nested loop from the arrays into the primary key, which
+// TestQueriesUseTheirIndexes checks), as an enqueue batch locks its rows:
+// two batches with rows in common wait for each other in one direction
+// only. (Locking the rows first, in an ORDER BY … FOR UPDATE, would make
+// that certain for any plan, at the price of a lock record per row.)
 //
 // $1 provider, $2 tenant, $3 event_id, $4 token, $5 outcome (an
 // AttemptOutcome), $6 now (NULL elements: the database's now), $7 retry
@@ -324,13 +327,6 @@ WITH input AS (
 		$7::timestamptz[], $8::bigint[], $9::text[], $10::text[])
 		WITH ORDINALITY AS b(provider, tenant, event_id, token, outcome, now, retry_at, retry_us,
 			error_class, error_message, n)
-), locked AS (
-	SELECT b.n
-	FROM {{schema}}.inbox_items AS i
-	JOIN input AS b ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
-	WHERE i.state = 'leased' AND i.lease_token = b.token
-	ORDER BY i.provider, i.tenant, i.event_id
-	FOR UPDATE OF i
 ), changed AS (
 	UPDATE {{schema}}.inbox_items AS i SET
 		state = CASE b.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'dead_lettered' THEN 'dead' ELSE 'pending' END,
@@ -347,8 +343,7 @@ WITH input AS (
 		last_error_at = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_at
 			ELSE coalesce(b.now, now()) END,
 		updated_at = coalesce(b.now, now()),` + settledSet + `
-	FROM locked AS l
-	JOIN input AS b ON b.n = l.n
+	FROM input AS b
 	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
 		AND i.state = 'leased' AND i.lease_token = b.token
 	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version
@@ -361,17 +356,6 @@ WITH input AS (
 	FROM changed AS c
 	JOIN input AS b ON b.n = c.n
 	ON CONFLICT DO NOTHING
-), refused AS (
-	SELECT * FROM input AS b WHERE NOT EXISTS (SELECT 1 FROM changed AS c WHERE c.n = b.n)
-), lost AS (
-	UPDATE {{schema}}.inbox_attempts AS a SET
-		outcome = 'lease_lost',
-		finished_at = coalesce(r.now, now()),
-		error_class = coalesce(r.error_class, a.error_class),
-		error_message = coalesce(r.error_message, a.error_message)
-	FROM refused AS r
-	WHERE a.provider = r.provider AND a.tenant = r.tenant AND a.event_id = r.event_id
-		AND a.lease_token = r.token AND a.outcome = 'crashed'
 )
 SELECT b.n, c.n IS NOT NULL,
 	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
