@@ -3,7 +3,6 @@ package pgstore
 import (
 	"context"
 	"crypto/sha256"
-	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -364,7 +363,6 @@ func TestEnqueueBatchStatementIsAtomic(t *testing.T) {
 	s := newMigratedStore(t, pool)
 	_, err := s.Enqueue(t.Context(), envelopeOf("c", "stored"))
 	require.NoError(t, err)
-	errRollback := errors.New("roll back")
 	err = pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
 		reqs := []*enqueueRequest{}
 		for _, env := range []webhooks.Envelope{envelopeOf("a", "a"), envelopeOf("c", "other")} {

@@ -1,8 +1,12 @@
 package pgstore
 
 import (
+	"errors"
+	"fmt"
 	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,3 +207,68 @@ func explain(t *testing.T, s *Store, sql string, args []any, noSeqScan bool) str
 	require.NoError(t, err)
 	return strings.Join(lines, "\n")
 }
+
+// TestAcquirePlanBesideManySucceeded: with many succeeded rows (1,000,000
+// with WEBHOOKS_TEST_LONG=1, 100,000 otherwise), ANALYZEd, the planner
+// left to itself reaches the due items through inbox_items_due_idx alone,
+// whose predicate leaves succeeded rows out: no scan of the table, and
+// the pages the statement touches (counted, not timed) do not grow with
+// the succeeded rows.
+func TestAcquirePlanBesideManySucceeded(t *testing.T) {
+	t.Parallel()
+	succeeded := 100_000
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		succeeded = 1_000_000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	table := quoteSchema(s.schema) + ".inbox_items"
+	_, err := pool.Exec(ctx, `INSERT INTO `+table+` (provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, completed_at)
+		SELECT 'acme', '', 'done_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', 'succeeded', 1, 0, $1, $1, $1, $1
+		FROM generate_series(1, $2::int) AS g`, now.Add(-time.Hour), succeeded)
+	require.NoError(t, err)
+	for i := range 50 {
+		_, err := s.Enqueue(ctx, webhooks.Envelope{Key: webhooks.InboxKey{Provider: "acme", EventID: fmt.Sprint("due_", i)},
+			EventType: "invoice.paid", PayloadSHA256: [32]byte{1}, ReceivedAt: now.Add(time.Duration(i) * time.Millisecond)})
+		require.NoError(t, err)
+	}
+	_, err = pool.Exec(ctx, "ANALYZE "+table)
+	require.NoError(t, err)
+
+	var lines []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
+			now.Add(time.Minute), int64(60e6), 10, "w", "v")
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	plan := strings.Join(lines, "\n")
+	t.Logf("Acquire (10 items) beside %d succeeded items:\n%s", succeeded, plan)
+	assert.Contains(t, plan, "Index Scan using inbox_items_due_idx on inbox_items", "plan:\n%s", plan)
+	for _, scan := range []string{"Seq Scan on inbox_items", "Bitmap Heap Scan on inbox_items"} {
+		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
+	}
+	assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
+	// The whole statement: ten items leased, each read, locked, updated
+	// and looked up by key, touches some dozens of pages, whatever the
+	// number of succeeded rows.
+	total := 0
+	for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
+		n, _ := strconv.Atoi(m)
+		total += n
+	}
+	assert.Less(t, total, 400, "pages touched by the statement, beside %d succeeded rows:\n%s", succeeded, plan)
+}
+
+var errRollback = errors.New("roll back")
