@@ -86,19 +86,11 @@ func Drain(ctx context.Context, cfg Config, load DrainLoad) (Result, error) {
 		return res, err
 	}
 	if sys.pool != nil {
-		// PostgreSQL counts a backend's commits when it goes idle, at most
-		// once a second.
-		time.Sleep(1500 * time.Millisecond)
-		after, err := sys.counters(ctx)
+		after, err := sys.countersAtExit(ctx)
 		if err != nil {
 			return res, err
 		}
-		wal, err := sys.walBytes(ctx, before.walLSN, after.walLSN)
-		if err != nil {
-			return res, err
-		}
-		res.CommitsPerItem = float64(after.commits-before.commits) / float64(res.Processed)
-		res.WALPerItem = float64(wal) / float64(res.Processed)
+		res.PerItem(ctx, sys.cfg.DSN, before, after)
 	}
 	return res, nil
 }

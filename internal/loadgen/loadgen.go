@@ -161,30 +161,77 @@ func (s *system) processor(h webhooks.DispatcherFunc, opts ...webhooks.Processor
 	return webhooks.NewProcessor(s.store, h, append(all, opts...)...)
 }
 
-// dbCounters are the database's counters a scenario reports the change of.
-type dbCounters struct {
+// DBCounters are the database's counters a scenario reports the change of.
+type DBCounters struct {
 	commits int64
 	walLSN  string
 }
 
-// counters reads the commits of the database and the WAL position. The
-// commit count is PostgreSQL's statistics, which a backend reports when it
-// goes idle (at most once a second): read them a second after the work.
-func (s *system) counters(ctx context.Context) (dbCounters, error) {
-	var c dbCounters
-	if s.pool == nil {
-		return c, nil
+// PerItem sets r's commits and WAL per processed item between two
+// readings.
+func (r *Result) PerItem(ctx context.Context, dsn string, before, after DBCounters) {
+	if r.Processed == 0 {
+		return
 	}
-	err := s.pool.QueryRow(ctx, `SELECT xact_commit, pg_current_wal_lsn()::text
-		FROM pg_stat_database WHERE datname = current_database()`).Scan(&c.commits, &c.walLSN)
+	r.CommitsPerItem = float64(after.commits-before.commits) / float64(r.Processed)
+	r.WALPerItem = float64(walDiff(ctx, dsn, before.walLSN, after.walLSN)) / float64(r.Processed)
+}
+
+// Counters reads the commits of pool's database and the WAL position.
+func Counters(ctx context.Context, pool *pgxpool.Pool) (DBCounters, error) {
+	var c DBCounters
+	err := pool.QueryRow(ctx, countersSQL).Scan(&c.commits, &c.walLSN)
 	return c, err
 }
 
-// walBytes is the WAL written between two positions.
-func (s *system) walBytes(ctx context.Context, from, to string) (int64, error) {
+// counters reads the commits of the database and the WAL position.
+func (s *system) counters(ctx context.Context) (DBCounters, error) {
+	var c DBCounters
+	if s.pool == nil {
+		return c, nil
+	}
+	err := s.pool.QueryRow(ctx, countersSQL).Scan(&c.commits, &c.walLSN)
+	return c, err
+}
+
+const countersSQL = `SELECT xact_commit, pg_current_wal_lsn()::text
+	FROM pg_stat_database WHERE datname = current_database()`
+
+// countersAtExit closes the pool, then reads the counters on a connection
+// of its own. A backend reports its commits to the statistics when it has
+// been idle a while (up to ten seconds) or when it exits: closing the pool
+// makes every backend of the scenario report them.
+func (s *system) countersAtExit(ctx context.Context) (DBCounters, error) {
+	s.pool.Close()
+	return CountersAtExit(ctx, s.cfg.DSN)
+}
+
+// CountersAtExit reads the commits of dsn's database and the WAL position,
+// on a connection of its own, once the backends of pools just closed have
+// exited (and so reported their commits).
+func CountersAtExit(ctx context.Context, dsn string) (DBCounters, error) {
+	var c DBCounters
+	time.Sleep(300 * time.Millisecond)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return c, err
+	}
+	defer conn.Close(ctx)
+	err = conn.QueryRow(ctx, countersSQL).Scan(&c.commits, &c.walLSN)
+	return c, err
+}
+
+// walDiff is the WAL written between two positions, or 0 if it cannot be
+// read.
+func walDiff(ctx context.Context, dsn, from, to string) int64 {
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return 0
+	}
+	defer conn.Close(ctx)
 	var n int64
-	err := s.pool.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", to, from).Scan(&n)
-	return n, err
+	_ = conn.QueryRow(ctx, "SELECT pg_wal_lsn_diff($1::pg_lsn, $2::pg_lsn)::bigint", to, from).Scan(&n)
+	return n
 }
 
 // vacuum brings the table's statistics and visibility map up to date, as
@@ -232,6 +279,9 @@ type Percentiles struct {
 	P50, P90, P99, Max time.Duration
 	N                  int
 }
+
+// LatencyOf returns the percentiles of d, which it sorts.
+func LatencyOf(d []time.Duration) Percentiles { return percentiles(d) }
 
 func percentiles(d []time.Duration) Percentiles {
 	if len(d) == 0 {
