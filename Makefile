@@ -1,13 +1,35 @@
 # hookinbox — build and test entry points. `make test` is the command CI runs.
 GO ?= go
 
-.PHONY: test run vet lint bench
+.PHONY: test run vet lint bench fuzz
 
-# Vet and run every test with the race detector. The Postgres tests run when
-# WEBHOOKS_TEST_DATABASE_URL points at a server (see README); .ci/run sets it.
+# Vet and run every test with the race detector. The PostgreSQL tests
+# (pgstore, the fault tests in internal/faulttest, the example server's)
+# run when WEBHOOKS_TEST_DATABASE_URL points at a server, and say once that
+# they were skipped otherwise; .ci/run sets it and WEBHOOKS_TEST_REQUIRE_DB=1,
+# so there they cannot be skipped. WEBHOOKS_TEST_LONG=1 runs the fault
+# tests' long variants (more load, longer outages, more rounds; about a
+# minute more).
+PGURL_EXAMPLE = postgres://postgres@127.0.0.1:5432/test?sslmode=disable
 test:
 	$(GO) vet ./...
-	$(GO) test -race ./...
+	@echo "$(GO) test -race ./..."; status=0; $(GO) test -race ./... || status=$$?; \
+	if [ -z "$$WEBHOOKS_TEST_DATABASE_URL" ]; then echo "make test: the PostgreSQL tests (pgstore, internal/faulttest, examples/server) were SKIPPED: WEBHOOKS_TEST_DATABASE_URL is not set; run them with WEBHOOKS_TEST_DATABASE_URL='$(PGURL_EXAMPLE)' make test"; fi; \
+	exit $$status
+
+# Run every fuzz target of the module briefly, FUZZTIME executions each (a
+# count, not a duration, so a loaded machine runs the same inputs), from
+# its seeds (f.Add and the package's testdata/fuzz). An input that fails is
+# written to the package's testdata/fuzz/<target>: commit it with the fix,
+# so that every later `go test` runs it. .ci/run calls this after make test.
+FUZZTIME ?= 2000x
+fuzz:
+	@set -e; $(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do \
+		for target in $$(sed -n 's/^func \(Fuzz[A-Za-z0-9_]*\)(.*/\1/p' "$$dir"/*_test.go 2>/dev/null); do \
+			echo "fuzz: $$pkg $$target -fuzztime $(FUZZTIME)"; \
+			$(GO) test -run '^$$' -fuzz "^$$target\$$" -fuzztime $(FUZZTIME) "$$pkg"; \
+		done; \
+	done
 
 # Run the example server (in-memory store unless -dsn is given via ARGS).
 run:
