@@ -130,11 +130,23 @@ func main() {
 
 	fmt.Printf("\nmedians of %d runs (%s, GOMAXPROCS %d, default workers %d)\n\n", *runs, time.Now().Format(time.RFC3339), gomaxprocs(), webhooks.DefaultWorkers)
 	tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "row\thookinbox\treference\tratio")
+	fmt.Fprintln(tw, "row\thookinbox\treference\tratio of medians\tper-run ratios (median)")
 	for _, r := range chosen {
 		for _, p := range r.pairs {
 			o, f := median[p.ours], median[p.ref]
-			fmt.Fprintf(tw, "%s\t%s: %s\t%s: %s\t%.2f×\n", r.name, p.ours, p.figure.show(o), p.ref, p.figure.show(f), p.figure.of(o)/p.figure.of(f))
+			// Each run's pair was measured back to back, so its ratio is
+			// less touched by load that came and went between runs.
+			var perRun []float64
+			for i := range min(len(results[p.ours]), len(results[p.ref])) {
+				perRun = append(perRun, p.figure.of(results[p.ours][i])/p.figure.of(results[p.ref][i]))
+			}
+			sorted := slices.Sorted(slices.Values(perRun))
+			var each []string
+			for _, x := range perRun {
+				each = append(each, fmt.Sprintf("%.2f", x))
+			}
+			fmt.Fprintf(tw, "%s\t%s: %s\t%s: %s\t%.2f×\t%s (%.2f×)\n", r.name, p.ours, p.figure.show(o), p.ref, p.figure.show(f),
+				p.figure.of(o)/p.figure.of(f), strings.Join(each, " "), sorted[(len(sorted)-1)/2])
 		}
 	}
 	_ = tw.Flush()
