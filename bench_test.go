@@ -59,7 +59,9 @@ func BenchmarkProcessorMemstore(b *testing.B) {
 	if err := mux.HandleFunc("*", func(context.Context, webhooks.Event) error { wg.Done(); return nil }); err != nil {
 		b.Fatal(err)
 	}
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithLogger(discard))
+	// Four workers, as before DefaultWorkers became 100, so results stay
+	// comparable with benchstat.
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithLogger(discard), webhooks.WithWorkers(4))
 	if err != nil {
 		b.Fatal(err)
 	}
