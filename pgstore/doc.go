@@ -21,11 +21,13 @@
 //
 // # Statements
 //
-// Enqueue is one INSERT … ON CONFLICT … DO UPDATE … RETURNING: the primary key
+// Enqueue is an INSERT … ON CONFLICT … DO UPDATE … RETURNING: the primary key
 // (provider, tenant, event_id) makes concurrent deliveries of one event
 // produce one row, and the returned row tells new, duplicate and conflict
 // apart; a CTE of the same statement keeps a conflicting delivery in
-// inbox_quarantine. Register does the same for replay keys, replacing an
+// inbox_quarantine. Concurrent calls share one such statement over arrays,
+// and one commit (group commit, see Enqueue), each answered with its own
+// outcome after that commit. Register does the same for replay keys, replacing an
 // expired registration in the same statement. Acquire locks due rows with
 // FOR UPDATE SKIP LOCKED and gives each a fresh random lease token in the
 // same statement, which also tells which rows it took from expired leases
@@ -35,7 +37,9 @@
 // its attempt in inbox_attempts in the same statement; when it matches no
 // row, the same statement reads the row to tell a token that already
 // settled the item (webhooks.ErrAlreadySettled) from a stale one
-// (webhooks.ErrLeaseLost).
+// (webhooks.ErrLeaseLost). SettleBatch (webhooks.BatchSettler, which the
+// Processor uses) settles many leases in one such statement over arrays,
+// each row fenced by its own token and answered on its own.
 //
 // # Operators
 //
