@@ -393,6 +393,67 @@ func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 		"the new holder's token still works")
 }
 
+// losingStore refuses the lease extensions of one item with ErrLeaseLost
+// once lose is set, as a store does after another worker took it over.
+type losingStore struct {
+	*observedStore
+	key  webhooks.InboxKey
+	lose atomic.Bool
+}
+
+func (s *losingStore) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
+	if s.lose.Load() && req.Lease.Key() == s.key {
+		s.events <- settled{Op: "extend", Key: s.key, Err: webhooks.ErrLeaseLost, Now: req.Now}
+		return fmt.Errorf("taken over: %w", webhooks.ErrLeaseLost)
+	}
+	return s.observedStore.ExtendLease(ctx, req)
+}
+
+// TestProcessorRenewsQueuedLeases: a lease waiting for a free worker is
+// renewed like a running one, and one lost while it waits is not run.
+func TestProcessorRenewsQueuedLeases(t *testing.T) {
+	t.Parallel()
+	release, started := make(chan struct{}), make(chan struct{})
+	var ranQueued atomic.Bool
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
+		if ev.ID == "queued" {
+			ranQueued.Store(true)
+			return nil
+		}
+		close(started)
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}))
+	store := &losingStore{observedStore: newObservedStore()}
+	logs := &syncBuffer{}
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(1),
+		webhooks.WithLeaseDuration(30*time.Millisecond), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	require.NoError(t, err)
+	enqueue(t, store, "running", "x", base)
+	store.key = enqueue(t, store, "queued", "x", base) // due with it, behind it
+	runProcessor(t, p)
+	p.Wake()
+	<-started
+	// The one worker is busy; the second item waits, leased, in the
+	// queue, and its lease is renewed.
+	for e := store.nextExtend(t); e.Key != store.key; e = store.nextExtend(t) {
+		require.NoError(t, e.Err)
+	}
+	// Then it is lost (another worker took it over): the item is not run
+	// when the worker frees up.
+	store.lose.Store(true)
+	for e := store.nextExtend(t); e.Key != store.key || e.Err == nil; e = store.nextExtend(t) {
+	}
+	close(release)
+	require.Equal(t, "succeeded", store.next(t).Op)
+	logs.waitFor(t, "lease lost before its handler started")
+	assert.False(t, ranQueued.Load(), "a lease lost while queued is not run")
+}
+
 func TestProcessorHandlerTimeout(t *testing.T) {
 	t.Parallel()
 	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
