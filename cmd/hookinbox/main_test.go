@@ -1,16 +1,21 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -161,5 +166,69 @@ func TestUsageErrors(t *testing.T) {
 		if tc.code == 2 && len(tc.args) > 0 && tc.args[0] == "send" {
 			assert.True(t, strings.HasPrefix(stderr, "hookinbox send:") || strings.Contains(stderr, "flag provided"), "%v: %s", tc.args, stderr)
 		}
+	}
+}
+
+// TestSendToTheExampleServer runs the built binary against the example
+// server, started as a process of its own with the secret of every
+// shared-secret catalog entry in its environment, as a developer would:
+// every entry's sample is accepted.
+func TestSendToTheExampleServer(t *testing.T) {
+	bin := buildBinary(t)
+	server := filepath.Join(t.TempDir(), "server")
+	if out, err := exec.Command("go", "build", "-o", server, "../../examples/server").CombinedOutput(); err != nil {
+		t.Fatalf("go build examples/server: %v: %s", err, out)
+	}
+	// The server signs and checks the public URL of some providers
+	// (HubSpot, Square, Trello, Twilio): give it its own address.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	base := "http://" + addr
+
+	env := []string{}
+	var names []string
+	for _, e := range providers.Entries() {
+		if !sendable(e) {
+			continue
+		}
+		names = append(names, e.Name)
+		env = append(env, e.SecretEnv()+"="+webhookstest.NewSecret(e.Name))
+		if e.NeedsVerifyToken {
+			env = append(env, e.VerifyTokenEnv()+"=vt")
+		}
+	}
+	require.GreaterOrEqual(t, len(names), 40)
+	cmd := exec.Command(server, "-addr", addr, "-public-url", base)
+	cmd.Env = append(os.Environ(), env...)
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+	})
+	// The server logs "listening" once it accepts connections.
+	listening := make(chan struct{})
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			if strings.Contains(sc.Text(), `"msg":"listening"`) {
+				close(listening)
+				_, _ = io.Copy(io.Discard, stderr)
+				return
+			}
+		}
+	}()
+	select {
+	case <-listening:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the example server did not start within 60s")
+	}
+
+	for _, name := range names {
+		stdout, stderr, code := runBinary(t, bin, env, "send", "-provider", name, "-url", base+"/webhooks/"+name)
+		assert.Equal(t, 0, code, "%s: %s%s", name, stdout, stderr)
 	}
 }
