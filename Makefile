@@ -10,10 +10,20 @@ GO ?= go
 # so there they cannot be skipped. WEBHOOKS_TEST_LONG=1 runs the fault
 # tests' long variants (more load, longer outages, more rounds; about a
 # minute more).
+# Everything is built with -race, through GOFLAGS, so that vet and the go
+# commands some tests run (internal/readme vets the README's snippets,
+# cmd/hookinbox builds the command) compile every package as the tests do
+# and share the build cache instead of compiling the module a second time.
+# A race-enabled program sleeps a second when it exits, to let late race
+# reports print; every test binary, command and fault-test node here exits
+# after its goroutines are done (goleak checks), so GORACE skips the sleep
+# unless it says otherwise.
 PGURL_EXAMPLE = postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+test: export GOFLAGS := $(strip $(GOFLAGS) -race)
+test: export GORACE := $(strip atexit_sleep_ms=0 $(GORACE))
 test:
 	$(GO) vet ./...
-	@echo "$(GO) test -race ./..."; status=0; $(GO) test -race ./... || status=$$?; \
+	@echo "$(GO) test ./... (GOFLAGS=$$GOFLAGS)"; status=0; $(GO) test ./... || status=$$?; \
 	if [ -z "$$WEBHOOKS_TEST_DATABASE_URL" ]; then echo "make test: the PostgreSQL tests (pgstore, internal/faulttest, examples/server) were SKIPPED: WEBHOOKS_TEST_DATABASE_URL is not set; run them with WEBHOOKS_TEST_DATABASE_URL='$(PGURL_EXAMPLE)' make test"; fi; \
 	exit $$status
 
