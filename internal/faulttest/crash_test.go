@@ -105,6 +105,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	killed.Store(true)
 	first.kill()
 	wg.Wait()
+	first.awaitSessionsGone(t, in)
 
 	// At the kill: every webhook answered 2xx is in the inbox.
 	leasedAtKill, succeededAtKill := map[string]bool{}, map[string]bool{}

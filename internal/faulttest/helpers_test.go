@@ -299,6 +299,24 @@ func (n *node) signal(t *testing.T, sig syscall.Signal) {
 	require.NoError(t, n.cmd.Process.Signal(sig), "sending %v to node %s", sig, n.cfg.Name)
 }
 
+// awaitSessionsGone waits until the database has ended every session of
+// the node. A statement running when the node died still runs to its end,
+// and may commit: only then does the state the node left stop changing.
+func (n *node) awaitSessionsGone(t *testing.T, in *inbox) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var sessions int
+		require.NoError(t, in.pool.QueryRow(context.Background(),
+			"SELECT count(*) FROM pg_stat_activity WHERE application_name = $1", n.cfg.applicationName()).Scan(&sessions))
+		if sessions == 0 {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "node %s still has %d database sessions 30s after it died", n.cfg.Name, sessions)
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // kill kills the node with SIGKILL, if it still runs, and waits until it
 // is gone.
 func (n *node) kill() {

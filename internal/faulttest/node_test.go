@@ -50,6 +50,9 @@ type nodeConfig struct {
 	BlockFirstAttempt bool
 }
 
+// applicationName names the node's database sessions.
+func (cfg nodeConfig) applicationName() string { return "faulttest/" + cfg.Schema + "/" + cfg.Name }
+
 // The node's standard output has one line per fact, each written in one
 // write so that lines never interleave and none is half written when the
 // node is killed:
@@ -101,6 +104,8 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 		return err
 	}
 	poolCfg.MaxConns = cfg.MaxConns
+	// Named, so a test can tell when a killed node's sessions are gone.
+	poolCfg.ConnConfig.RuntimeParams["application_name"] = cfg.applicationName()
 	pool, err := pgxpool.NewWithConfig(ctx, poolCfg)
 	if err != nil {
 		return err
