@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // The generic HMAC verifier is configured by fields: here GitHub's scheme
@@ -68,7 +69,7 @@ func ExampleTenantSecrets() {
 		SignedContent:   "{timestamp}.{body}",
 		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
 		Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
-		Clock:           webhooks.ClockFunc(func() time.Time { return now }),
+		Clock:           webhookstest.NewClock(now),
 	}, webhooks.TenantSecrets(map[string][]string{
 		"acme":   {"acme-old", "acme-new"}, // rotating
 		"globex": {"globex-secret"},

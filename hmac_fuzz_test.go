@@ -203,7 +203,7 @@ func FuzzHMACVerify(f *testing.F) {
 		DecodeSecret: func(b []byte) ([]byte, error) {
 			return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(b), "whsec_"))
 		},
-		Clock: ClockFunc(func() time.Time { return now }),
+		Clock: fixedClock(now),
 	}
 	v, err := NewHMACVerifier(opts, StaticSecrets("whsec_"+base64.StdEncoding.EncodeToString(key)))
 	if err != nil {

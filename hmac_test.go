@@ -22,13 +22,14 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // fixedNow is the clock of every timestamped test.
 var fixedNow = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
 func fixedClock(t time.Time) webhooks.Clock {
-	return webhooks.ClockFunc(func() time.Time { return t })
+	return webhookstest.NewClock(t)
 }
 
 var testRoute = webhooks.Route{Provider: "test", Tenant: "acme"}

@@ -106,7 +106,7 @@ func TestHMACVerifyAllocations(t *testing.T) {
 	}
 	now := time.Unix(1700000000, 0)
 	ts := strconv.FormatInt(now.Unix(), 10)
-	clock := ClockFunc(func() time.Time { return now })
+	clock := fixedClock(now)
 	body := `{"id":"evt_1","object":"event","data":{"object":{"id":"in_1","lines":[1,2]}},"type":"invoice.paid"}`
 	key := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
 	rawKey := "0123456789abcdef0123456789abcdef"

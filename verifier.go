@@ -204,9 +204,3 @@ func hookError(doing string, err error) error {
 type Clock interface {
 	Now() time.Time
 }
-
-// ClockFunc adapts a function to the Clock interface.
-type ClockFunc func() time.Time
-
-// Now calls f().
-func (f ClockFunc) Now() time.Time { return f() }

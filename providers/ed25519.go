@@ -254,7 +254,7 @@ func NewEd25519Verifier(opts Ed25519Options, creds webhooks.CredentialResolver) 
 		return nil, err
 	}
 	if v.clock == nil {
-		v.clock = webhooks.ClockFunc(time.Now)
+		v.clock = systemClock{}
 	}
 	v.opts.HeaderFallbacks = nil // v.fallbacks is the verifier's own copy
 	return v, nil

@@ -62,7 +62,7 @@ func NewMailgunVerifier(opts MailgunOptions, creds webhooks.CredentialResolver) 
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = webhooks.ClockFunc(time.Now)
+		clock = systemClock{}
 	}
 	return &mailgunVerifier{creds: creds, timestamp: ts, clock: clock}, nil
 }
@@ -183,7 +183,7 @@ func NewSendGridVerifier(opts SendGridOptions, creds webhooks.CredentialResolver
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = webhooks.ClockFunc(time.Now)
+		clock = systemClock{}
 	}
 	return &sendGridVerifier{creds: creds, timestamp: ts, clock: clock}, nil
 }

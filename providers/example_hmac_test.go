@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // A preset is a plain HMACOptions value: register it as it is, or change a
@@ -46,7 +47,7 @@ func ExampleGitHubOptions() {
 func ExampleStripeOptions() {
 	now := time.Unix(1700000030, 0)
 	opts := providers.StripeOptions()
-	opts.Clock = webhooks.ClockFunc(func() time.Time { return now })
+	opts.Clock = webhookstest.NewClock(now)
 	verifier, err := webhooks.NewHMACVerifier(opts,
 		webhooks.StaticSecrets("whsec_old", "whsec_new")) // rolling the endpoint secret
 	if err != nil {
@@ -85,7 +86,7 @@ func ExampleSlackOptions() {
 	const secret = "slack-signing-secret"
 	now := time.Unix(1741964966, 0)
 	opts := providers.SlackOptions()
-	opts.Clock = webhooks.ClockFunc(func() time.Time { return now })
+	opts.Clock = webhookstest.NewClock(now)
 	verifier, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets(secret))
 	if err != nil {
 		fmt.Println(err)

@@ -11,6 +11,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // Twilio signs the public URL it called and the form parameters. Behind a
@@ -52,7 +53,7 @@ func ExampleNewTwilioVerifier() {
 func ExampleNewEd25519Verifier() {
 	signedAt := time.Unix(1735689600, 0)
 	opts := providers.DiscordInteractionsOptions()
-	opts.Clock = webhooks.ClockFunc(func() time.Time { return signedAt.Add(time.Second) })
+	opts.Clock = webhookstest.NewClock(signedAt.Add(time.Second))
 	verifier, err := providers.NewEd25519Verifier(opts,
 		webhooks.StaticSecrets("d75a980182b10ab7d54bfed3c964073a0ee172f3daa62325af021a68f707511a"))
 	if err != nil {

@@ -100,8 +100,7 @@ func TestBasicAuthThroughGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	now := nhNow
-	clock := webhooks.ClockFunc(func() time.Time { return now })
+	clock := webhookstest.NewClock(nhNow)
 	gw, inbox, replay := quietGateway(t, "basic", v, clock)
 	post := func(body string, authorization ...string) *http.Request {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/basic", strings.NewReader(body))
@@ -121,7 +120,7 @@ func TestBasicAuthThroughGateway(t *testing.T) {
 	wantAnswer(t, serve(gw, post(event("e0"), oldCred, newCred)), http.StatusUnauthorized, webhooks.ReasonMalformedHeader, "two credentials")
 	wantAnswer(t, serve(gw, post(event("e0"), "Bearer "+base64.StdEncoding.EncodeToString([]byte("hooks:old-pass")))), http.StatusUnauthorized, webhooks.ReasonMalformedHeader, "a Bearer token")
 	wantAnswer(t, serve(gw, post(event("e0"), newCred)), http.StatusUnauthorized, webhooks.ReasonBadSignature, "a credential not yet configured")
-	nhStoredNothing(t, inbox, replay, now)
+	nhStoredNothing(t, inbox, replay, clock.Now())
 
 	// The round trip: 202, then 200 for the duplicate; the credential is
 	// never stored with the item.
@@ -150,7 +149,7 @@ func TestBasicAuthThroughGateway(t *testing.T) {
 	// Basic credentials carry no time, so there is no window to be
 	// outside of: a captured delivery sent again hours later verifies,
 	// and only the inbox's deduplication by event ID stops it.
-	now = nhNow.Add(6 * time.Hour)
+	clock.Set(nhNow.Add(6 * time.Hour))
 	wantAnswer(t, serve(gw, post(event("e1"), oldCred)), http.StatusUnauthorized, webhooks.ReasonBadSignature, "a replay with the retired credential")
 	wantAnswer(t, serve(gw, post(event("e4"), newCred)), http.StatusOK, "", "a replay hours later is a duplicate")
 	if n := inbox.Len(); n != 4 {

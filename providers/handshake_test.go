@@ -88,8 +88,8 @@ func TestHandshakeSecrets(t *testing.T) {
 		assert.Zero(t, inbox.Len())
 
 		// A handshake nobody expects is refused: it could plant a secret.
-		now := time.Now()
-		secrets := providers.NewHandshakeSecrets(webhooks.ClockFunc(func() time.Time { return now }))
+		clock := webhookstest.NewClock(time.Now())
+		secrets := providers.NewHandshakeSecrets(clock)
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
 		got, _ := secrets.Secrets(context.Background(), route)
@@ -97,7 +97,7 @@ func TestHandshakeSecrets(t *testing.T) {
 
 		// Nor after the window closed.
 		secrets.Expect(route, time.Minute)
-		now = now.Add(2 * time.Minute)
+		clock.Advance(2 * time.Minute)
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
 

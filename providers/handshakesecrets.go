@@ -45,7 +45,7 @@ type HandshakeSecrets struct {
 // clock (nil: the system clock).
 func NewHandshakeSecrets(clock webhooks.Clock) *HandshakeSecrets {
 	if clock == nil {
-		clock = webhooks.ClockFunc(time.Now)
+		clock = systemClock{}
 	}
 	return &HandshakeSecrets{clock: clock, expect: map[webhooks.Route]time.Time{}, secrets: map[webhooks.Route][]webhooks.Secret{}}
 }

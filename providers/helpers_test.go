@@ -21,6 +21,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // vector is a provider test vector stored under testdata/. Published
@@ -53,7 +54,7 @@ func loadVector(t *testing.T, path string) vector {
 var fixedNow = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
 func fixedClock(t time.Time) webhooks.Clock {
-	return webhooks.ClockFunc(func() time.Time { return t })
+	return webhookstest.NewClock(t)
 }
 
 var testRoute = webhooks.Route{Provider: "test", Tenant: "acme"}
@@ -142,7 +143,7 @@ var nhRoute = webhooks.Route{Provider: "test", Tenant: "acme"}
 var nhNow = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC) // Unix 1735689600
 
 func nhClock(t time.Time) webhooks.Clock {
-	return webhooks.ClockFunc(func() time.Time { return t })
+	return webhookstest.NewClock(t)
 }
 
 // nhRequest builds a POST request from a body and header name/value pairs;

@@ -119,7 +119,7 @@ func NewCertificateFetcher(opts CertificateFetcherOptions) (*CertificateFetcher,
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = webhooks.ClockFunc(time.Now)
+		clock = systemClock{}
 	}
 	return &CertificateFetcher{opts: opts, clock: clock, cache: map[string]cachedKey{}}, nil
 }

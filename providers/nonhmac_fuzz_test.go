@@ -196,7 +196,7 @@ func FuzzEd25519Verify(f *testing.F) {
 	f.Add("msg_1", "99999999999999999999", "v1a,====", "{}")
 	f.Add("msg_1", "1614265330", strings.Repeat("v1a,"+good+" ", 12), "{}")
 	opts := StandardWebhooksEd25519Options()
-	opts.Clock = webhooks.ClockFunc(func() time.Time { return time.Unix(1614265330, 0) })
+	opts.Clock = fixedClock(time.Unix(1614265330, 0))
 	v, err := NewEd25519Verifier(opts, webhooks.StaticSecrets("whpk_"+base64.StdEncoding.EncodeToString(key.Public().(ed25519.PublicKey))))
 	if err != nil {
 		f.Fatal(err)

@@ -31,7 +31,7 @@ type fuzzPreset struct {
 }
 
 func fuzzPresets(f *testing.F, now time.Time) []fuzzPreset {
-	clock := webhooks.ClockFunc(func() time.Time { return now })
+	clock := fixedClock(now)
 	swKey := []byte("fuzz-standard-webhooks-key-32byt")
 	body := func(_, _ string, body []byte) []byte { return body }
 	joined := func(prefix, sep string) func(ts, id string, body []byte) []byte {

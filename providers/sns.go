@@ -91,7 +91,7 @@ func NewSNSVerifier(opts SNSOptions, topics webhooks.CredentialResolver) (webhoo
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = webhooks.ClockFunc(time.Now)
+		clock = systemClock{}
 	}
 	return &snsVerifier{opts: opts, topics: topics, clock: clock}, nil
 }

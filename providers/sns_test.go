@@ -51,8 +51,7 @@ func TestSNSSignatureVersionsAndCache(t *testing.T) {
 	require.NoError(t, err)
 	certs := newCertServer(t, key.CertificatePEM)
 	key.CertURL = certs.srv.URL + "/SimpleNotificationService-test.pem"
-	now := time.Now()
-	clock := webhooks.ClockFunc(func() time.Time { return now })
+	clock := webhookstest.NewClock(time.Now())
 	v, err := providers.New("sns", providers.Config{Secrets: webhooks.StaticSecrets(key.TopicARN), HTTPClient: certs.srv.Client(), KeyHosts: []string{certs.host()}, Clock: clock})
 	require.NoError(t, err)
 
@@ -72,7 +71,7 @@ func TestSNSSignatureVersionsAndCache(t *testing.T) {
 	assert.Equal(t, int64(1), certs.hits.Load(), "the certificate is fetched once and cached")
 
 	// After the TTL it is fetched again.
-	now = now.Add(providers.DefaultKeyTTL + time.Minute)
+	clock.Advance(providers.DefaultKeyTTL + time.Minute)
 	key.SignatureVersion = "2"
 	body, err := key.Sign(webhookstest.SNSMessage{Message: "later"})
 	require.NoError(t, err)

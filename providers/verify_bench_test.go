@@ -147,7 +147,7 @@ type benchCase struct {
 // the floor over the same signed content.
 func hmacBenchCase(b *testing.B, opts webhooks.HMACOptions, secret string, msg webhookstest.HMACMessage) benchCase {
 	b.Helper()
-	opts.Clock = webhooks.ClockFunc(func() time.Time { return benchNow })
+	opts.Clock = webhookstest.NewClock(benchNow)
 	msg.Timestamp = benchNow
 	if opts.Timestamp.Path != "" {
 		msg.Timestamp = time.Time{} // the body carries it
@@ -267,7 +267,7 @@ func catalogBenchCase(name string) (benchCase, error) {
 	v, err := providers.New(name, providers.Config{
 		Secrets:   webhooks.StaticSecrets(signer.Credential()),
 		PublicURL: "https://hooks.example.com",
-		Clock:     webhooks.ClockFunc(func() time.Time { return benchNow }),
+		Clock:     webhookstest.NewClock(benchNow),
 	})
 	if err != nil {
 		return benchCase{}, err
@@ -325,7 +325,7 @@ func benchCases(b *testing.B) map[string]func() benchCase {
 // is ed25519.Verify of the signed message.
 func ed25519BenchCase(b *testing.B, opts providers.Ed25519Options, keys webhookstest.Ed25519KeyPair, msg webhookstest.Ed25519Message) benchCase {
 	b.Helper()
-	opts.Clock = webhooks.ClockFunc(func() time.Time { return benchNow })
+	opts.Clock = webhookstest.NewClock(benchNow)
 	msg.Timestamp = benchNow
 	h, err := webhookstest.SignEd25519(opts, keys.Private, msg)
 	if err != nil {

@@ -17,7 +17,7 @@ import (
 
 var edAt = time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
 
-func edClock() webhooks.Clock { return webhooks.ClockFunc(func() time.Time { return edAt }) }
+func edClock() webhooks.Clock { return webhookstest.NewClock(edAt) }
 
 func TestEd25519KeyPair(t *testing.T) {
 	t.Parallel()

@@ -19,7 +19,7 @@ import (
 func ExampleSignHMAC() {
 	const secret = "whsec_test_only"
 	now := time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
-	clock := webhooks.ClockFunc(func() time.Time { return now })
+	clock := webhookstest.NewClock(now)
 
 	opts := providers.StripeOptions()
 	opts.Clock = clock

@@ -21,7 +21,7 @@ import (
 func ExampleSignEd25519() {
 	keys := webhookstest.NewEd25519KeyPair()
 	now := time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC)
-	clock := webhooks.ClockFunc(func() time.Time { return now })
+	clock := webhookstest.NewClock(now)
 
 	opts := providers.DiscordInteractionsOptions()
 	opts.Clock = clock

@@ -116,7 +116,7 @@ func TestSignHMACHeaders(t *testing.T) {
 				}
 			}
 			// And the verifier accepts it.
-			v, err := webhooks.NewHMACVerifier(withClock(tt.opts, webhooks.ClockFunc(func() time.Time { return at })), webhooks.StaticSecrets(tt.secret))
+			v, err := webhooks.NewHMACVerifier(withClock(tt.opts, webhookstest.NewClock(at)), webhooks.StaticSecrets(tt.secret))
 			if err != nil {
 				t.Fatal(err)
 			}
