@@ -444,7 +444,9 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		// which deduplicates it for as long as it keeps the item: a second
 		// registration would only cost a second commit per webhook.
 		seen, err := g.replay.Register(ctx, ReplayRegistration{
-			Key:           ReplayKey{Provider: route.Provider, Tenant: route.Tenant, Key: ver.ReplayKey},
+			Provider:      route.Provider,
+			Tenant:        route.Tenant,
+			Key:           ver.ReplayKey,
 			PayloadSHA256: digest,
 			Now:           now,
 			ExpiresAt:     now.Add(g.cfg.replayTTL),

@@ -290,8 +290,7 @@ func TestGatewayReplayStore(t *testing.T) {
 
 	// A replay key registered with another payload is a conflict, even
 	// under another event ID.
-	_, err = replay.Register(context.Background(), webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "acme", Key: "n2"},
-		PayloadSHA256: sha256.Sum256([]byte("other")), Now: base, ExpiresAt: base.Add(time.Hour)})
+	_, err = replay.Register(context.Background(), replayReg(webhooks.ReplayRegistration{Provider: "acme", Key: "n2"}, sha256.Sum256([]byte("other")), base, base.Add(time.Hour)))
 	require.NoError(t, err)
 	r = post(t, f.gw, "/webhooks/acme", `{}`, withNonce("ev2", "n2"))
 	assert.Equal(t, http.StatusConflict, r.Code)
@@ -351,7 +350,7 @@ func TestGatewaySemanticDigestAndReplayKey(t *testing.T) {
 	assert.Equal(t, http.StatusOK, post(t, gw, "/webhooks/semantic", "data|delivery-2", nil).Code, "same semantic digest: a duplicate")
 	assert.Equal(t, http.StatusConflict, post(t, gw, "/webhooks/semantic", "other|delivery-3", nil).Code)
 
-	outcome, err := replay.Register(context.Background(), webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "semantic", Key: "nonce-data"}, PayloadSHA256: sha256.Sum256([]byte("data")), Now: base, ExpiresAt: base.Add(time.Hour)})
+	outcome, err := replay.Register(context.Background(), replayReg(webhooks.ReplayRegistration{Provider: "semantic", Key: "nonce-data"}, sha256.Sum256([]byte("data")), base, base.Add(time.Hour)))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ReplaySeen, outcome, "the verifier's replay key was registered with the semantic digest")
 }

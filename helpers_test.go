@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
 )
 
 var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
@@ -75,3 +77,9 @@ func (s *syncBuffer) waitFor(t *testing.T, substr string) {
 
 // maxKeyBytes is the documented bound on tenants, event IDs and types.
 const maxKeyBytes = 512
+
+// replayReg is k with a digest and times.
+func replayReg(k webhooks.ReplayRegistration, digest [32]byte, now, expiresAt time.Time) webhooks.ReplayRegistration {
+	k.PayloadSHA256, k.Now, k.ExpiresAt = digest, now, expiresAt
+	return k
+}

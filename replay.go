@@ -7,13 +7,6 @@ import (
 	"time"
 )
 
-// ReplayKey identifies a registration in the ReplayStore.
-type ReplayKey struct {
-	Provider string
-	Tenant   string
-	Key      string
-}
-
 // ReplayOutcome says what ReplayStore.Register found.
 type ReplayOutcome int
 
@@ -42,9 +35,13 @@ func (o ReplayOutcome) String() string {
 	return fmt.Sprintf("ReplayOutcome(%d)", int(o))
 }
 
-// ReplayRegistration asks a ReplayStore to register a replay key.
+// ReplayRegistration asks a ReplayStore to register a replay key. A
+// registration is identified by its provider, tenant and key, compared
+// exactly.
 type ReplayRegistration struct {
-	Key ReplayKey
+	Provider string
+	Tenant   string
+	Key      string
 	// PayloadSHA256 is the digest a later delivery with Key is compared
 	// with.
 	PayloadSHA256 [sha256.Size]byte
@@ -59,7 +56,7 @@ type ReplayRegistration struct {
 // verifiers give of their own (Verification.ReplayKey), such as nonces that
 // differ from event IDs; the inbox deduplicates event IDs itself.
 //
-// Register atomically registers reg.Key with reg.PayloadSHA256 until
+// Register atomically registers reg's key with reg.PayloadSHA256 until
 // reg.ExpiresAt unless it is registered and not expired at reg.Now; of
 // concurrent calls with one key exactly one reports ReplayNew. An existing
 // registration is not extended. Implementations must be safe for concurrent

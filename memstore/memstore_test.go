@@ -30,8 +30,8 @@ func TestReplayEvictsExpiredKeys(t *testing.T) {
 	digest := sha256.Sum256([]byte("p"))
 	const expired = 3*evictPerRegister + 10
 	for i := range expired {
-		k := webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("old-", i)}
-		if _, err := r.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: digest, Now: base, ExpiresAt: base.Add(time.Second)}); err != nil {
+		k := webhooks.ReplayRegistration{Provider: "acme", Key: fmt.Sprint("old-", i)}
+		if _, err := r.Register(ctx, replayReg(k, digest, base, base.Add(time.Second))); err != nil {
 			t.Fatalf("Register: %v", err)
 		}
 	}
@@ -43,8 +43,8 @@ func TestReplayEvictsExpiredKeys(t *testing.T) {
 	// adds its own, so after four calls all expired keys are gone.
 	later := base.Add(time.Minute)
 	for i := range 4 {
-		k := webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("new-", i)}
-		if _, err := r.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: digest, Now: later, ExpiresAt: later.Add(time.Hour)}); err != nil {
+		k := webhooks.ReplayRegistration{Provider: "acme", Key: fmt.Sprint("new-", i)}
+		if _, err := r.Register(ctx, replayReg(k, digest, later, later.Add(time.Hour))); err != nil {
 			t.Fatalf("Register: %v", err)
 		}
 		want := max(expired-(i+1)*evictPerRegister, 0) + i + 1
@@ -61,11 +61,11 @@ func TestReplayEvictionKeepsReregisteredKey(t *testing.T) {
 	t.Parallel()
 	r := NewReplay()
 	ctx := t.Context()
-	k := webhooks.ReplayKey{Provider: "acme", Key: "k"}
+	k := webhooks.ReplayRegistration{Provider: "acme", Key: "k"}
 	a, b := sha256.Sum256([]byte("a")), sha256.Sum256([]byte("b"))
 	register := func(d [sha256.Size]byte, now, exp time.Time, want webhooks.ReplayOutcome) {
 		t.Helper()
-		got, err := r.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: d, Now: now, ExpiresAt: exp})
+		got, err := r.Register(ctx, replayReg(k, d, now, exp))
 		if err != nil || got != want {
 			t.Fatalf("Register(now=%v) = (%v, %v); want (%v, nil)", now, got, err, want)
 		}
@@ -316,4 +316,10 @@ func TestInboxDeleteClosed(t *testing.T) {
 	if err != nil || len(page.Items) != 2 {
 		t.Errorf("List(closed) after DeleteClosed = %d items, %v; want the 2 kept", len(page.Items), err)
 	}
+}
+
+// replayReg is k with a digest and times.
+func replayReg(k webhooks.ReplayRegistration, digest [32]byte, now, expiresAt time.Time) webhooks.ReplayRegistration {
+	k.PayloadSHA256, k.Now, k.ExpiresAt = digest, now, expiresAt
+	return k
 }

@@ -3,8 +3,6 @@ package memstore
 import (
 	"container/heap"
 	"time"
-
-	webhooks "github.com/hookinbox/webhooks"
 )
 
 // dueQueue is a min-heap of the pending and leased entries by due time
@@ -77,7 +75,7 @@ func (q *dueQueue) remove(e *entry) {
 type expiryQueue []expiry
 
 type expiry struct {
-	key webhooks.ReplayKey
+	key replayKey
 	at  time.Time
 }
 

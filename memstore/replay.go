@@ -23,9 +23,12 @@ const evictPerRegister = 64
 // Replay keeps its expired registrations until the next Register.
 type Replay struct {
 	mu       sync.Mutex
-	regs     map[webhooks.ReplayKey]registration
+	regs     map[replayKey]registration
 	expiries expiryQueue
 }
+
+// replayKey identifies a registration.
+type replayKey struct{ provider, tenant, key string }
 
 type registration struct {
 	digest    [sha256.Size]byte
@@ -36,7 +39,7 @@ var _ webhooks.ReplayStore = (*Replay)(nil)
 
 // NewReplay returns an empty in-memory replay store.
 func NewReplay() *Replay {
-	return &Replay{regs: make(map[webhooks.ReplayKey]registration)}
+	return &Replay{regs: make(map[replayKey]registration)}
 }
 
 // Register implements webhooks.ReplayStore.
@@ -44,7 +47,7 @@ func (r *Replay) Register(ctx context.Context, reg webhooks.ReplayRegistration) 
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
-	key, payloadSHA256, now, expiresAt := reg.Key, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
+	key, payloadSHA256, now, expiresAt := replayKey{reg.Provider, reg.Tenant, reg.Key}, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
 	r.mu.Lock()
 	defer r.mu.Unlock()
 

@@ -181,8 +181,8 @@ func BenchmarkRegister(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		k := webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r-%09d", i)}
-		if _, err := s.Register(b.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: d, Now: baseTime, ExpiresAt: baseTime.Add(time.Hour)}); err != nil {
+		k := webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r-%09d", i)}
+		if _, err := s.Register(b.Context(), replayReg(k, d, baseTime, baseTime.Add(time.Hour))); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -81,13 +81,13 @@ func TestDatabaseClock(t *testing.T) {
 
 	// Replay keys: registered by a slow clock, checked by a fast one.
 	digest := sha256.Sum256([]byte("body"))
-	rk := webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: "r1"}
+	rk := webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: "r1"}
 	n := slowNow()
-	out, err := slow.Register(ctx, webhooks.ReplayRegistration{Key: rk, PayloadSHA256: digest, Now: n, ExpiresAt: n.Add(5 * time.Minute)})
+	out, err := slow.Register(ctx, replayReg(rk, digest, n, n.Add(5*time.Minute)))
 	require.NoError(t, err)
 	require.Equal(t, webhooks.ReplayNew, out)
 	n = fastNow()
-	out, err = fast.Register(ctx, webhooks.ReplayRegistration{Key: rk, PayloadSHA256: digest, Now: n, ExpiresAt: n.Add(5 * time.Minute)})
+	out, err = fast.Register(ctx, replayReg(rk, digest, n, n.Add(5*time.Minute)))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ReplaySeen, out, "not expired by the server's clock")
 	deleted, err := fast.DeleteExpiredReplayKeys(ctx, fastNow(), 10)

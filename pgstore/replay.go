@@ -18,9 +18,9 @@ import (
 // DeleteExpiredReplayKeys removes them. With the database clock the key
 // expires reg.ExpiresAt.Sub(reg.Now) after the server's now().
 func (s *Store) Register(ctx context.Context, reg webhooks.ReplayRegistration) (webhooks.ReplayOutcome, error) {
-	key, payloadSHA256, now, expiresAt := reg.Key, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
+	payloadSHA256, now, expiresAt := reg.PayloadSHA256, reg.Now, reg.ExpiresAt
 	for _, f := range []struct{ what, v string }{
-		{"provider", key.Provider}, {"tenant", key.Tenant}, {"replay key", key.Key},
+		{"provider", reg.Provider}, {"tenant", reg.Tenant}, {"replay key", reg.Key},
 	} {
 		if err := checkText(f.what, f.v); err != nil {
 			return 0, err
@@ -36,7 +36,7 @@ func (s *Store) Register(ctx context.Context, reg webhooks.ReplayRegistration) (
 	}
 	var registered, sameDigest bool
 	err = s.pool.QueryRow(ctx, s.sql.register,
-		key.Provider, key.Tenant, key.Key, payloadSHA256[:], pgtype.UUID{Bytes: id, Valid: true},
+		reg.Provider, reg.Tenant, reg.Key, payloadSHA256[:], pgtype.UUID{Bytes: id, Valid: true},
 		s.now(now), expires, expiresAt.Sub(now).Microseconds(),
 	).Scan(&registered, &sameDigest)
 	if err != nil {

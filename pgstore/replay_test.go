@@ -21,9 +21,9 @@ func TestRegisterReplacesExpiredOnceUnderConcurrency(t *testing.T) {
 	pool := pgtest.NewPool(t, 8)
 	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
 	ctx := t.Context()
-	k := webhooks.ReplayKey{Provider: "acme", Tenant: "", Key: "msg_1"}
+	k := webhooks.ReplayRegistration{Provider: "acme", Tenant: "", Key: "msg_1"}
 	old := sha256.Sum256([]byte("old"))
-	out, err := s.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: old, Now: baseTime, ExpiresAt: baseTime.Add(time.Minute)})
+	out, err := s.Register(ctx, replayReg(k, old, baseTime, baseTime.Add(time.Minute)))
 	require.NoError(t, err)
 	require.Equal(t, webhooks.ReplayNew, out)
 
@@ -36,7 +36,7 @@ func TestRegisterReplacesExpiredOnceUnderConcurrency(t *testing.T) {
 	for i := range n {
 		wg.Go(func() {
 			<-start
-			outcomes[i], errs[i] = s.Register(ctx, webhooks.ReplayRegistration{Key: k, PayloadSHA256: digests[i%2], Now: now, ExpiresAt: now.Add(time.Hour)})
+			outcomes[i], errs[i] = s.Register(ctx, replayReg(k, digests[i%2], now, now.Add(time.Hour)))
 		})
 	}
 	close(start)
@@ -60,4 +60,10 @@ func TestRegisterReplacesExpiredOnceUnderConcurrency(t *testing.T) {
 		}
 		assert.Equal(t, want, outcomes[i], "call %d", i)
 	}
+}
+
+// replayReg is k with a digest and times.
+func replayReg(k webhooks.ReplayRegistration, digest [32]byte, now, expiresAt time.Time) webhooks.ReplayRegistration {
+	k.PayloadSHA256, k.Now, k.ExpiresAt = digest, now, expiresAt
+	return k
 }

@@ -84,12 +84,12 @@ func TestDeleteExpiredReplayKeys(t *testing.T) {
 	s := newStore(t)
 	ctx := t.Context()
 	digest := sha256.Sum256([]byte("body"))
-	key := func(i int) webhooks.ReplayKey {
-		return webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r%02d", i)}
+	key := func(i int) webhooks.ReplayRegistration {
+		return webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r%02d", i)}
 	}
 	// Key i expires at baseTime + i minutes.
 	for i := range 30 {
-		out, err := s.Register(ctx, webhooks.ReplayRegistration{Key: key(i), PayloadSHA256: digest, Now: baseTime.Add(-time.Hour), ExpiresAt: baseTime.Add(time.Duration(i) * time.Minute)})
+		out, err := s.Register(ctx, replayReg(key(i), digest, baseTime.Add(-time.Hour), baseTime.Add(time.Duration(i)*time.Minute)))
 		require.NoError(t, err)
 		require.Equal(t, webhooks.ReplayNew, out)
 	}
@@ -109,10 +109,10 @@ func TestDeleteExpiredReplayKeys(t *testing.T) {
 	assert.Equal(t, 17, rows)
 
 	// An unexpired key is still seen; a deleted one registers anew.
-	out, err := s.Register(ctx, webhooks.ReplayRegistration{Key: key(20), PayloadSHA256: digest, Now: baseTime.Add(12 * time.Minute), ExpiresAt: baseTime.Add(time.Hour)})
+	out, err := s.Register(ctx, replayReg(key(20), digest, baseTime.Add(12*time.Minute), baseTime.Add(time.Hour)))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ReplaySeen, out)
-	out, err = s.Register(ctx, webhooks.ReplayRegistration{Key: key(3), PayloadSHA256: digest, Now: baseTime.Add(12 * time.Minute), ExpiresAt: baseTime.Add(time.Hour)})
+	out, err = s.Register(ctx, replayReg(key(3), digest, baseTime.Add(12*time.Minute), baseTime.Add(time.Hour)))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.ReplayNew, out)
 }
@@ -259,7 +259,7 @@ func TestRetentionDeletesInBoundedBatches(t *testing.T) {
 	const items, batch = 23, 5
 	for i := range items {
 		mustEnqueueNew(t, s, testEnvelope(testKey(fmt.Sprintf("b%02d", i)), fmt.Sprint(i), baseTime))
-		_, err := s.Register(ctx, webhooks.ReplayRegistration{Key: webhooks.ReplayKey{Provider: "acme", Key: fmt.Sprint("k", i)}, PayloadSHA256: sha256.Sum256([]byte("p")), Now: baseTime, ExpiresAt: baseTime.Add(time.Minute)})
+		_, err := s.Register(ctx, replayReg(webhooks.ReplayRegistration{Provider: "acme", Key: fmt.Sprint("k", i)}, sha256.Sum256([]byte("p")), baseTime, baseTime.Add(time.Minute)))
 		require.NoError(t, err)
 	}
 	leases, err := s.Acquire(ctx, acquireReq(baseTime, time.Minute, items))

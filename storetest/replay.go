@@ -24,20 +24,28 @@ var (
 	digestB = sha256.Sum256([]byte("payload B"))
 )
 
-func replayKey(k string) webhooks.ReplayKey {
-	return webhooks.ReplayKey{Provider: "acme", Tenant: "t1", Key: k}
+// replayKey is a registration of key k for provider "acme", tenant "t1",
+// to be completed by registration.
+func replayKey(k string) webhooks.ReplayRegistration {
+	return webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: k}
+}
+
+// registration is k with a digest and times.
+func registration(k webhooks.ReplayRegistration, digest [sha256.Size]byte, now, expiresAt time.Time) webhooks.ReplayRegistration {
+	k.PayloadSHA256, k.Now, k.ExpiresAt = digest, now, expiresAt
+	return k
 }
 
 // wantRegister requires Register(key, digest, now, expiresAt) to report want.
-func wantRegister(t *testing.T, s webhooks.ReplayStore, k webhooks.ReplayKey, digest [sha256.Size]byte, now, expiresAt time.Time, want webhooks.ReplayOutcome, why string) {
+func wantRegister(t *testing.T, s webhooks.ReplayStore, k webhooks.ReplayRegistration, digest [sha256.Size]byte, now, expiresAt time.Time, want webhooks.ReplayOutcome, why string) {
 	t.Helper()
-	got, err := s.Register(t.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digest, Now: now, ExpiresAt: expiresAt})
+	got, err := s.Register(t.Context(), registration(k, digest, now, expiresAt))
 	if err != nil {
-		t.Fatalf("Register(%+v, now=%s): %v; want no error", k, fmtTime(now), err)
+		t.Fatalf("Register(%s/%s/%s, now=%s): %v; want no error", k.Provider, k.Tenant, k.Key, fmtTime(now), err)
 	}
 	if got != want {
-		t.Errorf("Register(%+v, digest %x…, now=%s, expiresAt=%s) = %v; want %v: %s",
-			k, digest[:4], fmtTime(now), fmtTime(expiresAt), got, want, why)
+		t.Errorf("Register(%s/%s/%s, digest %x…, now=%s, expiresAt=%s) = %v; want %v: %s",
+			k.Provider, k.Tenant, k.Key, digest[:4], fmtTime(now), fmtTime(expiresAt), got, want, why)
 	}
 }
 
@@ -76,7 +84,7 @@ func testRegisterConcurrent(t *testing.T, s webhooks.ReplayStore) {
 	k := replayKey("r1")
 	outcomes := make([]webhooks.ReplayOutcome, n)
 	runConcurrently(n, func(i int) {
-		o, err := s.Register(t.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digestA, Now: base, ExpiresAt: at(time.Hour)})
+		o, err := s.Register(t.Context(), registration(k, digestA, base, at(time.Hour)))
 		if err != nil {
 			t.Errorf("concurrent Register: %v; want no error", err)
 		}
@@ -94,7 +102,7 @@ func testRegisterConcurrentConflictingDigests(t *testing.T, s webhooks.ReplaySto
 	digests := [2][sha256.Size]byte{digestA, digestB}
 	outcomes := make([]webhooks.ReplayOutcome, n)
 	runConcurrently(n, func(i int) {
-		o, err := s.Register(t.Context(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digests[i%2], Now: base, ExpiresAt: at(time.Hour)})
+		o, err := s.Register(t.Context(), registration(k, digests[i%2], base, at(time.Hour)))
 		if err != nil {
 			t.Errorf("concurrent Register: %v; want no error", err)
 		}
@@ -124,7 +132,7 @@ func testRegisterConcurrentConflictingDigests(t *testing.T, s webhooks.ReplaySto
 }
 
 func testRegisterKeysAreExact(t *testing.T, s webhooks.ReplayStore) {
-	keys := []webhooks.ReplayKey{
+	keys := []webhooks.ReplayRegistration{
 		{Provider: "acme", Tenant: "", Key: "r1"},
 		{Provider: "acme", Tenant: "t1", Key: "r1"},
 		{Provider: "Acme", Tenant: "t1", Key: "r1"},
@@ -145,7 +153,7 @@ func testRegisterKeysAreExact(t *testing.T, s webhooks.ReplayStore) {
 
 func testRegisterCanceledContext(t *testing.T, s webhooks.ReplayStore) {
 	k := replayKey("r1")
-	_, err := s.Register(canceledContext(), webhooks.ReplayRegistration{Key: k, PayloadSHA256: digestA, Now: base, ExpiresAt: at(time.Hour)})
+	_, err := s.Register(canceledContext(), registration(k, digestA, base, at(time.Hour)))
 	wantCanceled(t, err, "Register")
 	wantRegister(t, s, k, digestA, base, at(time.Hour), webhooks.ReplayNew, "the call with a canceled context must not register the key")
 }
