@@ -283,9 +283,12 @@ var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 // rare large body, go to the garbage collector.
 const maxPooledBody = 256 << 10
 
+// getBodyBuffer returns a buffer sized for a body of contentLength bytes,
+// which the caller has checked against the body limit: a body that
+// announces its length is read without the buffer growing by doubling.
 func getBodyBuffer(contentLength int64) *bytes.Buffer {
 	buf := bodyBuffers.Get().(*bytes.Buffer)
-	if contentLength > 0 && contentLength <= maxPooledBody {
+	if contentLength > 0 {
 		buf.Grow(int(contentLength) + 1) // +1: ReadFrom then sees EOF without growing
 	}
 	return buf
