@@ -446,8 +446,7 @@ func TestProcessorRenewsQueuedLeases(t *testing.T) {
 	// Then it is lost (another worker took it over): the item is not run
 	// when the worker frees up.
 	store.lose.Store(true)
-	for e := store.nextExtend(t); e.Key != store.key || e.Err == nil; e = store.nextExtend(t) {
-	}
+	logs.waitFor(t, "lease lost while its item waited for a worker")
 	close(release)
 	require.Equal(t, "succeeded", store.next(t).Op)
 	logs.waitFor(t, "lease lost before its handler started")

@@ -35,6 +35,8 @@ type renewal struct {
 	cancel context.CancelCauseFunc
 	// busy is set while an extension is in flight.
 	busy bool
+	// started is set once a worker took the lease's item.
+	started bool
 }
 
 func newRenewer(p *Processor) *renewer {
@@ -60,7 +62,7 @@ func (r *renewer) start(l *Lease, cancel context.CancelCauseFunc) bool {
 	if rn == nil {
 		return false
 	}
-	rn.cancel = cancel
+	rn.cancel, rn.started = cancel, true
 	return true
 }
 
@@ -145,6 +147,10 @@ func (r *renewer) extend(detached context.Context, l *Lease) {
 		delete(r.leases, l)
 		if rn.cancel != nil {
 			rn.cancel(ErrLeaseLost)
+		}
+		if !rn.started {
+			p.cfg.logger.InfoContext(detached, "lease lost while its item waited for a worker; it will not be run here",
+				"provider", l.Item.Key.Provider, "tenant", l.Item.Key.Tenant, "event_id", l.Item.Key.EventID)
 		}
 	default:
 		p.cfg.logger.WarnContext(detached, "extending a lease failed; will try again at the next tick",
