@@ -59,6 +59,18 @@
 // [VerifyHTTPRequest] and [VerifyMiddleware] verify without the inbox, for
 // hosts that handle requests synchronously.
 //
+// # Seeing and steering the inbox
+//
+// Every attempt is kept in the item's history ([WithWorkerIdentity] names
+// the worker and the code version that ran it). Package ops is the
+// operators' API over a store: an item with its attempts, audit and
+// quarantined conflicting deliveries, lists by query, audited replay (one
+// item or in bulk, with a dry run and a spread), closing a dead letter on
+// purpose, and stats. Package admin serves it as a JSON API and a
+// read-only page, command hookinbox (cmd/hookinbox) from a shell, and
+// package otelwebhooks turns an [Observer] ([WithObserver]) into
+// OpenTelemetry metrics and traces.
+//
 // # Guarantees
 //
 // Nothing is acknowledged with a 2xx answer unless the store has made it
