@@ -90,31 +90,49 @@ func TestCompleteTxWithTheHostsWrites(t *testing.T) {
 	assert.Equal(t, 2, countRows(t, pool, invoices))
 }
 
+// TestCompleteTxRefuses: every refusal fails the host's transaction, so a
+// handler that ignores CompleteTx's error still cannot commit its writes.
 func TestCompleteTxRefuses(t *testing.T) {
 	t.Parallel()
-	s, pool, _ := newBusinessStore(t, 2)
+	s, pool, invoices := newBusinessStore(t, 2)
 	ctx := t.Context()
 	mustEnqueueNew(t, s, testEnvelope(testKey("e1"), "{}", baseTime))
 	l := acquireOne(t, s, baseTime, time.Minute)
+	before, err := s.Get(ctx, l.Key())
+	require.NoError(t, err)
 
 	require.ErrorContains(t, s.CompleteTx(ctx, nil, eventOf(l)), "pgx.Tx")
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
-	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	for name, ev := range map[string]webhooks.Event{
 		"no lease token":     {Provider: "acme", Tenant: "t1", ID: "e1"},
 		"a malformed token":  {Provider: "acme", Tenant: "t1", ID: "e1", LeaseToken: "not-a-uuid"},
 		"an unstorable key":  {Provider: "acme", Tenant: "t1", ID: "e1\xff", LeaseToken: l.Token},
 		"another item's key": {Provider: "acme", Tenant: "t1", ID: "e2", LeaseToken: l.Token},
+		"a forged token":     {Provider: "acme", Tenant: "t1", ID: "e1", LeaseToken: "00000000-0000-4000-8000-000000000000"},
 	} {
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, `INSERT INTO `+invoices+` (event_id) VALUES ($1)`, name)
+		require.NoError(t, err)
 		assert.ErrorIs(t, s.CompleteTx(ctx, tx, ev), webhooks.ErrLeaseLost, name)
+		// The handler ignores the refusal and commits: the commit fails.
+		assert.ErrorIs(t, tx.Commit(ctx), pgx.ErrTxCommitRollback, name)
 	}
-	// A refusal is no SQL error: the transaction is still usable.
-	require.NoError(t, s.CompleteTx(ctx, tx, eventOf(l)))
-	require.NoError(t, tx.Commit(ctx))
+	assert.Zero(t, countRows(t, pool, invoices), "no business write of a refused completion is kept")
+	after, err := s.Get(ctx, l.Key())
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "a refused completion changes nothing")
+
+	require.NoError(t, handle(ctx, s, pool, invoices, eventOf(l)))
+	assert.Equal(t, 1, countRows(t, pool, invoices))
 	it, err := s.Get(ctx, l.Key())
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StateSucceeded, it.State)
+
+	// Completing it again is ErrAlreadySettled, and fails that transaction too.
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	assert.ErrorIs(t, s.CompleteTx(ctx, tx, eventOf(l)), webhooks.ErrAlreadySettled)
+	assert.ErrorIs(t, tx.Commit(ctx), pgx.ErrTxCommitRollback)
 }
 
 // awaitBlockedBy waits until another session waits for a lock held by the

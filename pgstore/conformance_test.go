@@ -33,8 +33,9 @@ func TestInboxConformance(t *testing.T) {
 }
 
 // completeInTx is storetest's hook for CompleteTx: it completes ev in a
-// transaction of its own and commits or rolls back.
-func completeInTx(t *testing.T, s storetest.Store, ev webhooks.Event, commit bool) error {
+// transaction of its own, then commits or rolls back whatever the
+// completion returned.
+func completeInTx(t *testing.T, s storetest.Store, ev webhooks.Event, commit bool) (completeErr, commitErr error) {
 	t.Helper()
 	ts := s.(txStore)
 	ctx := t.Context()
@@ -43,13 +44,11 @@ func completeInTx(t *testing.T, s storetest.Store, ev webhooks.Event, commit boo
 		t.Fatalf("beginning a transaction: %v", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
-	if err := ts.CompleteTx(ctx, tx, ev); err != nil {
-		return err
-	}
+	completeErr = ts.CompleteTx(ctx, tx, ev)
 	if !commit {
-		return tx.Rollback(ctx)
+		return completeErr, tx.Rollback(ctx)
 	}
-	return tx.Commit(ctx)
+	return completeErr, tx.Commit(ctx)
 }
 
 func TestReplayConformance(t *testing.T) {

@@ -394,11 +394,13 @@ func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 // tx, so that the handler's own writes and the item's completion commit or
 // roll back together. It is fenced by ev.LeaseToken like every settlement:
 // when that is not the item's current lease token (the lease expired and
-// another worker took the item, say), it changes nothing and returns an
-// error wrapping webhooks.ErrLeaseLost, or webhooks.ErrAlreadySettled when
-// that token already settled the item. The handler must then return the
-// error, so that tx rolls back and its business writes with it: another
-// worker holds the item and will run the handler again.
+// another worker took the item, say), it changes nothing, makes tx fail
+// (it can no longer commit: Commit returns an error and rolls back, and
+// the business writes with it) and returns an error wrapping
+// webhooks.ErrLeaseLost, or webhooks.ErrAlreadySettled when that token
+// already settled the item. The handler should return that error: another
+// worker holds the item and will run the handler again. (Inside a
+// savepoint, a pgx nested transaction, only the savepoint fails.)
 //
 // After tx commits, the Processor's own settlement of the event finds the
 // item settled (ErrAlreadySettled) and changes nothing; if tx rolls back,
@@ -416,12 +418,26 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 		return errors.New("pgstore: CompleteTx needs the host's pgx.Tx; got nil")
 	}
 	if ev.LeaseToken == "" {
+		failTx(ctx, tx)
 		return fmt.Errorf("pgstore: complete %s in the host's transaction: the event has no lease token (only a Processor's events carry one): %w",
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
 	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
 	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()))
+	if errors.Is(err, webhooks.ErrLeaseLost) || errors.Is(err, webhooks.ErrAlreadySettled) {
+		failTx(ctx, tx)
+	}
 	return err
+}
+
+// failTx makes tx fail, so that it can only roll back: its commit then
+// returns an error (pgx.ErrTxCommitRollback). CompleteTx does it on a
+// refusal, so that a handler that ignores the refusal cannot commit its
+// business writes while another worker runs the same event.
+func failTx(ctx context.Context, tx pgx.Tx) {
+	// The statement's error is the point; a broken connection fails the
+	// transaction as surely.
+	_, _ = tx.Exec(ctx, `DO $$BEGIN RAISE EXCEPTION 'hookinbox: the webhook''s lease was lost or its item already settled, so this transaction cannot commit: return CompleteTx''s error from the handler' USING ERRCODE = 'P0001'; END$$`)
 }
 
 // fenced runs a statement made by fencedSQL on q with the lease's key and

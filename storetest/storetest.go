@@ -27,26 +27,27 @@ type Store interface {
 // value runs the cases every store must pass.
 type Features struct {
 	// CompleteInTx, when set, completes the item of ev inside a
-	// transaction of the store's own kind and then commits that
-	// transaction when commit is true or rolls it back when it is false;
-	// it is how the suite reaches a method such as pgstore's CompleteTx,
-	// which marks an item succeeded together with a handler's own writes.
-	// s is a store returned by newStore, and ev carries the lease's token
-	// in its LeaseToken field. It returns the completion's error (and then
-	// rolls back, whatever commit says), or else the commit's.
+	// transaction of the store's own kind and then, whatever the
+	// completion returned, commits that transaction when commit is true or
+	// rolls it back when it is false; it is how the suite reaches a method
+	// such as pgstore's CompleteTx, which marks an item succeeded together
+	// with a handler's own writes. s is a store returned by newStore, and
+	// ev carries the lease's token in its LeaseToken field. It returns the
+	// completion's error and the commit's (nil after a rollback).
 	//
 	// The suite requires: a committed completion makes the item succeeded
 	// once, after which settling under the same token reports
 	// [webhooks.ErrAlreadySettled]; a rolled-back one leaves the item
 	// leased under its token; a completion under a token that is not
-	// current is refused with an error wrapping [webhooks.ErrLeaseLost]
-	// and changes
-	// nothing. The completion time is the store's own, so the suite checks
-	// that CompletedAt is set, not its value.
+	// current is refused with an error wrapping [webhooks.ErrLeaseLost],
+	// changes nothing, and makes the transaction fail: its commit returns
+	// an error, so a handler that ignores the refusal cannot commit its
+	// own writes either. The completion time is the store's own, so the
+	// suite checks that CompletedAt is set, not its value.
 	//
 	// A completion is an attempt like a settlement: the suite requires it
 	// in the item's history as succeeded.
-	CompleteInTx func(t *testing.T, s Store, ev webhooks.Event, commit bool) error
+	CompleteInTx func(t *testing.T, s Store, ev webhooks.Event, commit bool) (completeErr, commitErr error)
 }
 
 // RunInbox runs the [webhooks.InboxStore] and [ops.Store] cases, each on a
@@ -110,7 +111,7 @@ type inboxCase struct {
 }
 
 // completeInTx is the type of Features.CompleteInTx.
-type completeInTx = func(t *testing.T, s Store, ev webhooks.Event, commit bool) error
+type completeInTx = func(t *testing.T, s Store, ev webhooks.Event, commit bool) (completeErr, commitErr error)
 
 type completeInTxCase struct {
 	name string

@@ -14,6 +14,35 @@ var completeInTxCases = []completeInTxCase{
 	{"StaleToken", testCompleteInTxStaleToken},
 }
 
+// completed completes ev in a transaction that then commits (or rolls
+// back) and fails the test unless both succeed.
+func completed(t *testing.T, s Store, complete completeInTx, ev webhooks.Event, commit bool, what string) {
+	t.Helper()
+	completeErr, commitErr := complete(t, s, ev, commit)
+	if completeErr != nil {
+		t.Fatalf("%s: the completion returned %v; want no error", what, completeErr)
+	}
+	if commitErr != nil {
+		t.Fatalf("%s: the completion succeeded but the transaction's commit returned %v; want no error", what, commitErr)
+	}
+}
+
+// refusedInTx requires a completion whose transaction then tries to
+// commit to be refused with ErrLeaseLost (lost is true) or
+// ErrAlreadySettled, and the commit to fail.
+func refusedInTx(t *testing.T, s Store, complete completeInTx, ev webhooks.Event, lost bool, what string) {
+	t.Helper()
+	completeErr, commitErr := complete(t, s, ev, true)
+	if lost {
+		wantLeaseLost(t, completeErr, what)
+	} else {
+		wantAlreadySettled(t, completeErr, what)
+	}
+	if commitErr == nil {
+		t.Errorf("%s: the transaction committed after the completion was refused; want its commit to fail, so that a handler that ignores the refusal cannot commit its own writes", what)
+	}
+}
+
 // wantCompletedInTx requires the stored item to be leased as a succeeded
 // completion leaves it, at a completion time of the store's choosing, and
 // returns it.
@@ -36,9 +65,7 @@ func testCompleteInTxCommitted(t *testing.T, s Store, complete completeInTx) {
 	mustEnqueue(t, s, env)
 	now := at(time.Second)
 	l := mustAcquire(t, s, now, leaseFor)
-	if err := complete(t, s, eventOf(l), true); err != nil {
-		t.Fatalf("CompleteInTx(commit) under the current token: %v; want no error", err)
-	}
+	completed(t, s, complete, eventOf(l), true, "CompleteInTx(commit) under the current token")
 	want := wantCompletedInTx(t, s, leasedItem(enqueuedItem(env), now, leaseFor), "after CompleteInTx(commit)")
 	checkHistory(t, s, env.Key, []ops.Attempt{attemptOf(1, webhooks.AttemptSucceeded, now, want.CompletedAt, webhooks.Failure{})},
 		"after CompleteInTx(commit) (the completion is the attempt's settlement)")
@@ -48,7 +75,7 @@ func testCompleteInTxCommitted(t *testing.T, s Store, complete completeInTx) {
 		wantAlreadySettled(t, s.Settle(t.Context(), st.of(l, later)), "Settle("+st.name+") under the token whose transaction completed the item")
 	}
 	wantAlreadySettled(t, extend(t, s, l, later, time.Hour), "ExtendLease under the token whose transaction completed the item")
-	wantAlreadySettled(t, complete(t, s, eventOf(l), true), "CompleteInTx(commit) again under the same token")
+	refusedInTx(t, s, complete, eventOf(l), false, "CompleteInTx(commit) again under the same token")
 	checkItem(t, "Get after settling a completed item again (nothing may change)", mustGet(t, s, env.Key), want)
 	wantNothingDue(t, s, at(24*time.Hour), "a succeeded item is never due")
 }
@@ -62,9 +89,7 @@ func testCompleteInTxRolledBack(t *testing.T, s Store, complete completeInTx) {
 	now := at(time.Second)
 	l := mustAcquire(t, s, now, leaseFor)
 	leased := leasedItem(enqueuedItem(env), now, leaseFor)
-	if err := complete(t, s, eventOf(l), false); err != nil {
-		t.Fatalf("CompleteInTx(roll back) under the current token: %v; want no error", err)
-	}
+	completed(t, s, complete, eventOf(l), false, "CompleteInTx(roll back) under the current token")
 	checkStored(t, s, leased, "after CompleteInTx(roll back) (nothing may change)")
 	wantNothingDue(t, s, now.Add(leaseFor-time.Microsecond), "the lease is still valid")
 
@@ -85,7 +110,8 @@ func testCompleteInTxRolledBack(t *testing.T, s Store, complete completeInTx) {
 
 // testCompleteInTxStaleToken: a completion under a token that is not the
 // item's current one is refused with ErrLeaseLost, so the host's
-// transaction fails, and the item stays as its current holder has it.
+// transaction fails (its commit returns an error), and the item stays as
+// its current holder has it.
 func testCompleteInTxStaleToken(t *testing.T, s Store, complete completeInTx) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
@@ -94,14 +120,12 @@ func testCompleteInTxStaleToken(t *testing.T, s Store, complete completeInTx) {
 	current := mustAcquireKey(t, s, env.Key, now, leaseFor)
 	want := mustGet(t, s, env.Key)
 
-	wantLeaseLost(t, complete(t, s, eventOf(stale), true), "CompleteInTx(commit) under a lease taken over by another")
+	refusedInTx(t, s, complete, eventOf(stale), true, "CompleteInTx(commit) under a lease taken over by another")
 	forged := eventOf(current)
 	forged.LeaseToken = "00000000-0000-4000-8000-000000000000"
-	wantLeaseLost(t, complete(t, s, forged, true), "CompleteInTx(commit) under a token never issued")
+	refusedInTx(t, s, complete, forged, true, "CompleteInTx(commit) under a token never issued")
 	checkItem(t, "Get after CompleteInTx under wrong tokens (nothing may change)", mustGet(t, s, env.Key), want)
 
-	if err := complete(t, s, eventOf(current), true); err != nil {
-		t.Fatalf("CompleteInTx(commit) under the current token after stale attempts: %v; want no error", err)
-	}
+	completed(t, s, complete, eventOf(current), true, "CompleteInTx(commit) under the current token after stale attempts")
 	wantCompletedInTx(t, s, leasedItem(leasedItem(enqueuedItem(env), base, 10*time.Second), now, leaseFor), "after CompleteInTx(commit) under the current token")
 }
