@@ -1,6 +1,10 @@
 package webhooks
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+	"time"
+)
 
 // Sentinel errors returned by stores, the gateway, the registry and the
 // mux. Compare with errors.Is; stores wrap them with context using %w.
@@ -41,3 +45,95 @@ var (
 	// already registered.
 	ErrDuplicatePattern = errors.New("webhooks: handler pattern already registered")
 )
+
+// Errors a handler returns to steer its retries.
+
+// PermanentError marks a handler error as permanent: the event is
+// dead-lettered at once, without retries. Handlers make one with Permanent;
+// tests find it with errors.As.
+type PermanentError struct {
+	Err error
+}
+
+// Error returns the wrapped error's text.
+func (e *PermanentError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *PermanentError) Unwrap() error { return e.Err }
+
+// Permanent marks err as permanent: the event is dead-lettered at once,
+// without retries. Permanent(nil) is nil.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &PermanentError{Err: err}
+}
+
+// RetryAfterError asks for a wait of at least After before the next
+// attempt. Handlers make one with RetryAfter; tests find it with errors.As.
+type RetryAfterError struct {
+	Err   error
+	After time.Duration
+}
+
+// Error returns the wrapped error's text.
+func (e *RetryAfterError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the wrapped error.
+func (e *RetryAfterError) Unwrap() error { return e.Err }
+
+// RetryAfter marks err as transient with a requested wait of at least d before
+// the next attempt (for example a downstream's Retry-After). The policy uses
+// d when it is longer than its own delay, up to its cap
+// (ExponentialPolicy.MaxRetryAfter). RetryAfter(nil, d) is nil.
+func RetryAfter(err error, d time.Duration) error {
+	if err == nil {
+		return nil
+	}
+	return &RetryAfterError{Err: err, After: d}
+}
+
+// The rejection a verifier returns.
+
+// VerificationError reports why a request was rejected. Its message contains
+// the reason code and, optionally, a detail that must not contain secrets.
+//
+// errors.Is(err, ReasonBadSignature) and the other reason codes match any
+// *VerificationError with that Reason.
+type VerificationError struct {
+	Reason Reason
+	// Detail is a short human explanation for logs. It never contains secret
+	// material or signature values.
+	Detail string
+}
+
+// Error returns the reason code and the detail.
+func (e *VerificationError) Error() string {
+	if e.Detail == "" {
+		return e.Reason.Error()
+	}
+	return e.Reason.Error() + ": " + e.Detail
+}
+
+// Is reports whether target is e's Reason, or a *VerificationError with the
+// same Reason.
+func (e *VerificationError) Is(target error) bool {
+	switch t := target.(type) {
+	case Reason:
+		return t == e.Reason
+	case *VerificationError:
+		return t.Reason == e.Reason
+	}
+	return false
+}
+
+// Reject returns a *VerificationError with the reason and a detail formatted
+// as with fmt.Sprintf. The detail must not contain secrets.
+func Reject(reason Reason, format string, args ...any) *VerificationError {
+	detail := format
+	if len(args) > 0 {
+		detail = fmt.Sprintf(format, args...)
+	}
+	return &VerificationError{Reason: reason, Detail: detail}
+}

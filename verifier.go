@@ -146,48 +146,6 @@ const (
 // Error returns "webhooks: verification failed: " and the code.
 func (r Reason) Error() string { return "webhooks: verification failed: " + string(r) }
 
-// VerificationError reports why a request was rejected. Its message contains
-// the reason code and, optionally, a detail that must not contain secrets.
-//
-// errors.Is(err, ReasonBadSignature) and the other reason codes match any
-// *VerificationError with that Reason.
-type VerificationError struct {
-	Reason Reason
-	// Detail is a short human explanation for logs. It never contains secret
-	// material or signature values.
-	Detail string
-}
-
-// Error returns the reason code and the detail.
-func (e *VerificationError) Error() string {
-	if e.Detail == "" {
-		return e.Reason.Error()
-	}
-	return e.Reason.Error() + ": " + e.Detail
-}
-
-// Is reports whether target is e's Reason, or a *VerificationError with the
-// same Reason.
-func (e *VerificationError) Is(target error) bool {
-	switch t := target.(type) {
-	case Reason:
-		return t == e.Reason
-	case *VerificationError:
-		return t.Reason == e.Reason
-	}
-	return false
-}
-
-// Reject returns a *VerificationError with the reason and a detail formatted
-// as with fmt.Sprintf. The detail must not contain secrets.
-func Reject(reason Reason, format string, args ...any) *VerificationError {
-	detail := format
-	if len(args) > 0 {
-		detail = fmt.Sprintf(format, args...)
-	}
-	return &VerificationError{Reason: reason, Detail: detail}
-}
-
 // hookError passes a *VerificationError from a hook (SignedContentFunc,
 // Handshake, IDFunc) on as the rejection and wraps any other error, which
 // makes the gateway answer 503.
