@@ -537,8 +537,14 @@ func TestMetrics(t *testing.T) {
 	} {
 		assert.Regexp(t, want, body)
 	}
+	assert.NotContains(t, body, "target_info", "no resource metric")
+	assert.NotContains(t, body, "otel_scope_", "no scope labels")
 	for _, l := range strings.Split(body, "\n") {
-		if strings.HasPrefix(l, "#") || l == "" || strings.HasPrefix(l, "target_info") {
+		if l == "" {
+			continue
+		}
+		if f := strings.Fields(l); len(f) >= 3 && f[0] == "#" && (f[1] == "HELP" || f[1] == "TYPE") {
+			assert.True(t, strings.HasPrefix(f[2], "webhooks_"), "every metric is prefixed webhooks_: %s", l)
 			continue
 		}
 		assert.True(t, strings.HasPrefix(l, "webhooks_"), "every metric is prefixed webhooks_: %s", l)
