@@ -382,3 +382,43 @@ func TestNoopTracer(t *testing.T) {
 	assert.Equal(t, ctx, rctx)
 	assert.Equal(t, ctx, quiet.StartAttempt(ctx, ev))
 }
+
+// TestNoopProvidersAllocateNothing holds the claim that OpenTelemetry off
+// costs nothing: on the no-op meter and tracer providers every Observer
+// call, for every outcome, allocates nothing (BenchmarkObserverCalls
+// measures the time).
+func TestNoopProvidersAllocateNothing(t *testing.T) {
+	// Not parallel: AllocsPerRun counts the whole process's allocations.
+	obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(metricnoop.NewMeterProvider()), otelwebhooks.WithTracerProvider(tracenoop.NewTracerProvider()))
+	require.NoError(t, err)
+	ctx := context.Background()
+	route := webhooks.Route{Provider: "acme", Tenant: "t"}
+	key := webhooks.InboxKey{Provider: "acme", Tenant: "t", EventID: "e"}
+	ev := webhooks.Event{Provider: "acme", Tenant: "t", ID: "e", Type: "push", Attempt: 2, TraceLink: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
+	failed := webhooks.Failure{Class: webhooks.FailureError, Message: "boom", Transient: true}
+	for _, res := range []webhooks.ReceiveResult{
+		{Status: webhooks.StatusAccepted, Key: key, EventType: "push", StoreTime: time.Millisecond},
+		{Status: webhooks.StatusDuplicate, Key: key, EventType: "push", StoreTime: time.Millisecond},
+		{Status: webhooks.StatusRejected, Reason: webhooks.ReasonBadSignature},
+		{Status: webhooks.StatusUnavailable, StoreTime: 2 * time.Second},
+	} {
+		allocs := testing.AllocsPerRun(1000, func() {
+			rctx, _ := obs.StartReceive(ctx, route)
+			obs.EndReceive(rctx, res, nil)
+		})
+		assert.Zero(t, allocs, "allocations per receive answered %v", res.Status)
+	}
+	for _, s := range []webhooks.Settlement{
+		{Outcome: webhooks.AttemptSucceeded},
+		{Outcome: webhooks.AttemptRetried, Failure: failed, RetryAt: time.Now()},
+		{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent, Message: "no"}},
+		{Outcome: ops.OutcomeLeaseLost},
+	} {
+		allocs := testing.AllocsPerRun(1000, func() {
+			obs.EndAttempt(obs.StartAttempt(ctx, ev), ev, s)
+		})
+		assert.Zero(t, allocs, "allocations per attempt %s", s.Outcome)
+		allocs = testing.AllocsPerRun(1000, func() { obs.EndAttempt(ctx, ev, s) })
+		assert.Zero(t, allocs, "allocations per attempt %s settled without a dispatch", s.Outcome)
+	}
+}

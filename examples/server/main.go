@@ -242,9 +242,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if *metrics {
 		// The OpenTelemetry SDK with the Prometheus exporter, on a registry
-		// of its own: /metrics shows the webhooks' metrics and nothing else.
+		// of its own: /metrics shows the webhooks' metrics and nothing else
+		// (no target_info, no scope labels), every name prefixed webhooks_.
 		reg := prometheus.NewRegistry()
-		exporter, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
+		exporter, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutTargetInfo(), otelprom.WithoutScopeInfo())
 		if err != nil {
 			return err
 		}

@@ -68,13 +68,20 @@ func TestFloodOfLargeSlowBodies(t *testing.T) {
 		wg           sync.WaitGroup
 		done         = make(chan struct{})
 		sampled      = make(chan struct{})
+		sampleErr    error // the sampler's; read once sampled is closed
 	)
 	go func() {
+		// Not n.rss: t.Fatal and t.Skip belong to the test's goroutine.
 		defer close(sampled)
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		for {
-			if r := n.rss(t); r > peak.Load() {
+			r, err := n.readRSS()
+			if err != nil {
+				sampleErr = err
+				return
+			}
+			if r > peak.Load() {
 				peak.Store(r)
 			}
 			select {
@@ -111,6 +118,7 @@ func TestFloodOfLargeSlowBodies(t *testing.T) {
 	wg.Wait()
 	close(done)
 	<-sampled
+	require.NoError(t, sampleErr, "sampling the node's resident memory")
 	growth := peak.Load() - base
 	t.Logf("%d senders of %d KiB bodies in %v: %d stored, %d shed; node resident memory %d MiB, peak %d MiB (+%d MiB)",
 		senders, bodySize>>10, time.Since(start).Round(time.Millisecond), stored.Load(), shed.Load(), base>>20, peak.Load()>>20, growth>>20)

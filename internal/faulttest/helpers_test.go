@@ -8,8 +8,10 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -362,22 +364,36 @@ func (n *node) cpu(t *testing.T) time.Duration {
 	return time.Duration(utime+stime) * (time.Second / 100)
 }
 
-// rss is the node's resident memory, from /proc.
+// rss is the node's resident memory, from /proc. The test skips where
+// there is no /proc. It must be called from the test's goroutine; a
+// sampler running beside the test calls readRSS.
 func (n *node) rss(t *testing.T) int64 {
 	t.Helper()
+	r, err := n.readRSS()
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		t.Skipf("reading a process's resident memory needs Linux's /proc: %v", err)
+	}
+	require.NoError(t, err)
+	return r
+}
+
+// readRSS is the node's resident memory, from /proc/PID/status; the error
+// is an *fs.PathError when that file cannot be read.
+func (n *node) readRSS() (int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", n.cmd.Process.Pid))
 	if err != nil {
-		t.Skipf("reading a process's resident memory needs Linux's /proc: %v", err)
+		return 0, err
 	}
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
 			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
-			require.NoError(t, err, "VmRSS: %q", v)
-			return kb << 10
+			if err != nil {
+				return 0, fmt.Errorf("VmRSS: %q: %w", v, err)
+			}
+			return kb << 10, nil
 		}
 	}
-	t.Fatalf("no VmRSS in /proc/%d/status", n.cmd.Process.Pid)
-	return 0
+	return 0, fmt.Errorf("no VmRSS in /proc/%d/status", n.cmd.Process.Pid)
 }
 
 // handled returns the event IDs for which the node logged lines starting
