@@ -202,7 +202,8 @@ type AcquireRequest struct {
 	// A store records the ID with the leases it grants. A later Acquire
 	// with the same ID returns the leases still held under it and
 	// unexpired at Now, as they are (same tokens, same attempt numbers,
-	// Reclaimed as first reported), in no particular order, and does
+	// Reclaimed as first reported, the expiry of their latest extension),
+	// all of them whatever Max says, in no particular order, and does
 	// nothing else: it takes no other item and counts no attempt. When no
 	// lease is held under the ID (none was granted, or each was settled,
 	// or expired), Acquire leases due items as usual, under that ID. An
