@@ -121,7 +121,8 @@ type Item struct {
 
 	State State
 	// Attempts counts processing attempts started and not abandoned
-	// (an attempt whose lease expired because the worker died counts).
+	// (an attempt whose lease expired unsettled counts, whether its worker
+	// died or never received the lease).
 	Attempts int
 	// NextAttemptAt is when the item becomes due: for a pending item the
 	// time of its next attempt, for a leased item its lease expiry (when it
@@ -166,7 +167,8 @@ type Lease struct {
 	Attempt int
 	// Reclaimed reports that the item was taken over from an earlier lease
 	// that expired without being settled: that attempt's worker crashed,
-	// stalled or lost its connection. The Processor asks the RetryPolicy
+	// stalled or lost its connection, or never received the lease (the
+	// reply of its acquisition was lost). The Processor asks the RetryPolicy
 	// whether such an item may run again, so a crash loop ends in a dead
 	// letter.
 	Reclaimed bool
@@ -190,6 +192,23 @@ type AcquireRequest struct {
 	// items' attempt history (see WithWorkerIdentity).
 	Worker  string
 	Version string
+	// ID optionally names this acquisition, so that it can be asked for
+	// again when its reply was lost (the store granted the leases, the
+	// connection died before the caller saw them). The caller makes it,
+	// fresh and unguessable for each acquisition (the Processor uses
+	// crypto/rand.Text), and repeats the request with the same ID until a call
+	// returns without error.
+	//
+	// A store records the ID with the leases it grants. A later Acquire
+	// with the same ID returns the leases still held under it and
+	// unexpired at Now, as they are (same tokens, same attempt numbers,
+	// Reclaimed as first reported, the expiry of their latest extension),
+	// all of them whatever Max says, in no particular order, and does
+	// nothing else: it takes no other item and counts no attempt. When no
+	// lease is held under the ID (none was granted, or each was settled,
+	// or expired), Acquire leases due items as usual, under that ID. An
+	// empty ID names nothing: every call leases due items.
+	ID string
 }
 
 // AttemptOutcome says how a processing attempt ended.
@@ -267,7 +286,9 @@ type LeaseStore interface {
 	// req.Now+req.LeaseDuration, and counts an attempt on each. It returns
 	// no leases and a nil error when nothing is due. Concurrent callers
 	// never receive the same item while its lease is valid. A lease taken
-	// from an expired one is marked Reclaimed.
+	// from an expired one is marked Reclaimed. A request with an ID that
+	// still holds leases returns those instead (see AcquireRequest.ID), so
+	// that a caller who lost a reply gets its leases back.
 	Acquire(ctx context.Context, req AcquireRequest) ([]*Lease, error)
 
 	// Settle ends the lease as s.Outcome says: succeeded; pending again,

@@ -23,12 +23,14 @@ func (p *Processor) process(r *run, lease *Lease) {
 	}
 	if lease.Reclaimed && lease.Attempt > 1 {
 		// The previous attempt ended unsettled: its worker crashed,
-		// stalled or lost its lease. Ask the policy about it as about
+		// stalled, lost its lease or never received it (a lost
+		// acquisition reply). Ask the policy about it as about
 		// any failure, so an event that crashes its worker every time
 		// ends in a dead letter instead of looping forever.
 		failure := Failure{
-			Class:     FailureLeaseExpired,
-			Message:   fmt.Sprintf("attempt %d ended without being settled: its worker crashed, stalled or lost its lease", lease.Attempt-1),
+			Class: FailureLeaseExpired,
+			Message: fmt.Sprintf("attempt %d ended without being settled: its lease expired because its worker crashed, stalled, lost its lease "+
+				"or never received it (a lost acquisition reply)", lease.Attempt-1),
 			Transient: true,
 		}
 		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {

@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -63,6 +64,12 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // handlers. Settlements are handed to a settler, so a worker goes on at
 // once; with a store that is a BatchSettler, the settlements that pile up
 // while one batch is being settled go together in the next.
+//
+// Each acquisition has an ID of its own (AcquireRequest.ID). After an
+// acquisition fails, the processor asks for the same one again, after the
+// poll interval, until the store answers: leases the store granted before
+// its reply was lost come back to this processor and run on the attempt
+// already counted, instead of waiting out their lease as crashed attempts.
 type Processor struct {
 	store      LeaseStore
 	dispatcher Dispatcher
@@ -307,11 +314,20 @@ type run struct {
 // maxAcquire) while leases still wait in jobs, and for any room once
 // none does, so batches are large when the workers keep up and the
 // workers never wait for a batch that could have started earlier.
+//
+// Each acquisition is named by a fresh random ID (AcquireRequest.ID).
+// When the store answers with an error and no leases, the next call asks
+// for the same acquisition again: if the store had granted leases before
+// its reply was lost, that call returns them, so they are run here
+// instead of waiting out their lease with an attempt spent on nothing.
+// The held leases are never more than the free slots the failed call
+// asked for, and slots are only given back meanwhile, so they fit.
 func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan<- *Lease, slots chan struct{}) {
 	poll := time.NewTimer(p.cfg.pollInterval)
 	defer poll.Stop()
 	batch := min(maxAcquire, max(1, cap(slots)/2))
 	free := 0
+	id := "" // the acquisition to make, or to ask for again
 	for {
 		for free == 0 || (free < batch && len(jobs) > 0) {
 			select {
@@ -338,18 +354,31 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		// caller then never sees (they would wait out their lease). Leases
 		// acquired as the shutdown begins are abandoned unrun by process.
 		want := min(free, maxAcquire)
+		if id == "" {
+			id = rand.Text()
+		}
 		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-		leases, err := p.acquire(actx, want)
+		leases, err := p.acquire(actx, want, id)
 		cancel()
 		free -= len(leases)
 		for _, l := range leases {
 			r.renewer.add(l)
 			jobs <- l
 		}
+		if err == nil || len(leases) > 0 {
+			id = "" // the store answered: the next acquisition is a new one
+		}
 		if err != nil && ctx.Err() == nil {
-			p.cfg.logger.ErrorContext(ctx, "acquiring inbox items failed; retrying after the poll interval. "+
-				"If the store leased items before its reply was lost, they are due again when their leases expire, "+
-				"and their attempt is recorded as crashed", "err", err, "lease_duration", p.cfg.leaseDuration)
+			if id != "" {
+				p.cfg.logger.WarnContext(ctx, "acquiring inbox items failed; retrying after the poll interval with the same acquisition ID, "+
+					"so that any leases the store granted before its reply was lost come back to this processor "+
+					"and are run without spending another attempt. If they expire before a retry succeeds, "+
+					"they are taken over as usual and their attempt is recorded as crashed",
+					"err", err, "acquisition_id", id, "lease_duration", p.cfg.leaseDuration)
+			} else {
+				p.cfg.logger.WarnContext(ctx, "acquiring inbox items failed after leasing some; running those, and retrying after the poll interval",
+					"err", err, "leased", len(leases))
+			}
 		}
 		if err == nil && len(leases) == want {
 			continue // there may be more due work
@@ -366,14 +395,16 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	}
 }
 
-// acquire leases up to n due items.
-func (p *Processor) acquire(ctx context.Context, n int) ([]*Lease, error) {
+// acquire leases up to n due items in the acquisition id, or returns
+// the leases held under id.
+func (p *Processor) acquire(ctx context.Context, n int, id string) ([]*Lease, error) {
 	return p.store.Acquire(ctx, AcquireRequest{
 		Now:           p.cfg.clock.Now(),
 		LeaseDuration: p.cfg.leaseDuration,
 		Max:           n,
 		Worker:        p.cfg.worker,
 		Version:       p.cfg.version,
+		ID:            id,
 	})
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +19,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // settled is one lease settlement seen by observedStore.
@@ -891,5 +893,120 @@ func TestProcessorSettlesInBatches(t *testing.T) {
 			want = webhooks.StateDead
 		}
 		assert.Equal(t, want, it.State, k.EventID)
+	}
+}
+
+// lostReplyStore lets its first acquisition that leases anything commit
+// in the store and then answers it with an error, as when the connection
+// dies after the commit and before the reply. It records the ID of every
+// acquisition.
+type lostReplyStore struct {
+	*observedStore
+	lost atomic.Bool
+	mu   sync.Mutex
+	ids  []string // AcquireRequest.ID of each call
+	// lostID is the ID of the acquisition whose reply was lost.
+	lostID string
+}
+
+func (s *lostReplyStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	leases, err := s.observedStore.Acquire(ctx, req)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ids = append(s.ids, req.ID)
+	if err == nil && len(leases) > 0 && s.lost.CompareAndSwap(false, true) {
+		s.lostID = req.ID
+		return nil, errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
+	}
+	return leases, err
+}
+
+// TestProcessorRecoversALostAcquisitionReply: the store leased the items
+// but the reply was lost. The processor asks for the same acquisition
+// again and runs the items it was granted, once each, on the attempt the
+// lost acquisition counted, while their leases are valid (the clock never
+// moves, so they cannot expire and be taken over); nothing is recorded as
+// crashed.
+func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
+	t.Parallel()
+	store := &lostReplyStore{observedStore: newObservedStore()}
+	clock, logs := webhookstest.NewClock(base), &syncBuffer{}
+	var (
+		mu   sync.Mutex
+		runs = map[webhooks.InboxKey]int{}
+	)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("*", func(_ context.Context, ev webhooks.Event) error {
+		mu.Lock()
+		runs[webhooks.InboxKey{Provider: ev.Provider, Tenant: ev.Tenant, EventID: ev.ID}]++
+		mu.Unlock()
+		return nil
+	})
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
+		webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLeaseDuration(30*time.Second))
+	require.NoError(t, err)
+	keys := []webhooks.InboxKey{enqueue(t, store, "a", "x", base), enqueue(t, store, "b", "x", base), enqueue(t, store, "c", "x", base)}
+	stop := runProcessor(t, p)
+	for range keys {
+		s := store.next(t)
+		require.Equal(t, string(webhooks.AttemptSucceeded), s.Op, "settlement of %s", s.Key)
+		require.NoError(t, s.Err)
+	}
+	stop()
+
+	require.Equal(t, base, clock.Now(), "the leases never expired: the clock did not move")
+	for _, k := range keys {
+		d := get(t, store.observedStore, k)
+		assert.Equal(t, webhooks.StateSucceeded, d.State, k)
+		assert.Equal(t, 1, d.Attempts, "%s: the attempt the lost acquisition counted is the one that ran", k)
+		require.Len(t, d.History, 1, k)
+		assert.Equal(t, webhooks.AttemptSucceeded, d.History[0].Outcome, k)
+		assert.Equal(t, 1, d.History[0].Number, k)
+	}
+	mu.Lock()
+	assert.Equal(t, map[webhooks.InboxKey]int{keys[0]: 1, keys[1]: 1, keys[2]: 1}, runs, "each item ran once")
+	mu.Unlock()
+
+	store.mu.Lock()
+	ids, lostID := slices.Clone(store.ids), store.lostID
+	store.mu.Unlock()
+	require.NotEmpty(t, lostID, "the lost acquisition had an ID")
+	i := slices.Index(ids, lostID)
+	require.Less(t, i+1, len(ids), "the processor asked again after the lost reply")
+	assert.Equal(t, lostID, ids[i+1], "the next acquisition asked for the lost one again, by its ID")
+	for j, id := range ids {
+		if j != i && j != i+1 {
+			assert.NotEqual(t, lostID, id, "only the retry reuses the lost acquisition's ID")
+		}
+	}
+	assert.Contains(t, logs.String(), "level=WARN msg=\"acquiring inbox items failed; retrying after the poll interval with the same acquisition ID")
+	assert.NotContains(t, logs.String(), "level=ERROR")
+}
+
+// TestProcessorNamesEachAcquisition: every acquisition that got an answer
+// is followed by one with a new ID.
+func TestProcessorNamesEachAcquisition(t *testing.T) {
+	t.Parallel()
+	store := &lostReplyStore{observedStore: newObservedStore()}
+	store.lost.Store(true) // no lost reply here
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("*", func(context.Context, webhooks.Event) error { return nil })
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithPollInterval(time.Millisecond))
+	require.NoError(t, err)
+	enqueue(t, store, "a", "x", base)
+	stop := runProcessor(t, p)
+	require.Equal(t, string(webhooks.AttemptSucceeded), store.next(t).Op)
+	for range 3 {
+		p.Wake()
+	}
+	stop()
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	require.NotEmpty(t, store.ids)
+	seen := map[string]bool{}
+	for _, id := range store.ids {
+		assert.NotEmpty(t, id)
+		assert.False(t, seen[id], "ID %q used twice", id)
+		seen[id] = true
 	}
 }

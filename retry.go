@@ -27,8 +27,9 @@ const (
 	// FailureNoHandler is an event type no handler accepts.
 	FailureNoHandler FailureClass = "no_handler"
 	// FailureLeaseExpired is an attempt that ended without being settled:
-	// its lease expired because the worker crashed, stalled or lost its
-	// connection. It is transient; the Processor asks the RetryPolicy
+	// its lease expired because the worker crashed, stalled, lost its
+	// lease or never received it (the reply of its acquisition was lost).
+	// It is transient; the Processor asks the RetryPolicy
 	// about it when it takes the item over (see Lease.Reclaimed), and
 	// dead-letters the item with this class, without running the handler
 	// again, when the policy allows no more attempts.

@@ -28,6 +28,10 @@ type Inbox struct {
 	dead   map[webhooks.InboxKey]*entry // dead entries
 	closed map[webhooks.InboxKey]*entry // closed entries
 	seq    uint64                       // last entry.seq handed out
+	// held maps an acquisition ID (AcquireRequest.ID) to the entries
+	// leased under it, in the order they were leased, until each is
+	// settled or leased again.
+	held map[string][]*entry
 }
 
 // entry is one stored item with its lease and its history. Its item is
@@ -39,8 +43,13 @@ type entry struct {
 	// settlement tried again under it reports ErrAlreadySettled; "" while
 	// leased, since a new lease makes every earlier token stale.
 	settledBy string
-	seq       uint64 // enqueue order, breaks ties between equal due times
-	index     int    // position in Inbox.due, -1 when not queued
+	// acquisition is the ID of the acquisition that granted the current
+	// lease, if it had one; reclaimed is what that acquisition reported
+	// as Lease.Reclaimed, so a repeat of it reports the same.
+	acquisition string
+	reclaimed   bool
+	seq         uint64 // enqueue order, breaks ties between equal due times
+	index       int    // position in Inbox.due, -1 when not queued
 
 	// The current (or last) lease, as the attempt history records it:
 	// its number, when it was taken and by whom.
@@ -73,6 +82,7 @@ func NewInbox() *Inbox {
 		items:  make(map[webhooks.InboxKey]*entry),
 		dead:   make(map[webhooks.InboxKey]*entry),
 		closed: make(map[webhooks.InboxKey]*entry),
+		held:   make(map[string][]*entry),
 	}
 }
 
@@ -147,7 +157,9 @@ const (
 
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
 // items, the longest due first, each with its own token. An item taken
-// from an expired lease has that lease's attempt recorded as crashed.
+// from an expired lease has that lease's attempt recorded as crashed. A
+// request with an ID under which leases are still held returns those, in
+// the order they were leased (see webhooks.AcquireRequest.ID).
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -161,6 +173,11 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
+	if req.ID != "" {
+		if leases := s.heldLocked(req.ID, req.Now); len(leases) > 0 {
+			return leases, nil
+		}
+	}
 	var leases []*webhooks.Lease
 	for len(leases) < req.Max {
 		// A leased entry is due again only at now+leaseDuration, after now,
@@ -178,6 +195,59 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	return leases, nil
 }
 
+// heldLocked returns the leases held under the acquisition ID id and
+// unexpired at now, as they are, and forgets the entries no longer held
+// under it.
+func (s *Inbox) heldLocked(id string, now time.Time) []*webhooks.Lease {
+	var (
+		leases []*webhooks.Lease
+		still  []*entry
+	)
+	for _, e := range s.held[id] {
+		if e.acquisition != id || e.item.State != webhooks.StateLeased {
+			continue // settled or leased again (unheldLocked missed none, but be sure)
+		}
+		still = append(still, e)
+		if e.item.LeaseExpiresAt.After(now) {
+			leases = append(leases, &webhooks.Lease{
+				Token:     e.token,
+				ExpiresAt: e.item.LeaseExpiresAt,
+				Attempt:   e.item.Attempts,
+				Reclaimed: e.reclaimed,
+				Item:      cloneItem(e.item),
+			})
+		}
+	}
+	if len(still) == 0 {
+		delete(s.held, id)
+	} else {
+		s.held[id] = still
+	}
+	return leases
+}
+
+// unheldLocked ends e's tie to the acquisition that leased it: its lease
+// was settled, or it is being leased again.
+func (s *Inbox) unheldLocked(e *entry) {
+	id := e.acquisition
+	if id == "" {
+		return
+	}
+	e.acquisition, e.reclaimed = "", false
+	list := s.held[id]
+	for i, h := range list {
+		if h == e {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.held, id)
+	} else {
+		s.held[id] = list
+	}
+}
+
 // leaseLocked leases the due entry e with a fresh token.
 func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest) (*webhooks.Lease, error) {
 	token, err := uuid.NewRandom()
@@ -189,6 +259,11 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest) (*webhooks.Le
 	reclaimed := e.item.State == webhooks.StateLeased
 	if reclaimed {
 		e.record(ops.OutcomeCrashed, e.item.LeaseExpiresAt, webhooks.Failure{})
+	}
+	s.unheldLocked(e)
+	if req.ID != "" {
+		e.acquisition, e.reclaimed = req.ID, reclaimed
+		s.held[req.ID] = append(s.held[req.ID], e)
 	}
 	e.token = token.String()
 	e.settledBy = ""
@@ -295,6 +370,7 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
 	e.record(st.Outcome, now, failure)
+	s.unheldLocked(e)
 	e.settledBy = e.token
 	e.token = ""
 	e.item.LeaseExpiresAt = time.Time{}

@@ -59,8 +59,11 @@ type Store interface {
 // AttemptAbandoned).
 const (
 	// OutcomeCrashed is an attempt whose lease expired without being
-	// settled: its worker crashed, stalled or lost its connection. It is
-	// recorded when the item is next acquired.
+	// settled: its worker crashed, stalled, lost its lease or never
+	// received it (the reply of the acquisition was lost, and the
+	// acquisition was not asked for again in time; see
+	// webhooks.AcquireRequest.ID). It is recorded when the item is next
+	// acquired.
 	OutcomeCrashed webhooks.AttemptOutcome = "crashed"
 	// OutcomeLeaseLost is a crashed attempt whose worker came back and
 	// tried to settle or extend its lease after another worker took the

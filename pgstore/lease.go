@@ -26,6 +26,14 @@ import (
 // other transactions are leasing at that moment are skipped, so it may
 // return fewer than req.Max items while more are due.
 //
+// With req.ID, the leases are granted under that ID, and the same
+// statement first looks for leases already held under it and returns
+// those instead, changing nothing (see webhooks.AcquireRequest.ID). That
+// look-up reads the entries of inbox_items_due_idx not yet due (the
+// leases held and the retries scheduled), so an acquisition with an ID
+// costs a little more where many retries are scheduled; without an ID it
+// costs nothing.
+//
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
 // is not returned: it is logged (see WithLogger) and given back at once,
@@ -40,7 +48,7 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if err := checkDuration("Acquire", "lease duration", req.LeaseDuration); err != nil {
 		return nil, err
 	}
-	for _, f := range []struct{ what, v string }{{"worker", req.Worker}, {"version", req.Version}} {
+	for _, f := range []struct{ what, v string }{{"worker", req.Worker}, {"version", req.Version}, {"acquisition ID", req.ID}} {
 		if err := checkText(f.what, f.v); err != nil {
 			return nil, err
 		}
@@ -60,7 +68,11 @@ type unreadable struct {
 
 func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	now := req.Now
-	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version)
+	var id *string // NULL: no acquisition ID
+	if req.ID != "" {
+		id = &req.ID
+	}
+	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id)
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"slices"
 	"testing"
 	"time"
 
@@ -18,16 +19,18 @@ import (
 )
 
 // TestMigrateUpgrades: a schema that an earlier release migrated (version
-// 1, the first release, or version 2, the current one), holding items in
+// 1, the first release, 2, or 3, the one before this), holding items in
 // every state its statements leave, upgrades to the current version with
 // every item intact, and every operation then works on those items: a
 // lease of the old release settles (and is recorded), an expired one is
 // taken over (and recorded as crashed), due items are acquired in order,
 // a dead letter is replayed and another closed, both audited, conflicts
-// are quarantined, stats count, retention deletes.
+// are quarantined, stats count, retention deletes. An acquisition with an
+// ID (version 4) does not return the old release's leases, which have
+// none, and is returned again when asked for by its ID.
 func TestMigrateUpgrades(t *testing.T) {
 	t.Parallel()
-	for _, from := range []int{1, 2} {
+	for _, from := range []int{1, 2, 3} {
 		t.Run(fmt.Sprintf("FromVersion%d", from), func(t *testing.T) {
 			t.Parallel()
 			testMigrateUpgrade(t, from)
@@ -95,6 +98,12 @@ func testMigrateUpgrade(t *testing.T, from int) {
 		require.NoError(t, err, u.id)
 		require.EqualValues(t, 1, tag.RowsAffected(), u.id)
 	}
+	if from >= 3 {
+		// Version 3 numbers attempts (attempt_seq), one per acquisition:
+		// as many as counted here, where none was abandoned.
+		_, err := pool.Exec(ctx, `UPDATE `+table+` SET attempt_seq = attempts`)
+		require.NoError(t, err)
+	}
 	// What the release stored, in its own columns, before and after.
 	oldColumns := func() map[string]string {
 		rows, err := pool.Query(ctx, `SELECT event_id, (provider, tenant, event_id, event_type, payload, headers, payload_sha256,
@@ -148,11 +157,23 @@ func testMigrateUpgrade(t *testing.T, from int) {
 	}
 	assert.ErrorIs(t, s.Settle(ctx, webhooks.Settlement{Lease: old, Outcome: webhooks.AttemptSucceeded, Now: now}), wantErr)
 
-	// Due items are acquired in due order; the expired lease is reclaimed
-	// and its attempt recorded as crashed, numbered after the attempts made
-	// before the upgrade.
-	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Worker: "w", Version: "v3"})
+	// Due items are acquired in due order, under an ID; the expired lease
+	// is reclaimed and its attempt recorded as crashed, numbered after the
+	// attempts made before the upgrade. Asked for again by its ID, the
+	// acquisition returns the same leases and nothing else.
+	acq := webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Worker: "w", Version: "v3", ID: "upgrade-1"}
+	leases, err := s.Acquire(ctx, acq)
 	require.NoError(t, err)
+	again, err := s.Acquire(ctx, acq)
+	require.NoError(t, err)
+	require.Len(t, again, len(leases))
+	for _, l := range leases {
+		i := slices.IndexFunc(again, func(a *webhooks.Lease) bool { return a.Token == l.Token })
+		require.GreaterOrEqual(t, i, 0, "the lease on %s was not returned again", l.Key())
+		assert.Equal(t, l.Key(), again[i].Key())
+		assert.Equal(t, l.Attempt, again[i].Attempt, l.Key())
+		assert.Equal(t, l.Reclaimed, again[i].Reclaimed, l.Key())
+	}
 	got := map[string]bool{}
 	var order []string
 	for _, l := range leases {

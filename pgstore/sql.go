@@ -141,8 +141,8 @@ WITH input AS (
 )
 SELECT n, inserted, same_digest, state FROM matched`
 
-// acquireSQL leases up to $3 due items, the longest due first. The CTE
-// locks candidate rows, skipping rows another transaction holds; locking
+// acquireSQL leases up to $3 due items, the longest due first. The due
+// CTE locks candidate rows, skipping rows another transaction holds; locking
 // re-checks the WHERE clause against the row's latest version, and the
 // CTE's columns are read from that version, so a row leased (or finished)
 // by a transaction that committed after this statement's snapshot is not
@@ -160,14 +160,44 @@ SELECT n, inserted, same_digest, state FROM matched`
 // acquisition (as a row written by an instance of the previous version
 // during a rolling upgrade could).
 //
-// $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version.
+// An acquisition with an ID ($6, webhooks.AcquireRequest.ID; NULL for
+// none) writes acquisition_id: the ID, a space and the row's new token,
+// which due makes for it. The held CTE first looks for the leases granted
+// under that ID and still valid: rows leased, due (their lease expiry)
+// after now, whose acquisition_id is the ID followed by their current
+// token. It reads inbox_items_due_idx from now on, so it goes through the
+// leased rows and the retries not yet due, and only when $6 is not NULL
+// (a one-time filter); the token in the value makes a row leased since by
+// an instance that does not write the column (the previous version,
+// during a rolling upgrade) match nothing. When held finds rows, due
+// finds none (another one-time filter), and the statement returns the
+// held rows as they are: nothing is locked, changed or recorded. Their
+// Reclaimed is read from the history, where the acquisition that took an
+// expired lease over recorded that lease's attempt, numbered one before
+// the row's, as crashed (or, since, lease_lost).
+//
+// $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
+// $6 acquisition ID.
 const acquireSQL = `
-WITH due AS (
+WITH held AS (
+	SELECT i.next_attempt_at AS due_at,
+		EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
+			WHERE a.provider = i.provider AND a.tenant = i.tenant AND a.event_id = i.event_id
+				AND a.number = i.attempt_seq - 1 AND a.outcome IN ('crashed', 'lease_lost')) AS reclaimed,
+		i.lease_token::text AS token, ` + itemColumns + `
+	FROM {{schema}}.inbox_items AS i
+	WHERE $6::text IS NOT NULL
+		AND i.state = 'leased'
+		AND i.next_attempt_at > coalesce($1::timestamptz, now())
+		AND i.acquisition_id = $6::text || ' ' || i.lease_token::text
+), due AS (
 	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS reclaimed,
-		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version
+		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
+		gen_random_uuid() AS new_token
 	FROM {{schema}}.inbox_items
 	WHERE state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
+		AND NOT EXISTS (SELECT 1 FROM held)
 	ORDER BY next_attempt_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
@@ -179,22 +209,27 @@ WITH due AS (
 	FROM due
 	WHERE reclaimed
 	ON CONFLICT DO NOTHING
+), leased AS (
+	UPDATE {{schema}}.inbox_items AS i SET
+		state = 'leased',
+		attempts = i.attempts + 1,
+		attempt_seq = i.attempt_seq + 1,
+		lease_token = due.new_token,
+		acquisition_id = $6::text || ' ' || due.new_token::text,
+		settled_token = NULL,
+		lease_started_at = coalesce($1::timestamptz, now()),
+		lease_worker = $4,
+		lease_version = $5,
+		lease_expires_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
+		next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
+		updated_at = coalesce($1::timestamptz, now())
+	FROM due
+	WHERE i.provider = due.provider AND i.tenant = due.tenant AND i.event_id = due.event_id
+	RETURNING due.due_at, due.reclaimed, i.lease_token::text AS token, ` + itemColumns + `
 )
-UPDATE {{schema}}.inbox_items AS i SET
-	state = 'leased',
-	attempts = i.attempts + 1,
-	attempt_seq = i.attempt_seq + 1,
-	lease_token = gen_random_uuid(),
-	settled_token = NULL,
-	lease_started_at = coalesce($1::timestamptz, now()),
-	lease_worker = $4,
-	lease_version = $5,
-	lease_expires_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
-	next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
-	updated_at = coalesce($1::timestamptz, now())
-FROM due
-WHERE i.provider = due.provider AND i.tenant = due.tenant AND i.event_id = due.event_id
-RETURNING due.due_at, due.reclaimed, i.lease_token::text, ` + itemColumns
+SELECT * FROM held
+UNION ALL
+SELECT * FROM leased`
 
 // leaseWhere fences a statement on the current token. $1..$3 key, $4 token.
 const leaseWhere = `
@@ -257,6 +292,7 @@ func settleSQL(set, outcome, errClass, errMsg string) string {
 // worker and version stay, for the history; the next acquisition replaces
 // them.
 const settledSet = `
+	acquisition_id = NULL,
 	lease_token = NULL,
 	lease_expires_at = NULL,
 	settled_token = lease_token`
@@ -399,6 +435,7 @@ UPDATE {{schema}}.inbox_items SET
 	attempt_seq = greatest(attempt_seq - 1, 0),
 	next_attempt_at = lease_expires_at,
 	updated_at = coalesce($5::timestamptz, now()),
+	acquisition_id = NULL,
 	lease_token = NULL,
 	lease_expires_at = NULL` + leaseWhere
 

@@ -7,7 +7,9 @@
 // The cases pin the contracts written in those packages: every state
 // transition with the exact value of every Item field, fencing by lease
 // token ([webhooks.ErrLeaseLost], [webhooks.ErrAlreadySettled]), exclusive
-// acquisition under concurrency, atomic idempotency of Enqueue and
+// acquisition under concurrency, an acquisition asked for again by its ID
+// ([webhooks.AcquireRequest].ID) returning its held leases and nothing
+// more, atomic idempotency of Enqueue and
 // Register, quarantine of conflicting deliveries and existing-only
 // deliveries, provider redelivery of dead letters, the attempt history
 // (crashed and lease-lost attempts included), dead-letter and closed-item

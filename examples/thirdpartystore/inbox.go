@@ -48,7 +48,9 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 	return s.inner.Enqueue(ctx, env)
 }
 
-// Acquire implements webhooks.LeaseStore.
+// Acquire implements webhooks.LeaseStore. memstore keeps acquisition IDs
+// (webhooks.AcquireRequest.ID), so a request asked for again by its ID
+// returns the leases still held under it, as the suite requires.
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	return s.inner.Acquire(ctx, req)
 }
