@@ -196,19 +196,20 @@ type AcquireRequest struct {
 	// again when its reply was lost (the store granted the leases, the
 	// connection died before the caller saw them). The caller makes it,
 	// fresh and unguessable for each acquisition (the Processor uses
-	// crypto/rand.Text), and repeats the request with the same ID until a call
-	// returns without error.
-	//
-	// A store records the ID with the leases it grants. A later Acquire
-	// with the same ID returns the leases still held under it and
-	// unexpired at Now, as they are (same tokens, same attempt numbers,
-	// Reclaimed as first reported, the expiry of their latest extension),
-	// all of them whatever Max says, in no particular order, and does
-	// nothing else: it takes no other item and counts no attempt. When no
-	// lease is held under the ID (none was granted, or each was settled,
-	// or expired), Acquire leases due items as usual, under that ID. An
-	// empty ID names nothing: every call leases due items.
+	// crypto/rand.Text), and after an error repeats the request with the
+	// same ID and Repeat set, until a call returns without error. A store
+	// records the ID with the leases it grants. An empty ID names nothing.
 	ID string
+	// Repeat says this call asks again for the acquisition ID names. The
+	// store then returns the leases still held under ID and unexpired at
+	// Now, as they are (same tokens, same attempt numbers, Reclaimed as
+	// first reported, the expiry of their latest extension), all of them
+	// whatever Max says, in no particular order, and does nothing else: it
+	// takes no other item and counts no attempt. When no lease is held
+	// under ID (none was granted, or each was settled, or expired), it
+	// leases due items as usual, under ID. A first call (Repeat false)
+	// looks nothing up, so it costs no more than a call without an ID.
+	Repeat bool
 }
 
 // AttemptOutcome says how a processing attempt ended.
@@ -286,9 +287,10 @@ type LeaseStore interface {
 	// req.Now+req.LeaseDuration, and counts an attempt on each. It returns
 	// no leases and a nil error when nothing is due. Concurrent callers
 	// never receive the same item while its lease is valid. A lease taken
-	// from an expired one is marked Reclaimed. A request with an ID that
-	// still holds leases returns those instead (see AcquireRequest.ID), so
-	// that a caller who lost a reply gets its leases back.
+	// from an expired one is marked Reclaimed. A repeat of an acquisition
+	// that still holds leases returns those instead (see
+	// AcquireRequest.Repeat), so that a caller who lost a reply gets its
+	// leases back.
 	Acquire(ctx context.Context, req AcquireRequest) ([]*Lease, error)
 
 	// Settle ends the lease as s.Outcome says: succeeded; pending again,

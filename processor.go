@@ -67,7 +67,7 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 //
 // Each acquisition has an ID of its own (AcquireRequest.ID). After an
 // acquisition fails, the processor asks for the same one again, after the
-// poll interval, until the store answers: leases the store granted before
+// poll interval, until the store answers (AcquireRequest.Repeat): leases the store granted before
 // its reply was lost come back to this processor and run on the attempt
 // already counted, instead of waiting out their lease as crashed attempts.
 type Processor struct {
@@ -354,11 +354,12 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		// caller then never sees (they would wait out their lease). Leases
 		// acquired as the shutdown begins are abandoned unrun by process.
 		want := min(free, maxAcquire)
-		if id == "" {
+		repeat := id != ""
+		if !repeat {
 			id = rand.Text()
 		}
 		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-		leases, err := p.acquire(actx, want, id)
+		leases, err := p.acquire(actx, want, id, repeat)
 		cancel()
 		free -= len(leases)
 		for _, l := range leases {
@@ -397,7 +398,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 
 // acquire leases up to n due items in the acquisition id, or returns
 // the leases held under id.
-func (p *Processor) acquire(ctx context.Context, n int, id string) ([]*Lease, error) {
+func (p *Processor) acquire(ctx context.Context, n int, id string, repeat bool) ([]*Lease, error) {
 	return p.store.Acquire(ctx, AcquireRequest{
 		Now:           p.cfg.clock.Now(),
 		LeaseDuration: p.cfg.leaseDuration,
@@ -405,6 +406,7 @@ func (p *Processor) acquire(ctx context.Context, n int, id string) ([]*Lease, er
 		Worker:        p.cfg.worker,
 		Version:       p.cfg.version,
 		ID:            id,
+		Repeat:        repeat,
 	})
 }
 

@@ -902,9 +902,10 @@ func TestProcessorSettlesInBatches(t *testing.T) {
 // acquisition.
 type lostReplyStore struct {
 	*observedStore
-	lost atomic.Bool
-	mu   sync.Mutex
-	ids  []string // AcquireRequest.ID of each call
+	lost    atomic.Bool
+	mu      sync.Mutex
+	ids     []string // AcquireRequest.ID of each call
+	repeats []bool   // and its Repeat
 	// lostID is the ID of the acquisition whose reply was lost.
 	lostID string
 }
@@ -914,6 +915,7 @@ func (s *lostReplyStore) Acquire(ctx context.Context, req webhooks.AcquireReques
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ids = append(s.ids, req.ID)
+	s.repeats = append(s.repeats, req.Repeat)
 	if err == nil && len(leases) > 0 && s.lost.CompareAndSwap(false, true) {
 		s.lostID = req.ID
 		return nil, errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
@@ -968,7 +970,7 @@ func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
 	mu.Unlock()
 
 	store.mu.Lock()
-	ids, lostID := slices.Clone(store.ids), store.lostID
+	ids, repeats, lostID := slices.Clone(store.ids), slices.Clone(store.repeats), store.lostID
 	store.mu.Unlock()
 	require.NotEmpty(t, lostID, "the lost acquisition had an ID")
 	i := slices.Index(ids, lostID)
@@ -978,6 +980,7 @@ func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
 		if j != i && j != i+1 {
 			assert.NotEqual(t, lostID, id, "only the retry reuses the lost acquisition's ID")
 		}
+		assert.Equal(t, j == i+1, repeats[j], "acquisition %d: only the retry is a repeat (AcquireRequest.Repeat)", j)
 	}
 	assert.Contains(t, logs.String(), "level=WARN msg=\"acquiring inbox items failed; retrying after the poll interval with the same acquisition ID")
 	assert.NotContains(t, logs.String(), "level=ERROR")

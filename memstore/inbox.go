@@ -158,8 +158,8 @@ const (
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
 // items, the longest due first, each with its own token. An item taken
 // from an expired lease has that lease's attempt recorded as crashed. A
-// request with an ID under which leases are still held returns those, in
-// the order they were leased (see webhooks.AcquireRequest.ID).
+// repeat of an acquisition under whose ID leases are still held returns
+// those, in the order they were leased (see webhooks.AcquireRequest.Repeat).
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if req.ID != "" {
+	if req.ID != "" && req.Repeat {
 		if leases := s.heldLocked(req.ID, req.Now); len(leases) > 0 {
 			return leases, nil
 		}

@@ -131,7 +131,7 @@ func TestAcquireIDIgnoresLeasesTakenByAnOlderVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, tag.RowsAffected())
 
-	req.Now = takenAt.Add(time.Second)
+	req.Now, req.Repeat = takenAt.Add(time.Second), true
 	again, err := s.Acquire(ctx, req)
 	require.NoError(t, err)
 	assert.Empty(t, again, "the ID's lease was taken over by another instance: nothing is held under it, and nothing is due")

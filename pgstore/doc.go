@@ -33,8 +33,8 @@
 // same statement, which also tells which rows it took from expired leases
 // (Lease.Reclaimed) and records their attempts as crashed; an Acquire
 // with an ID (webhooks.AcquireRequest.ID) records it with the leases, and
-// one asked for again by that ID returns the leases still held under it
-// from the same statement, which then leases nothing. Settle (one
+// a repeat of it (AcquireRequest.Repeat) returns the leases still held
+// under it from the same statement, which then leases nothing. Settle (one
 // statement per outcome) and ExtendLease are each an UPDATE conditional on
 // the item being leased under the caller's token, and a settlement records
 // its attempt in inbox_attempts in the same statement; when it matches no

@@ -26,13 +26,13 @@ import (
 // other transactions are leasing at that moment are skipped, so it may
 // return fewer than req.Max items while more are due.
 //
-// With req.ID, the leases are granted under that ID, and the same
-// statement first looks for leases already held under it and returns
-// those instead, changing nothing (see webhooks.AcquireRequest.ID). That
-// look-up reads the entries of inbox_items_due_idx not yet due (the
-// leases held and the retries scheduled), so an acquisition with an ID
-// costs a little more where many retries are scheduled; without an ID it
-// costs nothing.
+// With req.ID, the leases are granted under that ID; with req.Repeat
+// too, the same statement first looks for leases already held under it
+// and returns those instead, changing nothing (see
+// webhooks.AcquireRequest.Repeat). That look-up reads the entries of
+// inbox_items_due_idx not yet due (the leases held and the retries
+// scheduled), so a repeat costs a little more where many retries are
+// scheduled; a first acquisition does not look.
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -72,7 +72,7 @@ func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequ
 	if req.ID != "" {
 		id = &req.ID
 	}
-	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id)
+	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Repeat)
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}

@@ -70,15 +70,16 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		sorts     bool
 	}{
 		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_items_pkey"}, enqueueBatchArgs(enqueueReqs), true},
-		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil}, false},
-		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil}, false},
-		// With an ID, the leases held under it are looked up among the
-		// rows not yet due, through the same index, and their Reclaimed
-		// in the history.
-		{"acquire with an ID", s.sql.acquire, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
-			[]any{now, int64(60e6), 10, "w", "v", "acq-1"}, false},
-		{"acquire with an ID and database clock", s.sql.acquire, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
-			[]any{nil, int64(60e6), 10, "w", "v", "acq-1"}, false},
+		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, false}, false},
+		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, false}, false},
+		{"acquire with an ID", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", false}, false},
+		// A repeat looks the leases held under its ID up among the rows
+		// not yet due, through the same index, and their Reclaimed in the
+		// history.
+		{"repeat an acquisition", s.sql.acquire, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
+			[]any{now, int64(60e6), 10, "w", "v", "acq-1", true}, false},
+		{"repeat an acquisition, database clock", s.sql.acquire, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
+			[]any{nil, int64(60e6), 10, "w", "v", "acq-1", true}, false},
 		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
 		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_items_dead_idx"}, dlFilteredArgs, false},
 		{"list closed items after a cursor", closedSQL, []string{"inbox_items_closed_idx"}, closedArgs, false},
@@ -249,7 +250,7 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	var lines []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
-			now.Add(time.Minute), int64(60e6), 10, "w", "v", nil)
+			now.Add(time.Minute), int64(60e6), 10, "w", "v", nil, false)
 		if err != nil {
 			return err
 		}

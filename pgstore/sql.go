@@ -166,8 +166,9 @@ SELECT n, inserted, same_digest, state FROM matched`
 // under that ID and still valid: rows leased, due (their lease expiry)
 // after now, whose acquisition_id is the ID followed by their current
 // token. It reads inbox_items_due_idx from now on, so it goes through the
-// leased rows and the retries not yet due, and only when $6 is not NULL
-// (a one-time filter); the token in the value makes a row leased since by
+// leased rows and the retries not yet due, and only on a repeat ($7, with
+// $6 not NULL: a one-time filter, so a first acquisition reads nothing
+// more than one without an ID); the token in the value makes a row leased since by
 // an instance that does not write the column (the previous version,
 // during a rolling upgrade) match nothing. When held finds rows, due
 // finds none (another one-time filter), and the statement returns the
@@ -177,7 +178,7 @@ SELECT n, inserted, same_digest, state FROM matched`
 // the row's, as crashed (or, since, lease_lost).
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
-// $6 acquisition ID.
+// $6 acquisition ID, $7 repeat.
 const acquireSQL = `
 WITH held AS (
 	SELECT i.next_attempt_at AS due_at,
@@ -186,7 +187,7 @@ WITH held AS (
 				AND a.number = i.attempt_seq - 1 AND a.outcome IN ('crashed', 'lease_lost')) AS reclaimed,
 		i.lease_token::text AS token, ` + itemColumns + `
 	FROM {{schema}}.inbox_items AS i
-	WHERE $6::text IS NOT NULL
+	WHERE $7::boolean AND $6::text IS NOT NULL
 		AND i.state = 'leased'
 		AND i.next_attempt_at > coalesce($1::timestamptz, now())
 		AND i.acquisition_id = $6::text || ' ' || i.lease_token::text

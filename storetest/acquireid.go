@@ -11,8 +11,9 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// acquireIDCases check AcquireRequest.ID: an acquisition asked for again
-// with its ID returns the leases still held under it, and nothing more.
+// acquireIDCases check AcquireRequest.ID and Repeat: an acquisition asked
+// for again with its ID returns the leases still held under it, and
+// nothing more.
 var acquireIDCases = []inboxCase{
 	{"AcquireIDReturnsHeldLeases", testAcquireIDReturnsHeldLeases},
 	{"AcquireIDSkipsSettled", testAcquireIDSkipsSettled},
@@ -24,16 +25,29 @@ var acquireIDCases = []inboxCase{
 	{"AcquireIDAfterExtend", testAcquireIDAfterExtend},
 }
 
-// acquireID calls Acquire(Now: now, LeaseDuration: d, Max: max, ID: id).
+// acquireID makes a first acquisition under id: Acquire(Now: now,
+// LeaseDuration: d, Max: max, ID: id).
 func acquireID(t *testing.T, s Store, id string, now time.Time, d time.Duration, max int) []*webhooks.Lease {
 	t.Helper()
-	leases, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max, Worker: worker, Version: version, ID: id})
+	return acquireWith(t, s, webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max, Worker: worker, Version: version, ID: id})
+}
+
+// repeatID asks for the acquisition id again, as after a lost reply: the
+// same request with Repeat set.
+func repeatID(t *testing.T, s Store, id string, now time.Time, d time.Duration, max int) []*webhooks.Lease {
+	t.Helper()
+	return acquireWith(t, s, webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max, Worker: worker, Version: version, ID: id, Repeat: true})
+}
+
+func acquireWith(t *testing.T, s Store, req webhooks.AcquireRequest) []*webhooks.Lease {
+	t.Helper()
+	leases, err := s.Acquire(t.Context(), req)
 	if err != nil {
-		t.Fatalf("Acquire(Now %s, Max %d, ID %q): %v; want no error", fmtTime(now), max, id, err)
+		t.Fatalf("Acquire(Now %s, Max %d, ID %q, Repeat %t): %v; want no error", fmtTime(req.Now), req.Max, req.ID, req.Repeat, err)
 	}
 	for _, l := range leases {
 		if l == nil {
-			t.Fatalf("Acquire(ID %q) returned a nil *Lease; want leases", id)
+			t.Fatalf("Acquire(ID %q, Repeat %t) returned a nil *Lease; want leases", req.ID, req.Repeat)
 		}
 	}
 	return leases
@@ -129,7 +143,7 @@ func testAcquireIDReturnsHeldLeases(t *testing.T, s Store) {
 	for _, retryAt := range []time.Time{now, now.Add(time.Second), now.Add(leaseFor - time.Microsecond)} {
 		for _, max := range []int{1, 2, 10} {
 			call := fmt.Sprintf("Acquire(Now %s, Max %d) with the ID of an acquisition whose 2 leases are held", fmtTime(retryAt), max)
-			sameLeases(t, call, acquireID(t, s, "acq-1", retryAt, leaseFor, max), first)
+			sameLeases(t, call, repeatID(t, s, "acq-1", retryAt, leaseFor, max), first)
 			unchanged(t, s, before, call)
 		}
 	}
@@ -159,14 +173,14 @@ func testAcquireIDSkipsSettled(t *testing.T, s Store) {
 	}
 	mustSettle(t, s, succeed(a, now))
 	mustSettle(t, s, retry(b, transient, now.Add(time.Hour), now))
-	sameLeases(t, "Acquire with the ID after two of its three leases were settled", acquireID(t, s, "acq-1", now.Add(time.Second), leaseFor, 3),
+	sameLeases(t, "Acquire with the ID after two of its three leases were settled", repeatID(t, s, "acq-1", now.Add(time.Second), leaseFor, 3),
 		[]*webhooks.Lease{c})
 
 	mustSettle(t, s, abandon(c, now.Add(2*time.Second)))
 	// Nothing is held under the ID any more: it leases the due items, the
 	// abandoned one and the one never leased, as any acquisition would.
 	later := now.Add(3 * time.Second)
-	got := acquireID(t, s, "acq-1", later, leaseFor, 3)
+	got := repeatID(t, s, "acq-1", later, leaseFor, 3)
 	if keys := leaseKeys(got); keys != "[evt_2 evt_3]" {
 		t.Fatalf("Acquire with the ID after all its leases were settled leased %s; want the due items [evt_2 evt_3]", keys)
 	}
@@ -179,7 +193,7 @@ func testAcquireIDSkipsSettled(t *testing.T, s Store) {
 		}
 	}
 	// And those leases are held under the ID in turn.
-	sameLeases(t, "Acquire with the ID after it leased anew", acquireID(t, s, "acq-1", later, leaseFor, 3), got)
+	sameLeases(t, "Acquire with the ID after it leased anew", repeatID(t, s, "acq-1", later, leaseFor, 3), got)
 }
 
 // testAcquireIDSkipsExpired: a lease that expired is not returned under
@@ -193,7 +207,7 @@ func testAcquireIDSkipsExpired(t *testing.T, s Store) {
 		t.Fatalf("Acquire(Max 2, ID acq-1) leased %d; want 2", len(first))
 	}
 	expiry := now.Add(10 * time.Second)
-	sameLeases(t, "Acquire with the ID 1µs before its leases expire", acquireID(t, s, "acq-1", expiry.Add(-time.Microsecond), leaseFor, 2), first)
+	sameLeases(t, "Acquire with the ID 1µs before its leases expire", repeatID(t, s, "acq-1", expiry.Add(-time.Microsecond), leaseFor, 2), first)
 
 	// At the expiry another acquisition takes one item over (either: they
 	// are due at the same time).
@@ -210,7 +224,7 @@ func testAcquireIDSkipsExpired(t *testing.T, s Store) {
 	}
 	// The first ID holds nothing valid now: it leases as usual, which
 	// takes over its own other expired lease, with a fresh token.
-	got := acquireID(t, s, "acq-1", expiry, leaseFor, 2)
+	got := repeatID(t, s, "acq-1", expiry, leaseFor, 2)
 	if len(got) != 1 || got[0].Key() != rest {
 		t.Fatalf("Acquire with the ID at its leases' expiry leased %s; want only the other expired lease, on %s, taken over", leaseKeys(got), rest.EventID)
 	}
@@ -222,7 +236,7 @@ func testAcquireIDSkipsExpired(t *testing.T, s Store) {
 	if !got[0].Reclaimed || got[0].Attempt != 2 {
 		t.Errorf("the takeover under the first ID: Reclaimed %t, Attempt %d; want true, 2", got[0].Reclaimed, got[0].Attempt)
 	}
-	sameLeases(t, "Acquire(ID acq-2) after the takeovers", acquireID(t, s, "acq-2", expiry, leaseFor, 2), other)
+	sameLeases(t, "Acquire(ID acq-2) after the takeovers", repeatID(t, s, "acq-2", expiry, leaseFor, 2), other)
 }
 
 // testAcquireIDWithoutHeldLeases: a new ID leases as an acquisition
@@ -244,6 +258,11 @@ func testAcquireIDWithoutHeldLeases(t *testing.T, s Store) {
 	}
 	if got[0].Token == got[1].Token {
 		t.Errorf("two leases share the token %q; want one each", got[0].Token)
+	}
+	// A repeat of an acquisition that leased nothing leases as usual too.
+	rest := repeatID(t, s, "acq-never-answered", now, 30*time.Second, 2)
+	if keys := leaseKeysInOrder(rest); len(keys) != 1 || keys[0] != envs[2].Key {
+		t.Fatalf("Acquire(Max 2, Repeat) with an ID that holds nothing leased %s; want evt_2, the one left due", leaseKeys(rest))
 	}
 }
 
@@ -297,7 +316,7 @@ func testAcquireIDsNeverShare(t *testing.T, s Store) {
 		t.Errorf("%d concurrent acquisitions of 3 leased %d items in all; want %d", workers, len(owner), workers*3)
 	}
 	for w, leases := range got {
-		sameLeases(t, fmt.Sprintf("Acquire(ID acq-%d) again", w), acquireID(t, s, fmt.Sprintf("acq-%d", w), now.Add(time.Second), leaseFor, 3), leases)
+		sameLeases(t, fmt.Sprintf("Acquire(ID acq-%d) again", w), repeatID(t, s, fmt.Sprintf("acq-%d", w), now.Add(time.Second), leaseFor, 3), leases)
 	}
 }
 
@@ -317,7 +336,7 @@ func testAcquireIDKeepsReclaimed(t *testing.T, s Store) {
 	if n := len(before[env.Key].History); n != 1 {
 		t.Errorf("after the takeover the history holds %d attempts; want the crashed one", n)
 	}
-	sameLeases(t, "Acquire(ID acq-1) again", acquireID(t, s, "acq-1", now.Add(time.Second), leaseFor, 1), first)
+	sameLeases(t, "Acquire(ID acq-1) again", repeatID(t, s, "acq-1", now.Add(time.Second), leaseFor, 1), first)
 	unchanged(t, s, before, "Acquire(ID acq-1) again")
 }
 
@@ -334,7 +353,7 @@ func testAcquireIDAfterExtend(t *testing.T, s Store) {
 		t.Fatalf("ExtendLease: %v; want no error", err)
 	}
 	before := snapshot(t, s, envs)
-	got := acquireID(t, s, "acq-1", now.Add(30*time.Second), leaseFor, 1)
+	got := repeatID(t, s, "acq-1", now.Add(30*time.Second), leaseFor, 1)
 	sameLeases(t, "Acquire(ID acq-1) after the lease was extended, past its first expiry", got, first)
 	unchanged(t, s, before, "Acquire(ID acq-1) after the lease was extended")
 }
