@@ -99,7 +99,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 	cfg := providers.Config{Secrets: webhooks.StaticSecrets(signer.Credential()), PublicURL: hookBase, VerifyToken: "verify-" + name, Confirm: confirm}
 	switch name {
 	case "asana", "notion":
-		f.secrets = providers.NewHandshakeSecrets(nil)
+		f.secrets = providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{})
 		f.secrets.Add(webhooks.Route{Provider: name}, []byte(signer.Credential()))
 		cfg.Secrets = f.secrets
 	case "sns":

@@ -124,7 +124,7 @@ func TestHandshakeSecrets(t *testing.T) {
 
 		// A handshake nobody expects is refused: it could plant a secret.
 		clock := webhookstest.NewClock(time.Now())
-		secrets := providers.NewHandshakeSecrets(clock)
+		secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{Clock: clock})
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
 		got, _ := secrets.Secrets(context.Background(), route)
