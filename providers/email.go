@@ -93,6 +93,9 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	if json.Unmarshal(req.Body, &msg) != nil {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is not a Mailgun JSON webhook")
 	}
+	if duplicateField(req.Body, "signature", "signature.timestamp", "signature.token", "signature.signature") {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives a field of its signature twice")
+	}
 	s := msg.Signature
 	switch {
 	case s.Signature == "":
