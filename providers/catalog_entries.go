@@ -536,7 +536,7 @@ var catalog = []Entry{
 		Headers:    "`X-Trello-Webhook: <b64>`",
 		Signed:     "`{body}{callback URL}`, HMAC-SHA-1 base64",
 		Window:     windowNone, EventID: "the body's `action.id`, signed",
-		Handshakes: "Trello's HEAD check of a new callback URL is not answered by the Receiver (405)",
+		Handshakes: "Trello's HEAD check of a new callback URL is answered 200 with no body by the Receiver, as HEAD is for every entry",
 		build:      hmacBuild(func(c Config) webhooks.HMACOptions { return TrelloOptions(c.PublicURL) }, nil),
 	},
 	{
