@@ -38,20 +38,40 @@ var legacyVectors = map[string]string{
 	"sns":                      "none: keys and certificates generated in the test (AWS publishes no key-and-message pair)",
 }
 
-// sdkChecks says, per entry, whether a test cross-checks it against the
-// provider's own Go SDK, and why not where it does not.
+// sdkChecks says, per entry, which test of providers/internal/sdkcheck
+// cross-checks it against the provider's own Go SDK, or why none does.
+// What was looked for is listed in that package's doc.
 var sdkChecks = map[string]string{
-	"stripe":   "**yes**: stripe-go verifies webhookstest's delivery, the entry verifies stripe-go's (`providers/internal/sdkcheck`)",
-	"slack":    "**yes**: slack-go's SecretsVerifier accepts webhookstest's delivery (`providers/internal/sdkcheck`)",
-	"discord":  "**yes**: discordgo's VerifyInteraction accepts webhookstest's interaction (`providers/internal/sdkcheck`)",
-	"sendgrid": "no Go SDK module on the proxy here; the published SDK test vector is used instead",
+	"stripe":                   "**yes**: stripe-go verifies webhookstest's delivery, the entry verifies stripe-go's (`sdkcheck.TestStripe`)",
+	"slack":                    "**yes**: slack-go's SecretsVerifier accepts webhookstest's delivery, refuses a zero signature (`sdkcheck.TestSlack`)",
+	"discord":                  "**yes**: discordgo's VerifyInteraction accepts webhookstest's interaction, refuses another key's and a tampered body (`sdkcheck.TestDiscord`)",
+	"discord-events":           "**yes**: discordgo's VerifyInteraction (the same scheme) accepts webhookstest's event, refuses another key's and a tampered body (`sdkcheck.TestDiscord`)",
+	"github":                   "**yes**: go-github's ValidatePayload accepts webhookstest's JSON and form deliveries; go-github and the entry accept GitHub's documented values and refuse them tampered (`sdkcheck.TestGitHub`)",
+	"standardwebhooks":         "**yes**: the Standard Webhooks Go library verifies webhookstest's delivery, the entry verifies the library's signature, both refuse a tampered body (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"gitlab-signing":           "**yes**: the Standard Webhooks Go library, both ways, tampered refused (`sdkcheck.TestStandardWebhooksLibraries`); GitLab publishes no Go SDK of its own that verifies webhooks",
+	"openai":                   "**yes**: openai-go's Webhooks.VerifySignature accepts webhookstest's delivery, refuses it tampered (`sdkcheck.TestOpenAI`); the Standard Webhooks Go library both ways (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"replicate":                "**yes**: the Standard Webhooks Go library, both ways, tampered refused (`sdkcheck.TestStandardWebhooksLibraries`); replicate-go (ValidateWebhookRequest) is not served by the module proxy (403)",
+	"svix":                     "**yes**: Svix's Go library (svix-webhooks) verifies webhookstest's delivery, the entry verifies the library's signature, both refuse a tampered body (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"clerk":                    "**yes**: Svix's Go library, which Clerk's docs use for verification, both ways, tampered refused (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"resend":                   "**yes**: resend-go's Webhooks.Verify accepts webhookstest's delivery, refuses it tampered (`sdkcheck.TestResend`); Svix's Go library both ways (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"twilio":                   "**yes**: twilio-go's RequestValidator accepts webhookstest's form post; twilio-go and the entry accept Twilio's documented example and refuse a changed parameter (`sdkcheck.TestTwilio`)",
+	"sendgrid":                 "**yes**: sendgrid-go's eventwebhook.VerifySignature accepts webhookstest's delivery; sendgrid-go and the entry accept the published SDK test vector and refuse it tampered (`sdkcheck.TestSendGrid`)",
+	"paddle":                   "**yes**: paddle-go-sdk's WebhookVerifier accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestPaddle`)",
+	"pagerduty":                "**yes**: go-pagerduty's webhookv3.VerifySignature accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestPagerDuty`)",
+	"line":                     "**yes**: line-bot-sdk-go's webhook.ValidateSignature accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestLINE`)",
+	"razorpay":                 "**yes**: razorpay-go's VerifyWebhookSignature accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestRazorpay`)",
+	"mailgun":                  "**yes**: mailgun-go's VerifyWebhookSignature accepts the signature object of webhookstest's delivery, refuses another token; the SDK cannot sign (`sdkcheck.TestMailgun`)",
+	"square":                   "no: Square's Go SDK (square-go-sdk) is not served by the module proxy (403)",
+	"box":                      "no: Box's Go SDK (box-go-sdk-gen) is not served by the module proxy (403)",
+	"standardwebhooks-ed25519": "no: the Standard Webhooks Go library (v0.0.1) and Svix's implement only the v1 (HMAC) scheme, not v1a",
+	"sns":                      "no: AWS's Go SDKs have no SNS message verifier (AWS's validators are for other languages, aws/aws-sdk-go#567)",
 }
 
 func sdkCheck(name string) string {
 	if s, ok := sdkChecks[name]; ok {
 		return s
 	}
-	return "no: no Go SDK of the provider is served by the module proxy here"
+	return "no: no official Go SDK of the provider that verifies webhooks is known; none among the modules looked for (`providers/internal/sdkcheck` doc)"
 }
 
 // renderCatalog writes CATALOG.md from the catalog.
