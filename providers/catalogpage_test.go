@@ -21,9 +21,8 @@ var update = flag.Bool("update", false, "rewrite CATALOG.md from the catalog")
 // scheme tests).
 var legacyVectors = map[string]string{
 	"discord":                  "made (Discord publishes none), RFC 8032 key — `testdata/discord`",
-	"discord-events":           "none: round trips only (Discord publishes none)",
 	"github":                   "**published** (docs.github.com example) — `testdata/github`",
-	"gitlab":                   "none: a plain token comparison",
+	"gitlab":                   "none: a plain token comparison, for which GitLab publishes no vector",
 	"gitlab-signing":           "**published** Standard Webhooks reference vector — `testdata/gitlab`",
 	"linear":                   "computed with openssl — `testdata/linear`",
 	"paddle":                   "computed with openssl, Paddle's documented secret and ts — `testdata/paddle`",
