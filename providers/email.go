@@ -26,11 +26,10 @@ import (
 type MailgunOptions struct {
 	// Timestamp is where the signed time is and its window. Mailgun signs
 	// only signature.timestamp (Unix seconds) in the JSON body, so that
-	// is the source whatever the zero value of its Path says: leave Path
-	// and Format empty, or set them to MailgunTimestampPath and
-	// webhooks.TimestampUnixSeconds; another source is refused. Its
-	// Tolerance defaults to webhooks.DefaultTolerance (Mailgun documents
-	// none).
+	// is always the source, also when Timestamp is the zero value: leave
+	// Path and Format empty, or set Path to MailgunTimestampPath; another
+	// source is refused. Its Tolerance defaults to
+	// webhooks.DefaultTolerance (Mailgun documents none).
 	Timestamp webhooks.TimestampSource
 	// Clock tells the time. Defaults to the system clock.
 	Clock webhooks.Clock
@@ -163,9 +162,9 @@ const (
 type SendGridOptions struct {
 	// Timestamp is where the signed time is and its window. SendGrid
 	// signs the header SendGridTimestampHeader (Unix seconds), so that is
-	// the source: leave Header and Format empty, or set them to
-	// SendGridTimestampHeader and webhooks.TimestampUnixSeconds; another
-	// source is refused. Its Tolerance defaults to
+	// always the source, also when Timestamp is the zero value: leave
+	// Header and Format empty, or set Header to SendGridTimestampHeader;
+	// another source is refused. Its Tolerance defaults to
 	// webhooks.DefaultTolerance (SendGrid documents none).
 	Timestamp webhooks.TimestampSource
 	// Clock tells the time. Defaults to the system clock.
