@@ -84,6 +84,9 @@ func graphTokens(body []byte) ([]string, error) {
 	if json.Unmarshal(body, &msg) != nil || len(msg.Value) == 0 {
 		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is not a Microsoft Graph notification collection")
 	}
+	if duplicateField(body, "value", "value.*.clientState") {
+		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives value or a clientState twice")
+	}
 	out := make([]string, 0, len(msg.Value))
 	for _, n := range msg.Value {
 		if n.ClientState == nil || *n.ClientState == "" {
@@ -134,6 +137,9 @@ func figmaTokens(body []byte) ([]string, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if dec.Decode(&msg) != nil {
 		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is not JSON")
+	}
+	if duplicateField(body, "passcode") {
+		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives passcode twice")
 	}
 	if msg.Passcode == nil || *msg.Passcode == "" {
 		return nil, webhooks.Reject(webhooks.ReasonMissingSignature, "the body has no passcode")

@@ -59,7 +59,7 @@ type challengeFunc = func(ctx context.Context, route webhooks.Route, req *webhoo
 
 // tokenBuild builds a token preset whose static secrets valid checks, with
 // an optional finish and GET challenge.
-func tokenBuild(opts func() TokenOptions, valid func([]byte) error, finish func(*webhooks.Request, *webhooks.Verification) error, get challengeFunc) func(Config) (webhooks.Verifier, error) {
+func tokenBuild(opts func() TokenOptions, valid func([]byte) error, finish func(*webhooks.Request, *webhooks.Verification) error, get func(*TokenVerifier) challengeFunc) func(Config) (webhooks.Verifier, error) {
 	return func(c Config) (webhooks.Verifier, error) {
 		if valid != nil {
 			if err := optionsError("token", checkCredentials(c.Secrets, "secret", valid)); err != nil {
@@ -70,7 +70,11 @@ func tokenBuild(opts func() TokenOptions, valid func([]byte) error, finish func(
 		if err != nil {
 			return nil, err
 		}
-		return &preset{inner: v, finish: finish, challenge: get, get: get != nil}, nil
+		p := &preset{inner: v, finish: finish, get: get != nil}
+		if get != nil {
+			p.challenge = get(v)
+		}
+		return p, nil
 	}
 }
 
@@ -385,7 +389,7 @@ var catalog = []Entry{
 		Headers:    "`Authorization` (the configured value), `X-Okta-Verification-Challenge`",
 		Signed:     "nothing: the header value compared in constant time",
 		Window:     windowNone, EventID: "the body's `eventId`, **not signed**",
-		Handshakes: "one-time GET with `X-Okta-Verification-Challenge` answered `{\"verification\":…}`",
+		Handshakes: "one-time GET with `X-Okta-Verification-Challenge` answered `{\"verification\":…}` once its `Authorization` matched",
 		build:      tokenBuild(OktaOptions, nil, nil, oktaVerification),
 	},
 	standardWebhooksEntry("openai", "OpenAI (Standard Webhooks)", "https://platform.openai.com/docs/guides/webhooks", false),
@@ -532,7 +536,7 @@ var catalog = []Entry{
 		Headers:    "`X-Trello-Webhook: <b64>`",
 		Signed:     "`{body}{callback URL}`, HMAC-SHA-1 base64",
 		Window:     windowNone, EventID: "the body's `action.id`, signed",
-		Handshakes: "Trello's HEAD check of a new callback URL is not answered by the Receiver (405)",
+		Handshakes: "Trello's HEAD check of a new callback URL is answered 200 with no body by the Receiver, as HEAD is for every entry",
 		build:      hmacBuild(func(c Config) webhooks.HMACOptions { return TrelloOptions(c.PublicURL) }, nil),
 	},
 	{

@@ -4,12 +4,15 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -28,7 +31,10 @@ import (
 // memstore. Each entry gets the same cases: a round trip (202, then a
 // duplicate 200, the provider's own answer), a tampered body, a wrong
 // credential, stale and future timestamps where the scheme signs one, a
-// missing and a duplicated signature header, and its endpoint checks.
+// missing and a duplicated signature header, a duplicated timestamp or
+// event ID header where the entry reads one, a tampered, missing and
+// duplicated credential where it is in the body, HEAD answered, and its
+// endpoint checks.
 
 const hookBase = "https://hooks.example.com"
 
@@ -99,7 +105,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 	cfg := providers.Config{Secrets: webhooks.StaticSecrets(signer.Credential()), PublicURL: hookBase, VerifyToken: "verify-" + name, Confirm: confirm}
 	switch name {
 	case "asana", "notion":
-		f.secrets = providers.NewHandshakeSecrets(nil)
+		f.secrets = providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{})
 		f.secrets.Add(webhooks.Route{Provider: name}, []byte(signer.Credential()))
 		cfg.Secrets = f.secrets
 	case "sns":
@@ -177,12 +183,27 @@ func TestCatalogHarness(t *testing.T) {
 					f.wantRejected(t, f.send(t, d), webhooks.ReasonTimestampExpired, "timestamp "+skew.String())
 				}
 			}
-			if sig := signatureHeader(t, fixtureFor(t, f.signer, sns, confirm), base); sig != "" {
+			required := requiredHeaders(t, fixtureFor(t, f.signer, sns, confirm), base)
+			if sig := required[webhooks.ReasonMissingSignature]; sig != "" {
 				dup := cloneDelivery(base)
 				dup.Header.Add(sig, dup.Header.Get(sig))
 				f.wantRejected(t, f.send(t, dup), webhooks.ReasonMalformedHeader, "a duplicated "+sig)
 			} else {
 				assert.Contains(t, []string{"mailgun", "sns", "figma", "msgraph"}, name, "every header-signed entry has a signature header the harness found")
+			}
+			// A timestamp or event ID header sent twice is malformed, as
+			// TimestampSource and EventSource document.
+			assert.Equal(t, timestampHeaderEntries[name], required[webhooks.ReasonMissingTimestamp] != "", "%s: a required timestamp header (found %q)", name, required[webhooks.ReasonMissingTimestamp])
+			assert.Equal(t, idHeaderEntries[name], required[webhooks.ReasonMissingEventID] != "", "%s: a required event ID header (found %q)", name, required[webhooks.ReasonMissingEventID])
+			for _, reason := range []webhooks.Reason{webhooks.ReasonMissingTimestamp, webhooks.ReasonMissingEventID} {
+				if h := required[reason]; h != "" {
+					dup := cloneDelivery(base)
+					dup.Header.Add(h, dup.Header.Get(h))
+					f.wantRejected(t, f.send(t, dup), webhooks.ReasonMalformedHeader, "a duplicated "+h)
+				}
+			}
+			if c, ok := bodyCredentials[name]; ok {
+				c.check(t, f, base)
 			}
 
 			// The round trip.
@@ -207,6 +228,14 @@ func TestCatalogHarness(t *testing.T) {
 			} else {
 				assert.Equal(t, http.StatusMethodNotAllowed, rec.Code, "%s: GET", name)
 			}
+
+			// HEAD is answered 200 with no body for every entry, stored
+			// nowhere: Trello checks a new callback URL so.
+			rec = httptest.NewRecorder()
+			f.receiver.ServeHTTP(rec, httptest.NewRequest(http.MethodHead, f.url, nil))
+			assert.Equal(t, http.StatusOK, rec.Code, "%s: HEAD", name)
+			assert.Zero(t, rec.Body.Len(), "%s: HEAD", name)
+			assert.Equal(t, 1, f.inbox.Len(), "%s: HEAD stored something", name)
 
 			// The endpoint checks.
 			if webhookstest.HasChallenge(name) {
@@ -262,27 +291,116 @@ func checkChallenge(t *testing.T, name string, c *webhookstest.Challenge, rec *h
 	}
 }
 
-// signatureHeader finds the header whose absence is missing_signature, and
-// checks that removing it stores nothing; "" when the signature is not in
-// a header.
-func signatureHeader(t *testing.T, f *catalogFixture, d *webhookstest.Delivery) string {
+// timestampHeaderEntries and idHeaderEntries are the entries that read
+// the signed time, and the event ID, from a header they require; the
+// harness checks that removing it is refused for the right reason and
+// that sending it twice is malformed.
+var (
+	timestampHeaderEntries = setOf("box", "clerk", "discord", "discord-events", "gitlab-signing", "hubspot", "openai", "replicate", "resend",
+		"sendgrid", "slack", "standardwebhooks", "standardwebhooks-ed25519", "svix", "twitch", "zendesk", "zoom")
+	idHeaderEntries = setOf("bitbucket", "clerk", "github", "gitlab", "gitlab-signing", "jira", "linear", "openai", "razorpay", "replicate",
+		"resend", "sentry", "shopify", "standardwebhooks", "standardwebhooks-ed25519", "svix", "twitch", "woocommerce", "zendesk")
+)
+
+func setOf(names ...string) map[string]bool {
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
+}
+
+// requiredHeaders finds, for each of missing_signature, missing_timestamp
+// and missing_event_id, the header whose absence is refused with that
+// reason, and checks that removing it stores nothing.
+func requiredHeaders(t *testing.T, f *catalogFixture, d *webhookstest.Delivery) map[webhooks.Reason]string {
 	t.Helper()
-	for name := range d.Header {
+	found := map[webhooks.Reason]string{}
+	for _, name := range slices.Sorted(maps.Keys(d.Header)) {
 		if name == "Content-Type" {
 			continue
 		}
 		without := cloneDelivery(d)
 		without.Header.Del(name)
 		rec := f.send(t, without)
-		if rec.Code == http.StatusUnauthorized && strings.Contains(rec.Body.String(), `"reason":"missing_signature"`) {
-			assert.Zero(t, f.inbox.Len(), "%s: without %s", f.name, name)
-			return name
+		for _, reason := range []webhooks.Reason{webhooks.ReasonMissingSignature, webhooks.ReasonMissingTimestamp, webhooks.ReasonMissingEventID} {
+			if rec.Code == http.StatusUnauthorized && strings.Contains(rec.Body.String(), `"reason":"`+string(reason)+`"`) && found[reason] == "" {
+				assert.Zero(t, f.inbox.Len(), "%s: without %s", f.name, name)
+				found[reason] = name
+			}
 		}
 		if rec.Code == http.StatusAccepted { // an optional header: start afresh
 			f = fixtureFor(t, f.signer, f.sns, nil)
 		}
 	}
-	return ""
+	return found
+}
+
+// bodyCredential is where an entry that carries its credential in the
+// JSON body has it.
+type bodyCredential struct {
+	path   []string // to the signature or token; digits index arrays
+	forged string   // a well-formed value that matches no credential
+	dupKey string   // a key of the credential whose first occurrence is the one to give twice
+}
+
+var bodyCredentials = map[string]bodyCredential{
+	"mailgun": {path: []string{"signature", "signature"}, forged: strings.Repeat("0", 64), dupKey: "token"},
+	"figma":   {path: []string{"passcode"}, forged: "forged-passcode", dupKey: "passcode"},
+	"msgraph": {path: []string{"value", "0", "clientState"}, forged: "forged-client-state", dupKey: "clientState"},
+}
+
+// check sends the delivery with its credential tampered, missing and
+// given twice; each is refused and nothing is stored.
+func (c bodyCredential) check(t *testing.T, f *catalogFixture, d *webhookstest.Delivery) {
+	t.Helper()
+	what := strings.Join(c.path, ".")
+	f.wantRejected(t, f.send(t, editBody(t, d, c.path, c.forged)), webhooks.ReasonBadSignature, "a tampered "+what)
+	f.wantRejected(t, f.send(t, editBody(t, d, c.path, nil)), webhooks.ReasonMissingSignature, "no "+what)
+	key := `"` + c.dupKey + `":`
+	i := strings.Index(string(d.Body), key)
+	require.GreaterOrEqual(t, i, 0, "%s: the body has %s", f.name, key)
+	dup := cloneDelivery(d)
+	// The forged value comes first, so a parser that keeps the last
+	// occurrence reads the authentic one and would accept the body.
+	dup.Body = slices.Concat(d.Body[:i], []byte(key+`"`+c.forged+`",`), d.Body[i:])
+	f.wantRejected(t, f.send(t, dup), webhooks.ReasonMalformedPayload, "a duplicated "+c.dupKey)
+	if f.name == "mailgun" {
+		f.wantRejected(t, f.send(t, editBody(t, d, []string{"signature", "token"}, strings.Repeat("x", 50))), webhooks.ReasonBadSignature, "a tampered signature.token")
+	}
+}
+
+// editBody returns the delivery with the JSON value at path set to value,
+// or removed when value is nil.
+func editBody(t *testing.T, d *webhookstest.Delivery, path []string, value any) *webhookstest.Delivery {
+	t.Helper()
+	var doc any
+	dec := json.NewDecoder(strings.NewReader(string(d.Body)))
+	dec.UseNumber()
+	require.NoError(t, dec.Decode(&doc))
+	node := doc
+	for _, seg := range path[:len(path)-1] {
+		switch n := node.(type) {
+		case map[string]any:
+			node = n[seg]
+		case []any:
+			i, err := strconv.Atoi(seg)
+			require.NoError(t, err)
+			node = n[i]
+		}
+	}
+	obj, ok := node.(map[string]any)
+	require.True(t, ok, "%v leads to an object", path)
+	if value == nil {
+		delete(obj, path[len(path)-1])
+	} else {
+		obj[path[len(path)-1]] = value
+	}
+	c := cloneDelivery(d)
+	var err error
+	c.Body, err = json.Marshal(doc)
+	require.NoError(t, err)
+	return c
 }
 
 func cloneDelivery(d *webhookstest.Delivery) *webhookstest.Delivery {

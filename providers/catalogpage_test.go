@@ -21,9 +21,8 @@ var update = flag.Bool("update", false, "rewrite CATALOG.md from the catalog")
 // scheme tests).
 var legacyVectors = map[string]string{
 	"discord":                  "made (Discord publishes none), RFC 8032 key — `testdata/discord`",
-	"discord-events":           "none: round trips only (Discord publishes none)",
 	"github":                   "**published** (docs.github.com example) — `testdata/github`",
-	"gitlab":                   "none: a plain token comparison",
+	"gitlab":                   "none: a plain token comparison, for which GitLab publishes no vector",
 	"gitlab-signing":           "**published** Standard Webhooks reference vector — `testdata/gitlab`",
 	"linear":                   "computed with openssl — `testdata/linear`",
 	"paddle":                   "computed with openssl, Paddle's documented secret and ts — `testdata/paddle`",
@@ -38,20 +37,40 @@ var legacyVectors = map[string]string{
 	"sns":                      "none: keys and certificates generated in the test (AWS publishes no key-and-message pair)",
 }
 
-// sdkChecks says, per entry, whether a test cross-checks it against the
-// provider's own Go SDK, and why not where it does not.
+// sdkChecks says, per entry, which test of providers/internal/sdkcheck
+// cross-checks it against the provider's own Go SDK, or why none does.
+// What was looked for is listed in that package's doc.
 var sdkChecks = map[string]string{
-	"stripe":   "**yes**: stripe-go verifies webhookstest's delivery, the entry verifies stripe-go's (`providers/internal/sdkcheck`)",
-	"slack":    "**yes**: slack-go's SecretsVerifier accepts webhookstest's delivery (`providers/internal/sdkcheck`)",
-	"discord":  "**yes**: discordgo's VerifyInteraction accepts webhookstest's interaction (`providers/internal/sdkcheck`)",
-	"sendgrid": "no Go SDK module on the proxy here; the published SDK test vector is used instead",
+	"stripe":                   "**yes**: stripe-go verifies webhookstest's delivery, the entry verifies stripe-go's (`sdkcheck.TestStripe`)",
+	"slack":                    "**yes**: slack-go's SecretsVerifier accepts webhookstest's delivery, refuses a zero signature (`sdkcheck.TestSlack`)",
+	"discord":                  "**yes**: discordgo's VerifyInteraction accepts webhookstest's interaction, refuses another key's and a tampered body (`sdkcheck.TestDiscord`)",
+	"discord-events":           "**yes**: discordgo's VerifyInteraction (the same scheme) accepts webhookstest's event, refuses another key's and a tampered body (`sdkcheck.TestDiscord`)",
+	"github":                   "**yes**: go-github's ValidatePayload accepts webhookstest's JSON and form deliveries; go-github and the entry accept GitHub's documented values and refuse them tampered (`sdkcheck.TestGitHub`)",
+	"standardwebhooks":         "**yes**: the Standard Webhooks Go library verifies webhookstest's delivery, the entry verifies the library's signature, both refuse a tampered body (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"gitlab-signing":           "**yes**: the Standard Webhooks Go library, both ways, tampered refused (`sdkcheck.TestStandardWebhooksLibraries`); GitLab publishes no Go SDK of its own that verifies webhooks",
+	"openai":                   "**yes**: openai-go's Webhooks.VerifySignature accepts webhookstest's delivery, refuses it tampered (`sdkcheck.TestOpenAI`); the Standard Webhooks Go library both ways (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"replicate":                "**yes**: the Standard Webhooks Go library, both ways, tampered refused (`sdkcheck.TestStandardWebhooksLibraries`); replicate-go (ValidateWebhookRequest) is not served by the module proxy (403)",
+	"svix":                     "**yes**: Svix's Go library (svix-webhooks) verifies webhookstest's delivery, the entry verifies the library's signature, both refuse a tampered body (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"clerk":                    "**yes**: Svix's Go library, which Clerk's docs use for verification, both ways, tampered refused (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"resend":                   "**yes**: resend-go's Webhooks.Verify accepts webhookstest's delivery, refuses it tampered (`sdkcheck.TestResend`); Svix's Go library both ways (`sdkcheck.TestStandardWebhooksLibraries`)",
+	"twilio":                   "**yes**: twilio-go's RequestValidator accepts webhookstest's form post; twilio-go and the entry accept Twilio's documented example and refuse a changed parameter (`sdkcheck.TestTwilio`)",
+	"sendgrid":                 "**yes**: sendgrid-go's eventwebhook.VerifySignature accepts webhookstest's delivery; sendgrid-go and the entry accept the published SDK test vector and refuse it tampered (`sdkcheck.TestSendGrid`)",
+	"paddle":                   "**yes**: paddle-go-sdk's WebhookVerifier accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestPaddle`)",
+	"pagerduty":                "**yes**: go-pagerduty's webhookv3.VerifySignature accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestPagerDuty`)",
+	"line":                     "**yes**: line-bot-sdk-go's webhook.ValidateSignature accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestLINE`)",
+	"razorpay":                 "**yes**: razorpay-go's VerifyWebhookSignature accepts webhookstest's delivery, refuses it tampered; the SDK cannot sign (`sdkcheck.TestRazorpay`)",
+	"mailgun":                  "**yes**: mailgun-go's VerifyWebhookSignature accepts the signature object of webhookstest's delivery, refuses another token; the SDK cannot sign (`sdkcheck.TestMailgun`)",
+	"square":                   "no: Square's Go SDK (square-go-sdk) is not served by the module proxy (403)",
+	"box":                      "no: Box's Go SDK (box-go-sdk-gen) is not served by the module proxy (403)",
+	"standardwebhooks-ed25519": "no: the Standard Webhooks Go library (v0.0.1) and Svix's implement only the v1 (HMAC) scheme, not v1a",
+	"sns":                      "no: AWS's Go SDKs have no SNS message verifier (AWS's validators are for other languages, aws/aws-sdk-go#567)",
 }
 
 func sdkCheck(name string) string {
 	if s, ok := sdkChecks[name]; ok {
 		return s
 	}
-	return "no: no Go SDK of the provider is served by the module proxy here"
+	return "no: no official Go SDK of the provider that verifies webhooks is known; none among the modules looked for (`providers/internal/sdkcheck` doc)"
 }
 
 // renderCatalog writes CATALOG.md from the catalog.
@@ -64,8 +83,10 @@ func renderCatalog(t *testing.T) string {
 	b.WriteString("`providers.New(name, providers.Config{…})` and runs the same harness (`providers/catalog_test.go`):\n")
 	b.WriteString("a round trip through `webhooks.NewReceiver` on memstore (202, then a duplicate 200, with the\n")
 	b.WriteString("provider's own answer), a tampered body, another credential, stale and future timestamps where\n")
-	b.WriteString("one is signed, a missing and a duplicated signature header, GET refused (405) unless the\n")
-	b.WriteString("provider checks endpoints with GET, and its endpoint checks with the answers computed\n")
+	b.WriteString("one is signed, a missing and a duplicated signature header, a duplicated timestamp or event ID\n")
+	b.WriteString("header where one is read from a header, a tampered, missing and duplicated credential where it\n")
+	b.WriteString("is in the body (mailgun, figma, msgraph), GET refused (405) unless the provider checks endpoints\n")
+	b.WriteString("with GET, HEAD answered 200 with no body, and its endpoint checks with the answers computed\n")
 	b.WriteString("independently by `webhookstest`. \"**not signed**\" marks an event ID the signature does not\n")
 	b.WriteString("cover: a captured delivery can be replayed under a new ID there.\n\n")
 	fmt.Fprintf(&b, "%d entries. The credential is read, by convention, from `<NAME>_WEBHOOK_SECRET` (`providers.Entry.SecretEnv`); `meta` also reads `META_WEBHOOK_VERIFY_TOKEN`.\n\n", len(providers.Names()))

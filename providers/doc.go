@@ -22,9 +22,9 @@
 // catalog verifier does what the provider documents beyond the signature:
 // it answers the provider's endpoint checks (GET checks through
 // webhooks.GETVerifier: Meta's hub.challenge, X's crc_token, Dropbox's
-// challenge, Okta's verification; signed ones: Slack, Zoom, Discord,
-// Twitch, LINE; secrets handed over in a handshake: Asana, Notion, see
-// SecretSaver), sets the answer the provider expects
+// challenge, Okta's verification once its Authorization matched; signed
+// ones: Slack, Zoom, Discord, Twitch, LINE; secrets handed over in a
+// handshake: Asana, Notion, see SecretSaver), sets the answer the provider expects
 // (webhooks.Verification.Answer: Meta and X count only 200, Graph
 // expects 202, Teams shows the reply) and the API version where the
 // provider sends one (Stripe, Shopify, DocuSign). CATALOG.md lists every

@@ -10,8 +10,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"strings"
-	"time"
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/wire"
@@ -21,10 +21,16 @@ import (
 // Mailgun (an HMAC of fields in the body) and SendGrid (ECDSA P-256).
 
 // MailgunOptions configures the Mailgun verifier.
+//
+// Source: https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks.
 type MailgunOptions struct {
-	// Tolerance is how far signature.timestamp may lie from the clock.
-	// Defaults to webhooks.DefaultTolerance (Mailgun documents none).
-	Tolerance time.Duration
+	// Timestamp is where the signed time is and its window. Mailgun signs
+	// only signature.timestamp (Unix seconds) in the JSON body, so that
+	// is always the source, also when Timestamp is the zero value: leave
+	// Path and Format empty, or set Path to MailgunTimestampPath; another
+	// source is refused. Its Tolerance defaults to
+	// webhooks.DefaultTolerance (Mailgun documents none).
+	Timestamp webhooks.TimestampSource
 	// Clock tells the time. Defaults to the system clock.
 	Clock webhooks.Clock
 }
@@ -53,11 +59,16 @@ type mailgunVerifier struct {
 
 var mailgunEvent = webhooks.EventSource{IDPath: "event-data.id", TypePath: "event-data.event"}
 
+// MailgunTimestampPath is where Mailgun's signed timestamp is in the body.
+const MailgunTimestampPath = "signature.timestamp"
+
 // NewMailgunVerifier returns a verifier of Mailgun webhooks taking webhook
 // signing keys from creds.
+//
+// Source: https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks.
 func NewMailgunVerifier(opts MailgunOptions, creds webhooks.CredentialResolver) (webhooks.Verifier, error) {
-	ts := webhooks.TimestampSource{Path: "signature.timestamp", Tolerance: opts.Tolerance}
-	if err := optionsError("Mailgun", ts.Validate(), checkCredentials(creds, "webhook signing key", nil)); err != nil {
+	ts, tsErr := fixedTimestamp(opts.Timestamp, webhooks.TimestampSource{Path: MailgunTimestampPath})
+	if err := optionsError("Mailgun", tsErr, checkCredentials(creds, "webhook signing key", nil)); err != nil {
 		return nil, err
 	}
 	clock := opts.Clock
@@ -80,6 +91,9 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	}
 	if json.Unmarshal(req.Body, &msg) != nil {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is not a Mailgun JSON webhook")
+	}
+	if duplicateField(req.Body, "signature", "signature.timestamp", "signature.token", "signature.signature") {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives a field of its signature twice")
 	}
 	s := msg.Signature
 	switch {
@@ -143,10 +157,16 @@ const (
 )
 
 // SendGridOptions configures the SendGrid verifier.
+//
+// Source: https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features.
 type SendGridOptions struct {
-	// Tolerance is how far the timestamp may lie from the clock. Defaults
-	// to webhooks.DefaultTolerance (SendGrid documents none).
-	Tolerance time.Duration
+	// Timestamp is where the signed time is and its window. SendGrid
+	// signs the header SendGridTimestampHeader (Unix seconds), so that is
+	// always the source, also when Timestamp is the zero value: leave
+	// Header and Format empty, or set Header to SendGridTimestampHeader;
+	// another source is refused. Its Tolerance defaults to
+	// webhooks.DefaultTolerance (SendGrid documents none).
+	Timestamp webhooks.TimestampSource
 	// Clock tells the time. Defaults to the system clock.
 	Clock webhooks.Clock
 }
@@ -172,9 +192,11 @@ var sendGridEvent = webhooks.EventSource{IDFromBody: true, TypePath: "0.event", 
 // NewSendGridVerifier returns a verifier of SendGrid's Signed Event
 // Webhook taking verification keys (base64 DER P-256 public keys) from
 // creds. Static keys that do not parse are refused.
+//
+// Source: https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features.
 func NewSendGridVerifier(opts SendGridOptions, creds webhooks.CredentialResolver) (webhooks.Verifier, error) {
-	ts := webhooks.TimestampSource{Header: SendGridTimestampHeader, Tolerance: opts.Tolerance}
-	err := optionsError("SendGrid", ts.Validate(), checkCredentials(creds, "verification key", func(value []byte) error {
+	ts, tsErr := fixedTimestamp(opts.Timestamp, webhooks.TimestampSource{Header: SendGridTimestampHeader})
+	err := optionsError("SendGrid", tsErr, checkCredentials(creds, "verification key", func(value []byte) error {
 		_, err := ParseECDSAPublicKey(value)
 		return err
 	}))
@@ -264,3 +286,24 @@ func (v *sendGridVerifier) Verify(ctx context.Context, route webhooks.Route, req
 
 // Format prints the verifier's type only, whatever the verb.
 func (v *sendGridVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "sendGridVerifier") }
+
+// fixedTimestamp returns the timestamp source of a scheme that signs its
+// time at one documented place (want, whose Format is the zero one):
+// got's Tolerance at that place. A got that names another place or format
+// is an error, since the signature covers only the documented one.
+func fixedTimestamp(got, want webhooks.TimestampSource) (webhooks.TimestampSource, error) {
+	out := want
+	out.Tolerance = got.Tolerance
+	set := got.Header != "" || got.Key != "" || got.Path != ""
+	if set && (http.CanonicalHeaderKey(got.Header) != http.CanonicalHeaderKey(want.Header) || got.Key != want.Key || got.Path != want.Path) {
+		where := "the body's " + want.Path
+		if want.Header != "" {
+			where = "the header " + want.Header
+		}
+		return out, fmt.Errorf("the timestamp is signed only in %s: leave Timestamp.Header, Timestamp.Key and Timestamp.Path empty, or name that place", where)
+	}
+	if got.Format != want.Format {
+		return out, fmt.Errorf("Timestamp.Format %v is not the scheme's %v: leave it zero", got.Format, want.Format)
+	}
+	return out, out.Validate()
+}

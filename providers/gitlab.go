@@ -40,6 +40,9 @@ const (
 //
 // A token is weaker than a signature (see TokenOptions). Where the GitLab
 // instance offers webhook signing tokens, use GitLabSigningOptions instead.
+//
+// Source: https://docs.gitlab.com/user/project/integrations/webhooks/#delivery-headers
+// (X-Gitlab-Token, Idempotency-Key, X-Gitlab-Event).
 func GitLabTokenOptions() TokenOptions {
 	return TokenOptions{
 		Header: GitLabTokenHeader,

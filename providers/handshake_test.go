@@ -68,6 +68,41 @@ func TestGETChallengesRefused(t *testing.T) {
 	assert.Equal(t, http.StatusUnauthorized, rec.Code)
 }
 
+// Okta sends its Authorization header on the one-time verification GET
+// too: the challenge is echoed only once that header matched a secret.
+func TestOktaVerificationAuthenticated(t *testing.T) {
+	t.Parallel()
+	cfg := providers.Config{Secrets: webhooks.StaticSecrets("okta-shared-secret")}
+	get := func(auth ...string) *http.Request {
+		r := httptest.NewRequest(http.MethodGet, "/webhooks/okta", nil)
+		r.Header.Set(providers.OktaVerificationHeader, "challenge-4711")
+		for _, a := range auth {
+			r.Header.Add("Authorization", a)
+		}
+		return r
+	}
+	for _, tc := range []struct {
+		name   string
+		req    *http.Request
+		reason webhooks.Reason
+	}{
+		{"no Authorization", get(), webhooks.ReasonMissingSignature},
+		{"a wrong Authorization", get("not-the-secret"), webhooks.ReasonBadSignature},
+		{"Authorization twice", get("okta-shared-secret", "okta-shared-secret"), webhooks.ReasonMalformedHeader},
+	} {
+		rec, inbox := serveOne(t, "okta", cfg, tc.req)
+		assert.Equal(t, http.StatusUnauthorized, rec.Code, tc.name)
+		assert.Contains(t, rec.Body.String(), string(tc.reason), tc.name)
+		assert.NotContains(t, rec.Body.String(), "challenge-4711", "%s: the challenge is not echoed", tc.name)
+		assert.NotContains(t, rec.Body.String(), "okta-shared-secret", tc.name)
+		assert.Zero(t, inbox.Len(), tc.name)
+	}
+	rec, inbox := serveOne(t, "okta", cfg, get("okta-shared-secret"))
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.JSONEq(t, `{"verification":"challenge-4711"}`, rec.Body.String())
+	assert.Zero(t, inbox.Len(), "a verification is not stored")
+}
+
 func TestHandshakeSecrets(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"asana", "notion"} {
@@ -89,7 +124,7 @@ func TestHandshakeSecrets(t *testing.T) {
 
 		// A handshake nobody expects is refused: it could plant a secret.
 		clock := webhookstest.NewClock(time.Now())
-		secrets := providers.NewHandshakeSecrets(clock)
+		secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{Clock: clock})
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
 		got, _ := secrets.Secrets(context.Background(), route)

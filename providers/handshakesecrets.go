@@ -41,9 +41,18 @@ type HandshakeSecrets struct {
 	secrets map[webhooks.Route][]webhooks.Secret
 }
 
-// NewHandshakeSecrets returns an empty HandshakeSecrets that tells time by
-// clock (nil: the system clock).
-func NewHandshakeSecrets(clock webhooks.Clock) *HandshakeSecrets {
+// HandshakeSecretsOptions configures a HandshakeSecrets. The zero value
+// is all defaults.
+type HandshakeSecretsOptions struct {
+	// Clock tells the time the deadlines Expect gives are checked
+	// against. Defaults to the system clock.
+	Clock webhooks.Clock
+}
+
+// NewHandshakeSecrets returns an empty HandshakeSecrets configured by
+// opts.
+func NewHandshakeSecrets(opts HandshakeSecretsOptions) *HandshakeSecrets {
+	clock := opts.Clock
 	if clock == nil {
 		clock = systemClock{}
 	}

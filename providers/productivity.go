@@ -58,31 +58,40 @@ const OktaVerificationHeader = "X-Okta-Verification-Challenge"
 // "data.events.0.eventType" ("user.lifecycle.create").
 //
 // The catalog entry answers Okta's one-time verification, a GET carrying
-// X-Okta-Verification-Challenge, with {"verification": <the value>}.
-// Okta's guide does not have receivers authenticate it; the answer only
-// echoes the value.
+// X-Okta-Verification-Challenge, with {"verification": <the value>}, once
+// the configured header of that GET matched a secret: Okta sends the
+// authentication header on the verification request too, so an
+// unauthenticated challenge is refused (401) and nothing is echoed.
 //
-// Source: https://developer.okta.com/docs/concepts/event-hooks/ and
+// Source: https://developer.okta.com/docs/concepts/event-hooks/,
 // https://developer.okta.com/docs/guides/event-hook-implementation/nodejs/main/
 // (the one-time verification request and its JSON answer; the
-// authorization header on every request).
+// authorization header on every request) and Okta's support article
+// "Unable to verify event hook" (a verification GET shown with its
+// Authorization header).
 func OktaOptions() TokenOptions {
 	return TokenOptions{Header: "Authorization", Event: webhooks.EventSource{IDPath: "eventId", TypePath: "data.events.0.eventType"}}
 }
 
-// oktaVerification answers Okta's one-time GET verification.
-func oktaVerification(_ context.Context, _ webhooks.Route, req *webhooks.Request) (*webhooks.Response, error) {
-	if req.Method != http.MethodGet {
-		return nil, nil
+// oktaVerification answers Okta's one-time GET verification once the
+// token verifier authenticated it.
+func oktaVerification(v *TokenVerifier) challengeFunc {
+	return func(ctx context.Context, route webhooks.Route, req *webhooks.Request) (*webhooks.Response, error) {
+		if req.Method != http.MethodGet {
+			return nil, nil
+		}
+		if err := v.authenticate(ctx, route, req); err != nil {
+			return nil, err
+		}
+		challenge, rej := singleHeader(req.Header, OktaVerificationHeader, webhooks.ReasonMalformedPayload)
+		if rej != nil {
+			return nil, rej
+		}
+		if len(challenge) > maxChallengeBytes {
+			return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "header %s is too long", OktaVerificationHeader)
+		}
+		return jsonResponse(map[string]string{"verification": challenge})
 	}
-	challenge, rej := singleHeader(req.Header, OktaVerificationHeader, webhooks.ReasonMalformedPayload)
-	if rej != nil {
-		return nil, rej
-	}
-	if len(challenge) > maxChallengeBytes {
-		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "header %s is too long", OktaVerificationHeader)
-	}
-	return jsonResponse(map[string]string{"verification": challenge})
 }
 
 // AsanaOptions returns the options for Asana webhooks: X-Hook-Signature is

@@ -61,7 +61,7 @@ func TestPrintingVerifiersNeverShowsSecrets(t *testing.T) {
 			secrets["catalog:"+name] = "vt-" + secret // public keys and ARNs are not secret
 		}
 	}
-	hs := providers.NewHandshakeSecrets(nil)
+	hs := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{})
 	hs.Add(webhooks.Route{Provider: "asana"}, []byte(secret))
 	values["HandshakeSecrets"], secrets["HandshakeSecrets"] = hs, secret
 	for name, v := range values {

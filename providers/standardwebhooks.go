@@ -67,6 +67,8 @@ func StandardWebhooksOptions() webhooks.HMACOptions {
 // names webhookstest writes and rejection details mention.
 //
 //	webhooks.NewHMACVerifier(providers.SvixOptions(), webhooks.StaticSecrets(os.Getenv("RESEND_WEBHOOK_SECRET")))
+//
+// Source: https://docs.svix.com/receiving/verifying-payloads/how-manual.
 func SvixOptions() webhooks.HMACOptions {
 	opts := StandardWebhooksOptions()
 	opts.SignatureHeader = "Svix-Signature"

@@ -99,23 +99,43 @@ func (v *TokenVerifier) Verify(ctx context.Context, route webhooks.Route, req *w
 	if req == nil {
 		return webhooks.Verification{}, errors.New("webhooks: token verifier: nil request")
 	}
-	token, rej := singleHeader(req.Header, v.opts.Header, webhooks.ReasonMissingSignature)
+	c, rej := v.check(req)
 	if rej != nil {
 		return webhooks.Verification{}, rej
 	}
+	return verifySharedSecret(ctx, c, route, req)
+}
+
+// authenticate checks the token alone, for a provider's challenge that
+// carries the token but no event (Okta's one-time verification GET).
+func (v *TokenVerifier) authenticate(ctx context.Context, route webhooks.Route, req *webhooks.Request) error {
+	c, rej := v.check(req)
+	if rej != nil {
+		return rej
+	}
+	_, err := c.match(ctx, route)
+	return err
+}
+
+// check reads the token from the request.
+func (v *TokenVerifier) check(req *webhooks.Request) (sharedSecretCheck, *webhooks.VerificationError) {
+	token, rej := singleHeader(req.Header, v.opts.Header, webhooks.ReasonMissingSignature)
+	if rej != nil {
+		return sharedSecretCheck{}, rej
+	}
 	if v.opts.Scheme != "" {
 		if token, rej = cutScheme(token, v.opts.Scheme, v.opts.Header); rej != nil {
-			return webhooks.Verification{}, rej
+			return sharedSecretCheck{}, rej
 		}
 	}
-	return verifySharedSecret(ctx, sharedSecretCheck{
+	return sharedSecretCheck{
 		kind:       "token",
 		creds:      v.creds,
 		event:      v.opts.Event,
 		allowEmpty: v.opts.AllowEmptyBody,
 		credential: []byte(token),
 		where:      v.opts.Header,
-	}, route, req)
+	}, nil
 }
 
 // cutScheme returns the token after an authentication scheme, as in
@@ -154,9 +174,19 @@ func verifySharedSecret(ctx context.Context, c sharedSecretCheck, route webhooks
 	if len(req.Body) == 0 && !c.allowEmpty {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonEmptyBody, "the request body is empty")
 	}
+	keyID, err := c.match(ctx, route)
+	if err != nil {
+		return webhooks.Verification{}, err
+	}
+	return c.event.Extract(req, webhooks.Verification{PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID})
+}
+
+// match compares the presented credential with the route's secrets in
+// constant time and returns the matching secret's ID.
+func (c sharedSecretCheck) match(ctx context.Context, route webhooks.Route) (string, error) {
 	secrets, err := c.creds.Secrets(ctx, route)
 	if err != nil {
-		return webhooks.Verification{}, fmt.Errorf("webhooks: %s verifier: resolving secrets: %w", c.kind, err)
+		return "", fmt.Errorf("webhooks: %s verifier: resolving secrets: %w", c.kind, err)
 	}
 	presented := sha256.Sum256(c.credential)
 	keyID, matched, tried := "", false, 0
@@ -165,7 +195,7 @@ func verifySharedSecret(ctx context.Context, c sharedSecretCheck, route webhooks
 			continue
 		}
 		if c.userPassword && bytes.IndexByte(s.Value, ':') < 0 {
-			return webhooks.Verification{}, fmt.Errorf("webhooks: %s verifier: secret %q is not \"user:password\"", c.kind, s.ID)
+			return "", fmt.Errorf("webhooks: %s verifier: secret %q is not \"user:password\"", c.kind, s.ID)
 		}
 		tried++
 		want := sha256.Sum256(s.Value)
@@ -174,12 +204,12 @@ func verifySharedSecret(ctx context.Context, c sharedSecretCheck, route webhooks
 		}
 	}
 	if tried == 0 {
-		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonNoCredentials, "no secret is configured for this route")
+		return "", webhooks.Reject(webhooks.ReasonNoCredentials, "no secret is configured for this route")
 	}
 	if !matched {
-		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the %s in %s matches no secret", c.kind, c.where)
+		return "", webhooks.Reject(webhooks.ReasonBadSignature, "the %s in %s matches no secret", c.kind, c.where)
 	}
-	return c.event.Extract(req, webhooks.Verification{PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID})
+	return keyID, nil
 }
 
 // Format prints the verifier's type only, whatever the verb: the secrets it

@@ -194,6 +194,8 @@ func (k *twilioKeys) matches(p *sync.Pool, url, params string, sig []byte) bool 
 // from creds (Twilio accounts have a primary and a secondary token; give
 // both while promoting). It returns an error describing every invalid
 // option, and every empty static token (StaticSecrets, TenantSecrets).
+//
+// Source: https://www.twilio.com/docs/usage/webhooks/webhooks-security.
 func NewTwilioVerifier(opts TwilioOptions, creds webhooks.CredentialResolver) (*TwilioVerifier, error) {
 	var p problemList
 	bad := p.bad

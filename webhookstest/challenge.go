@@ -98,10 +98,12 @@ var challenges = map[string]func(s *Signer, rawURL, verifyToken string) (*Challe
 		want.Header = http.Header{"X-Content-Type-Options": {"nosniff"}}
 		return &Challenge{Kind: "GET challenge", Want: want, Delivery: getTo(rawURL, url.Values{"challenge": {c}}, nil)}, nil
 	},
-	"okta": func(_ *Signer, rawURL, _ string) (*Challenge, error) {
+	"okta": func(s *Signer, rawURL, _ string) (*Challenge, error) {
+		// Okta sends the hook's authentication header on the
+		// verification GET as on every delivery.
 		c := "okta-" + rand16()
 		return &Challenge{Kind: "GET X-Okta-Verification-Challenge", Want: jsonAnswer(map[string]string{"verification": c}),
-			Delivery: getTo(rawURL, nil, http.Header{"X-Okta-Verification-Challenge": {c}})}, nil
+			Delivery: getTo(rawURL, nil, http.Header{"X-Okta-Verification-Challenge": {c}, "Authorization": {s.secret}})}, nil
 	},
 	"msgraph": func(_ *Signer, rawURL, _ string) (*Challenge, error) {
 		token := "Validation: Testing client application reachability for subscription Request-Id: " + randomUUID()

@@ -97,31 +97,39 @@ func TestSlack(t *testing.T) {
 	}
 }
 
-// Discord: discordgo verifies the interactions webhookstest signs.
+// Discord: discordgo's VerifyInteraction checks X-Signature-Ed25519 over
+// X-Signature-Timestamp and the body, the scheme of interactions and of
+// webhook events alike, so it verifies what webhookstest signs for both.
 func TestDiscord(t *testing.T) {
-	s, err := webhookstest.NewKeySigner("discord")
-	if err != nil {
-		t.Fatal(err)
-	}
-	key, err := hex.DecodeString(s.Credential())
-	if err != nil {
-		t.Fatal(err)
-	}
-	d := sign(t, s, "discord")
-	req, err := d.Request(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !discordgo.VerifyInteraction(req, ed25519.PublicKey(key)) {
-		t.Fatal("discordgo refuses webhookstest's interaction")
-	}
-	body, _ := io.ReadAll(req.Body)
-	if !bytes.Equal(body, d.Body) {
-		t.Fatal("discordgo did not restore the body")
-	}
-	other, _ := webhookstest.NewKeySigner("discord")
-	req, _ = sign(t, other, "discord").Request(context.Background())
-	if discordgo.VerifyInteraction(req, ed25519.PublicKey(key)) {
-		t.Fatal("discordgo accepted another key's signature: the cross-check proves nothing")
+	for _, name := range []string{"discord", "discord-events"} {
+		s, err := webhookstest.NewKeySigner(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, err := hex.DecodeString(s.Credential())
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := sign(t, s, name)
+		req, err := d.Request(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !discordgo.VerifyInteraction(req, ed25519.PublicKey(key)) {
+			t.Fatalf("discordgo refuses webhookstest's %s delivery", name)
+		}
+		body, _ := io.ReadAll(req.Body)
+		if !bytes.Equal(body, d.Body) {
+			t.Fatal("discordgo did not restore the body")
+		}
+		other, _ := webhookstest.NewKeySigner(name)
+		req, _ = sign(t, other, name).Request(context.Background())
+		if discordgo.VerifyInteraction(req, ed25519.PublicKey(key)) {
+			t.Fatal("discordgo accepted another key's signature: the cross-check proves nothing")
+		}
+		req = request(t, &webhookstest.Delivery{Method: d.Method, URL: d.URL, Header: d.Header, Body: tampered(d.Body)})
+		if discordgo.VerifyInteraction(req, ed25519.PublicKey(key)) {
+			t.Fatal("discordgo accepted a tampered body")
+		}
 	}
 }
