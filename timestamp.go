@@ -45,9 +45,14 @@ func (f TimestampFormat) String() string {
 }
 
 // TimestampSource says where a verifier finds the time a provider signed a
-// request, how it is written, and how far from the clock it may lie. Every
-// verifier in this module that checks a time takes one in a field named
-// Timestamp. The zero value is no timestamp: nothing is checked and
+// request, how it is written, and how far from the clock it may lie. The
+// verifiers in this module whose time the host can place take one in a
+// field named Timestamp; where a provider fixes the place (Mailgun,
+// SendGrid in package providers), the field only sets the window, and its
+// zero value means the documented place, not "no timestamp". (SNS, whose
+// retries keep their first timestamp for hours, checks no window by
+// default and has a Tolerance of its own.) For the host's own schemes, the
+// zero value is no timestamp: nothing is checked and
 // Verification.OccurredAt is zero.
 //
 // With a source set, the timestamp is required and the signature must cover
