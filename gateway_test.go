@@ -896,3 +896,47 @@ func TestGatewayAnswersHEAD(t *testing.T) {
 	}
 	assert.Zero(t, f.inbox.Len())
 }
+
+// blockingReplay stalls every registration until its context ends.
+type blockingReplay struct{ webhooks.ReplayStore }
+
+func (blockingReplay) Register(ctx context.Context, _ webhooks.ReplayRegistration) (webhooks.ReplayOutcome, error) {
+	<-ctx.Done()
+	var zero webhooks.ReplayOutcome
+	return zero, ctx.Err()
+}
+
+// TestGatewayStoreTimeoutCoversEveryCall: the receive deadline bounds the
+// replay store and the verifier's own lookups (a credential source that
+// stalls) as it bounds Enqueue: 503 at the deadline, nothing stored.
+func TestGatewayStoreTimeoutCoversEveryCall(t *testing.T) {
+	t.Parallel()
+	withReplayKey := webhooks.VerifierFunc(func(_ context.Context, _ webhooks.Route, r *webhooks.Request) (webhooks.Verification, error) {
+		return webhooks.Verification{EventID: r.Header.Get("X-Id"), ReplayKey: "nonce-" + r.Header.Get("X-Id")}, nil
+	})
+	stalledCredentials := webhooks.VerifierFunc(func(ctx context.Context, _ webhooks.Route, _ *webhooks.Request) (webhooks.Verification, error) {
+		<-ctx.Done() // a secret store that does not answer
+		return webhooks.Verification{}, fmt.Errorf("loading the secret: %w", ctx.Err())
+	})
+	for name, c := range map[string]struct {
+		verifier webhooks.Verifier
+		replay   webhooks.ReplayStore
+	}{
+		"a stalled replay store":      {withReplayKey, blockingReplay{memstore.NewReplay()}},
+		"a stalled credential source": {stalledCredentials, memstore.NewReplay()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			inbox := memstore.NewInbox()
+			r := webhooks.NewRegistry()
+			r.MustRegister("acme", c.verifier)
+			rcv, err := webhooks.NewReceiver(r, inbox, c.replay, webhooks.WithStoreTimeout(20*time.Millisecond), webhooks.WithLogger(discard))
+			require.NoError(t, err)
+			resp := post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1"))
+			assert.Equal(t, http.StatusServiceUnavailable, resp.Code)
+			assert.Equal(t, "5", resp.RetryAfter)
+			_, err = inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e1"})
+			assert.ErrorIs(t, err, ops.ErrNotFound, "nothing is stored")
+		})
+	}
+}
