@@ -34,14 +34,17 @@ type EventSource struct {
 
 	// IDFunc computes the event ID, for providers whose ID is none of the
 	// above. It gets the request and the verification so far (EventType,
-	// OccurredAt, PayloadSHA256 and KeyID are set). A *VerificationError
+	// OccurredAt and KeyID are set; PayloadSHA256 only where the verifier
+	// supplies a semantic digest: the body's own SHA-256 is the Receiver's
+	// to compute). A *VerificationError
 	// it returns is passed on as the rejection; any other error is
 	// returned wrapped, so the gateway answers 503.
 	IDFunc func(req *Request, v Verification) (string, error)
 
 	// IDFromBody makes the event ID "sha256:" and the hex of the
-	// verification's PayloadSHA256 (the SHA-256 of the raw body) when no
-	// other source is set, or when the configured one yields no ID. For
+	// verification's PayloadSHA256 (the SHA-256 of the raw body, which
+	// it then sets) when no other source is set, or when the configured
+	// one yields no ID. For
 	// providers that send no ID; know the trade-off: a redelivery is
 	// recognised only if its body is byte for byte the same (a provider
 	// that stamps each attempt makes every retry a new event), and two
@@ -116,12 +119,10 @@ func (s EventSource) Validate() error {
 // req.Header as it is (apply HeaderFallbacks first). A header sent twice
 // is malformed; an ID or type that is absent is rejected with
 // ReasonMissingEventID or ReasonMissingEventType, unless IDFromBody or
-// TypeOptional says otherwise. When v.PayloadSHA256 is zero it is set to
-// the SHA-256 of the body.
+// TypeOptional says otherwise. v.PayloadSHA256 is left as it is (zero,
+// unless the verifier has a semantic digest: the Receiver digests the raw
+// body itself), except that IDFromBody sets it to the digest it uses.
 func (s EventSource) Extract(req *Request, v Verification) (Verification, error) {
-	if v.PayloadSHA256 == ([sha256.Size]byte{}) {
-		v.PayloadSHA256 = sha256.Sum256(req.Body)
-	}
 	var want wire.Paths // one scan for every path
 	want.Set(s.IDPath, s.TypePath, s.TypeSuffixPath)
 	return s.extract(req, v, &wire.Doc{Body: req.Body, Want: &want}, s.headerKeys())
@@ -174,6 +175,9 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 		}
 	}
 	if id.value == "" && s.IDFromBody {
+		if v.PayloadSHA256 == ([sha256.Size]byte{}) {
+			v.PayloadSHA256 = sha256.Sum256(req.Body)
+		}
 		id.value = wire.DigestID(v.PayloadSHA256)
 	}
 	if id.value == "" {

@@ -428,7 +428,7 @@ func (v *HMACVerifier) metadata(req *Request, in *hmacRequest, keyID string, key
 	o := &v.opts
 	// Scanned once, on the first lookup, for every path the options read.
 	doc := wire.Doc{Body: req.Body, Want: v.paths}
-	out := Verification{OccurredAt: in.occurredAt, PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
+	out := Verification{OccurredAt: in.occurredAt, KeyID: keyID}
 	if o.Timestamp.Path != "" {
 		at, err := o.Timestamp.fromDoc(&doc)
 		if err != nil {

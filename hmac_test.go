@@ -168,8 +168,8 @@ func TestHMACAllowEmptyBody(t *testing.T) {
 	got := verified(t)(v.Verify(context.Background(), testRoute, request("",
 		"X-Hub-Signature-256", "sha256="+hexMAC("s3cr3t"),
 		"X-GitHub-Delivery", ghDelivery, "X-GitHub-Event", "ping")))
-	if got.PayloadSHA256 != sha256.Sum256(nil) {
-		t.Errorf("PayloadSHA256 of empty body = %x", got.PayloadSHA256)
+	if got.EventID != ghDelivery || got.EventType != "ping" {
+		t.Errorf("empty body verified as %q / %q; want %q / ping", got.EventID, got.EventType, ghDelivery)
 	}
 }
 
@@ -215,11 +215,10 @@ func TestHMACStripeStyle(t *testing.T) {
 	got := verified(t)(v.Verify(context.Background(), testRoute, request(body,
 		"Stripe-Signature", "t="+ts+",v1="+other+",v1="+good+",v0="+strings.Repeat("0", 64))))
 	want := webhooks.Verification{
-		EventID:       "evt_1",
-		EventType:     "invoice.paid",
-		OccurredAt:    time.Unix(fixedNow.Unix()-30, 0).UTC(),
-		PayloadSHA256: sha256.Sum256([]byte(body)),
-		KeyID:         "static:0",
+		EventID:    "evt_1",
+		EventType:  "invoice.paid",
+		OccurredAt: time.Unix(fixedNow.Unix()-30, 0).UTC(),
+		KeyID:      "static:0",
 	}
 	if got != want {
 		t.Errorf("Verification = %+v, want %+v", got, want)
@@ -1081,7 +1080,7 @@ func TestHMACEventIDFunc(t *testing.T) {
 		wantID string
 	}{
 		{"from verification", func(r *webhooks.Request, v webhooks.Verification) (string, error) {
-			if v.EventType != "k" || v.KeyID != "static:0" || v.PayloadSHA256 != sha256.Sum256(r.Body) {
+			if v.EventType != "k" || v.KeyID != "static:0" || v.PayloadSHA256 != ([sha256.Size]byte{}) || len(r.Body) == 0 {
 				return "", fmt.Errorf("incomplete verification %+v", v)
 			}
 			return "id-" + v.EventType, nil

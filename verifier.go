@@ -47,9 +47,12 @@ type Verification struct {
 	// zero when the provider gives no such time.
 	OccurredAt time.Time
 	// PayloadSHA256 is the idempotency digest: a redelivery of EventID must
-	// carry the same digest, or it is a conflict. When zero, the gateway uses
-	// the SHA-256 of the raw body. A verifier may supply a semantic digest
-	// (for example of the body without a per-delivery field).
+	// carry the same digest, or it is a conflict. Verifiers leave it zero,
+	// and the Receiver uses the SHA-256 of the raw body, computed once the
+	// request verified (so verification alone, as VerifyHTTPRequest does
+	// it, does not hash the body a second time); a verifier may supply a
+	// semantic digest instead (for example of the body without a
+	// per-delivery field).
 	PayloadSHA256 [sha256.Size]byte
 	// KeyID names the secret that matched (never the secret itself), so
 	// operators can see when an old secret stops being used.

@@ -3,7 +3,6 @@ package providers
 import (
 	"context"
 	"crypto/ed25519"
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -363,7 +362,7 @@ func (v *Ed25519Verifier) authenticate(ctx context.Context, route webhooks.Route
 // window, a handshake, the event ID and type.
 func (v *Ed25519Verifier) metadata(req *webhooks.Request, in ed25519Request, keyID string) (webhooks.Verification, error) {
 	o := &v.opts
-	out := webhooks.Verification{OccurredAt: in.occurredAt, PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID}
+	out := webhooks.Verification{OccurredAt: in.occurredAt, KeyID: keyID}
 	if o.Timestamp.Path != "" {
 		at, err := o.Timestamp.FromBody(req.Body)
 		if err != nil {

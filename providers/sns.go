@@ -232,11 +232,10 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 		}
 	}
 	out := webhooks.Verification{
-		EventID:       m.MessageID,
-		EventType:     m.Type,
-		OccurredAt:    at,
-		PayloadSHA256: sha256.Sum256(req.Body),
-		KeyID:         keyID,
+		EventID:    m.MessageID,
+		EventType:  m.Type,
+		OccurredAt: at,
+		KeyID:      keyID,
 	}
 	if m.Type == SNSNotification {
 		return out, nil

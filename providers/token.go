@@ -178,7 +178,7 @@ func verifySharedSecret(ctx context.Context, c sharedSecretCheck, route webhooks
 	if err != nil {
 		return webhooks.Verification{}, err
 	}
-	return c.event.Extract(req, webhooks.Verification{PayloadSHA256: sha256.Sum256(req.Body), KeyID: keyID})
+	return c.event.Extract(req, webhooks.Verification{KeyID: keyID})
 }
 
 // match compares the presented credential with the route's secrets in

@@ -38,8 +38,9 @@ import (
 //     decoded key. For Twilio: HMAC-SHA-1 of the URL and the canonical
 //     parameter string, as for HMAC.
 //   - impl=floor+digest: the floor and the SHA-256 of the body, the
-//     idempotency digest every verifier also reports
-//     (Verification.PayloadSHA256): the least a verifier can do.
+//     idempotency digest the Receiver computes after verification
+//     (Verification.PayloadSHA256): the least a receive costs beside the
+//     signature. Verifiers leave the digest to the Receiver.
 //   - impl=hookinbox: the provider's verifier, Verify on a request as the
 //     gateway hands it over.
 

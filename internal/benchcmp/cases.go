@@ -110,8 +110,8 @@ func hmacFloor(newHash func() hash.Hash, key []byte, b64 bool, sigValue string, 
 	}
 }
 
-// withDigest adds the SHA-256 of the body, which every verifier reports
-// as the payload digest.
+// withDigest adds the SHA-256 of the body, the payload digest the
+// Receiver computes after verification (verifiers leave it to it).
 func withDigest(floor func() bool, body []byte) func() bool {
 	return func() bool {
 		digest := sha256.Sum256(body)
