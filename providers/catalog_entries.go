@@ -229,7 +229,7 @@ var catalog = []Entry{
 		Window:     windowNone, EventID: "SHA-256 of the body (Figma sends none); the passcode covers nothing",
 		Handshakes: "PING event answered 200 once its passcode matched, not stored",
 		build: func(c Config) (webhooks.Verifier, error) {
-			v, err := newBodyTokenVerifier(c.Secrets, "passcode", figmaTokens, webhooks.EventSource{IDFromBody: true, TypePath: "event_type"})
+			v, err := newBodyTokenVerifier(c.Secrets, "passcode", figmaTokens, webhooks.EventSource{IDFromBody: true, TypePath: "event_type"}, "passcode")
 			if err != nil {
 				return nil, err
 			}
@@ -347,7 +347,7 @@ var catalog = []Entry{
 		Handshakes: "POST `?validationToken=…` echoed as `text/plain` (cannot be authenticated: it carries no clientState)",
 		Answer:     answerAccepted,
 		build: func(c Config) (webhooks.Verifier, error) {
-			v, err := newBodyTokenVerifier(c.Secrets, "clientState", graphTokens, graphEvent)
+			v, err := newBodyTokenVerifier(c.Secrets, "clientState", graphTokens, graphEvent, "value", "value.*.clientState")
 			if err != nil {
 				return nil, err
 			}

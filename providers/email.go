@@ -92,9 +92,6 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	if json.Unmarshal(req.Body, &msg) != nil {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body is not a Mailgun JSON webhook")
 	}
-	if duplicateField(req.Body, "signature", "signature.timestamp", "signature.token", "signature.signature") {
-		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives a field of its signature twice")
-	}
 	s := msg.Signature
 	switch {
 	case s.Signature == "":
@@ -132,12 +129,21 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	if keyID == "" {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "signature.signature matches no key")
 	}
-	at, err := v.timestamp.FromBody(req.Body)
-	if err != nil {
-		return webhooks.Verification{}, err
+	// The window is checked on the timestamp the signature covers, as
+	// encoding/json read it (it matches keys without regard to case and
+	// keeps the last), not on another reading of the body.
+	at, ok := wire.ParseTimestamp(s.Timestamp.String(), int(v.timestamp.Format))
+	if !ok {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedTime, "signature.timestamp is not in %v format", v.timestamp.Format)
 	}
 	if err := v.timestamp.CheckWindow(at, v.clock.Now()); err != nil {
 		return webhooks.Verification{}, err
+	}
+	// Only once it verified: a body that gives a field of its signature
+	// twice (in any case) is refused, so that no other reader of it can
+	// take another value.
+	if duplicateField(req.Body, "signature", "signature.timestamp", "signature.token", "signature.signature") {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives a field of its signature twice")
 	}
 	out, err := mailgunEvent.Extract(req, webhooks.Verification{OccurredAt: at, KeyID: keyID})
 	if err != nil {

@@ -16,8 +16,12 @@ import (
 
 // duplicateField reports whether the JSON body gives a key at one of the
 // dotted paths more than once in the same object; a "*" segment stands for
-// every item of an array. A body that is not JSON reports false: the
-// caller's own parsing refuses it.
+// every item of an array. Keys are compared as encoding/json matches them
+// to struct fields, without regard to case (so "Token" and "token" are the
+// same key, and encoding/json would read the last of them). Only the
+// objects on the way to a path are walked, and only keys that lead to a
+// path are compared, so the cost is linear in the body. A body that is not
+// JSON reports false: the caller's own parsing refuses it.
 func duplicateField(body []byte, paths ...string) bool {
 	want := make([][]string, len(paths))
 	for i, p := range paths {
@@ -41,7 +45,7 @@ func walkDuplicates(dec *json.Decoder, path []string, want [][]string) (bool, er
 	dup := false
 	switch d {
 	case '{':
-		var seen []string
+		seen := make([]bool, len(want)) // the wanted paths met in this object
 		for dec.More() {
 			k, err := dec.Token()
 			if err != nil {
@@ -49,10 +53,12 @@ func walkDuplicates(dec *json.Decoder, path []string, want [][]string) (bool, er
 			}
 			key, _ := k.(string)
 			at := append(slices.Clip(path), key)
-			if slices.Contains(seen, key) && wanted(at, want) {
-				dup = true
+			for i, w := range want {
+				if pathFold(w, at) {
+					dup = dup || seen[i]
+					seen[i] = true
+				}
 			}
-			seen = append(seen, key)
 			if !prefixOfWanted(at, want) {
 				var skip json.RawMessage
 				if err := dec.Decode(&skip); err != nil {
@@ -79,11 +85,13 @@ func walkDuplicates(dec *json.Decoder, path []string, want [][]string) (bool, er
 	return dup, err
 }
 
-func wanted(at []string, want [][]string) bool {
-	return slices.ContainsFunc(want, func(w []string) bool { return slices.Equal(w, at) })
+// pathFold reports whether the path at is w, its keys compared as
+// encoding/json compares keys with field names.
+func pathFold(w, at []string) bool {
+	return len(w) == len(at) && slices.EqualFunc(w, at, strings.EqualFold)
 }
 
 // prefixOfWanted reports whether a wanted path goes through at.
 func prefixOfWanted(at []string, want [][]string) bool {
-	return slices.ContainsFunc(want, func(w []string) bool { return len(w) > len(at) && slices.Equal(w[:len(at)], at) })
+	return slices.ContainsFunc(want, func(w []string) bool { return len(w) > len(at) && pathFold(w[:len(at)], at) })
 }

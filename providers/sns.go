@@ -111,6 +111,10 @@ type snsMessage struct {
 	SubscribeURL     string  `json:"SubscribeURL"`
 }
 
+// snsFields are the keys of an SNS message, each of which must appear once.
+var snsFields = []string{"Type", "MessageId", "Token", "TopicArn", "Subject", "Message", "Timestamp",
+	"SignatureVersion", "Signature", "SigningCertURL", "SubscribeURL", "UnsubscribeURL"}
+
 // SNSStringToSign returns the string an SNS message's signature covers,
 // as documented for its Type; ok is false for an unknown type.
 func SNSStringToSign(body []byte) (s string, ok bool) {
@@ -224,6 +228,12 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 	}
 	if rsa.VerifyPKCS1v15(pub, hash, digest, sig) != nil {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the SNS Signature does not verify")
+	}
+	// The signature covers the fields as encoding/json read them (keys
+	// matched without regard to case, the last kept); a body that gives
+	// one twice could be read otherwise by the host, so it is refused.
+	if duplicateField(req.Body, snsFields...) {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the SNS message gives one of its fields twice")
 	}
 	if v.opts.Tolerance > 0 {
 		window := webhooks.TimestampSource{Path: "Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: v.opts.Tolerance}

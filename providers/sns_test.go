@@ -151,6 +151,15 @@ func TestSNSRefusals(t *testing.T) {
 	assert.ErrorIs(t, err, webhooks.ReasonMalformedHeader)
 	_, err = snsVerify(t, v, []byte(strings.Replace(string(body), `"Type":"Notification"`, `"Type":"Other"`, 1)))
 	assert.ErrorIs(t, err, webhooks.ReasonMalformedPayload)
+
+	// A signed field given twice, in another case before the signed one:
+	// encoding/json reads the last (signed) one, a reader that keeps the
+	// first would read the other. The signature verifies; the body is
+	// refused.
+	_, err = snsVerify(t, v, body)
+	require.NoError(t, err)
+	_, err = snsVerify(t, v, []byte(strings.Replace(string(body), "{", `{"message":"amount=99",`, 1)))
+	assert.ErrorIs(t, err, webhooks.ReasonMalformedPayload)
 }
 
 func TestSNSSubscriptionConfirmation(t *testing.T) {

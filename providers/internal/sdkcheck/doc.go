@@ -13,6 +13,10 @@
 // (paddle), go-pagerduty (pagerduty), line-bot-sdk-go (line), razorpay-go
 // (razorpay) and mailgun-go (mailgun).
 //
-// Looked for and not served by the module proxy (403): replicate-go,
-// square-go-sdk and box-go-sdk-gen.
+// For the SDKs that cannot sign, the same delivery goes through the
+// catalog entry too, accepted, and refused tampered.
+//
+// Looked for and not available from the module proxy these checks were
+// written against (it answered 403): replicate-go, square-go-sdk and
+// box-go-sdk-gen; they are public and could be added.
 package sdkcheck

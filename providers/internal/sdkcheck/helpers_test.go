@@ -61,8 +61,23 @@ func request(t *testing.T, d *webhookstest.Delivery) *http.Request {
 	return req
 }
 
-// tampered returns a copy of the body with its last byte before any
-// closing brace changed.
+// catalogAgrees requires the catalog entry to accept the delivery its
+// provider's SDK accepted, and to refuse it with a tampered body, as the
+// SDK did.
+func catalogAgrees(t *testing.T, name, credential string, d *webhookstest.Delivery) {
+	t.Helper()
+	if _, err := catalogVerify(t, name, credential, request(t, d)); err != nil {
+		t.Fatalf("the %s entry refuses the delivery its SDK accepts: %v", name, err)
+	}
+	bad := &webhookstest.Delivery{Method: d.Method, URL: d.URL, Header: d.Header, Body: tampered(d.Body)}
+	if _, err := catalogVerify(t, name, credential, request(t, bad)); err == nil {
+		t.Fatalf("the %s entry accepts a tampered body its SDK refuses", name)
+	}
+}
+
+// tampered returns a copy of the body with the first lower-case letter of
+// its second half upper-cased, or with a space appended when there is
+// none.
 func tampered(body []byte) []byte {
 	b := bytes.Clone(body)
 	for i := len(b) / 2; i < len(b); i++ {
@@ -88,5 +103,6 @@ func loadVector(t *testing.T, rel string, into any) {
 
 func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
 
-// tamperedString changes the first letter or digit of s.
+// tamperedString is tampered for a string: the first lower-case letter of
+// its second half upper-cased, or a space appended.
 func tamperedString(s string) string { return string(tampered([]byte(s))) }

@@ -1,6 +1,7 @@
 package sdkcheck
 
 import (
+	"bytes"
 	"net/http"
 	"net/url"
 	"testing"
@@ -75,6 +76,7 @@ func TestPaddle(t *testing.T) {
 	if ok, _ := v.Verify(bad); ok {
 		t.Fatal("paddle-go-sdk accepted a tampered body: the cross-check proves nothing")
 	}
+	catalogAgrees(t, "paddle", s.Credential(), d)
 }
 
 // PagerDuty: go-pagerduty's webhookv3.VerifySignature accepts
@@ -89,6 +91,7 @@ func TestPagerDuty(t *testing.T) {
 	if webhookv3.VerifySignature(bad, s.Credential()) == nil {
 		t.Fatal("go-pagerduty accepted a tampered body: the cross-check proves nothing")
 	}
+	catalogAgrees(t, "pagerduty", s.Credential(), d)
 }
 
 // LINE: line-bot-sdk-go's ValidateSignature accepts webhookstest's
@@ -103,6 +106,7 @@ func TestLINE(t *testing.T) {
 	if webhook.ValidateSignature(s.Credential(), sig, tampered(d.Body)) {
 		t.Fatal("line-bot-sdk-go accepted a tampered body: the cross-check proves nothing")
 	}
+	catalogAgrees(t, "line", s.Credential(), d)
 }
 
 // Razorpay: razorpay-go's VerifyWebhookSignature accepts webhookstest's
@@ -117,6 +121,7 @@ func TestRazorpay(t *testing.T) {
 	if razorpay.VerifyWebhookSignature(string(tampered(d.Body)), sig, s.Credential()) {
 		t.Fatal("razorpay-go accepted a tampered body: the cross-check proves nothing")
 	}
+	catalogAgrees(t, "razorpay", s.Credential(), d)
 }
 
 // Mailgun: mailgun-go's VerifyWebhookSignature accepts the signature
@@ -140,5 +145,14 @@ func TestMailgun(t *testing.T) {
 	bad.Token = tamperedString(bad.Token)
 	if ok, _ := mg.VerifyWebhookSignature(bad); ok {
 		t.Fatal("mailgun-go accepted another token: the cross-check proves nothing")
+	}
+	// The entry agrees: it accepts the delivery and refuses it with the
+	// other token (Mailgun signs the signature object, not the event).
+	if _, err := catalogVerify(t, "mailgun", s.Credential(), request(t, d)); err != nil {
+		t.Fatalf("the mailgun entry refuses the delivery mailgun-go accepts: %v", err)
+	}
+	other := bytes.Replace(d.Body, []byte(body.Signature.Token), []byte(bad.Token), 1)
+	if _, err := catalogVerify(t, "mailgun", s.Credential(), request(t, &webhookstest.Delivery{Method: d.Method, URL: d.URL, Header: d.Header, Body: other})); err == nil {
+		t.Fatal("the mailgun entry accepts another token mailgun-go refuses")
 	}
 }

@@ -99,6 +99,7 @@ func TestOpenAI(t *testing.T) {
 	if svc.VerifySignature(tampered(d.Body), d.Header) == nil {
 		t.Fatal("openai-go accepted a tampered body: the cross-check proves nothing")
 	}
+	catalogAgrees(t, "openai", s.Credential(), d)
 }
 
 // Resend: resend-go's Webhooks.Verify accepts webhookstest's delivery and
@@ -120,4 +121,5 @@ func TestResend(t *testing.T) {
 	if client.Webhooks.Verify(opts(tampered(d.Body))) == nil {
 		t.Fatal("resend-go accepted a tampered body: the cross-check proves nothing")
 	}
+	catalogAgrees(t, "resend", s.Credential(), d)
 }
