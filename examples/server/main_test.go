@@ -114,6 +114,10 @@ func start(t *testing.T, env map[string]string, args ...string) *server {
 	return s
 }
 
+// testClient bounds every request of these tests: a server that queued or
+// hung instead of answering fails the test instead of stalling the run.
+var testClient = &http.Client{Timeout: 15 * time.Second}
+
 func (s *server) post(t *testing.T, path, body string, headers map[string]string) (int, map[string]string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, s.url+path, strings.NewReader(body))
@@ -121,7 +125,7 @@ func (s *server) post(t *testing.T, path, body string, headers map[string]string
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
@@ -310,7 +314,7 @@ func TestRegistersCatalogProvidersFromTheEnvironment(t *testing.T) {
 	s.stderr.waitFor(t, `"provider":"slack"`)
 
 	req := webhookstest.NewRequest(t, "stripe", s.url+"/webhooks/stripe", secret, webhookstest.Message{Type: "invoice.paid"})
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusAccepted, resp.StatusCode, "a Stripe delivery signed with STRIPE_WEBHOOK_SECRET is accepted")
@@ -386,7 +390,7 @@ func TestMaxInFlightShedsAFloodAtOnce(t *testing.T) {
 	for k, v := range demoHeaders(secret, "fifth", "order.created", `{}`, time.Now()) {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the fifth request is shed while four are held")
@@ -428,7 +432,7 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	for k, v := range demoHeaders("demo-secret", "during", "order.created", `{}`, time.Now()) {
 		req.Header.Set(k, v)
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	took := time.Since(start)
@@ -437,15 +441,17 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	// The Receiver's store timeout (WithStoreTimeout's default), and a
 	// margin for a loaded two-core machine, as internal/faulttest allows.
 	const storeTimeout = 2 * time.Second
-	assert.Less(t, took, storeTimeout+1500*time.Millisecond, "answered within the store timeout, not after the stall (took %v)", took)
+	assert.Less(t, took, storeTimeout+2500*time.Millisecond, "answered within the store timeout, not after the stall (took %v)", took)
 
 	proxy.Heal()
-	for i := 0; ; i++ {
+	deadline := time.Now().Add(20 * time.Second)
+	for {
 		code, _ = s.post(t, "/webhooks/demo", `{}`, demoHeaders("demo-secret", "during", "order.created", `{}`, time.Now()))
 		if code == http.StatusAccepted || code == http.StatusOK {
 			break
 		}
-		require.Less(t, i, 200, "the server did not recover after the database came back (last %d)", code)
+		require.True(t, time.Now().Before(deadline), "the server did not recover within 20s of the database coming back (last %d)", code)
+		time.Sleep(20 * time.Millisecond)
 	}
 	s.stdout.waitFor(t, `"event_id":"during"`)
 }
@@ -472,7 +478,7 @@ func (s *server) get(t *testing.T, method, path, body string, header ...string) 
 	for i := 0; i+1 < len(header); i += 2 {
 		req.Header.Set(header[i], header[i+1])
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(resp.Body)
@@ -505,7 +511,7 @@ func TestAdminToken(t *testing.T) {
 	req, err := http.NewRequest(http.MethodGet, s.url+"/admin/", nil)
 	require.NoError(t, err)
 	req.SetBasicAuth("anyone", token)
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := testClient.Do(req)
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusOK, resp.StatusCode, "the token as a browser login's password")

@@ -54,6 +54,8 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 		}
 	}
 
+	waitUntil("ok-1 succeeded", func() bool { return item("ok-1").State == "succeeded" })
+
 	// The dead letters, listed by the API with their attempt and error.
 	var page admin.Page
 	waitUntil("both refunds are listed as dead letters", func() bool {
