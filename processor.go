@@ -320,14 +320,19 @@ type run struct {
 // for the same acquisition again: if the store had granted leases before
 // its reply was lost, that call returns them, so they are run here
 // instead of waiting out their lease with an attempt spent on nothing.
-// The held leases are never more than the free slots the failed call
-// asked for, and slots are only given back meanwhile, so they fit.
+// Once a lease duration has passed since the first failure, whatever the
+// lost call leased has expired, and the next acquisition is a new one. A
+// repeat may return more leases than the free slots (a call that timed
+// out here and committed late, then a second grant under the same ID):
+// those beyond the slots are given back unrun, without counting their
+// attempt.
 func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan<- *Lease, slots chan struct{}) {
 	poll := time.NewTimer(p.cfg.pollInterval)
 	defer poll.Stop()
 	batch := min(maxAcquire, max(1, cap(slots)/2))
 	free := 0
-	id := "" // the acquisition to make, or to ask for again
+	id := ""             // the acquisition to make, or to ask for again
+	var failed time.Time // when the acquisition id first failed
 	for {
 		for free == 0 || (free < batch && len(jobs) > 0) {
 			select {
@@ -354,6 +359,9 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		// caller then never sees (they would wait out their lease). Leases
 		// acquired as the shutdown begins are abandoned unrun by process.
 		want := min(free, maxAcquire)
+		if id != "" && p.cfg.clock.Now().Sub(failed) >= p.cfg.leaseDuration {
+			id = "" // its leases, if any, have expired: start afresh
+		}
 		repeat := id != ""
 		if !repeat {
 			id = rand.Text()
@@ -361,13 +369,24 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
 		leases, err := p.acquire(actx, want, id, repeat)
 		cancel()
+		if len(leases) > want {
+			p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
+				"acquisition_id", id, "leases", len(leases), "free", want)
+			for _, l := range leases[want:] {
+				r.settler.submit(settleJob{s: Settlement{Lease: l, Outcome: AttemptAbandoned}, log: p.cfg.logger})
+			}
+			leases = leases[:want]
+		}
 		free -= len(leases)
 		for _, l := range leases {
 			r.renewer.add(l)
 			jobs <- l
 		}
-		if err == nil || len(leases) > 0 {
+		switch {
+		case err == nil || len(leases) > 0:
 			id = "" // the store answered: the next acquisition is a new one
+		case !repeat:
+			failed = p.cfg.clock.Now()
 		}
 		if err != nil && ctx.Err() == nil {
 			if id != "" {

@@ -1013,3 +1013,130 @@ func TestProcessorNamesEachAcquisition(t *testing.T) {
 		seen[id] = true
 	}
 }
+
+// doubleGrantStore makes one acquisition's reply lost after two grants
+// under its ID: the call's own, and a second one as a statement that timed
+// out here and committed late would make. The repeat then returns more
+// leases than the processor asked for.
+type doubleGrantStore struct {
+	*observedStore
+	lost  atomic.Bool
+	extra int
+}
+
+func (s *doubleGrantStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	leases, err := s.observedStore.Acquire(ctx, req)
+	if err == nil && len(leases) > 0 && s.lost.CompareAndSwap(false, true) {
+		late := req
+		late.Max = s.extra
+		if _, err := s.observedStore.Acquire(ctx, late); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("read tcp 127.0.0.1:5432: i/o timeout")
+	}
+	return leases, err
+}
+
+// TestProcessorGivesBackLeasesBeyondItsWorkers: a repeated acquisition
+// that returns more leases than there are free workers gives the rest
+// back unrun, without counting their attempt; every item runs once, and
+// Run returns when stopped.
+func TestProcessorGivesBackLeasesBeyondItsWorkers(t *testing.T) {
+	t.Parallel()
+	store := &doubleGrantStore{observedStore: newObservedStore(), extra: 5}
+	var (
+		mu   sync.Mutex
+		runs = map[string]int{}
+	)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("*", func(_ context.Context, ev webhooks.Event) error {
+		mu.Lock()
+		runs[ev.ID]++
+		mu.Unlock()
+		return nil
+	})
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(1),
+		webhooks.WithPollInterval(time.Millisecond), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	const items = 10
+	keys := make([]webhooks.InboxKey, items)
+	for i := range keys {
+		keys[i] = enqueue(t, store, fmt.Sprint("e", i), "x", base)
+	}
+	stop := runProcessor(t, p)
+	succeeded := 0
+	for succeeded < items {
+		if s := store.next(t); s.Op == string(webhooks.AttemptSucceeded) {
+			succeeded++
+		}
+	}
+	stop()
+	require.True(t, store.lost.Load(), "the double grant happened")
+	for _, k := range keys {
+		d := get(t, store.observedStore, k)
+		assert.Equal(t, webhooks.StateSucceeded, d.State, k)
+		assert.Equal(t, 1, d.Attempts, "%s: a lease given back unrun does not count its attempt", k)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, k := range keys {
+		assert.Equal(t, 1, runs[k.EventID], "%s ran once", k.EventID)
+	}
+}
+
+// downStore fails every acquisition and records each call's ID and
+// Repeat.
+type downStore struct {
+	*observedStore
+	mu    sync.Mutex
+	calls []webhooks.AcquireRequest
+}
+
+func (s *downStore) Acquire(_ context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, req)
+	return nil, errors.New("connection refused")
+}
+
+func (s *downStore) waitCalls(t *testing.T, n int) []webhooks.AcquireRequest {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		s.mu.Lock()
+		calls := slices.Clone(s.calls)
+		s.mu.Unlock()
+		if len(calls) >= n {
+			return calls
+		}
+		require.True(t, time.Now().Before(deadline), "fewer than %d acquisitions within 10s", n)
+	}
+}
+
+// TestProcessorStopsRepeatingAfterALease: a failed acquisition is asked
+// for again by its ID until a lease duration has passed since it failed;
+// then whatever it leased has expired, and the next one is new.
+func TestProcessorStopsRepeatingAfterALease(t *testing.T) {
+	t.Parallel()
+	store := &downStore{observedStore: newObservedStore()}
+	clock := webhookstest.NewClock(base)
+	p, err := webhooks.NewProcessor(store, webhooks.NewMux(), webhooks.WithClock(clock), webhooks.WithPollInterval(time.Millisecond),
+		webhooks.WithLeaseDuration(30*time.Second), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	stop := runProcessor(t, p)
+	calls := store.waitCalls(t, 3)
+	first := calls[0]
+	assert.False(t, first.Repeat)
+	for _, c := range calls[1:] {
+		assert.Equal(t, first.ID, c.ID, "a failed acquisition is asked for again")
+		assert.True(t, c.Repeat)
+	}
+	clock.Advance(30 * time.Second)
+	n := len(store.waitCalls(t, 0))
+	calls = store.waitCalls(t, n+2)
+	stop()
+	last := calls[len(calls)-1]
+	assert.NotEqual(t, first.ID, last.ID, "a lease duration after the failure, a new acquisition")
+	fresh := slices.IndexFunc(calls, func(c webhooks.AcquireRequest) bool { return c.ID != first.ID })
+	require.GreaterOrEqual(t, fresh, 0)
+	assert.False(t, calls[fresh].Repeat, "the new acquisition is a first call")
+}

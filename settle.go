@@ -178,6 +178,6 @@ func (s *settler) logOutcome(ctx context.Context, log *slog.Logger, st Settlemen
 	case AttemptDeadLettered:
 		log.ErrorContext(ctx, "event dead-lettered", "failure_class", string(st.Failure.Class), "err", st.Failure.Message)
 	case AttemptAbandoned:
-		log.InfoContext(ctx, "lease abandoned at shutdown; the attempt is not counted")
+		log.InfoContext(ctx, "lease given back unrun (shutdown, or more leases than free workers); the attempt is not counted")
 	}
 }
