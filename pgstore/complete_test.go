@@ -135,6 +135,47 @@ func TestCompleteTxRefuses(t *testing.T) {
 	assert.ErrorIs(t, tx.Commit(ctx), pgx.ErrTxCommitRollback)
 }
 
+// TestCompleteTxTwiceInOneTransaction: a handler that completes its event
+// twice in one transaction is not refused the second time, and the
+// transaction commits the completion once.
+func TestCompleteTxTwiceInOneTransaction(t *testing.T) {
+	t.Parallel()
+	s, pool, invoices := newBusinessStore(t, 2)
+	ctx := t.Context()
+	mustEnqueueNew(t, s, testEnvelope(testKey("e1"), "{}", baseTime))
+	l := acquireOne(t, s, baseTime, time.Minute)
+	require.NoError(t, pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO `+invoices+` (event_id) VALUES ('e1')`); err != nil {
+			return err
+		}
+		if err := s.CompleteTx(ctx, tx, eventOf(l)); err != nil {
+			return err
+		}
+		return s.CompleteTx(ctx, tx, eventOf(l))
+	}))
+	assert.Equal(t, 1, countRows(t, pool, invoices))
+	d, err := s.Get(ctx, l.Key())
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StateSucceeded, d.State)
+	assert.Len(t, d.History, 1)
+}
+
+// TestCompleteTxFailsTheTransactionWithADoneContext: a refusal fails the
+// host's transaction even when the handler's context is already done.
+func TestCompleteTxFailsTheTransactionWithADoneContext(t *testing.T) {
+	t.Parallel()
+	s, pool, invoices := newBusinessStore(t, 2)
+	tx, err := pool.Begin(t.Context())
+	require.NoError(t, err)
+	_, err = tx.Exec(t.Context(), `INSERT INTO `+invoices+` (event_id) VALUES ('x')`)
+	require.NoError(t, err)
+	done, cancel := context.WithCancel(t.Context())
+	cancel()
+	assert.ErrorIs(t, s.CompleteTx(done, tx, webhooks.Event{Provider: "acme", ID: "e1"}), webhooks.ErrLeaseLost)
+	assert.ErrorIs(t, tx.Commit(t.Context()), pgx.ErrTxCommitRollback)
+	assert.Zero(t, countRows(t, pool, invoices))
+}
+
 // awaitBlockedBy waits until another session waits for a lock held by the
 // session with backend process ID pid.
 func awaitBlockedBy(t *testing.T, pool *pgxpool.Pool, pid uint32) {

@@ -29,10 +29,11 @@ import (
 // With req.ID, the leases are granted under that ID; with req.Repeat
 // too, the same statement first looks for leases already held under it
 // and returns those instead, changing nothing (see
-// webhooks.AcquireRequest.Repeat). That look-up reads the entries of
-// inbox_items_due_idx not yet due (the leases held and the retries
-// scheduled), so a repeat costs a little more where many retries are
-// scheduled; a first acquisition does not look.
+// webhooks.AcquireRequest.Repeat). That look-up reads the rows not yet
+// due (the leases held and the retries scheduled), through
+// inbox_items_due_idx or, where many retries are scheduled, a scan of the
+// table: a repeat, which only follows an acquisition error, costs more
+// there. A first acquisition does not look.
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -430,14 +431,23 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 		return errors.New("pgstore: CompleteTx needs the host's pgx.Tx; got nil")
 	}
 	if ev.LeaseToken == "" {
-		failTx(ctx, tx)
+		s.failTx(ctx, tx)
 		return fmt.Errorf("pgstore: complete %s in the host's transaction: the event has no lease token (only a Processor's events carry one): %w",
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
 	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
 	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()))
+	if errors.Is(err, webhooks.ErrAlreadySettled) {
+		// Completed already by this very transaction (a handler that
+		// completes twice): nothing to refuse.
+		k := ev.Key()
+		var here bool
+		if qerr := tx.QueryRow(ctx, s.sql.settledHere, k.Provider, k.Tenant, k.EventID).Scan(&here); qerr == nil && here {
+			return nil
+		}
+	}
 	if errors.Is(err, webhooks.ErrLeaseLost) || errors.Is(err, webhooks.ErrAlreadySettled) {
-		failTx(ctx, tx)
+		s.failTx(ctx, tx)
 	}
 	return err
 }
@@ -446,10 +456,19 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 // returns an error (pgx.ErrTxCommitRollback). CompleteTx does it on a
 // refusal, so that a handler that ignores the refusal cannot commit its
 // business writes while another worker runs the same event.
-func failTx(ctx context.Context, tx pgx.Tx) {
-	// The statement's error is the point; a broken connection fails the
-	// transaction as surely.
-	_, _ = tx.Exec(ctx, `DO $$BEGIN RAISE EXCEPTION 'hookinbox: the webhook''s lease was lost or its item already settled, so this transaction cannot commit: return CompleteTx''s error from the handler' USING ERRCODE = 'P0001'; END$$`)
+func (s *Store) failTx(ctx context.Context, tx pgx.Tx) {
+	// Not cut short by the caller's context: a transaction left committable
+	// is what this prevents.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+	defer cancel()
+	_, err := tx.Exec(ctx, `DO $$BEGIN RAISE EXCEPTION 'hookinbox: the webhook''s lease was lost or its item already settled, so this transaction cannot commit: return CompleteTx''s error from the handler' USING ERRCODE = 'P0001'; END$$`)
+	// The statement's error is the point; any other means the statement
+	// never ran (a broken connection, which fails the transaction as
+	// surely, or a transaction already ended).
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); !ok || pgErr.Code != "P0001" {
+		s.logger.WarnContext(ctx, "pgstore: CompleteTx could not mark the host's transaction failed after refusing the completion; the handler must return CompleteTx's error so that it rolls back",
+			"error", err)
+	}
 }
 
 // fenced runs a statement made by fencedSQL on q with the lease's key and

@@ -250,7 +250,7 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	var lines []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
-			now.Add(time.Minute), int64(60e6), 10, "w", "v", nil, false)
+			now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", false)
 		if err != nil {
 			return err
 		}
@@ -268,6 +268,11 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
 	}
 	assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
+	// A first acquisition with an ID (every one the Processor makes) does
+	// not look for leases held under it: that part is cut off at once.
+	held := plan[strings.Index(plan, "CTE held"):strings.Index(plan, "CTE due")]
+	assert.Contains(t, held, "One-Time Filter: false", "the held look-up of a first acquisition:\n%s", held)
+	assert.NotContains(t, held, "inbox_items", "the held look-up of a first acquisition reads no item:\n%s", held)
 	// The whole statement: ten items leased, each read, locked, updated
 	// and looked up by key, touches some dozens of pages, whatever the
 	// number of succeeded rows.

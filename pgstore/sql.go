@@ -165,12 +165,13 @@ SELECT n, inserted, same_digest, state FROM matched`
 // which due makes for it. The held CTE first looks for the leases granted
 // under that ID and still valid: rows leased, due (their lease expiry)
 // after now, whose acquisition_id is the ID followed by their current
-// token. It reads inbox_items_due_idx from now on, so it goes through the
-// leased rows and the retries not yet due, and only on a repeat ($7, with
-// $6 not NULL: a one-time filter, so a first acquisition reads nothing
-// more than one without an ID); the token in the value makes a row leased since by
-// an instance that does not write the column (the previous version,
-// during a rolling upgrade) match nothing. When held finds rows, due
+// token. It goes through the leased rows and the retries not yet due
+// (inbox_items_due_idx from now on, or a scan of the table where many
+// retries are scheduled), and only on a repeat ($7, with $6 not NULL: a
+// one-time filter, so a first acquisition reads nothing more than one
+// without an ID); the token in the value makes a row leased since by an
+// instance that does not write the column (the previous version, during a
+// rolling upgrade) match nothing. When held finds rows, due
 // finds none (another one-time filter), and the statement returns the
 // held rows as they are: nothing is locked, changed or recorded. Their
 // Reclaimed is read from the history, where the acquisition that took an
@@ -504,6 +505,14 @@ WHERE (provider, tenant, replay_key) IN (
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED)`
 
+// settledHereSQL tells whether the item $1..$3 succeeded in the current
+// transaction (its row version was written by it): a second CompleteTx in
+// the transaction that completed the item.
+const settledHereSQL = `
+SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
+	FROM {{schema}}.inbox_items
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3), false)`
+
 // statements are the SQL texts with the schema filled in.
 type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
@@ -517,6 +526,7 @@ type statements struct {
 	register                                      string
 	deleteSucceeded, deleteClosed                 string
 	deleteExpiredReplayKeys                       string
+	settledHere                                   string
 }
 
 func renderStatements(quotedSchema string) statements {
@@ -550,5 +560,6 @@ func renderStatements(quotedSchema string) statements {
 		deleteSucceeded:         r.Replace(deleteSucceededSQL),
 		deleteClosed:            r.Replace(deleteClosedSQL),
 		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
+		settledHere:             r.Replace(settledHereSQL),
 	}
 }
