@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -933,17 +934,7 @@ func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
 	t.Parallel()
 	store := &lostReplyStore{observedStore: newObservedStore()}
 	clock, logs := webhookstest.NewClock(base), &syncBuffer{}
-	var (
-		mu   sync.Mutex
-		runs = map[webhooks.InboxKey]int{}
-	)
-	mux := webhooks.NewMux()
-	mux.MustHandleFunc("*", func(_ context.Context, ev webhooks.Event) error {
-		mu.Lock()
-		runs[webhooks.InboxKey{Provider: ev.Provider, Tenant: ev.Tenant, EventID: ev.ID}]++
-		mu.Unlock()
-		return nil
-	})
+	mux, runs := countingMux()
 	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))),
 		webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLeaseDuration(30*time.Second))
 	require.NoError(t, err)
@@ -965,9 +956,7 @@ func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
 		assert.Equal(t, webhooks.AttemptSucceeded, d.History[0].Outcome, k)
 		assert.Equal(t, 1, d.History[0].Number, k)
 	}
-	mu.Lock()
-	assert.Equal(t, map[webhooks.InboxKey]int{keys[0]: 1, keys[1]: 1, keys[2]: 1}, runs, "each item ran once")
-	mu.Unlock()
+	assert.Equal(t, map[webhooks.InboxKey]int{keys[0]: 1, keys[1]: 1, keys[2]: 1}, runs(), "each item ran once")
 
 	store.mu.Lock()
 	ids, repeats, lostID := slices.Clone(store.ids), slices.Clone(store.repeats), store.lostID
@@ -1044,17 +1033,7 @@ func (s *doubleGrantStore) Acquire(ctx context.Context, req webhooks.AcquireRequ
 func TestProcessorGivesBackLeasesBeyondItsWorkers(t *testing.T) {
 	t.Parallel()
 	store := &doubleGrantStore{observedStore: newObservedStore(), extra: 5}
-	var (
-		mu   sync.Mutex
-		runs = map[string]int{}
-	)
-	mux := webhooks.NewMux()
-	mux.MustHandleFunc("*", func(_ context.Context, ev webhooks.Event) error {
-		mu.Lock()
-		runs[ev.ID]++
-		mu.Unlock()
-		return nil
-	})
+	mux, runs := countingMux()
 	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(1),
 		webhooks.WithPollInterval(time.Millisecond), webhooks.WithLogger(discard))
 	require.NoError(t, err)
@@ -1077,10 +1056,9 @@ func TestProcessorGivesBackLeasesBeyondItsWorkers(t *testing.T) {
 		assert.Equal(t, webhooks.StateSucceeded, d.State, k)
 		assert.Equal(t, 1, d.Attempts, "%s: a lease given back unrun does not count its attempt", k)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	ran := runs()
 	for _, k := range keys {
-		assert.Equal(t, 1, runs[k.EventID], "%s ran once", k.EventID)
+		assert.Equal(t, 1, ran[k], "%s ran once", k.EventID)
 	}
 }
 
@@ -1139,4 +1117,25 @@ func TestProcessorStopsRepeatingAfterALease(t *testing.T) {
 	fresh := slices.IndexFunc(calls, func(c webhooks.AcquireRequest) bool { return c.ID != first.ID })
 	require.GreaterOrEqual(t, fresh, 0)
 	assert.False(t, calls[fresh].Repeat, "the new acquisition is a first call")
+}
+
+// countingMux returns a mux whose handler succeeds for every event, and a
+// function that returns how many times each item's handler ran so far.
+func countingMux() (*webhooks.Mux, func() map[webhooks.InboxKey]int) {
+	var (
+		mu   sync.Mutex
+		runs = map[webhooks.InboxKey]int{}
+	)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("*", func(_ context.Context, ev webhooks.Event) error {
+		mu.Lock()
+		defer mu.Unlock()
+		runs[webhooks.InboxKey{Provider: ev.Provider, Tenant: ev.Tenant, EventID: ev.ID}]++
+		return nil
+	})
+	return mux, func() map[webhooks.InboxKey]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(runs)
+	}
 }
