@@ -120,7 +120,9 @@ func TestTenantPathsForTheHostsOwnCredentials(t *testing.T) {
 	assert.False(t, webhooks.PerTenant(webhooks.StaticSecrets("x")))
 }
 
-type reportingPerTenant struct{ webhooks.CredentialResolverFunc }
+type reportingPerTenant struct {
+	webhooks.CredentialResolverFunc
+}
 
 func (reportingPerTenant) PerTenant() bool { return true }
 
@@ -169,7 +171,9 @@ func TestGatewayRefusesUnstorableMetadata(t *testing.T) {
 		"key ID of 600 bytes":    {EventID: "e1", KeyID: strings.Repeat("k", 600)},
 	} {
 		r := webhooks.NewRegistry()
-		r.MustRegister("acme", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) { return ver, nil }))
+		r.MustRegister("acme", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
+			return ver, nil
+		}))
 		inbox := memstore.NewInbox()
 		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
 		require.NoError(t, err)

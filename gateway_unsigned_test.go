@@ -154,4 +154,3 @@ func header(m map[string]string) http.Header {
 	}
 	return h
 }
-

@@ -448,7 +448,7 @@ UPDATE {{schema}}.inbox_items SET
 // call made the registration.
 //
 // Keys are guarded per provider (webhooks.ReplayRegistration): the tenant
-// column, part of the primary key since 0001, is always ''. Instances of
+// column, part of the primary key since 0001, is always ”. Instances of
 // an earlier version, during a rolling upgrade, still write the route's
 // tenant there; their keys then stay apart from these until they expire.
 //
