@@ -104,6 +104,10 @@ func (c StaticCredentials) Secrets(_ context.Context, route Route) ([]Secret, er
 	return c.all, nil
 }
 
+// PerTenant reports whether the credentials were made by TenantSecrets, so
+// a tenant's secrets verify only its own routes (see [TenantScoped]).
+func (c StaticCredentials) PerTenant() bool { return c.perTenant }
+
 // Check reports the secrets that could never verify anything, by ID only:
 // none at all (or a tenant with none), empty ones, ones with surrounding
 // white space (a copy-paste slip), and ones valid refuses. what names the
@@ -138,11 +142,23 @@ func (c StaticCredentials) Check(what string, valid func(value []byte) error) er
 	if len(c.tenants) == 0 {
 		bad("TenantSecrets has no tenants: pass at least one")
 	}
+	owner := make(map[string]string) // a secret's value → the first tenant given it
 	for _, tenant := range slices.Sorted(maps.Keys(c.tenants)) {
 		if len(c.tenants[tenant]) == 0 {
 			bad("TenantSecrets has no %ss for tenant %q: pass at least one", what, tenant)
 		}
 		check(c.tenants[tenant])
+		for _, s := range c.tenants[tenant] {
+			first, shared := owner[string(s.Value)]
+			switch {
+			case !shared:
+				owner[string(s.Value)] = tenant
+			case first != tenant:
+				// A delivery signed for one would verify for the other:
+				// the unauthenticated path would choose the tenant.
+				bad("TenantSecrets gives tenants %q and %q the same %s (%s): give each tenant its own, or serve them as one route", first, tenant, what, s.ID)
+			}
+		}
 	}
 	return errors.Join(problems...)
 }

@@ -75,7 +75,7 @@ func newE2E(t *testing.T, mux *webhooks.Mux) *e2e {
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := demoOptions()
 	opts.Clock = e.clock
-	v, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets(e2eSecret))
+	v, err := webhooks.NewHMACVerifier(opts, webhooks.TenantSecrets(map[string][]string{"shop1": {e2eSecret}}))
 	require.NoError(t, err)
 	registry := webhooks.NewRegistry()
 	registry.MustRegister("demo", v)
@@ -173,7 +173,7 @@ func TestEndToEndBadInput(t *testing.T) {
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { handled.Add(1); return nil }))
 	e := newE2E(t, mux)
-	url := e.srv.URL + "/webhooks/demo"
+	url := e.srv.URL + "/webhooks/demo/shop1"
 	now := e.clock.Now()
 
 	valid := func() *http.Request { return signedRequest(t, url, "e1", "x", `{"ok":true}`, now) }

@@ -33,6 +33,17 @@ var (
 	// already received arrives again with a different payload digest.
 	ErrPayloadConflict = errors.New("webhooks: event ID reused with a different payload")
 
+	// ErrTypeConflict is returned by Receiver.Receive when a body whose
+	// event type the signature does not cover arrives under another type
+	// than it was received with before (see UnsignedFields).
+	ErrTypeConflict = errors.New("webhooks: body received before under another event type, which its signature does not cover")
+
+	// ErrTenantNotServed is returned by Receiver.Receive for a route with
+	// a tenant when the provider serves no tenant routes: its credentials
+	// are the same for every tenant, so the tenant path segment would be
+	// chosen by the sender (see TenantScoped and WithTenants).
+	ErrTenantNotServed = errors.New("webhooks: the provider serves no tenant routes: its secrets are the same for every tenant (use TenantSecrets, or name the provider in WithTenants if its own credentials are per tenant)")
+
 	// ErrNoHandler is the cause of the permanent failure a Mux reports for
 	// an event type no pattern matches.
 	ErrNoHandler = errors.New("webhooks: no handler registered for this event type")

@@ -122,10 +122,37 @@ func (s EventSource) Validate() error {
 // TypeOptional says otherwise. v.PayloadSHA256 is left as it is (zero,
 // unless the verifier has a semantic digest: the Receiver digests the raw
 // body itself), except that IDFromBody sets it to the digest it uses.
-func (s EventSource) Extract(req *Request, v Verification) (Verification, error) {
+//
+// signed says what the request's signature covers: Extract marks an ID or
+// type it read from anything else as unsigned (Verification.Unsigned). An
+// ID computed by IDFunc or from the body (IDFromBody) counts as read from
+// the body, and so does the type when there is no type source (for a
+// verifier that sets it afterwards).
+func (s EventSource) Extract(req *Request, v Verification, signed SignedParts) (Verification, error) {
 	var want wire.Paths // one scan for every path
 	want.Set(s.IDPath, s.TypePath, s.TypeSuffixPath)
-	return s.extract(req, v, &wire.Doc{Body: req.Body, Want: &want}, s.headerKeys())
+	return s.extract(req, v, &wire.Doc{Body: req.Body, Want: &want}, s.headerKeys(), signed)
+}
+
+// SignedParts says what of a request a scheme's signature covers, so that
+// EventSource.Extract can tell which event fields are signed.
+type SignedParts struct {
+	// Body reports that the signature covers the raw body.
+	Body bool
+	// Headers names the headers whose values the signature covers
+	// (compared case-insensitively).
+	Headers []string
+}
+
+// covers reports whether the signature covers the header named by its
+// canonical key.
+func (p SignedParts) covers(canonical string) bool {
+	for _, h := range p.Headers {
+		if http.CanonicalHeaderKey(h) == canonical {
+			return true
+		}
+	}
+	return false
 }
 
 // eventHeaderKeys are the canonical names of an EventSource's headers,
@@ -138,7 +165,7 @@ func (s EventSource) headerKeys() eventHeaderKeys {
 
 // extract is Extract with a body that may already be scanned and the
 // headers' canonical names.
-func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys eventHeaderKeys) (Verification, error) {
+func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys eventHeaderKeys, signed SignedParts) (Verification, error) {
 	var id field
 	switch {
 	case s.IDHeader != "":
@@ -163,6 +190,15 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 		typ = field{}
 	}
 	v.EventType = typ.value
+	// Marked by where the type comes from, not by what it is: a type
+	// header left out of one delivery and added to its copy relabels it
+	// just as well. Without a source, a type a verifier finds later is
+	// taken from the body.
+	if s.TypeHeader != "" {
+		v.Unsigned.EventType = !signed.covers(keys.typ)
+	} else {
+		v.Unsigned.EventType = !signed.Body
+	}
 	if s.TypeSuffixPath != "" {
 		if suffix, ok := doc.LookupString(s.TypeSuffixPath); ok {
 			v.EventType += "." + suffix
@@ -184,6 +220,13 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 		return Verification{}, Reject(ReasonMissingEventID, "the request has no event ID")
 	}
 	v.EventID = id.value
+	// By source too: where IDFromBody stands in for an absent ID header,
+	// a copy that adds the header chooses the ID.
+	if s.IDHeader != "" {
+		v.Unsigned.EventID = !signed.covers(keys.id)
+	} else {
+		v.Unsigned.EventID = !signed.Body
+	}
 	return v, nil
 }
 

@@ -3,6 +3,7 @@ package webhooks
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -62,6 +63,7 @@ const (
 	StatusHandshake                                // the verifier's Response (200 by default): a provider challenge, nothing stored
 	StatusInvalid                                  // 400: a tenant, event ID, type or replay key that cannot be stored (valid UTF-8 without NUL, at most 512 bytes)
 	StatusIgnored                                  // 200: verified, but of an event type the host does not subscribe to (see WithSubscriptions); not stored
+	StatusNotFound                                 // 404: a tenant path segment for a provider that serves none (see TenantScoped and WithTenants)
 )
 
 // maxKeyBytes bounds the tenant, event ID, event type and replay key of a
@@ -94,6 +96,7 @@ var statusNames = map[ReceiveStatus]string{
 	StatusHandshake:       "handshake",
 	StatusIgnored:         "ignored",
 	StatusInvalid:         "invalid",
+	StatusNotFound:        "not_found",
 }
 
 // String returns the status's name as used in answers, such as "accepted".
@@ -115,7 +118,7 @@ func (s ReceiveStatus) HTTPStatus() int {
 		return http.StatusConflict
 	case StatusRejected:
 		return http.StatusUnauthorized
-	case StatusUnknownProvider:
+	case StatusUnknownProvider, StatusNotFound:
 		return http.StatusNotFound
 	case StatusUnavailable:
 		return http.StatusServiceUnavailable
@@ -185,6 +188,7 @@ type receiverConfig struct {
 	logger       *slog.Logger
 	waker        interface{ Wake() }
 	dropped      map[string]bool
+	tenants      map[string]bool // WithTenants
 
 	redeliveryReplay bool
 	subscribe        bool     // WithSubscriptions was given
@@ -288,6 +292,24 @@ func WithSubscriptions(patterns ...string) ReceiverOption {
 	})
 }
 
+// WithTenants serves tenant path segments (POST
+// {prefix}{provider}/{tenant}) for the named provider keys whatever their
+// verifiers report, for hosts whose own CredentialResolver gives each
+// tenant its own secrets, and an unknown tenant none, without reporting
+// it (TenantScoped). Name a provider only then: with secrets shared by
+// tenants, the path, which whoever sends a request chooses, would choose
+// the tenant, and one delivery would be stored again under every tenant
+// anyone writes. Defaults to none: a provider serves tenant segments only
+// when its verifier reports PerTenant, as verifiers built on
+// TenantSecrets do; its other tenant paths are answered 404.
+func WithTenants(providers ...string) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) {
+		for _, p := range providers {
+			c.tenants[p] = true
+		}
+	})
+}
+
 // WithMaxInFlight bounds how many requests the Receiver handles at once.
 // Past it, a request is answered 503 with Retry-After at once, without its
 // body being read, so a flood of slow or large requests cannot exhaust
@@ -318,6 +340,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		replayTTL:    defaultReplayTTL,
 		retryAfter:   defaultUnavailableRetryAfter,
 		dropped:      make(map[string]bool),
+		tenants:      make(map[string]bool),
 
 		storeTimeout:   defaultReceiveStoreTimeout,
 		maxInFlight:    defaultMaxInFlight,
@@ -389,6 +412,9 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if !ok {
 		return ReceiveResult{Status: StatusUnknownProvider}, fmt.Errorf("%w: %q", ErrUnknownProvider, route.Provider)
 	}
+	if err := g.checkTenant(route, v); err != nil {
+		return ReceiveResult{Status: StatusNotFound}, err
+	}
 	if err := checkKey("tenant", route.Tenant); err != nil {
 		return ReceiveResult{Status: StatusInvalid, Reason: ReasonInvalidKey}, err
 	}
@@ -416,8 +442,12 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		err := Reject(ReasonMissingEventID, "the verifier returned no event ID")
 		return ReceiveResult{Status: StatusRejected, Reason: err.Reason}, err
 	}
-	if err := errors.Join(checkKey("event ID", ver.EventID), checkKey("event type", ver.EventType), checkKey("replay key", ver.ReplayKey)); err != nil {
+	if err := errors.Join(checkKey("event ID", ver.EventID), checkKey("event type", ver.EventType), checkKey("replay key", ver.ReplayKey),
+		checkKey("API version", ver.APIVersion), checkKey("key ID", ver.KeyID)); err != nil {
 		return ReceiveResult{Status: StatusInvalid, Reason: ReasonInvalidKey}, err
+	}
+	if checkKey("trace link", traceLink) != nil {
+		traceLink = "" // the observer's own; never a reason to refuse a webhook
 	}
 	res = ReceiveResult{
 		Key:       InboxKey{Provider: route.Provider, Tenant: route.Tenant, EventID: ver.EventID},
@@ -443,17 +473,10 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		// store. The event ID itself needs no guard beside the inbox,
 		// which deduplicates it for as long as it keeps the item: a second
 		// registration would only cost a second commit per webhook.
-		seen, err := g.replay.Register(ctx, ReplayRegistration{
-			Provider:      route.Provider,
-			Tenant:        route.Tenant,
-			Key:           ver.ReplayKey,
-			PayloadSHA256: digest,
-			Now:           now,
-			ExpiresAt:     now.Add(g.cfg.replayTTL),
-		})
+		seen, err := g.register(ctx, route, ver.ReplayKey, digest, now)
 		if err != nil {
 			res.Status = StatusUnavailable
-			return res, fmt.Errorf("webhooks: replay store: %w", timeoutCause(ctx, err))
+			return res, err
 		}
 		if seen == ReplayConflict {
 			res.Status = StatusConflict
@@ -464,13 +487,27 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		// retry must be stored now. The inbox answers duplicate when it
 		// was stored.
 	}
+	if ver.Unsigned.EventType {
+		// The body is signed and its type is not: the body is registered
+		// with its type, so that a copy of a captured delivery cannot be
+		// handled as another kind of event.
+		seen, err := g.register(ctx, route, bodyTypeKey(digest), sha256.Sum256([]byte(ver.EventType)), now)
+		if err != nil {
+			res.Status = StatusUnavailable
+			return res, err
+		}
+		if seen == ReplayConflict {
+			res.Status = StatusConflict
+			return res, fmt.Errorf("%w: event %q of type %q", ErrTypeConflict, ver.EventID, ver.EventType)
+		}
+	}
 
 	headers, over := g.keptHeaders(req.Header, v)
 	if over > 0 {
 		g.cfg.logger.WarnContext(ctx, "webhook headers over the stored-header limits were not stored", "provider", route.Provider, "tenant", route.Tenant,
 			"event_id", ver.EventID, "headers_not_stored", over, "max_headers", g.cfg.maxHeaders, "max_header_bytes", g.cfg.maxHeaderBytes)
 	}
-	enq, err := g.inbox.Enqueue(ctx, Envelope{
+	env := Envelope{
 		Key:           res.Key,
 		EventType:     ver.EventType,
 		Payload:       req.Body,
@@ -482,10 +519,27 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		ReceivedAt:    now,
 		TraceLink:     traceLink,
 		ReplayIfDead:  g.cfg.redeliveryReplay,
-	})
+	}
+	enq, err := g.inbox.Enqueue(ctx, env)
 	if err != nil {
 		res.Status = StatusUnavailable
 		return res, fmt.Errorf("webhooks: inbox store: %w", timeoutCause(ctx, err))
+	}
+	if enq.Outcome == EnqueueConflict && ver.Unsigned.EventID {
+		// The ID is not signed, so the first item under it may be a
+		// captured body sent ahead of this delivery under its ID: this
+		// one is stored too, under a key of its own payload, and both are
+		// flagged (the store counted the conflict on the first).
+		alt := conflictKey(ver.EventID, digest)
+		if checkKey("event ID", alt) == nil {
+			env.Key.EventID, res.Key.EventID = alt, alt
+			if enq, err = g.inbox.Enqueue(ctx, env); err != nil {
+				res.Status = StatusUnavailable
+				return res, fmt.Errorf("webhooks: inbox store: %w", timeoutCause(ctx, err))
+			}
+			g.cfg.logger.WarnContext(ctx, "webhook reused an unsigned event ID with another payload: both deliveries are kept, this one under its own key",
+				"provider", route.Provider, "tenant", route.Tenant, "event_id", ver.EventID, "stored_as", alt, "outcome", enq.Outcome.String())
+		}
 	}
 	switch enq.Outcome {
 	case EnqueueNew:
@@ -511,6 +565,46 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	}
 	res.Status = StatusUnavailable
 	return res, fmt.Errorf("webhooks: inbox store returned unknown outcome %v", enq.Outcome)
+}
+
+// register registers key with the replay store, guarded per provider.
+func (g *Receiver) register(ctx context.Context, route Route, key string, digest [sha256.Size]byte, now time.Time) (ReplayOutcome, error) {
+	seen, err := g.replay.Register(ctx, ReplayRegistration{
+		Provider:      route.Provider,
+		Key:           key,
+		PayloadSHA256: digest,
+		Now:           now,
+		ExpiresAt:     now.Add(g.cfg.replayTTL),
+	})
+	if err != nil {
+		return 0, fmt.Errorf("webhooks: replay store: %w", timeoutCause(ctx, err))
+	}
+	return seen, nil
+}
+
+// bodyTypeKey is the replay key under which a body whose event type is
+// not signed is registered with its type.
+func bodyTypeKey(digest [sha256.Size]byte) string {
+	return "body-type:" + hex.EncodeToString(digest[:])
+}
+
+// conflictSuffix joins an unsigned event ID to the payload digest of a
+// conflicting delivery stored under a key of its own (see UnsignedFields).
+const conflictSuffix = "#sha256:"
+
+// conflictKey is the event ID a delivery that reused an unsigned event ID
+// with another payload is stored under.
+func conflictKey(eventID string, digest [sha256.Size]byte) string {
+	return eventID + conflictSuffix + hex.EncodeToString(digest[:16])
+}
+
+// checkTenant refuses a route with a tenant for a provider that does not
+// serve tenant routes (see TenantScoped and WithTenants).
+func (g *Receiver) checkTenant(route Route, v Verifier) error {
+	if route.Tenant == "" || g.cfg.tenants[route.Provider] || PerTenant(v) {
+		return nil
+	}
+	return fmt.Errorf("%w: provider %q, tenant %q", ErrTenantNotServed, route.Provider, route.Tenant)
 }
 
 // errStoreTimeout is the cause of a receive that ran out of time.

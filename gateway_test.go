@@ -64,7 +64,8 @@ func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.Re
 	}
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	opts = append([]webhooks.ReceiverOption{webhooks.WithClock(f.clock), webhooks.WithWaker(wakeCounter{f.wakes}), webhooks.WithLogger(discard)}, opts...)
+	// headerVerifier is the host's own, tenant-aware by its word.
+	opts = append([]webhooks.ReceiverOption{webhooks.WithClock(f.clock), webhooks.WithWaker(wakeCounter{f.wakes}), webhooks.WithLogger(discard), webhooks.WithTenants("acme")}, opts...)
 	gw, err := webhooks.NewReceiver(r, inbox, replay, opts...)
 	require.NoError(t, err)
 	f.gw = gw
@@ -502,7 +503,7 @@ func TestGatewayMounting(t *testing.T) {
 		if logs != nil {
 			logger = slog.New(slog.NewTextHandler(logs, nil))
 		}
-		opts = append([]webhooks.ReceiverOption{webhooks.WithClock(clock), webhooks.WithLogger(logger)}, opts...)
+		opts = append([]webhooks.ReceiverOption{webhooks.WithClock(clock), webhooks.WithLogger(logger), webhooks.WithTenants("acme")}, opts...)
 		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), opts...)
 		require.NoError(t, err)
 		return rcv, inbox, clock

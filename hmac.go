@@ -133,7 +133,9 @@ type HMACOptions struct {
 	// ("" when it is absent or the ID comes from elsewhere). It must not
 	// modify req. A *VerificationError it returns is passed on as the
 	// rejection; any other error is returned wrapped, so the gateway
-	// answers 503. Defaults to nil.
+	// answers 503. Its content is taken to cover the body and no header:
+	// an event ID or type read from a header is marked unsigned
+	// (Verification.Unsigned). Defaults to nil.
 	SignedContentFunc func(req *Request, timestamp, id string) ([]byte, error)
 
 	// SecretPrefix is the text the provider's secrets start with, such as
@@ -212,6 +214,7 @@ type HMACVerifier struct {
 	// Canonical names of the headers read.
 	sigKey, idKey, timestampKey string
 	eventKeys                   eventHeaderKeys
+	signed                      SignedParts // what the signed content covers
 }
 
 // NewHMACVerifier returns a verifier with the given options, taking secrets
@@ -245,6 +248,12 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 	}
 	v.format.Check(opts.SignatureHeader, bad)
 	v.content = signedContent(opts, bad)
+	// The template, like SignedContentFunc, always signs the body; of the
+	// event's headers it can sign only the ID's ({id}).
+	v.signed = SignedParts{Body: true}
+	if v.content != nil && v.content.Has(wire.ID) {
+		v.signed.Headers = []string{opts.Event.IDHeader}
+	}
 	problems = append(problems,
 		opts.Timestamp.Validate(),
 		opts.Event.Validate(),
@@ -449,8 +458,12 @@ func (v *HMACVerifier) metadata(req *Request, in *hmacRequest, keyID string, key
 			return out, nil
 		}
 	}
-	return o.Event.extract(req, out, &doc, v.eventKeys)
+	return o.Event.extract(req, out, &doc, v.eventKeys, v.signed)
 }
+
+// PerTenant reports whether the verifier's credentials are per tenant
+// (see [TenantScoped]).
+func (v *HMACVerifier) PerTenant() bool { return PerTenant(v.creds) }
 
 // Format prints the verifier's type only, whatever the verb: the secrets it
 // holds never reach output through fmt or slog.

@@ -57,7 +57,7 @@ func TestEventSourceExtract(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			require.NoError(t, tt.src.Validate())
-			got, err := tt.src.Extract(tt.req, webhooks.Verification{KeyID: "k1"})
+			got, err := tt.src.Extract(tt.req, webhooks.Verification{KeyID: "k1"}, webhooks.SignedParts{Body: true})
 			if tt.want != "" {
 				wantReason(t, err, tt.want)
 				assert.Equal(t, webhooks.Verification{}, got)
@@ -78,14 +78,14 @@ func TestEventSourceExtract(t *testing.T) {
 	// A digest the verifier computed is kept, and IDFromBody uses it.
 	var semantic [sha256.Size]byte
 	semantic[0] = 1
-	got, err := webhooks.EventSource{IDFromBody: true}.Extract(request(body), webhooks.Verification{PayloadSHA256: semantic})
+	got, err := webhooks.EventSource{IDFromBody: true}.Extract(request(body), webhooks.Verification{PayloadSHA256: semantic}, webhooks.SignedParts{Body: true})
 	require.NoError(t, err)
 	assert.Equal(t, semantic, got.PayloadSHA256)
 	assert.Equal(t, "sha256:"+hex.EncodeToString(semantic[:]), got.EventID)
 
 	// A plain error from IDFunc is returned wrapped, not as a rejection.
 	down := errors.New("lookup down")
-	_, err = webhooks.EventSource{IDFunc: func(*webhooks.Request, webhooks.Verification) (string, error) { return "", down }}.Extract(request(body), webhooks.Verification{})
+	_, err = webhooks.EventSource{IDFunc: func(*webhooks.Request, webhooks.Verification) (string, error) { return "", down }}.Extract(request(body), webhooks.Verification{}, webhooks.SignedParts{Body: true})
 	assert.ErrorIs(t, err, down)
 	var vErr *webhooks.VerificationError
 	assert.False(t, errors.As(err, &vErr))

@@ -36,11 +36,15 @@ func (o ReplayOutcome) String() string {
 }
 
 // ReplayRegistration asks a ReplayStore to register a replay key. A
-// registration is identified by its provider, tenant and key, compared
-// exactly.
+// registration is identified by its provider and key, compared exactly.
+//
+// A key is guarded per provider key, not per tenant: a key registered by
+// any of the provider's credentials is refused with other content under
+// every route of the provider, so that moving a captured request to
+// another tenant's path, or to a credential named otherwise after a
+// rotation, does not make its key new again.
 type ReplayRegistration struct {
 	Provider string
-	Tenant   string
 	Key      string
 	// PayloadSHA256 is the digest a later delivery with Key is compared
 	// with.

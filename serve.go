@@ -45,7 +45,7 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// A check that the endpoint exists (Trello makes one before it
 		// registers a callback URL): answered for registered providers,
 		// with nothing read, verified or stored.
-		if _, ok := g.resolver.Lookup(route.Provider); !ok {
+		if v, ok := g.resolver.Lookup(route.Provider); !ok || g.checkTenant(route, v) != nil {
 			w.WriteHeader(http.StatusNotFound)
 			return
 		}

@@ -57,6 +57,15 @@ type Verification struct {
 	// KeyID names the secret that matched (never the secret itself), so
 	// operators can see when an old secret stops being used.
 	KeyID string
+	// Unsigned marks EventID and EventType when the signature does not
+	// cover them (read from a header the scheme does not sign, or the
+	// scheme signs nothing but authenticates the sender), so that whoever
+	// holds one delivery can send its body again under another ID or
+	// type. The Receiver then keeps such a field from changing what a
+	// signed body means: see [UnsignedFields]. The zero value says both
+	// are signed; the verifiers of this module set it from what their
+	// scheme signs.
+	Unsigned UnsignedFields
 	// ReplayKey, when set and other than EventID, is a key of the
 	// request's own (a nonce, a delivery ID the provider never reuses)
 	// that the Receiver registers with its ReplayStore, refusing a reuse
@@ -81,6 +90,25 @@ type Verification struct {
 	Answer *Response
 }
 
+// UnsignedFields marks the fields of a [Verification] that the request's
+// signature does not cover. For such a field the Receiver holds:
+//
+//   - EventID: a delivery that reuses a stored event ID with another
+//     payload is stored too, under the ID followed by "#sha256:" and the
+//     first 16 bytes of its payload digest in hex, and both are flagged
+//     (the first item's conflict count; the second's key). A captured
+//     body sent first under the ID of a later genuine delivery so cannot
+//     lock that delivery out (with a signed ID, the conflict is answered
+//     409 and the delivery quarantined).
+//   - EventType: a body already received under one event type is refused
+//     under another (409), for as long as the replay store keeps the
+//     body's registration (see WithReplayTTL), so a captured body cannot
+//     be handled as another kind of event.
+type UnsignedFields struct {
+	EventID   bool
+	EventType bool
+}
+
 // Response is an HTTP answer a verifier gives for its provider: to a
 // challenge (Verification.Handshake) or to a delivery
 // (Verification.Answer).
@@ -100,6 +128,26 @@ type Response struct {
 // allows it). GET requests for other providers are answered 405.
 type GETVerifier interface {
 	AcceptsGET() bool
+}
+
+// TenantScoped is implemented by credentials whose secrets depend on the
+// route's tenant, each tenant holding its own (TenantSecrets), and by
+// verifiers built on them. A Receiver serves a tenant path segment
+// (POST /webhooks/{provider}/{tenant}) only for a provider whose verifier
+// reports PerTenant, or that the host names in WithTenants: with secrets
+// shared by every tenant, the segment is chosen by whoever sends the
+// request, and a delivery verified for one tenant would be stored again
+// under any other.
+type TenantScoped interface {
+	PerTenant() bool
+}
+
+// PerTenant reports whether x (a verifier or a CredentialResolver) says
+// that its secrets depend on the route's tenant ([TenantScoped]).
+// Verifiers that hold a CredentialResolver report what it reports.
+func PerTenant(x any) bool {
+	ts, ok := x.(TenantScoped)
+	return ok && ts.PerTenant()
 }
 
 // Verifier checks that a request really comes from the provider and returns

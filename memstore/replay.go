@@ -28,7 +28,7 @@ type Replay struct {
 }
 
 // replayKey identifies a registration.
-type replayKey struct{ provider, tenant, key string }
+type replayKey struct{ provider, key string }
 
 type registration struct {
 	digest    [sha256.Size]byte
@@ -47,7 +47,7 @@ func (r *Replay) Register(ctx context.Context, reg webhooks.ReplayRegistration) 
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
-	key, payloadSHA256, now, expiresAt := replayKey{reg.Provider, reg.Tenant, reg.Key}, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
+	key, payloadSHA256, now, expiresAt := replayKey{reg.Provider, reg.Key}, reg.PayloadSHA256, reg.Now, reg.ExpiresAt
 	r.mu.Lock()
 	defer r.mu.Unlock()
 

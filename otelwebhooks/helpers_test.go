@@ -122,7 +122,7 @@ func signed(id, eventType, body string) *http.Request {
 // registry has provider "acme", verified as GitHub is, with secret.
 func registry(t testing.TB) *webhooks.Registry {
 	t.Helper()
-	v, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.StaticSecrets(secret))
+	v, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.TenantSecrets(map[string][]string{"tenant-1": {secret}}))
 	require.NoError(t, err)
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", v)

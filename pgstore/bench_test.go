@@ -181,7 +181,7 @@ func BenchmarkRegister(b *testing.B) {
 	i := 0
 	for b.Loop() {
 		i++
-		k := webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r-%09d", i)}
+		k := webhooks.ReplayRegistration{Provider: "acme", Key: fmt.Sprintf("r-%09d", i)}
 		if _, err := s.Register(b.Context(), replayReg(k, d, baseTime, baseTime.Add(time.Hour))); err != nil {
 			b.Fatal(err)
 		}

@@ -81,7 +81,7 @@ func TestDatabaseClock(t *testing.T) {
 
 	// Replay keys: registered by a slow clock, checked by a fast one.
 	digest := sha256.Sum256([]byte("body"))
-	rk := webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: "r1"}
+	rk := webhooks.ReplayRegistration{Provider: "acme", Key: "r1"}
 	n := slowNow()
 	out, err := slow.Register(ctx, replayReg(rk, digest, n, n.Add(5*time.Minute)))
 	require.NoError(t, err)

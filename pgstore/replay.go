@@ -20,7 +20,7 @@ import (
 func (s *Store) Register(ctx context.Context, reg webhooks.ReplayRegistration) (webhooks.ReplayOutcome, error) {
 	payloadSHA256, now, expiresAt := reg.PayloadSHA256, reg.Now, reg.ExpiresAt
 	for _, f := range []struct{ what, v string }{
-		{"provider", reg.Provider}, {"tenant", reg.Tenant}, {"replay key", reg.Key},
+		{"provider", reg.Provider}, {"replay key", reg.Key},
 	} {
 		if err := checkText(f.what, f.v); err != nil {
 			return 0, err
@@ -36,7 +36,7 @@ func (s *Store) Register(ctx context.Context, reg webhooks.ReplayRegistration) (
 	}
 	var registered, sameDigest bool
 	err = s.pool.QueryRow(ctx, s.sql.register,
-		reg.Provider, reg.Tenant, reg.Key, payloadSHA256[:], pgtype.UUID{Bytes: id, Valid: true},
+		reg.Provider, reg.Key, payloadSHA256[:], pgtype.UUID{Bytes: id, Valid: true},
 		s.now(now), expires, expiresAt.Sub(now).Microseconds(),
 	).Scan(&registered, &sameDigest)
 	if err != nil {

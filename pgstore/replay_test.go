@@ -21,7 +21,7 @@ func TestRegisterReplacesExpiredOnceUnderConcurrency(t *testing.T) {
 	pool := pgtest.NewPool(t, 8)
 	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
 	ctx := t.Context()
-	k := webhooks.ReplayRegistration{Provider: "acme", Tenant: "", Key: "msg_1"}
+	k := webhooks.ReplayRegistration{Provider: "acme", Key: "msg_1"}
 	old := sha256.Sum256([]byte("old"))
 	out, err := s.Register(ctx, replayReg(k, old, baseTime, baseTime.Add(time.Minute)))
 	require.NoError(t, err)

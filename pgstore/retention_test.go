@@ -85,7 +85,7 @@ func TestDeleteExpiredReplayKeys(t *testing.T) {
 	ctx := t.Context()
 	digest := sha256.Sum256([]byte("body"))
 	key := func(i int) webhooks.ReplayRegistration {
-		return webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: fmt.Sprintf("r%02d", i)}
+		return webhooks.ReplayRegistration{Provider: "acme", Key: fmt.Sprintf("r%02d", i)}
 	}
 	// Key i expires at baseTime + i minutes.
 	for i := range 30 {

@@ -447,13 +447,18 @@ UPDATE {{schema}}.inbox_items SET
 // registration ID is fresh per call, so finding it in the row means this
 // call made the registration.
 //
-// $1 provider, $2 tenant, $3 key, $4 digest, $5 registration ID, $6 now,
-// $7 expires at (NULL with the database clock), $8 expiry from now (µs).
+// Keys are guarded per provider (webhooks.ReplayRegistration): the tenant
+// column, part of the primary key since 0001, is always ”. Instances of
+// an earlier version, during a rolling upgrade, still write the route's
+// tenant there; their keys then stay apart from these until they expire.
+//
+// $1 provider, $2 key, $3 digest, $4 registration ID, $5 now, $6 expires
+// at (NULL with the database clock), $7 expiry from now (µs).
 const registerSQL = `
 INSERT INTO {{schema}}.replay_keys AS r (
 	provider, tenant, replay_key, payload_sha256, registration_id, registered_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, coalesce($6::timestamptz, now()),
-	coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond'))
+VALUES ($1, '', $2, $3, $4, coalesce($5::timestamptz, now()),
+	coalesce($6::timestamptz, now() + $7::bigint * interval '1 microsecond'))
 ON CONFLICT (provider, tenant, replay_key) DO UPDATE SET
 	payload_sha256 = CASE WHEN r.expires_at <= EXCLUDED.registered_at
 		THEN EXCLUDED.payload_sha256 ELSE r.payload_sha256 END,
@@ -463,7 +468,7 @@ ON CONFLICT (provider, tenant, replay_key) DO UPDATE SET
 		THEN EXCLUDED.registered_at ELSE r.registered_at END,
 	expires_at = CASE WHEN r.expires_at <= EXCLUDED.registered_at
 		THEN EXCLUDED.expires_at ELSE r.expires_at END
-RETURNING (r.registration_id = $5) AS registered, (r.payload_sha256 = $4) AS same_digest`
+RETURNING (r.registration_id = $4) AS registered, (r.payload_sha256 = $3) AS same_digest`
 
 // deleteSucceededSQL deletes one batch of succeeded items completed before
 // the cutoff $1; $2 is the batch size. The subquery locks up to $2 rows,

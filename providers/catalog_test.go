@@ -47,6 +47,7 @@ type catalogFixture struct {
 	name     string
 	entry    providers.Entry
 	signer   *webhookstest.Signer
+	verifier webhooks.Verifier
 	receiver *webhooks.Receiver
 	inbox    *memstore.Inbox
 	url      string
@@ -113,6 +114,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 	}
 	v, err := providers.New(name, cfg)
 	require.NoError(t, err, name)
+	f.verifier = v
 	reg := webhooks.NewRegistry()
 	require.NoError(t, reg.Register(name, v))
 	f.inbox = memstore.NewInbox()

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 var update = flag.Bool("update", false, "rewrite CATALOG.md from the catalog")
@@ -88,11 +89,19 @@ func renderCatalog(t *testing.T) string {
 	b.WriteString("is in the body (mailgun, figma, msgraph), GET refused (405) unless the provider checks endpoints\n")
 	b.WriteString("with GET, HEAD answered 200 with no body, and its endpoint checks with the answers computed\n")
 	b.WriteString("independently by `webhookstest`. \"**not signed**\" marks an event ID the signature does not\n")
-	b.WriteString("cover: a captured delivery can be replayed under a new ID there.\n\n")
+	b.WriteString("cover: a captured delivery can be replayed under a new ID there. The *Signed fields* column is\n")
+	b.WriteString("found by sending altered copies of a genuine delivery (`TestCatalogUnsignedFields`): where the\n")
+	b.WriteString("event ID is not signed, a delivery that reuses a stored ID with another body is stored too,\n")
+	b.WriteString("under a key of its own, and both are flagged; where the type is not signed, a body is refused\n")
+	b.WriteString("under another type than it came with (`webhooks.UnsignedFields`, [docs/security.md](../docs/security.md)).\n\n")
 	fmt.Fprintf(&b, "%d entries. The credential is read, by convention, from `<NAME>_WEBHOOK_SECRET` (`providers.Entry.SecretEnv`); `meta` also reads `META_WEBHOOK_VERIFY_TOKEN`.\n\n", len(providers.Names()))
-	b.WriteString("| Name | Provider | Scheme | Credential | Headers | Signed content | Window | Event ID | Handshakes | Answer | Vector | SDK cross-check |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Name | Provider | Scheme | Credential | Headers | Signed content | Window | Event ID | Signed fields | Handshakes | Answer | Vector | SDK cross-check |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	sns := newSNSServer(t)
 	for _, e := range providers.Entries() {
+		f := newFixture(t, e.Name, sns, acknowledge)
+		base := f.sign(t, webhookstest.Message{})
+		signed := findSigned(t, f, base).describe(base.EventType != "")
 		handshakes := e.Handshakes
 		if handshakes == "" {
 			handshakes = "—"
@@ -122,8 +131,8 @@ func renderCatalog(t *testing.T) string {
 		if e.NeedsPublicURL {
 			env += " + `Config.PublicURL`"
 		}
-		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers, e.Signed, e.Window, e.EventID, handshakes, answer, vec, sdkCheck(e.Name))
+		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers, e.Signed, e.Window, e.EventID, signed, handshakes, answer, vec, sdkCheck(e.Name))
 	}
 	return b.String()
 }

@@ -206,6 +206,7 @@ type Ed25519Verifier struct {
 	format    wire.SignatureFormat
 	content   wire.Template
 	fallbacks webhooks.HeaderFallbacks
+	signed    webhooks.SignedParts // what the content covers
 }
 
 // NewEd25519Verifier returns a verifier with the given options, taking
@@ -241,6 +242,10 @@ func NewEd25519Verifier(opts Ed25519Options, creds webhooks.CredentialResolver) 
 	}
 	signedTS := opts.Timestamp.Header != "" || opts.Timestamp.Key != ""
 	v.content = wire.ParseTemplate("SignedContent", content, signedTS, opts.Event.IDHeader != "", p.bad)
+	v.signed = webhooks.SignedParts{Body: true}
+	if v.content != nil && v.content.Has(wire.ID) {
+		v.signed.Headers = []string{opts.Event.IDHeader}
+	}
 	p = append(p,
 		opts.Timestamp.Validate(),
 		opts.Event.Validate(),
@@ -383,7 +388,7 @@ func (v *Ed25519Verifier) metadata(req *webhooks.Request, in ed25519Request, key
 			return out, nil
 		}
 	}
-	return o.Event.Extract(req, out)
+	return o.Event.Extract(req, out, v.signed)
 }
 
 // Format prints the verifier's type only, whatever the verb.

@@ -145,7 +145,8 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	if duplicateField(req.Body, "signature", "signature.timestamp", "signature.token", "signature.signature") {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives a field of its signature twice")
 	}
-	out, err := mailgunEvent.Extract(req, webhooks.Verification{OccurredAt: at, KeyID: keyID})
+	// Mailgun signs its timestamp and token, not the event data.
+	out, err := mailgunEvent.Extract(req, webhooks.Verification{OccurredAt: at, KeyID: keyID}, webhooks.SignedParts{})
 	if err != nil {
 		return webhooks.Verification{}, err
 	}
@@ -287,7 +288,7 @@ func (v *sendGridVerifier) Verify(ctx context.Context, route webhooks.Route, req
 	if err := v.timestamp.CheckWindow(at, v.clock.Now()); err != nil {
 		return webhooks.Verification{}, err
 	}
-	return sendGridEvent.Extract(req, webhooks.Verification{OccurredAt: at, KeyID: keyID})
+	return sendGridEvent.Extract(req, webhooks.Verification{OccurredAt: at, KeyID: keyID}, webhooks.SignedParts{Body: true})
 }
 
 // Format prints the verifier's type only, whatever the verb.

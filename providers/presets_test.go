@@ -32,6 +32,9 @@ type presetCase struct {
 	message  func(at time.Time) webhookstest.HMACMessage
 	wantID   func(body []byte) string
 	wantType string
+	// unsigned is what the signature leaves out, as the provider
+	// documents it.
+	unsigned webhooks.UnsignedFields
 }
 
 func presetFixedID(id string) func([]byte) string { return func([]byte) string { return id } }
@@ -53,9 +56,10 @@ func presetCases() []presetCase {
 			wantID: presetFixedID("evt_rt"), wantType: "invoice.paid",
 		},
 		{
-			name:    "github",
-			opts:    providers.GitHubOptions(),
-			secrets: [3]string{"gh-current", "gh-next", "gh-retired"},
+			name:     "github",
+			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
+			opts:     providers.GitHubOptions(),
+			secrets:  [3]string{"gh-current", "gh-next", "gh-retired"},
 			message: func(time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: ghDelivery, Type: "push", Body: []byte(`{"ref":"refs/heads/main"}`)}
 			},
@@ -89,9 +93,10 @@ func presetCases() []presetCase {
 			wantID: presetFixedID("Ev08MFMKH6"), wantType: "app_mention",
 		},
 		{
-			name:    "shopify",
-			opts:    providers.ShopifyOptions(),
-			secrets: [3]string{"shpss_current", "shpss_next", "shpss_retired"},
+			name:     "shopify",
+			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
+			opts:     providers.ShopifyOptions(),
+			secrets:  [3]string{"shpss_current", "shpss_next", "shpss_retired"},
 			message: func(time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: []byte(`{"id":820982911946154508,"email":"jon@example.com"}`)}
 			},
@@ -108,9 +113,10 @@ func presetCases() []presetCase {
 			wantID: presetFixedID("evt_01h"), wantType: "subscription.created",
 		},
 		{
-			name:    "linear",
-			opts:    providers.LinearOptions(),
-			secrets: [3]string{"lin_wh_current", "lin_wh_next", "lin_wh_retired"},
+			name:     "linear",
+			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
+			opts:     providers.LinearOptions(),
+			secrets:  [3]string{"lin_wh_current", "lin_wh_next", "lin_wh_retired"},
 			message: func(at time.Time) webhookstest.HMACMessage {
 				return webhookstest.HMACMessage{ID: "234d1a4e-b617-4388-90fe-adc3633d6b72", Type: "Issue", Timestamp: at,
 					Body: []byte(`{"action":"update","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + strconv.FormatInt(at.UnixMilli(), 10) + `}`)}
@@ -166,6 +172,7 @@ func TestPresets(t *testing.T) {
 					EventID:   pc.wantID(msg.Body),
 					EventType: pc.wantType,
 					KeyID:     "static:0",
+					Unsigned:  pc.unsigned,
 				}
 				if presetTimestamped(pc.opts) {
 					want.OccurredAt = fixedNow
@@ -238,12 +245,12 @@ func TestPresets(t *testing.T) {
 				gw := newPresetGateway(t, pc.name, v, inbox)
 				for _, wantCode := range []int{http.StatusAccepted, http.StatusOK} {
 					rec := httptest.NewRecorder()
-					gw.ServeHTTP(rec, webhookstest.NewHMACRequest(t, "/webhooks/"+pc.name+"/acme", pc.opts, pc.secrets[0], msg))
+					gw.ServeHTTP(rec, webhookstest.NewHMACRequest(t, "/webhooks/"+pc.name, pc.opts, pc.secrets[0], msg))
 					if rec.Code != wantCode {
 						t.Fatalf("status %d, want %d: %s", rec.Code, wantCode, rec.Body)
 					}
 				}
-				item, err := inbox.Get(ctx, webhooks.InboxKey{Provider: pc.name, Tenant: "acme", EventID: pc.wantID(msg.Body)})
+				item, err := inbox.Get(ctx, webhooks.InboxKey{Provider: pc.name, EventID: pc.wantID(msg.Body)})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -42,6 +42,8 @@ func TestTokenBearer(t *testing.T) {
 			EventID:   "evt_1",
 			EventType: "order.created",
 			KeyID:     "static:0",
+			// A token signs nothing.
+			Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 		}
 		if got != want {
 			t.Errorf("%q: Verification = %+v, want %+v", header, got, want)

@@ -407,7 +407,8 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 	if content.bodySHA256 != nil && subtle.ConstantTimeCompare(sum[:], content.bodySHA256) != 1 {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "the body does not match the signed bodySHA256 parameter")
 	}
-	out := webhooks.Verification{PayloadSHA256: sum, KeyID: keyID}
+	// The idempotency header is not signed; the parameters are.
+	out := webhooks.Verification{PayloadSHA256: sum, KeyID: keyID, Unsigned: webhooks.UnsignedFields{EventID: v.opts.EventIDHeader != ""}}
 	out.EventID, rej = v.eventID(req.Header, content)
 	if rej != nil {
 		return webhooks.Verification{}, rej

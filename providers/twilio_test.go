@@ -326,7 +326,7 @@ func TestTwilioEventIDAndType(t *testing.T) {
 
 func TestTwilioThroughGateway(t *testing.T) {
 	t.Parallel()
-	v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("the-auth-token"))
+	v := newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.TenantSecrets(map[string][]string{"tenant-1": {"the-auth-token"}}))
 	gw, inbox, _ := nhGateway(t, "twilio", v, nil)
 	msg := webhookstest.TwilioMessage{
 		URL:    "https://hooks.example.com/webhooks/twilio/tenant-1?source=sms",
@@ -346,7 +346,7 @@ func TestTwilioThroughGateway(t *testing.T) {
 		t.Fatalf("JSON: status %d %s", rec.Code, rec.Body)
 	}
 	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "twilio", Tenant: "tenant-1", EventID: bodyID(jsonMsg.JSON)})
-	if err != nil || item.KeyID != "static:0" {
+	if err != nil || item.KeyID != "tenant:tenant-1:0" {
 		t.Fatalf("JSON item %+v, %v", item, err)
 	}
 	rec = httptest.NewRecorder()

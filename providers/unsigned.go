@@ -66,5 +66,5 @@ func (v *InsecureUnsignedVerifier) Verify(_ context.Context, _ webhooks.Route, r
 	if len(req.Body) == 0 && !v.opts.AllowEmptyBody {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonEmptyBody, "the request body is empty")
 	}
-	return v.opts.Event.Extract(req, webhooks.Verification{KeyID: UnsignedKeyID})
+	return v.opts.Event.Extract(req, webhooks.Verification{KeyID: UnsignedKeyID}, webhooks.SignedParts{})
 }

@@ -33,6 +33,8 @@ func TestGitHubDocumentedVector(t *testing.T) {
 			EventID:   ghDelivery,
 			EventType: ghEvent,
 			KeyID:     "static:0",
+			// GitHub signs the body only.
+			Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 		}
 		if got != want {
 			t.Errorf("Verification = %+v, want %+v", got, want)

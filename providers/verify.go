@@ -86,3 +86,38 @@ func formatVerifier(f fmt.State, typ string) {
 // bodyID is the event ID of a body's SHA-256, as EventSource.IDFromBody
 // derives it.
 func bodyID(body []byte) string { return wire.BodyID(body) }
+
+// Tenant routes: every verifier of this package that holds credentials
+// reports whether they are per tenant (webhooks.TenantScoped), so that a
+// Receiver serves tenant path segments only where a tenant's own secret
+// authenticates them.
+
+// PerTenant implements webhooks.TenantScoped.
+func (p *preset) PerTenant() bool { return webhooks.PerTenant(p.inner) }
+
+// PerTenant reports whether every one of the verifiers is per tenant.
+func (a *anyHeader) PerTenant() bool {
+	for _, v := range a.verifiers {
+		if !webhooks.PerTenant(v) {
+			return false
+		}
+	}
+	return len(a.verifiers) > 0
+}
+
+// PerTenant implements webhooks.TenantScoped.
+func (v *Ed25519Verifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
+
+// PerTenant implements webhooks.TenantScoped.
+func (v *TokenVerifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
+
+// PerTenant implements webhooks.TenantScoped.
+func (v *BasicAuthVerifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
+
+// PerTenant implements webhooks.TenantScoped.
+func (v *TwilioVerifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
+
+func (v *bodyTokenVerifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
+func (v *mailgunVerifier) PerTenant() bool   { return webhooks.PerTenant(v.creds) }
+func (v *sendGridVerifier) PerTenant() bool  { return webhooks.PerTenant(v.creds) }
+func (v *snsVerifier) PerTenant() bool       { return webhooks.PerTenant(v.topics) }

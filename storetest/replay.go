@@ -27,7 +27,7 @@ var (
 // replayKey is a registration of key k for provider "acme", tenant "t1",
 // to be completed by registration.
 func replayKey(k string) webhooks.ReplayRegistration {
-	return webhooks.ReplayRegistration{Provider: "acme", Tenant: "t1", Key: k}
+	return webhooks.ReplayRegistration{Provider: "acme", Key: k}
 }
 
 // registration is k with a digest and times.
@@ -41,11 +41,11 @@ func wantRegister(t *testing.T, s webhooks.ReplayStore, k webhooks.ReplayRegistr
 	t.Helper()
 	got, err := s.Register(t.Context(), registration(k, digest, now, expiresAt))
 	if err != nil {
-		t.Fatalf("Register(%s/%s/%s, now=%s): %v; want no error", k.Provider, k.Tenant, k.Key, fmtTime(now), err)
+		t.Fatalf("Register(%s/%s, now=%s): %v; want no error", k.Provider, k.Key, fmtTime(now), err)
 	}
 	if got != want {
-		t.Errorf("Register(%s/%s/%s, digest %x…, now=%s, expiresAt=%s) = %v; want %v: %s",
-			k.Provider, k.Tenant, k.Key, digest[:4], fmtTime(now), fmtTime(expiresAt), got, want, why)
+		t.Errorf("Register(%s/%s, digest %x…, now=%s, expiresAt=%s) = %v; want %v: %s",
+			k.Provider, k.Key, digest[:4], fmtTime(now), fmtTime(expiresAt), got, want, why)
 	}
 }
 
@@ -133,18 +133,18 @@ func testRegisterConcurrentConflictingDigests(t *testing.T, s webhooks.ReplaySto
 
 func testRegisterKeysAreExact(t *testing.T, s webhooks.ReplayStore) {
 	keys := []webhooks.ReplayRegistration{
-		{Provider: "acme", Tenant: "", Key: "r1"},
-		{Provider: "acme", Tenant: "t1", Key: "r1"},
-		{Provider: "Acme", Tenant: "t1", Key: "r1"},
-		{Provider: "acme", Tenant: "T1", Key: "r1"},
-		{Provider: "acme", Tenant: "t1", Key: "R1"},
-		{Provider: "other", Tenant: "", Key: "r1"},
+		{Provider: "acme", Key: "r1"},
+		{Provider: "Acme", Key: "r1"},
+		{Provider: "acme", Key: "R1"},
+		{Provider: "acme", Key: "r1 "},
+		{Provider: "other", Key: "r1"},
+		{Provider: "acme/t1", Key: "r1"},
 	}
 	for i := range 20 {
 		keys = append(keys, replayKey(fmt.Sprintf("bulk-%02d", i)))
 	}
 	for _, k := range keys {
-		wantRegister(t, s, k, digestA, base, at(time.Hour), webhooks.ReplayNew, "keys are exact and byte-wise; tenant \"\" is its own tenant")
+		wantRegister(t, s, k, digestA, base, at(time.Hour), webhooks.ReplayNew, "keys are exact and byte-wise")
 	}
 	for _, k := range keys {
 		wantRegister(t, s, k, digestA, at(time.Second), at(time.Hour), webhooks.ReplaySeen, "every key was registered")

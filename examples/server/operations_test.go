@@ -33,14 +33,14 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	asJSON := append(auth, "Content-Type", "application/json")
 
 	for _, d := range []struct{ id, typ string }{{"ok-1", "order.created"}, {"refund-1", "order.refund"}, {"refund-2", "order.refund"}} {
-		code, _ := s.post(t, "/webhooks/demo/shop1", `{"id":"`+d.id+`"}`, demoHeaders(secret, d.id, d.typ, `{"id":"`+d.id+`"}`, time.Now()))
+		code, _ := s.post(t, "/webhooks/demo", `{"id":"`+d.id+`"}`, demoHeaders(secret, d.id, d.typ, `{"id":"`+d.id+`"}`, time.Now()))
 		require.Equal(t, http.StatusAccepted, code, d.id)
 	}
 
 	// item reads one item through the admin API.
 	item := func(id string) admin.Detail {
 		t.Helper()
-		code, _, body := s.get(t, http.MethodGet, "/admin/api/item?provider=demo&tenant=shop1&event_id="+id, "", auth...)
+		code, _, body := s.get(t, http.MethodGet, "/admin/api/item?provider=demo&event_id="+id, "", auth...)
 		require.Equal(t, http.StatusOK, code, body)
 		var d admin.Detail
 		require.NoError(t, json.Unmarshal([]byte(body), &d))
@@ -79,7 +79,7 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Contains(t, d.History[0].Error, "(-fail-types)")
 
 	// The admin page shows it with its attempt and error.
-	code, hdr, body := s.get(t, http.MethodGet, "/admin/item?provider=demo&tenant=shop1&event_id=refund-1", "", auth...)
+	code, hdr, body := s.get(t, http.MethodGet, "/admin/item?provider=demo&event_id=refund-1", "", auth...)
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Equal(t, "text/html; charset=utf-8", hdr.Get("Content-Type"))
 	assert.Contains(t, body, `<span class="state state-dead" id="state">dead</span>`)
@@ -87,7 +87,7 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Contains(t, body, "demo handler rejects event type &#34;order.refund&#34; (-fail-types)")
 
 	// Replayed through the API: audited as the token's actor, it runs again.
-	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","tenant":"shop1","event_id":"refund-1","reason":"refunds fixed","ticket":"INC-9"}`, asJSON...)
+	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","event_id":"refund-1","reason":"refunds fixed","ticket":"INC-9"}`, asJSON...)
 	require.Equal(t, http.StatusOK, code, body)
 	var rr admin.ReplayResult
 	require.NoError(t, json.Unmarshal([]byte(body), &rr))
@@ -101,11 +101,11 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Equal(t, admin.Audit{Action: "replay", At: d.Audit[0].At, Actor: "admin-token", Reason: "refunds fixed", Ticket: "INC-9"}, d.Audit[0])
 
 	// The other one closed through the API.
-	code, _, body = s.get(t, http.MethodPost, "/admin/api/close", `{"provider":"demo","tenant":"shop1","event_id":"refund-2","reason":"test order"}`, asJSON...)
+	code, _, body = s.get(t, http.MethodPost, "/admin/api/close", `{"provider":"demo","event_id":"refund-2","reason":"test order"}`, asJSON...)
 	require.Equal(t, http.StatusOK, code, body)
 	var closed admin.CloseResult
 	require.NoError(t, json.Unmarshal([]byte(body), &closed))
-	assert.Equal(t, admin.CloseResult{Key: admin.Key{Provider: "demo", Tenant: "shop1", EventID: "refund-2"}, State: "closed", Actor: "admin-token"}, closed)
+	assert.Equal(t, admin.CloseResult{Key: admin.Key{Provider: "demo", EventID: "refund-2"}, State: "closed", Actor: "admin-token"}, closed)
 	d = item("refund-2")
 	assert.Equal(t, "closed", d.State)
 	require.Len(t, d.Audit, 1)
@@ -116,13 +116,13 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	// and the closed one among the closed dead letters.
 	cli := buildCLI(t)
 	db := []string{"-dsn", dsn, "-schema", schema}
-	out := runCLI(t, cli, append([]string{"show", "-provider", "demo", "-tenant", "shop1", "-event-id", "refund-1"}, db...)...)
+	out := runCLI(t, cli, append([]string{"show", "-provider", "demo", "-event-id", "refund-1"}, db...)...)
 	assert.Regexp(t, `(?m)^state\s+dead$`, out)
 	assert.Regexp(t, `(?m)^1\s+dead_lettered\s+.*permanent: demo handler rejects event type "order.refund" \(-fail-types\)$`, out)
 	assert.Regexp(t, `(?m)^2\s+dead_lettered\s+.*permanent: demo handler rejects event type "order.refund" \(-fail-types\)$`, out)
 	assert.Regexp(t, `(?m)^\S+ \S+\s+replay\s+admin-token\s+refunds fixed\s+INC-9$`, out)
-	out = runCLI(t, cli, append([]string{"replay", "-provider", "demo", "-tenant", "shop1", "-event-id", "refund-1", "-actor", "alice", "-reason", "second try"}, db...)...)
-	assert.Contains(t, out, "replayed provider demo, tenant shop1, event refund-1")
+	out = runCLI(t, cli, append([]string{"replay", "-provider", "demo", "-event-id", "refund-1", "-actor", "alice", "-reason", "second try"}, db...)...)
+	assert.Contains(t, out, "replayed provider demo, tenant (none), event refund-1")
 	waitUntil("the refund-1 the command replayed ran again", func() bool {
 		d = item("refund-1")
 		return len(d.History) == 3 && d.State == "dead"
