@@ -329,7 +329,7 @@ func requiredHeaders(t *testing.T, f *catalogFixture, d *webhookstest.Delivery) 
 				found[reason] = name
 			}
 		}
-		if rec.Code == http.StatusAccepted { // an optional header: start afresh
+		if f.inbox.Len() > 0 { // an optional header (GitHub's and Meta's SHA-1 signature): start afresh
 			f = fixtureFor(t, f.signer, f.sns, nil)
 		}
 	}

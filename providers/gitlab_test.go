@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -42,7 +43,7 @@ func TestGitLabToken(t *testing.T) {
 		EventType: "Push Hook",
 		KeyID:     "static:0",
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Verification = %+v, want %+v", got, want)
 	}
 

@@ -248,6 +248,12 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 		KeyID:      keyID,
 	}
 	if m.Type == SNSNotification {
+		// Stored without its Signature, with which anyone who reads the
+		// inbox could deliver the message again wherever its topic is
+		// accepted.
+		if err := snsSecrets.redact(req.Body, &out, false); err != nil {
+			return webhooks.Verification{}, err
+		}
 		return out, nil
 	}
 	c := Confirmation{Provider: "sns", Type: m.Type, Topic: m.TopicArn, URL: m.SubscribeURL, Token: m.Token, MessageID: m.MessageID}
@@ -262,6 +268,9 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 	out.Handshake = &webhooks.Response{StatusCode: http.StatusOK}
 	return out, nil
 }
+
+// snsSecrets is where an SNS message carries its signature.
+var snsSecrets = pathsOf("Signature")
 
 // Format prints the verifier's type only, whatever the verb.
 func (v *snsVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "snsVerifier") }

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -43,7 +44,7 @@ func TestTokenBearer(t *testing.T) {
 			EventType: "order.created",
 			KeyID:     "static:0",
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: Verification = %+v, want %+v", header, got, want)
 		}
 	}

@@ -2,6 +2,7 @@ package providers_test
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,7 +35,7 @@ func TestGitHubDocumentedVector(t *testing.T) {
 			EventType: ghEvent,
 			KeyID:     "static:0",
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Verification = %+v, want %+v", got, want)
 		}
 	}
@@ -62,7 +63,7 @@ func TestStandardWebhooksVector(t *testing.T) {
 		OccurredAt: signedAt,
 		KeyID:      "static:0",
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Verification = %+v, want %+v", got, want)
 	}
 }

@@ -144,6 +144,9 @@ func snsSign(s *Signer, d *Delivery, m Message) error {
 	}
 	d.Body = body
 	d.EventType = "Notification"
+	if sig, ok := bodyValue(body, "Signature"); ok {
+		d.Credentials = append(d.Credentials, sig)
+	}
 	setSNSHeaders(d, "Notification", m.ID, s.sns.TopicARN)
 	return nil
 }
