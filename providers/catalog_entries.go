@@ -467,7 +467,7 @@ var catalog = []Entry{
 		Docs:       "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
 		Credential: "the topic ARNs the route accepts",
 		Headers:    "none: `Signature`, `SignatureVersion`, `SigningCertURL` in the JSON body",
-		Signed:     "the documented string to sign, RSA with SHA-1 (version 1) or SHA-256 (version 2); certificate fetched over https from `sns.<region>.amazonaws.com` only, cached; `Signature` stored redacted",
+		Signed:     "the documented string to sign, RSA with SHA-1 (version 1) or SHA-256 (version 2); certificate fetched over https from `sns.<region>.amazonaws.com[.cn]` at `/SimpleNotificationService-…pem` only, issued to `sns.amazonaws.com` (or the region's signing name) under a trusted root, cached; `Signature` stored redacted",
 		Window:     windowNone + " (retries keep the first Timestamp)", EventID: "`MessageId`, signed",
 		Handshakes: "`SubscriptionConfirmation`/`UnsubscribeConfirmation` handed to `Config.Confirm` once verified, 200; the SubscribeURL is never visited by the verifier",
 		build: func(c Config) (webhooks.Verifier, error) {
@@ -475,7 +475,9 @@ var catalog = []Entry{
 			if len(hosts) == 0 {
 				hosts = SNSCertificateHosts
 			}
-			keys, err := NewCertificateFetcher(CertificateFetcherOptions{Client: c.HTTPClient, AllowedHosts: hosts, Clock: c.Clock})
+			keys, err := NewCertificateFetcher(CertificateFetcherOptions{
+				Client: c.HTTPClient, AllowedHosts: hosts, Path: SNSCertificatePath, Names: SNSCertificateNames, Roots: c.KeyRoots, Clock: c.Clock,
+			})
 			if err != nil {
 				return nil, err
 			}
