@@ -347,8 +347,9 @@ func (p hostPattern) matches(host string) bool {
 			}
 		case strings.Contains(pl, "{region}"):
 			before, after, _ := strings.Cut(pl, "{region}")
-			region, ok := strings.CutPrefix(l, before)
-			if region, ok = strings.CutSuffix(region, after); !ok || !awsRegion.MatchString(region) {
+			region, okBefore := strings.CutPrefix(l, before)
+			region, okAfter := strings.CutSuffix(region, after)
+			if !okBefore || !okAfter || !awsRegion.MatchString(region) {
 				return false
 			}
 		case pl != l:

@@ -202,6 +202,8 @@ func TestCertificateFetcherChecksTheCertificate(t *testing.T) {
 		"the root's certificate for another": issue(ca, "evil.example"),
 		"the root's wildcard":                issue(ca, "*.amazonaws.com"),
 		"the root's S3 name":                 issue(ca, "sns.s3.amazonaws.com"),
+		"the root's region name alone":       issue(ca, "us-east-1.amazonaws.com"),
+		"the root's other prefix":            issue(ca, "evil-us-east-1.amazonaws.com"),
 	} {
 		u := k.serve("/SimpleNotificationService-"+rand8(t)+".pem", body)
 		_, err := f.PublicKey(ctx, u)
