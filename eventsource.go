@@ -42,9 +42,10 @@ type EventSource struct {
 	IDFunc func(req *Request, v Verification) (string, error)
 
 	// IDFromBody makes the event ID "sha256:" and the hex of the
-	// verification's PayloadSHA256 (the SHA-256 of the raw body, which
-	// it then sets) when no other source is set, or when the configured
-	// one yields no ID. For
+	// verification's PayloadSHA256 when no other source is set, or when
+	// the configured one yields no ID: the digest the verifier set (of its
+	// redacted Payload, so no ID is a digest of a credential), else the
+	// SHA-256 of the raw body, which it then sets. For
 	// providers that send no ID; know the trade-off: a redelivery is
 	// recognised only if its body is byte for byte the same (a provider
 	// that stamps each attempt makes every retry a new event), and two

@@ -42,8 +42,15 @@ const (
 var droppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
 
 // SecretHeaderVerifier is an optional Verifier capability: the request
-// headers that carry a credential (a shared token, a password). The Receiver
-// never stores those headers with items.
+// headers that carry the request's signature or a credential (a signature
+// header and its fallback names, a shared token, a password, another
+// signature the provider sends beside the one verified). The Receiver
+// never stores those headers, with an item or with a quarantined
+// conflicting delivery: a body and its signature are a delivery anyone
+// who reads the inbox could send again. Every verifier of this module
+// implements it, deriving the names from its options. The Receiver calls
+// it for each request, matches the names without regard to case and does
+// not modify the slice.
 type SecretHeaderVerifier interface {
 	SecretHeaders() []string
 }
@@ -253,9 +260,10 @@ func WithWaker(w interface{ Wake() }) ReceiverOption {
 }
 
 // WithDroppedHeaders adds headers that are not stored with items, for
-// example one carrying a provider's shared token. Authorization,
-// Proxy-Authorization, Cookie and X-Gitlab-Token are always dropped, and
-// so are the headers a verifier declares secret (SecretHeaderVerifier).
+// example one carrying a provider's shared token that a verifier of the
+// host's own does not declare. Authorization, Proxy-Authorization, Cookie
+// and X-Gitlab-Token are always dropped, and so are the headers a verifier
+// declares (SecretHeaderVerifier): its signature and credential headers.
 func WithDroppedHeaders(names ...string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) {
 		for _, n := range names {
@@ -460,9 +468,15 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 			return res, nil
 		}
 	}
+	// What is stored: the verifier's redacted payload when it has one,
+	// never the signature headers (keptHeaders); the digest is of it.
+	payload := req.Body
+	if ver.Payload != nil {
+		payload = ver.Payload
+	}
 	digest := ver.PayloadSHA256
 	if digest == ([sha256.Size]byte{}) {
-		digest = sha256.Sum256(req.Body)
+		digest = sha256.Sum256(payload)
 	}
 	now := g.cfg.clock.Now()
 
@@ -510,7 +524,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	env := Envelope{
 		Key:           res.Key,
 		EventType:     ver.EventType,
-		Payload:       req.Body,
+		Payload:       payload,
 		Headers:       headers,
 		PayloadSHA256: digest,
 		KeyID:         ver.KeyID,
@@ -634,8 +648,7 @@ func (g *Receiver) keptHeaders(h http.Header, v Verifier) (kept http.Header, ove
 	names := make([]string, 0, len(h))
 	values := 0
 	for k, vs := range h {
-		ck := http.CanonicalHeaderKey(k)
-		if g.cfg.dropped[ck] || slices.ContainsFunc(secret, func(s string) bool { return http.CanonicalHeaderKey(s) == ck }) {
+		if g.cfg.dropped[http.CanonicalHeaderKey(k)] || slices.ContainsFunc(secret, func(s string) bool { return strings.EqualFold(s, k) }) {
 			continue
 		}
 		names = append(names, k)

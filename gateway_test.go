@@ -476,6 +476,56 @@ func TestGatewayDropsCredentialHeaders(t *testing.T) {
 	assert.NotEmpty(t, it.Headers.Get("X-Hook-Token"))
 }
 
+// bodyTokenVerifier accepts a JSON body whose "token" is one of two
+// rotated secrets, and stores it with the token redacted.
+type bodyTokenVerifier struct{}
+
+func (bodyTokenVerifier) Verify(_ context.Context, _ webhooks.Route, r *webhooks.Request) (webhooks.Verification, error) {
+	var msg struct{ ID, Token, V string }
+	if json.Unmarshal(r.Body, &msg) != nil || (msg.Token != "old-secret" && msg.Token != "new-secret") {
+		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonBadSignature, "")
+	}
+	payload, err := json.Marshal(map[string]string{"id": msg.ID, "token": "[redacted]", "v": msg.V})
+	if err != nil {
+		return webhooks.Verification{}, err
+	}
+	return webhooks.Verification{EventID: msg.ID, Payload: payload}, nil
+}
+
+func (bodyTokenVerifier) SecretHeaders() []string { return []string{"X-Signature"} }
+
+// TestGatewayStoresTheVerifiersPayload: a verifier's Payload is what is
+// stored, for the item and for a quarantined conflict, and the digest is
+// of it, so a redelivery under the rotated secret is a duplicate.
+func TestGatewayStoresTheVerifiersPayload(t *testing.T) {
+	t.Parallel()
+	inbox := memstore.NewInbox()
+	r := webhooks.NewRegistry()
+	r.MustRegister("tok", bodyTokenVerifier{})
+	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	sig := map[string]string{"X-Signature": "sig-value", "X-Keep": "k"}
+	require.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/tok", `{"id":"e1","token":"old-secret","v":"1"}`, sig).Code)
+	key := webhooks.InboxKey{Provider: "tok", EventID: "e1"}
+	d, err := inbox.Get(context.Background(), key)
+	require.NoError(t, err)
+	want := `{"id":"e1","token":"[redacted]","v":"1"}`
+	assert.Equal(t, want, string(d.Payload), "the verifier's payload is stored, not the raw body")
+	assert.Equal(t, sha256.Sum256([]byte(want)), d.PayloadSHA256, "the digest is of what is stored")
+	assert.Equal(t, http.Header{"X-Keep": {"k"}}, d.Headers)
+
+	r2 := post(t, gw, "/webhooks/tok", `{"id":"e1","token":"new-secret","v":"1"}`, sig)
+	assert.Equal(t, http.StatusOK, r2.Code, "the same event under the rotated secret is a duplicate: %s", r2.Raw)
+
+	r3 := post(t, gw, "/webhooks/tok", `{"id":"e1","token":"new-secret","v":"2"}`, sig)
+	assert.Equal(t, http.StatusConflict, r3.Code)
+	d, err = inbox.Get(context.Background(), key)
+	require.NoError(t, err)
+	require.Len(t, d.Quarantine, 1)
+	assert.Equal(t, `{"id":"e1","token":"[redacted]","v":"2"}`, string(d.Quarantine[0].Payload), "a conflict is kept redacted too")
+	assert.Equal(t, http.Header{"X-Keep": {"k"}}, d.Quarantine[0].Headers, "and without the signature header")
+}
+
 func TestGatewayNilBodyAndZeroMux(t *testing.T) {
 	t.Parallel()
 	f := newGatewayFixture(t, nil, nil)

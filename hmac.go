@@ -166,6 +166,14 @@ type HMACOptions struct {
 	// none.
 	HeaderFallbacks HeaderFallbacks
 
+	// OtherSignatureHeaders names headers in which the provider sends
+	// other signatures of the same request, which the verifier does not
+	// check (GitHub's SHA-1 X-Hub-Signature beside X-Hub-Signature-256,
+	// HubSpot's v1 X-HubSpot-Signature): a Receiver never stores them, as
+	// it never stores SignatureHeader and its fallback (see
+	// SecretHeaderVerifier). Defaults to none.
+	OtherSignatureHeaders []string
+
 	// Handshake, when set, is called after the signature (and timestamp,
 	// if any) verified and before the event ID and type are read. It may
 	// answer a provider challenge: a non-nil response becomes
@@ -215,6 +223,8 @@ type HMACVerifier struct {
 	sigKey, idKey, timestampKey string
 	eventKeys                   eventHeaderKeys
 	signed                      SignedParts // what the signed content covers
+	// secretHeaders are the headers that carry signatures (SecretHeaders).
+	secretHeaders []string
 }
 
 // NewHMACVerifier returns a verifier with the given options, taking secrets
@@ -254,6 +264,7 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 	if v.content != nil && v.content.Has(wire.ID) {
 		v.signed.Headers = []string{opts.Event.IDHeader}
 	}
+	v.secretHeaders = signatureHeaders(opts.SignatureHeader, opts.HeaderFallbacks, opts.OtherSignatureHeaders, bad)
 	problems = append(problems,
 		opts.Timestamp.Validate(),
 		opts.Event.Validate(),
@@ -265,6 +276,32 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 	v.opts.HeaderFallbacks = nil // v.fallbacks is the verifier's own copy
 	return v, nil
 }
+
+// signatureHeaders returns the canonical names of the headers that carry
+// a request's signatures: the signature header, its fallback and the
+// other signature headers, which must be valid header names.
+func signatureHeaders(header string, fallbacks HeaderFallbacks, others []string, bad func(string, ...any)) []string {
+	out := []string{http.CanonicalHeaderKey(header)}
+	for name, alt := range fallbacks {
+		if http.CanonicalHeaderKey(name) == out[0] {
+			out = append(out, http.CanonicalHeaderKey(alt))
+		}
+	}
+	for _, h := range others {
+		if !wire.IsHeaderName(h) {
+			bad("OtherSignatureHeaders has %q, which is not a valid header name", h)
+			continue
+		}
+		out = append(out, http.CanonicalHeaderKey(h))
+	}
+	return out
+}
+
+var _ SecretHeaderVerifier = (*HMACVerifier)(nil)
+
+// SecretHeaders implements SecretHeaderVerifier: SignatureHeader, its
+// fallback and OtherSignatureHeaders, which a Receiver never stores.
+func (v *HMACVerifier) SecretHeaders() []string { return v.secretHeaders }
 
 // hmacHash returns the hash of an Algorithm and its digest size.
 func hmacHash(a crypto.Hash, bad func(string, ...any)) (func() hash.Hash, int) {

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/http"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -236,7 +237,7 @@ func FuzzHMACVerify(f *testing.F) {
 			if !errors.As(err, &vErr) {
 				t.Fatalf("Verify returned a non-rejection error: %v", err)
 			}
-			if got != (Verification{}) {
+			if !reflect.DeepEqual(got, Verification{}) {
 				t.Fatalf("rejected request returned metadata %+v", got)
 			}
 			return

@@ -14,6 +14,7 @@ import (
 	"hash"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
@@ -153,7 +154,7 @@ func TestHMACGitHubRejections(t *testing.T) {
 			t.Parallel()
 			got, err := tt.verifier.Verify(context.Background(), testRoute, tt.req)
 			wantReason(t, err, tt.want)
-			if got != (webhooks.Verification{}) {
+			if !reflect.DeepEqual(got, webhooks.Verification{}) {
 				t.Errorf("rejected request returned metadata %+v", got)
 			}
 		})
@@ -220,7 +221,7 @@ func TestHMACStripeStyle(t *testing.T) {
 		OccurredAt: time.Unix(fixedNow.Unix()-30, 0).UTC(),
 		KeyID:      "static:0",
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Verification = %+v, want %+v", got, want)
 	}
 

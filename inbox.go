@@ -33,10 +33,11 @@ func (k InboxKey) String() string {
 type Envelope struct {
 	Key       InboxKey
 	EventType string
-	// Payload is the raw request body.
+	// Payload is the request body as stored: the raw body, or the
+	// verifier's copy with its credentials redacted (Verification.Payload).
 	Payload []byte
 	// Headers are the request headers kept with the item (the gateway drops
-	// credentials such as Authorization).
+	// signatures and credentials, see SecretHeaderVerifier).
 	Headers http.Header
 	// PayloadSHA256 is the idempotency digest (see Verification).
 	PayloadSHA256 [sha256.Size]byte

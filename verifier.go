@@ -48,12 +48,25 @@ type Verification struct {
 	OccurredAt time.Time
 	// PayloadSHA256 is the idempotency digest: a redelivery of EventID must
 	// carry the same digest, or it is a conflict. Verifiers leave it zero,
-	// and the Receiver uses the SHA-256 of the raw body, computed once the
-	// request verified (so verification alone, as VerifyHTTPRequest does
-	// it, does not hash the body a second time); a verifier may supply a
-	// semantic digest instead (for example of the body without a
-	// per-delivery field).
+	// and the Receiver uses the SHA-256 of the payload it stores (Payload,
+	// or the raw body when Payload is nil), computed once the request
+	// verified (so verification alone, as VerifyHTTPRequest does it, does
+	// not hash the body a second time); a verifier may supply a semantic
+	// digest instead (for example of the payload without a per-delivery
+	// field), which must not depend on a credential either.
 	PayloadSHA256 [sha256.Size]byte
+	// Payload, when not nil, is what the Receiver stores instead of the
+	// raw body: the body with the credentials it carries redacted (Figma's
+	// passcode, Microsoft Graph's clientState, an SNS or Mailgun signature),
+	// still valid JSON of the same shape, each credential's value replaced
+	// by a fixed marker (package providers writes "[redacted]"). Handlers
+	// then see Payload, and the digest (see PayloadSHA256) is of it, so a
+	// redelivery signed again or under a rotated credential is the same
+	// event. A verifier sets it only after the request verified, in memory
+	// of its own: Request.Body is only lent to it and is never written to.
+	// Nil stores the raw body, for schemes whose credentials travel in
+	// headers only (see SecretHeaderVerifier).
+	Payload []byte
 	// KeyID names the secret that matched (never the secret itself), so
 	// operators can see when an old secret stops being used.
 	KeyID string

@@ -28,6 +28,9 @@ type bodyTokenVerifier struct {
 	// keys must appear once. They are checked once the tokens matched, so
 	// a body from anyone without the secret costs no walk.
 	unique []string
+	// secret are the paths of the tokens (and other credentials), which
+	// the stored payload holds redacted.
+	secret credentialPaths
 }
 
 func (v *bodyTokenVerifier) Verify(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
@@ -67,13 +70,29 @@ func (v *bodyTokenVerifier) Verify(ctx context.Context, route webhooks.Route, re
 	if duplicateField(req.Body, v.unique...) {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body gives its %s twice", v.where)
 	}
+	// The payload is stored without the tokens, and an ID derived from
+	// the body is the digest of that payload, not of one with the token
+	// (which would let whoever reads the inbox test guesses of it).
+	out := webhooks.Verification{KeyID: keyID}
+	if err := v.secret.redact(req.Body, &out, true); err != nil {
+		return webhooks.Verification{}, err
+	}
 	// The token authenticates the sender, not the content: nothing is
 	// signed.
-	return v.event.Extract(req, webhooks.Verification{KeyID: keyID}, webhooks.SignedParts{})
+	return v.event.Extract(req, out, webhooks.SignedParts{})
 }
 
 // Format prints the verifier's type only, whatever the verb.
 func (v *bodyTokenVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "bodyTokenVerifier") }
+
+// Where the body token schemes carry credentials. Graph's notifications
+// with resource data also carry validationTokens, JWTs Microsoft signs
+// for the receiver: as good as a signature to a receiver that checks
+// them, so not stored either.
+var (
+	figmaSecrets = pathsOf("passcode")
+	graphSecrets = pathsOf("value.*.clientState", "validationTokens.*")
+)
 
 // graphEvent is where the msgraph entry finds the event ID and type: a
 // notification collection carries no ID, so the ID is derived from the
@@ -158,13 +177,15 @@ func figmaPing(_ *webhooks.Request, v *webhooks.Verification) error {
 	return nil
 }
 
-// newBodyTokenVerifier checks the options of a body token scheme.
-func newBodyTokenVerifier(creds webhooks.CredentialResolver, where string, tokens func([]byte) ([]string, error), event webhooks.EventSource, unique ...string) (*bodyTokenVerifier, error) {
+// newBodyTokenVerifier checks the options of a body token scheme: secret
+// are the paths of the credentials to redact, unique those whose keys
+// must appear once.
+func newBodyTokenVerifier(creds webhooks.CredentialResolver, where string, tokens func([]byte) ([]string, error), event webhooks.EventSource, secret credentialPaths, unique ...string) (*bodyTokenVerifier, error) {
 	if err := optionsError("body token", event.Validate(), checkCredentials(creds, "secret", nil)); err != nil {
 		return nil, err
 	}
 	if tokens == nil {
 		return nil, errors.New("webhooks: body token verifier: no token reader")
 	}
-	return &bodyTokenVerifier{creds: creds, tokens: tokens, event: event, where: where, unique: unique}, nil
+	return &bodyTokenVerifier{creds: creds, tokens: tokens, event: event, where: where, unique: unique, secret: secret}, nil
 }

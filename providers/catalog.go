@@ -2,6 +2,7 @@ package providers
 
 import (
 	"context"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/http"
@@ -42,11 +43,19 @@ type Config struct {
 	HTTPClient *http.Client
 
 	// KeyHosts replaces the entry's documented allow-list of hosts that
-	// certificates may be fetched from (sns: "sns.*.amazonaws.com"),
-	// each a host name in which "*" stands for one DNS label. Only https
-	// URLs on these hosts are fetched. For tests and private
-	// deployments; leave it empty in production.
+	// certificates may be fetched from (sns: SNSCertificateHosts), as
+	// CertificateFetcherOptions.AllowedHosts patterns, for tests and
+	// private deployments; leave it empty in production. Only the hosts
+	// change: URLs are still fetched over https with the documented path
+	// only, and a certificate must still be issued to the documented
+	// names (SNSCertificateNames) and chain to a root (see KeyRoots).
 	KeyHosts []string
+
+	// KeyRoots are the certificate authorities a fetched certificate
+	// must chain to (sns), for tests and private deployments: a test
+	// issues a certificate for sns.amazonaws.com under a root of its own
+	// and names that root here. Defaults to nil: the system's roots.
+	KeyRoots *x509.CertPool
 
 	// Confirm receives a subscription the provider asks the host to
 	// confirm (sns: SubscriptionConfirmation and
@@ -244,7 +253,7 @@ type Configured struct {
 // set in the environment under Entry.SecretEnv (and, for entries that
 // need one, whose verify token is set under Entry.VerifyTokenEnv), with
 // getenv reading the environment (os.Getenv). base supplies what the
-// environment does not: PublicURL, HTTPClient, KeyHosts, Confirm, Clock;
+// environment does not: PublicURL, HTTPClient, KeyHosts, KeyRoots, Confirm, Clock;
 // its Secrets and VerifyToken are ignored. It returns the verifiers in
 // catalog order, and an error naming every entry whose variable is set
 // but which could not be built (a missing verify token or PublicURL, a

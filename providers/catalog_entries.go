@@ -225,11 +225,11 @@ var catalog = []Entry{
 		Name: "figma", Title: "Figma", Scheme: SchemeToken, Docs: "https://www.figma.com/developers/api#webhooks_v2",
 		Credential: "the webhook's passcode",
 		Headers:    "none: `passcode` in the JSON body",
-		Signed:     "nothing: the body's `passcode` compared in constant time",
-		Window:     windowNone, EventID: "SHA-256 of the body (Figma sends none); the passcode covers nothing",
+		Signed:     "nothing: the body's `passcode` compared in constant time; stored redacted",
+		Window:     windowNone, EventID: "SHA-256 of the body with the passcode redacted (Figma sends none); the passcode covers nothing",
 		Handshakes: "PING event answered 200 once its passcode matched, not stored",
 		build: func(c Config) (webhooks.Verifier, error) {
-			v, err := newBodyTokenVerifier(c.Secrets, "passcode", figmaTokens, webhooks.EventSource{IDFromBody: true, TypePath: "event_type"}, "passcode")
+			v, err := newBodyTokenVerifier(c.Secrets, "passcode", figmaTokens, webhooks.EventSource{IDFromBody: true, TypePath: "event_type"}, figmaSecrets, "passcode")
 			if err != nil {
 				return nil, err
 			}
@@ -240,7 +240,7 @@ var catalog = []Entry{
 		Name: "github", Title: "GitHub",
 		Docs:       "https://docs.github.com/en/webhooks/using-webhooks/validating-webhook-deliveries",
 		Credential: "the webhook's secret",
-		Headers:    "`X-Hub-Signature-256: sha256=<hex>`, `X-GitHub-Delivery`, `X-GitHub-Event`",
+		Headers:    "`X-Hub-Signature-256: sha256=<hex>`, `X-GitHub-Delivery`, `X-GitHub-Event`; the SHA-1 `X-Hub-Signature` is not read",
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "`X-GitHub-Delivery`, **not signed**",
 	}, GitHubOptions),
@@ -265,7 +265,7 @@ var catalog = []Entry{
 		Name: "hubspot", Title: "HubSpot (v3 signature)", Scheme: SchemeHMAC, NeedsPublicURL: true,
 		Docs:       "https://developers.hubspot.com/docs/api/webhooks/validating-requests",
 		Credential: "the app's client secret",
-		Headers:    "`X-HubSpot-Signature-v3`, `X-HubSpot-Request-Timestamp` (ms)",
+		Headers:    "`X-HubSpot-Signature-v3`, `X-HubSpot-Request-Timestamp` (ms); the older `X-HubSpot-Signature` is not read",
 		Signed:     "`{method}{public URL}{body}{timestamp}`, HMAC-SHA-256 base64; listed %-encodings decoded in the URL",
 		Window:     window5m, EventID: "SHA-256 of the signed body (a batch of events)",
 		build: hmacBuild(func(c Config) webhooks.HMACOptions { return HubSpotOptions(c.PublicURL) }, nil),
@@ -314,7 +314,7 @@ var catalog = []Entry{
 		Name: "mailgun", Title: "Mailgun", Scheme: SchemeHMAC, Docs: "https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks",
 		Credential: "the domain's webhook signing key",
 		Headers:    "none: `signature.{timestamp,token,signature}` in the JSON body",
-		Signed:     "`{timestamp}{token}` from the body, HMAC-SHA-256 hex; **the event data is not signed**",
+		Signed:     "`{timestamp}{token}` from the body, HMAC-SHA-256 hex; **the event data is not signed**; `signature.signature` stored redacted",
 		Window:     window5m, EventID: "`event-data.id`, **not signed**; the signed token is the replay key",
 		build: func(c Config) (webhooks.Verifier, error) {
 			v, err := NewMailgunVerifier(MailgunOptions{Clock: c.Clock}, c.Secrets)
@@ -328,7 +328,7 @@ var catalog = []Entry{
 		Name: "meta", Title: "Meta (WhatsApp, Instagram, Messenger)", Scheme: SchemeHMAC, NeedsVerifyToken: true,
 		Docs:       "https://developers.facebook.com/docs/graph-api/webhooks/getting-started",
 		Credential: "the app secret",
-		Headers:    "`X-Hub-Signature-256: sha256=<hex>`",
+		Headers:    "`X-Hub-Signature-256: sha256=<hex>`; the SHA-1 `X-Hub-Signature` is not read",
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "SHA-256 of the signed body (Meta sends none)",
 		Handshakes: "GET `hub.mode=subscribe&hub.verify_token=…&hub.challenge=…`: challenge echoed as `text/plain` when the verify token matches",
@@ -342,12 +342,12 @@ var catalog = []Entry{
 		Docs:       "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks",
 		Credential: "the subscription's clientState",
 		Headers:    "none: `clientState` of every notification in the body",
-		Signed:     "nothing: each `value[].clientState` compared in constant time",
-		Window:     windowNone, EventID: "SHA-256 of the body (Graph sends none); clientState covers nothing",
+		Signed:     "nothing: each `value[].clientState` compared in constant time; stored redacted, as are `validationTokens`",
+		Window:     windowNone, EventID: "SHA-256 of the body with clientState redacted (Graph sends none); clientState covers nothing",
 		Handshakes: "POST `?validationToken=…` echoed as `text/plain` (cannot be authenticated: it carries no clientState)",
 		Answer:     answerAccepted,
 		build: func(c Config) (webhooks.Verifier, error) {
-			v, err := newBodyTokenVerifier(c.Secrets, "clientState", graphTokens, graphEvent, "value", "value.*.clientState")
+			v, err := newBodyTokenVerifier(c.Secrets, "clientState", graphTokens, graphEvent, graphSecrets, "value", "value.*.clientState")
 			if err != nil {
 				return nil, err
 			}
@@ -450,21 +450,24 @@ var catalog = []Entry{
 			p.finish = headerAPIVersion("X-Shopify-Api-Version")
 		}),
 	},
-	hmacEntry(Entry{
-		Name: "slack", Title: "Slack Events API",
+	{
+		Name: "slack", Title: "Slack Events API", Scheme: SchemeHMAC,
 		Docs:       "https://api.slack.com/authentication/verifying-requests-from-slack",
 		Credential: "the app's signing secret",
 		Headers:    "`X-Slack-Signature: v0=<hex>`, `X-Slack-Request-Timestamp`",
-		Signed:     "`v0:{timestamp}:{body}`, HMAC-SHA-256 hex",
+		Signed:     "`v0:{timestamp}:{body}`, HMAC-SHA-256 hex; the body's deprecated verification `token` is stored redacted",
 		Window:     window5m, EventID: "the body's `event_id`, signed",
 		Handshakes: "`url_verification` answered with the challenge (`text/plain`) once signed; `app_rate_limited` acknowledged",
-	}, SlackOptions),
+		build: hmacBuild(fixed(SlackOptions), func(_ Config, p *preset) {
+			p.finish = slackRedact
+		}),
+	},
 	{
 		Name: "sns", Title: "Amazon SNS", Scheme: SchemeCertificate,
 		Docs:       "https://docs.aws.amazon.com/sns/latest/dg/sns-verify-signature-of-message.html",
 		Credential: "the topic ARNs the route accepts",
 		Headers:    "none: `Signature`, `SignatureVersion`, `SigningCertURL` in the JSON body",
-		Signed:     "the documented string to sign, RSA with SHA-1 (version 1) or SHA-256 (version 2); certificate fetched over https from `sns.<region>.amazonaws.com` only, cached",
+		Signed:     "the documented string to sign, RSA with SHA-1 (version 1) or SHA-256 (version 2); certificate fetched over https from `sns.<region>.amazonaws.com[.cn]` at `/SimpleNotificationService-…pem` only, issued to `sns.amazonaws.com` (or the region's signing name) under a trusted root, cached; `Signature` stored redacted",
 		Window:     windowNone + " (retries keep the first Timestamp)", EventID: "`MessageId`, signed",
 		Handshakes: "`SubscriptionConfirmation`/`UnsubscribeConfirmation` handed to `Config.Confirm` once verified, 200; the SubscribeURL is never visited by the verifier",
 		build: func(c Config) (webhooks.Verifier, error) {
@@ -472,7 +475,9 @@ var catalog = []Entry{
 			if len(hosts) == 0 {
 				hosts = SNSCertificateHosts
 			}
-			keys, err := NewCertificateFetcher(CertificateFetcherOptions{Client: c.HTTPClient, AllowedHosts: hosts, Clock: c.Clock})
+			keys, err := NewCertificateFetcher(CertificateFetcherOptions{
+				Client: c.HTTPClient, AllowedHosts: hosts, Path: SNSCertificatePath, Names: SNSCertificateNames, Roots: c.KeyRoots, Clock: c.Clock,
+			})
 			if err != nil {
 				return nil, err
 			}

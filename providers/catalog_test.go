@@ -91,7 +91,7 @@ func newFixture(t *testing.T, name string, sns *snsServer, confirm func(context.
 	signer, err := webhookstest.NewKeySigner(name)
 	require.NoError(t, err, name)
 	if name == "sns" {
-		sns.serve("/cert-"+rand8(t)+".pem", signer.SNS())
+		sns.serve("/SimpleNotificationService-"+rand8(t)+".pem", signer.SNS())
 	}
 	return fixtureFor(t, signer, sns, confirm)
 }
@@ -110,7 +110,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 		f.secrets.Add(webhooks.Route{Provider: name}, []byte(signer.Credential()))
 		cfg.Secrets = f.secrets
 	case "sns":
-		cfg.HTTPClient, cfg.KeyHosts = sns.srv.Client(), []string{sns.host()}
+		cfg.HTTPClient, cfg.KeyHosts, cfg.KeyRoots = sns.srv.Client(), []string{sns.host()}, signer.SNS().Roots
 	}
 	v, err := providers.New(name, cfg)
 	require.NoError(t, err, name)
@@ -331,7 +331,7 @@ func requiredHeaders(t *testing.T, f *catalogFixture, d *webhookstest.Delivery) 
 				found[reason] = name
 			}
 		}
-		if rec.Code == http.StatusAccepted { // an optional header: start afresh
+		if f.inbox.Len() > 0 { // an optional header (GitHub's and Meta's SHA-1 signature): start afresh
 			f = fixtureFor(t, f.signer, f.sns, nil)
 		}
 	}

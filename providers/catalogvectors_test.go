@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,6 +83,10 @@ func TestCatalogVectors(t *testing.T) {
 		assert.Equal(t, v.WantID, got.EventID, name)
 		assert.Equal(t, v.WantType, got.EventType, name)
 		assert.Equal(t, "static:0", got.KeyID, name)
+		if strings.Contains(v.Body, v.Secret) {
+			assert.NotNil(t, got.Payload, "%s: the body carries the secret: the verifier redacts it", name)
+			assert.NotContains(t, string(got.Payload), v.Secret, name)
+		}
 	}
 	assert.GreaterOrEqual(t, n, 38)
 }

@@ -169,7 +169,9 @@ const HubSpotTolerance = 5 * time.Minute
 // Source: https://developers.hubspot.com/docs/api/webhooks/validating-requests
 // (v3: requestMethod + requestUri + requestBody + timestamp, HMAC SHA-256
 // with the client secret, base64; reject timestamps older than 5 minutes;
-// the list of decoded characters).
+// the list of decoded characters; the older X-HubSpot-Signature sent for
+// backward compatibility, a SHA-256 of the secret and the body that signs
+// no time, which is not checked and never stored).
 func HubSpotOptions(publicURL string) webhooks.HMACOptions {
 	base := strings.TrimRight(publicURL, "/")
 	return webhooks.HMACOptions{
@@ -182,8 +184,9 @@ func HubSpotOptions(publicURL string) webhooks.HMACOptions {
 			}
 			return []byte(req.Method + HubSpotURI(u) + string(req.Body) + timestamp), nil
 		},
-		Timestamp: webhooks.TimestampSource{Header: "X-Hubspot-Request-Timestamp", Format: webhooks.TimestampUnixMillis, Tolerance: HubSpotTolerance},
-		Event:     webhooks.EventSource{IDFromBody: true, TypePath: "0.subscriptionType", TypeOptional: true},
+		Timestamp:             webhooks.TimestampSource{Header: "X-Hubspot-Request-Timestamp", Format: webhooks.TimestampUnixMillis, Tolerance: HubSpotTolerance},
+		Event:                 webhooks.EventSource{IDFromBody: true, TypePath: "0.subscriptionType", TypeOptional: true},
+		OtherSignatureHeaders: []string{"X-Hubspot-Signature"},
 	}
 }
 

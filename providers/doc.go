@@ -43,8 +43,12 @@
 // SendGrid signs with an ECDSA key whose public half the host configures
 // (ParseECDSAPublicKey). Amazon SNS names the certificate that signs each
 // message; a KeySource supplies it, and CertificateFetcher fetches it over
-// https from allowed hosts only (SNSCertificateHosts), caches it until its
-// TTL or expiry, and fetches nothing without an *http.Client.
+// https from allowed hosts and paths only (SNSCertificateHosts,
+// SNSCertificatePath), uses it only when it is issued to SNS
+// (SNSCertificateNames) under a trusted root, caches it by its canonical
+// URL until its TTL or expiry (a failure for DefaultKeyFailureTTL), with
+// one fetch in flight per URL, and fetches nothing without an
+// *http.Client.
 //
 // Every verifier here is safe for concurrent use, prints no secret through
 // fmt or slog, compares secrets in constant time, and reports a rejection

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"net/http"
 	"strconv"
 	"strings"
 	"time"
@@ -207,6 +208,8 @@ type Ed25519Verifier struct {
 	content   wire.Template
 	fallbacks webhooks.HeaderFallbacks
 	signed    webhooks.SignedParts // what the content covers
+	// secretHeaders are the signature header and its fallback.
+	secretHeaders []string
 }
 
 // NewEd25519Verifier returns a verifier with the given options, taking
@@ -236,6 +239,12 @@ func NewEd25519Verifier(opts Ed25519Options, creds webhooks.CredentialResolver) 
 		fallbacks: webhooks.HeaderFallbacks(maps.Clone(opts.HeaderFallbacks)),
 	}
 	v.format.Check(opts.SignatureHeader, p.bad)
+	v.secretHeaders = []string{http.CanonicalHeaderKey(opts.SignatureHeader)}
+	for name, alt := range opts.HeaderFallbacks {
+		if http.CanonicalHeaderKey(name) == v.secretHeaders[0] {
+			v.secretHeaders = append(v.secretHeaders, http.CanonicalHeaderKey(alt))
+		}
+	}
 	content := opts.SignedContent
 	if content == "" {
 		content = "{body}"
@@ -263,6 +272,10 @@ func NewEd25519Verifier(opts Ed25519Options, creds webhooks.CredentialResolver) 
 	v.opts.HeaderFallbacks = nil // v.fallbacks is the verifier's own copy
 	return v, nil
 }
+
+// SecretHeaders implements webhooks.SecretHeaderVerifier: the signature
+// header and its fallback, which a Receiver never stores.
+func (v *Ed25519Verifier) SecretHeaders() []string { return v.secretHeaders }
 
 // ed25519Request is what parsing a request yields.
 type ed25519Request struct {

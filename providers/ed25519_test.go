@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -109,7 +110,7 @@ func TestDiscordInteractionsVector(t *testing.T) {
 		OccurredAt: nhNow,
 		KeyID:      "static:0",
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("command: %+v, want %+v", got, want)
 	}
 

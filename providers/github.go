@@ -28,13 +28,16 @@ import "github.com/hookinbox/webhooks"
 // (the X-Hub-Signature-256 header, "sha256=" prefix, HMAC hex digest of the
 // payload, and the test values used in testdata/github) and
 // https://docs.github.com/en/webhooks/webhook-events-and-payloads#delivery-headers
-// (X-GitHub-Event, X-GitHub-Delivery; many payloads carry an "action").
+// (X-GitHub-Event, X-GitHub-Delivery; many payloads carry an "action";
+// X-Hub-Signature, the SHA-1 signature GitHub still sends beside the
+// SHA-256 one, is not checked and never stored).
 func GitHubOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hub-Signature-256",
-		SignaturePrefix: "sha256=",
-		Encoding:        webhooks.EncodingHex,
-		SignedContent:   "{body}",
-		Event:           webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+		SignatureHeader:       "X-Hub-Signature-256",
+		SignaturePrefix:       "sha256=",
+		Encoding:              webhooks.EncodingHex,
+		SignedContent:         "{body}",
+		Event:                 webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+		OtherSignatureHeaders: []string{"X-Hub-Signature"},
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -43,7 +44,7 @@ func TestGitLabToken(t *testing.T) {
 		KeyID:     "static:0",
 		Unsigned:  webhooks.UnsignedFields{EventID: true, EventType: true}, // a token signs nothing
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Verification = %+v, want %+v", got, want)
 	}
 

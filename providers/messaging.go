@@ -38,12 +38,14 @@ import (
 // Source: https://developers.facebook.com/docs/graph-api/webhooks/getting-started
 // (the verification request and its answer; X-Hub-Signature-256 "sha256="
 // HMAC of the payload with the app secret; "respond to all Event
-// Notifications with 200 OK").
+// Notifications with 200 OK"; the SHA-1 X-Hub-Signature Meta sends beside
+// it is not checked and never stored).
 func MetaOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hub-Signature-256",
-		SignaturePrefix: "sha256=",
-		Event:           webhooks.EventSource{IDFromBody: true, TypePath: "object"},
+		SignatureHeader:       "X-Hub-Signature-256",
+		SignaturePrefix:       "sha256=",
+		Event:                 webhooks.EventSource{IDFromBody: true, TypePath: "object"},
+		OtherSignatureHeaders: []string{"X-Hub-Signature"},
 	}
 }
 

@@ -81,6 +81,18 @@ func (p *preset) SecretHeaders() []string {
 	return nil
 }
 
+// Every verifier of the package whose credential travels in a header says
+// which headers (the body schemes redact theirs in Verification.Payload).
+var (
+	_ webhooks.SecretHeaderVerifier = (*preset)(nil)
+	_ webhooks.SecretHeaderVerifier = (*TokenVerifier)(nil)
+	_ webhooks.SecretHeaderVerifier = (*BasicAuthVerifier)(nil)
+	_ webhooks.SecretHeaderVerifier = (*Ed25519Verifier)(nil)
+	_ webhooks.SecretHeaderVerifier = (*TwilioVerifier)(nil)
+	_ webhooks.SecretHeaderVerifier = (*sendGridVerifier)(nil)
+	_ webhooks.SecretHeaderVerifier = (*anyHeader)(nil)
+)
+
 // Format prints the verifier's type only, whatever the verb.
 func (p *preset) Format(f fmt.State, _ rune) { formatVerifier(f, "Verifier") }
 

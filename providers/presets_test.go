@@ -10,6 +10,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -182,7 +183,7 @@ func TestPresets(t *testing.T) {
 					// is the Receiver's to compute.
 					want.PayloadSHA256 = sha256.Sum256(msg.Body)
 				}
-				if got != want {
+				if !reflect.DeepEqual(got, want) {
 					t.Errorf("Verification = %+v\nwant %+v", got, want)
 				}
 			})
@@ -434,7 +435,7 @@ func TestStandardWebhooksPreset(t *testing.T) {
 					OccurredAt: signedAt,
 					KeyID:      "static:0",
 				}
-				if got != want {
+				if !reflect.DeepEqual(got, want) {
 					t.Errorf("Verification = %+v, want %+v", got, want)
 				}
 			})

@@ -346,6 +346,10 @@ func (a *anyHeader) Verify(ctx context.Context, route webhooks.Route, req *webho
 	return webhooks.Verification{}, first
 }
 
+// SecretHeaders implements webhooks.SecretHeaderVerifier: every header a
+// signature may be in.
+func (a *anyHeader) SecretHeaders() []string { return a.headers }
+
 // newAnyHeader builds one HMAC verifier per signature header.
 func newAnyHeader(c Config, opts webhooks.HMACOptions, headers ...string) (webhooks.Verifier, error) {
 	a := &anyHeader{headers: headers}

@@ -28,7 +28,8 @@ const (
 type SNSOptions struct {
 	// Keys supplies the certificate named by each message's
 	// SigningCertURL. Required: use NewCertificateFetcher with
-	// AllowedHosts SNSCertificateHosts (New does).
+	// SNSCertificateHosts, SNSCertificatePath and SNSCertificateNames
+	// (New does).
 	Keys KeySource
 	// Confirm receives SubscriptionConfirmation and
 	// UnsubscribeConfirmation messages once verified (see
@@ -61,8 +62,9 @@ type snsVerifier struct {
 // It checks, in this order: the message's syntax and signature version
 // (1: SHA1withRSA, 2: SHA256withRSA), that its TopicArn is one of the
 // route's, then fetches the certificate at SigningCertURL through Keys
-// (which refuses hosts outside its allow-list without fetching) and
-// verifies the signature of the documented string to sign. A Notification
+// (which refuses URLs outside its rules without fetching, and certificates
+// that are not issued to SNS under a trusted root) and verifies the
+// signature of the documented string to sign. A Notification
 // becomes an event whose ID is the signed MessageId and whose type is
 // "Notification"; a SubscriptionConfirmation or UnsubscribeConfirmation is
 // handed to Confirm and answered 200, never stored, and its SubscribeURL
@@ -75,7 +77,7 @@ type snsVerifier struct {
 func NewSNSVerifier(opts SNSOptions, topics webhooks.CredentialResolver) (webhooks.Verifier, error) {
 	var p problemList
 	if opts.Keys == nil {
-		p.bad("Keys is nil: use providers.NewCertificateFetcher with AllowedHosts providers.SNSCertificateHosts")
+		p.bad("Keys is nil: use providers.NewCertificateFetcher with providers.SNSCertificateHosts, SNSCertificatePath and SNSCertificateNames")
 	}
 	if opts.Tolerance < 0 {
 		p.bad("Tolerance is negative")
@@ -248,6 +250,12 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 		KeyID:      keyID,
 	}
 	if m.Type == SNSNotification {
+		// Stored without its Signature, with which anyone who reads the
+		// inbox could deliver the message again wherever its topic is
+		// accepted.
+		if err := snsSecrets.redact(req.Body, &out, false); err != nil {
+			return webhooks.Verification{}, err
+		}
 		return out, nil
 	}
 	c := Confirmation{Provider: "sns", Type: m.Type, Topic: m.TopicArn, URL: m.SubscribeURL, Token: m.Token, MessageID: m.MessageID}
@@ -263,12 +271,16 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 	return out, nil
 }
 
+// snsSecrets is where an SNS message carries its signature.
+var snsSecrets = pathsOf("Signature")
+
 // Format prints the verifier's type only, whatever the verb.
 func (v *snsVerifier) Format(f fmt.State, _ rune) { formatVerifier(f, "snsVerifier") }
 
 // ConfirmSNSSubscription confirms a subscription by visiting its
 // SubscribeURL with client, after checking that the URL is https on one
-// of hosts (nil: "sns.*.amazonaws.com" and its China form). Call it from
+// of hosts (nil: SNSCertificateHosts, sns.<region>.amazonaws.com and its
+// China form). Call it from
 // Config.Confirm for the topics the host means to subscribe to.
 func ConfirmSNSSubscription(ctx context.Context, client *http.Client, c Confirmation, hosts []string) error {
 	if hosts == nil {

@@ -6,6 +6,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +46,7 @@ func TestTokenBearer(t *testing.T) {
 			// A token signs nothing.
 			Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: Verification = %+v, want %+v", header, got, want)
 		}
 	}

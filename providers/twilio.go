@@ -136,6 +136,12 @@ type TwilioVerifier struct {
 	keys  twilioKeys
 }
 
+// SecretHeaders implements webhooks.SecretHeaderVerifier:
+// TwilioSignatureHeader, which a Receiver never stores.
+func (v *TwilioVerifier) SecretHeaders() []string { return twilioSecretHeaders }
+
+var twilioSecretHeaders = []string{TwilioSignatureHeader}
+
 // maxTwilioKeys bounds the secrets a TwilioVerifier keeps keyed hash
 // states for.
 const maxTwilioKeys = 1024

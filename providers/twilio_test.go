@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -90,7 +91,7 @@ func TestTwilioDocumentedVector(t *testing.T) {
 			PayloadSHA256: sha256.Sum256([]byte(body)),
 			KeyID:         "static:0",
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Verification = %+v, want %+v", got, want)
 		}
 	}

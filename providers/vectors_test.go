@@ -2,6 +2,7 @@ package providers_test
 
 import (
 	"context"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,7 +37,7 @@ func TestGitHubDocumentedVector(t *testing.T) {
 			// GitHub signs the body only.
 			Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 		}
-		if got != want {
+		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Verification = %+v, want %+v", got, want)
 		}
 	}
@@ -64,7 +65,7 @@ func TestStandardWebhooksVector(t *testing.T) {
 		OccurredAt: signedAt,
 		KeyID:      "static:0",
 	}
-	if got != want {
+	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Verification = %+v, want %+v", got, want)
 	}
 }

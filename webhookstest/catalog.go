@@ -58,6 +58,12 @@ type Delivery struct {
 	// delivery; EventType its type.
 	EventID   string
 	EventType string
+	// Credentials are the values of the delivery that authenticate it:
+	// its signatures, the token or passcode it carries, and other
+	// credentials of the sender's it holds (Slack's verification token),
+	// each as it appears in the delivery (a header's whole value, a JSON
+	// string's value). A receiver stores none of them.
+	Credentials []string
 }
 
 // Request returns the delivery as an *http.Request bound to ctx.
@@ -258,6 +264,8 @@ func (s *Signer) Sign(rawURL string, msg Message) (*Delivery, error) {
 	case d.EventID != "":
 	case s.spec.id == idDigest:
 		d.EventID = bodySHA256ID(d.Body)
+	case s.spec.id == idRedactedDigest:
+		d.EventID = bodySHA256ID(bytes.ReplaceAll(d.Body, []byte(q(s.secret)), []byte(q(providers.RedactedValue))))
 	case s.spec.id == idFunc:
 		d.EventID = s.spec.idFunc(d.Body)
 	default:
@@ -273,7 +281,10 @@ func (s *Signer) Sign(rawURL string, msg Message) (*Delivery, error) {
 const (
 	idSender = iota // a header or body field the sender fills in (msg.ID)
 	idDigest        // the SHA-256 of the body
-	idFunc          // spec.idFunc of the body
+	// the SHA-256 of the body as stored: the secret it carries redacted
+	// (providers.RedactedValue in its place)
+	idRedactedDigest
+	idFunc // spec.idFunc of the body
 )
 
 // Secret formats.
@@ -308,7 +319,7 @@ func rand16() string {
 
 // hmacSpec signs with HMAC options through SignHMAC; the type goes to a
 // type header only (a body-borne type is in the sample).
-func hmacSpec(opts func(base string) webhooks.HMACOptions, extra func(d *Delivery, m Message)) func(*Signer, *Delivery, Message) error {
+func hmacSpec(opts func(base string) webhooks.HMACOptions, extra func(s *Signer, d *Delivery, m Message)) func(*Signer, *Delivery, Message) error {
 	return func(s *Signer, d *Delivery, m Message) error {
 		o := opts(baseURL(d.URL))
 		hm := HMACMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
@@ -323,9 +334,10 @@ func hmacSpec(opts func(base string) webhooks.HMACOptions, extra func(d *Deliver
 			return err
 		}
 		d.Header = h
+		d.Credentials = append(d.Credentials, h.Get(o.SignatureHeader))
 		readEvent(d, o.Event)
 		if extra != nil {
-			extra(d, m)
+			extra(s, d, m)
 		}
 		return nil
 	}
@@ -360,7 +372,7 @@ var specs = map[string]spec{
 	"airtable":  {sign: hmacSpec(plain(providers.AirtableOptions), nil), id: idDigest, secret: secretBase64, noType: true},
 	"asana":     {sign: hmacSpec(plain(providers.AsanaOptions), nil), id: idDigest},
 	"bitbucket": {sign: hmacSpec(plain(providers.BitbucketOptions), nil), newID: randomUUID},
-	"box": {sign: hmacSpec(plain(providers.BoxOptions), func(d *Delivery, _ Message) {
+	"box": {sign: hmacSpec(plain(providers.BoxOptions), func(_ *Signer, d *Delivery, _ Message) {
 		d.Header.Set("Box-Delivery-Id", randomUUID())
 		d.Header.Set("Box-Signature-Version", "1")
 		d.Header.Set("Box-Signature-Algorithm", "HmacSHA256")
@@ -372,8 +384,8 @@ var specs = map[string]spec{
 	"discord-events": {sign: ed25519Spec(providers.DiscordWebhookEventsOptions), id: idDigest, keys: true, ed25519: providers.DiscordWebhookEventsOptions},
 	"docusign":       {sign: hmacSpec(plain(providers.DocuSignOptions), nil), id: idFunc, idFunc: docuSignID},
 	"dropbox":        {sign: hmacSpec(plain(providers.DropboxOptions), nil), id: idDigest, noType: true},
-	"figma":          {sign: func(*Signer, *Delivery, Message) error { return nil }, id: idDigest},
-	"github":         {sign: hmacSpec(plain(providers.GitHubOptions), nil), newID: randomUUID},
+	"figma":          {sign: bodyTokenSign, id: idRedactedDigest},
+	"github":         {sign: hmacSpec(plain(providers.GitHubOptions), hubSignatureSHA1), newID: randomUUID},
 	"gitlab":         {sign: tokenSpec(providers.GitLabTokenOptions), newID: randomUUID},
 	"gitlab-signing": {sign: hmacSpec(plain(providers.GitLabSigningOptions), nil), newID: randomUUID, secret: secretWhsec},
 	"hubspot":        {sign: hubSpotSign, id: idDigest},
@@ -383,8 +395,8 @@ var specs = map[string]spec{
 	"line":           {sign: hmacSpec(plain(providers.LINEOptions), nil), newID: randomID("01H")},
 	"linear":         {sign: hmacSpec(plain(providers.LinearOptions), nil), newID: randomUUID},
 	"mailgun":        {sign: mailgunSign, newID: randomID("")},
-	"meta":           {sign: hmacSpec(plain(providers.MetaOptions), nil), id: idDigest},
-	"msgraph":        {sign: func(*Signer, *Delivery, Message) error { return nil }, id: idDigest},
+	"meta":           {sign: hmacSpec(plain(providers.MetaOptions), hubSignatureSHA1), id: idDigest},
+	"msgraph":        {sign: bodyTokenSign, id: idRedactedDigest},
 	"msteams":        {sign: hmacSpec(plain(providers.TeamsOptions), nil), newID: randomID("1:"), secret: secretBase64},
 	"mux":            {sign: hmacSpec(plain(providers.MuxOptions), nil), newID: randomUUID},
 	"notion":         {sign: hmacSpec(plain(providers.NotionOptions), nil), newID: randomUUID},
@@ -396,15 +408,15 @@ var specs = map[string]spec{
 	"replicate":      {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("msg_"), secret: secretWhsec, noType: true},
 	"resend":         {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
 	"sendgrid":       {sign: sendGridSign, id: idDigest, keys: true},
-	"sentry": {sign: hmacSpec(plain(providers.SentryOptions), func(d *Delivery, m Message) {
+	"sentry": {sign: hmacSpec(plain(providers.SentryOptions), func(_ *Signer, d *Delivery, m Message) {
 		d.Header.Set("Sentry-Hook-Timestamp", unix(m.Timestamp))
 		d.EventType = m.Type + ".created"
 	}), newID: randomUUID},
-	"shopify": {sign: hmacSpec(plain(providers.ShopifyOptions), func(d *Delivery, _ Message) {
+	"shopify": {sign: hmacSpec(plain(providers.ShopifyOptions), func(_ *Signer, d *Delivery, _ Message) {
 		d.Header.Set("X-Shopify-Api-Version", "2025-07")
 		d.Header.Set("X-Shopify-Event-Id", randomUUID())
 	}), newID: randomUUID},
-	"slack":                    {sign: hmacSpec(plain(providers.SlackOptions), nil), newID: randomID("Ev")},
+	"slack":                    {sign: hmacSpec(plain(providers.SlackOptions), slackToken), newID: randomID("Ev")},
 	"sns":                      {sign: snsSign, keys: true, newID: randomUUID},
 	"square":                   {sign: squareSign, newID: randomUUID},
 	"standardwebhooks":         {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
@@ -414,7 +426,7 @@ var specs = map[string]spec{
 	"telegram":                 {sign: tokenSpec(providers.TelegramOptions), newID: randomDigits},
 	"trello":                   {sign: trelloSign, newID: randomID("5f")},
 	"twilio":                   {sign: twilioSign, noType: true, id: idFunc, idFunc: func(body []byte) string { return twilioParamsID(body) }},
-	"twitch": {sign: hmacSpec(plain(providers.TwitchOptions), func(d *Delivery, _ Message) {
+	"twitch": {sign: hmacSpec(plain(providers.TwitchOptions), func(_ *Signer, d *Delivery, _ Message) {
 		d.Header.Set("Twitch-Eventsub-Message-Type", "notification")
 		d.Header.Set("Twitch-Eventsub-Subscription-Version", "2")
 		d.Header.Set("Twitch-Eventsub-Message-Retry", "0")
@@ -454,7 +466,24 @@ func randomDigits() string {
 	return fmt.Sprint(100000000 + n%899999999)
 }
 
-func wooHeaders(d *Delivery, _ Message) {
+// hubSignatureSHA1 adds the SHA-1 X-Hub-Signature that GitHub and Meta
+// send beside X-Hub-Signature-256: "sha1=" and the hex HMAC-SHA-1 of the
+// body.
+func hubSignatureSHA1(s *Signer, d *Delivery, _ Message) {
+	sig := "sha1=" + hex.EncodeToString(macOf(sha1.New, []byte(s.secret), d.Body))
+	d.Header.Set("X-Hub-Signature", sig)
+	d.Credentials = append(d.Credentials, sig)
+}
+
+// slackToken counts the sample's deprecated verification token ("token"),
+// which Slack still sends in every Events API body, as a credential.
+func slackToken(_ *Signer, d *Delivery, _ Message) {
+	if token, ok := bodyValue(d.Body, "token"); ok {
+		d.Credentials = append(d.Credentials, token)
+	}
+}
+
+func wooHeaders(_ *Signer, d *Delivery, _ Message) {
 	d.Header.Set("X-Wc-Webhook-Source", "https://shop.example.com/")
 	d.Header.Set("X-Wc-Webhook-Resource", "order")
 	d.Header.Set("X-Wc-Webhook-Event", "created")
@@ -495,6 +524,7 @@ func tokenSpec(opts func() providers.TokenOptions) func(*Signer, *Delivery, Mess
 			return err
 		}
 		d.Header = h
+		d.Credentials = append(d.Credentials, h.Get(o.Header))
 		readEvent(d, o.Event)
 		return nil
 	}
@@ -513,34 +543,52 @@ func ed25519Spec(opts func() providers.Ed25519Options) func(*Signer, *Delivery, 
 			return err
 		}
 		d.Header = h
+		d.Credentials = append(d.Credentials, h.Get(o.SignatureHeader))
 		return nil
 	}
 }
 
 // hubSpotSign signs HubSpot's v3: method, URI (with HubSpot's listed
-// percent-encodings decoded), body and timestamp in milliseconds.
+// percent-encodings decoded), body and timestamp in milliseconds; and, as
+// HubSpot does for backward compatibility, the v1 X-HubSpot-Signature: the
+// hex SHA-256 of the client secret followed by the body.
 func hubSpotSign(s *Signer, d *Delivery, m Message) error {
 	ts := fmt.Sprint(m.Timestamp.UnixMilli())
 	uri := d.URL
 	for _, enc := range [][2]string{{"%3A", ":"}, {"%2F", "/"}, {"%3F", "?"}, {"%40", "@"}, {"%21", "!"}, {"%24", "$"}, {"%27", "'"}, {"%28", "("}, {"%29", ")"}, {"%2A", "*"}, {"%2C", ","}, {"%3B", ";"}} {
 		uri = strings.ReplaceAll(uri, enc[0], enc[1])
 	}
+	v3 := b64(macOf(sha256.New, []byte(s.secret), []byte(d.Method+uri), d.Body, []byte(ts)))
+	v1 := sha256.Sum256(append([]byte(s.secret), d.Body...))
 	d.Header.Set("X-Hubspot-Request-Timestamp", ts)
-	d.Header.Set("X-Hubspot-Signature-Version", "v3")
-	d.Header.Set("X-Hubspot-Signature-V3", b64(macOf(sha256.New, []byte(s.secret), []byte(d.Method+uri), d.Body, []byte(ts))))
+	d.Header.Set("X-Hubspot-Signature-V3", v3)
+	d.Header.Set("X-Hubspot-Signature-Version", "v1")
+	d.Header.Set("X-Hubspot-Signature", hex.EncodeToString(v1[:]))
+	d.Credentials = append(d.Credentials, v3, hex.EncodeToString(v1[:]))
 	return nil
 }
 
 // squareSign signs the notification URL followed by the body.
 func squareSign(s *Signer, d *Delivery, _ Message) error {
-	d.Header.Set("X-Square-Hmacsha256-Signature", b64(macOf(sha256.New, []byte(s.secret), []byte(d.URL), d.Body)))
+	sig := b64(macOf(sha256.New, []byte(s.secret), []byte(d.URL), d.Body))
+	d.Header.Set("X-Square-Hmacsha256-Signature", sig)
 	d.Header.Set("Square-Environment", "Sandbox")
+	d.Credentials = append(d.Credentials, sig)
 	return nil
 }
 
 // trelloSign signs the body followed by the callback URL, with SHA-1.
 func trelloSign(s *Signer, d *Delivery, _ Message) error {
-	d.Header.Set("X-Trello-Webhook", b64(macOf(sha1.New, []byte(s.secret), d.Body, []byte(d.URL))))
+	sig := b64(macOf(sha1.New, []byte(s.secret), d.Body, []byte(d.URL)))
+	d.Header.Set("X-Trello-Webhook", sig)
+	d.Credentials = append(d.Credentials, sig)
+	return nil
+}
+
+// bodyTokenSign signs nothing: the sample body carries the secret itself
+// (Figma's passcode, Microsoft Graph's clientState).
+func bodyTokenSign(s *Signer, d *Delivery, _ Message) error {
+	d.Credentials = append(d.Credentials, s.secret)
 	return nil
 }
 
@@ -551,6 +599,7 @@ func mailgunSign(s *Signer, d *Delivery, m Message) error {
 	ts := unix(m.Timestamp)
 	sig := hex.EncodeToString(macOf(sha256.New, []byte(s.secret), []byte(ts+token)))
 	d.Body = fmt.Appendf(nil, `{"signature":{"timestamp":%s,"token":%s,"signature":%s},"event-data":%s}`, q(ts), q(token), q(sig), d.Body)
+	d.Credentials = append(d.Credentials, sig)
 	return nil
 }
 
@@ -567,6 +616,7 @@ func sendGridSign(s *Signer, d *Delivery, m Message) error {
 	}
 	d.Header.Set("X-Twilio-Email-Event-Webhook-Signature", b64(sig))
 	d.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
+	d.Credentials = append(d.Credentials, b64(sig))
 	return nil
 }
 
@@ -580,7 +630,9 @@ func twilioSign(s *Signer, d *Delivery, m Message) error {
 		return fmt.Errorf("webhookstest: a Twilio body is form parameters: %w", err)
 	}
 	d.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	d.Header.Set("X-Twilio-Signature", TwilioSignature(s.secret, d.URL, params))
+	sig := TwilioSignature(s.secret, d.URL, params)
+	d.Header.Set("X-Twilio-Signature", sig)
+	d.Credentials = append(d.Credentials, sig)
 	return nil
 }
 

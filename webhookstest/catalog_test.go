@@ -25,7 +25,7 @@ func TestSignEveryEntry(t *testing.T) {
 		assert.Equal(t, name, s.Name())
 		assert.NotEmpty(t, s.Credential(), name)
 		if s.SNS() != nil {
-			s.SNS().CertURL = "https://sns.us-east-1.amazonaws.com/cert.pem"
+			s.SNS().CertURL = "https://sns.us-east-1.amazonaws.com/SimpleNotificationService-test.pem"
 		}
 		d, err := s.Sign("https://hooks.example.com/webhooks/"+name, webhookstest.Message{})
 		require.NoError(t, err, name)

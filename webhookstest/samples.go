@@ -130,7 +130,7 @@ var samples = map[string]sample{
 		return []byte(`{"id":820982911946154508,"email":"ada@example.com","total_price":"9.99","currency":"USD","financial_status":"paid"}`)
 	}},
 	"slack": {"app_mention", func(_ *Signer, id, typ string, now time.Time) []byte {
-		return fmt.Appendf(nil, `{"token":"unused","team_id":"T061EG9R6","api_app_id":"A0PNCHHK2","event":{"type":%s,"user":"U061F7AUR","text":"<@U0LAN0Z89> hello","ts":"1515449522.000016","channel":"C0LAN2Q65"},"type":"event_callback","event_id":%s,"event_time":%s}`, q(typ), q(id), unix(now))
+		return fmt.Appendf(nil, `{"token":%s,"team_id":"T061EG9R6","api_app_id":"A0PNCHHK2","event":{"type":%s,"user":"U061F7AUR","text":"<@U0LAN0Z89> hello","ts":"1515449522.000016","channel":"C0LAN2Q65"},"type":"event_callback","event_id":%s,"event_time":%s}`, q("vt"+rand16()), q(typ), q(id), unix(now))
 	}},
 	"sns": {"Notification", func(_ *Signer, _, _ string, _ time.Time) []byte {
 		return []byte(`{"order":"1234","status":"shipped"}`)

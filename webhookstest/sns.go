@@ -16,14 +16,20 @@ import (
 	"time"
 )
 
-// SNSKey is an RSA key and a self-signed certificate that sign Amazon SNS
-// messages in tests. Serve CertificatePEM from an httptest TLS server,
-// set CertURL to its address, and configure the verifier with the server's
-// host in Config.KeyHosts and the server's client in Config.HTTPClient.
+// SNSKey is an RSA key and a certificate that sign Amazon SNS messages in
+// tests: the certificate is issued to sns.amazonaws.com, as SNS's are, by
+// a root of the key's own. Serve CertificatePEM from an httptest TLS
+// server at a path of SNS's shape (providers.SNSCertificatePath, such as
+// /SimpleNotificationService-test.pem), set CertURL to it, and configure
+// the verifier with the server's host in Config.KeyHosts, its client in
+// Config.HTTPClient and Roots in Config.KeyRoots.
 type SNSKey struct {
 	Key *rsa.PrivateKey
-	// CertificatePEM is the PEM certificate of Key's public key.
+	// CertificatePEM is the PEM certificate of Key's public key, alone,
+	// as SNS serves it.
 	CertificatePEM []byte
+	// Roots holds the root that issued the certificate.
+	Roots *x509.CertPool
 	// CertURL is written into SigningCertURL. Set it before signing.
 	CertURL string
 	// TopicARN is the topic messages are published to.
@@ -33,24 +39,121 @@ type SNSKey struct {
 	SignatureVersion string
 }
 
-// NewSNSKey generates a 2048-bit key and a certificate valid for a day.
+// NewSNSKey generates a 2048-bit key, a root and a certificate of the key
+// for sns.amazonaws.com, valid for a day.
 func NewSNSKey(topicARN string) (*SNSKey, error) {
+	ca, err := NewCertificateAuthority("hookinbox test SNS root")
+	if err != nil {
+		return nil, err
+	}
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	certPEM, err := ca.Issue(&key.PublicKey, "sns.amazonaws.com")
+	if err != nil {
+		return nil, err
+	}
+	return &SNSKey{Key: key, TopicARN: topicARN, CertificatePEM: certPEM, Roots: ca.Pool()}, nil
+}
+
+// CertificateAuthority issues certificates in tests, under a root of its
+// own (see SNSKey).
+type CertificateAuthority struct {
+	cert *x509.Certificate
+	key  *rsa.PrivateKey
+	// IssuerURL, when set, is written into the certificates it issues as
+	// their Authority Information Access issuer URL.
+	IssuerURL string
+}
+
+// NewCertificateAuthority generates a root valid for a day.
+func NewCertificateAuthority(name string) (*CertificateAuthority, error) {
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		return nil, err
 	}
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1),
-		Subject:      pkix.Name{CommonName: "sns.us-east-1.amazonaws.com"},
-		NotBefore:    time.Now().Add(-time.Hour),
-		NotAfter:     time.Now().Add(24 * time.Hour),
-		KeyUsage:     x509.KeyUsageDigitalSignature,
+		SerialNumber:          big.NewInt(1),
+		Subject:               pkix.Name{CommonName: name},
+		NotBefore:             time.Now().Add(-time.Hour),
+		NotAfter:              time.Now().Add(24 * time.Hour),
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+		BasicConstraintsValid: true,
+		IsCA:                  true,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
 	if err != nil {
 		return nil, err
 	}
-	return &SNSKey{Key: key, TopicARN: topicARN, CertificatePEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})}, nil
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CertificateAuthority{cert: cert, key: key}, nil
+}
+
+// Pool returns a pool holding the authority's certificate, to trust it as
+// a root.
+func (ca *CertificateAuthority) Pool() *x509.CertPool {
+	p := x509.NewCertPool()
+	p.AddCert(ca.cert)
+	return p
+}
+
+// DER returns the authority's certificate in DER, as an issuer URL serves
+// it.
+func (ca *CertificateAuthority) DER() []byte { return ca.cert.Raw }
+
+// Issue returns a PEM certificate of pub for the DNS name, valid for a
+// day, signed by the authority.
+func (ca *CertificateAuthority) Issue(pub *rsa.PublicKey, dnsName string) ([]byte, error) {
+	der, err := ca.issue(pub, dnsName, false)
+	if err != nil {
+		return nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), nil
+}
+
+// Intermediate returns an authority whose certificate this one signs.
+func (ca *CertificateAuthority) Intermediate(name string) (*CertificateAuthority, error) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return nil, err
+	}
+	der, err := ca.issue(&key.PublicKey, name, true)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CertificateAuthority{cert: cert, key: key}, nil
+}
+
+func (ca *CertificateAuthority) issue(pub *rsa.PublicKey, name string, isCA bool) ([]byte, error) {
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 62))
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: serial,
+		Subject:      pkix.Name{CommonName: name},
+		NotBefore:    time.Now().Add(-time.Hour),
+		NotAfter:     time.Now().Add(24 * time.Hour),
+		KeyUsage:     x509.KeyUsageDigitalSignature,
+	}
+	if isCA {
+		tmpl.KeyUsage |= x509.KeyUsageCertSign
+		tmpl.BasicConstraintsValid, tmpl.IsCA = true, true
+	} else {
+		tmpl.DNSNames = []string{name}
+	}
+	if ca.IssuerURL != "" {
+		tmpl.IssuingCertificateURL = []string{ca.IssuerURL}
+	}
+	return x509.CreateCertificate(rand.Reader, tmpl, ca.cert, pub, ca.key)
 }
 
 // SNSMessage is an SNS message for SNSKey.Sign. Empty fields get values:
@@ -144,6 +247,9 @@ func snsSign(s *Signer, d *Delivery, m Message) error {
 	}
 	d.Body = body
 	d.EventType = "Notification"
+	if sig, ok := bodyValue(body, "Signature"); ok {
+		d.Credentials = append(d.Credentials, sig)
+	}
 	setSNSHeaders(d, "Notification", m.ID, s.sns.TopicARN)
 	return nil
 }

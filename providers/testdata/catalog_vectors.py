@@ -164,10 +164,12 @@ b = '{"update_id":10000,"message":{"text":"hi"}}'
 add("telegram", "https://core.telegram.org/bots/api#setwebhook", {"X-Telegram-Bot-Api-Secret-Token": "tg_secret-1"}, b, "10000", "message", secret="tg_secret-1")
 b = '{"eventId":"b5a188b9","data":{"events":[{"eventType":"user.lifecycle.create"}]}}'
 add("okta", "https://developer.okta.com/docs/concepts/event-hooks/", {"Authorization": SECRET}, b, "b5a188b9", "user.lifecycle.create")
-b = '{"event_type":"FILE_UPDATE","passcode":"%s","webhook_id":"22"}' % SECRET
-add("figma", "https://www.figma.com/developers/api#webhooks_v2", {}, b, sha256id(b), "FILE_UPDATE")
-b = '{"value":[{"changeType":"created","clientState":"%s","resource":"Users/1/Messages/2"}]}' % SECRET
-add("msgraph", "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks", {}, b, sha256id(b), "created")
+# The ID of a body token entry is the digest of the body as stored: its
+# token replaced by the JSON string "[redacted]".
+b = '{"event_type":"FILE_UPDATE","passcode":"%s","webhook_id":"22"}'
+add("figma", "https://www.figma.com/developers/api#webhooks_v2", {}, b % SECRET, sha256id(b % "[redacted]"), "FILE_UPDATE")
+b = '{"value":[{"changeType":"created","clientState":"%s","resource":"Users/1/Messages/2"}]}'
+add("msgraph", "https://learn.microsoft.com/en-us/graph/change-notifications-delivery-webhooks", {}, b % SECRET, sha256id(b % "[redacted]"), "created")
 
 for name, v in vectors.items():
     os.makedirs(name, exist_ok=True)
