@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -444,7 +445,7 @@ func TestMethodsAndPaths(t *testing.T) {
 // failing is a store whose every call fails.
 type failing struct{}
 
-var errDown = errors.New("database is down")
+var errDown = errors.New(`pgstore: list: failed to connect to host=10.0.0.7 user=svc_webhooks database=inbox: dial error`)
 
 func (failing) Get(context.Context, webhooks.InboxKey) (ops.Detail, error) {
 	return ops.Detail{}, errDown
@@ -458,11 +459,16 @@ func (failing) Stats(context.Context, ops.StatsRequest) (ops.Stats, error) {
 	return ops.Stats{}, errDown
 }
 
+// TestStoreFailure: a store's failure is answered 500 with a generic
+// message and a reference, never the store's own text (it may name hosts,
+// users, schemas or SQL); the log line has the error and the same
+// reference.
 func TestStoreFailure(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	h, err := admin.NewHandler(failing{}, admin.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), admin.WithActor(func(*http.Request) string { return "alice" }))
+	h, err := admin.NewHandler(failing{}, admin.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), admin.WithActor(func(*http.Request) string { return "alice" }))
 	require.NoError(t, err)
+	refs := map[string]bool{}
 	for _, rec := range []*httptest.ResponseRecorder{
 		do(h, http.MethodGet, "/api/stats", ""),
 		do(h, http.MethodGet, "/api/dead-letters", ""),
@@ -473,10 +479,54 @@ func TestStoreFailure(t *testing.T) {
 	} {
 		e := decode[admin.ErrorResponse](t, rec, http.StatusInternalServerError)
 		assert.Equal(t, "internal", e.Error)
-		assert.Contains(t, e.Message, "database is down")
+		assert.NotContains(t, rec.Body.String(), "10.0.0.7", "the store's error text is not answered")
+		assert.NotContains(t, rec.Body.String(), "svc_webhooks")
+		m := refPattern.FindStringSubmatch(e.Message)
+		require.NotNil(t, m, "the message gives a reference to the log line: %q", e.Message)
+		refs[m[1]] = true
+		assert.Contains(t, logs.String(), `"ref":"`+m[1]+`"`, "the log line has the reference")
 	}
+	assert.Len(t, refs, 6, "each failure has a reference of its own")
 	assert.Contains(t, logs.String(), "admin: the store failed")
-	page := do(h, http.MethodGet, "/", "")
-	assert.Equal(t, http.StatusInternalServerError, page.Code)
-	assert.Contains(t, page.Body.String(), "database is down")
+	assert.Contains(t, logs.String(), "svc_webhooks", "the log line has the error")
+	for _, path := range []string{"/", "/item?provider=a&event_id=b"} {
+		page := do(h, http.MethodGet, path, "")
+		assert.Equal(t, http.StatusInternalServerError, page.Code)
+		assert.NotContains(t, page.Body.String(), "10.0.0.7", path)
+		m := refPattern.FindStringSubmatch(page.Body.String())
+		require.NotNil(t, m, "%s: the page gives a reference: %s", path, page.Body)
+		assert.Contains(t, logs.String(), `"ref":"`+m[1]+`"`)
+	}
+}
+
+// refPattern finds the reference of a 500 answer.
+var refPattern = regexp.MustCompile(`reference ([0-9a-f]{16})`)
+
+// TestHTMLAnswersDenyFraming: every HTML answer, error pages included,
+// forbids framing (clickjacking) with X-Frame-Options and the CSP's
+// frame-ancestors.
+func TestHTMLAnswersDenyFraming(t *testing.T) {
+	t.Parallel()
+	s, _ := fixture(t)
+	h := newHandler(t, s)
+	down, err := admin.NewHandler(failing{}, admin.WithLogger(discard))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		h      http.Handler
+		target string
+		status int
+	}{
+		{h, "/", http.StatusOK},
+		{h, "/item?provider=stripe&event_id=evt_1", http.StatusOK},
+		{h, "/nope", http.StatusNotFound},
+		{h, "/item?provider=stripe&event_id=missing", http.StatusNotFound},
+		{h, "/?limit=0", http.StatusBadRequest},
+		{down, "/", http.StatusInternalServerError},
+	} {
+		rec := do(tc.h, http.MethodGet, tc.target, "")
+		assert.Equal(t, tc.status, rec.Code, tc.target)
+		assert.Contains(t, rec.Header().Get("Content-Type"), "text/html", tc.target)
+		assert.Equal(t, "DENY", rec.Header().Get("X-Frame-Options"), tc.target)
+		assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'", tc.target)
+	}
 }

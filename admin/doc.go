@@ -62,6 +62,9 @@
 // without an actor or for a cross-origin request, 404 for an unknown item
 // or path, 405 (with Allow) for a wrong method, 409 for replaying or
 // closing an item that is not a dead letter, 415 for a body that is not
-// JSON, 500 when the store fails (logged). The page answers the same
-// statuses with an HTML message.
+// JSON, 500 when the store fails: the error is logged with a reference,
+// and the answer gives only the reference, never the store's error text.
+// The page answers the same statuses with an HTML message. No answer may
+// be framed (X-Frame-Options: DENY, and the pages' CSP says
+// frame-ancestors 'none').
 package admin

@@ -121,10 +121,7 @@ func (h *Handler) pageError(w http.ResponseWriter, status int, msg string) {
 // page.
 func (h *Handler) pageStoreError(w http.ResponseWriter, r *http.Request, err error) {
 	status, _ := statusOf(err)
-	if status == http.StatusInternalServerError {
-		h.cfg.logger.ErrorContext(r.Context(), "admin: the store failed", "path", r.URL.Path, "err", err)
-	}
-	h.pageError(w, status, err.Error())
+	h.pageError(w, status, h.errorMessage(r, status, err))
 }
 
 type stateCount struct {

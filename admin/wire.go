@@ -339,7 +339,9 @@ type CloseResult struct {
 
 // ErrorResponse is the body of every error answer. Error is a code
 // (bad_request, forbidden, not_found, method_not_allowed, not_dead,
-// unsupported_media_type, internal); Message says what to do.
+// unsupported_media_type, internal); Message says what to do. An internal
+// error's message gives a reference that the handler's log line of the
+// failure holds, never the store's error.
 type ErrorResponse struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
