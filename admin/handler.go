@@ -221,6 +221,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, ops.ErrNotDead):
 		return http.StatusConflict, "not_dead"
+	case errors.Is(err, ops.ErrNotFinished):
+		return http.StatusConflict, "not_finished"
 	}
 	return http.StatusInternalServerError, "internal"
 }

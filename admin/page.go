@@ -248,7 +248,7 @@ func (h *Handler) serveItemPage(w http.ResponseWriter, r *http.Request) {
 		title = key.Provider + "/" + key.Tenant + " " + key.EventID
 	}
 	data := itemData{Title: title, Detail: NewDetail(&d, h.cfg.payloads)}
-	if d.State == webhooks.StateDead {
+	if d.State == webhooks.StateDead || d.State == webhooks.StateClosed || d.State == webhooks.StateSucceeded {
 		body, _ := json.Marshal(ReplayRequest{Key: keyOf(key), Reason: "…"})
 		data.ReplayBody = string(body)
 		data.ReplayCommand = "hookinbox replay -provider " + shellQuote(key.Provider)
