@@ -156,13 +156,13 @@ func TestEndToEnd(t *testing.T) {
 	// The bug is fixed; an operator replays the dead letter.
 	fixed.Store(true)
 	e.clock.Advance(time.Minute)
-	_, err = e.store.Replay(context.Background(), ops.ReplayRequest{Key: bad, Actor: "ops@example.com", Reason: "refund parser fixed", Now: e.clock.Now(), ResetAttempts: true})
+	_, err = e.store.Replay(context.Background(), ops.ReplayRequest{Key: bad, Actor: "ops@example.com", Reason: "refund parser fixed", Now: e.clock.Now()})
 	require.NoError(t, err)
 	e.proc.Wake()
 	require.Equal(t, "succeeded", e.store.next(t).Op)
 	it = get(t, e.store, bad)
 	assert.Equal(t, webhooks.StateSucceeded, it.State)
-	assert.Equal(t, 1, it.Attempts, "attempts were reset by the replay")
+	assert.Equal(t, 1, it.Attempts, "a replay gives a fresh budget by default")
 	assert.EqualValues(t, 2, badCalls.Load(), "the replay ran the handler again")
 	assert.NotContains(t, e.logs.String(), e2eSecret)
 }

@@ -100,9 +100,9 @@ type EnqueueResult struct {
 type State string
 
 // Item states: pending → leased → succeeded, pending again (a retry) or
-// dead; dead → pending only by a replay, or → closed by an operator who
-// ends it on purpose. A leased item whose lease expired is pending in
-// effect.
+// dead; dead → closed by an operator who ends it on purpose; dead, closed
+// or succeeded → pending only by an audited replay (package ops). A leased
+// item whose lease expired is pending in effect.
 const (
 	StatePending   State = "pending"
 	StateLeased    State = "leased"

@@ -73,18 +73,18 @@ func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
-		Key:           req.Key.inboxKey(),
-		Actor:         actor,
-		Reason:        req.Reason,
-		Ticket:        req.Ticket,
-		ResetAttempts: req.ResetAttempts,
-		Now:           h.cfg.clock.Now(),
+		Key:          req.Key.inboxKey(),
+		Actor:        actor,
+		Reason:       req.Reason,
+		Ticket:       req.Ticket,
+		KeepAttempts: req.KeepAttempts,
+		Now:          h.cfg.clock.Now(),
 	})
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, replayResult(res, actor, false))
+	writeJSON(w, http.StatusOK, NewReplayResult(&res, actor, false))
 }
 
 func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
@@ -100,13 +100,26 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 	var errs []error
 	if req.Spread != "" {
 		d, err := time.ParseDuration(req.Spread)
-		if err != nil || d < 0 {
+		switch {
+		case err != nil || d < 0:
 			errs = append(errs, badf("spread %q: give a duration such as 10m or 2h", req.Spread))
+		case d > ops.MaxReplaySpread:
+			errs = append(errs, badf("spread %q: it may be at most %v", req.Spread, ops.MaxReplaySpread))
 		}
 		spread = d
 	}
-	if req.Limit < 1 {
-		errs = append(errs, badf("limit is required: the most dead letters this replay takes, at least 1"))
+	limit := req.Limit
+	switch {
+	case limit == 0:
+		limit = ops.DefaultReplayLimit
+	case limit < 1 || limit > ops.MaxReplayLimit:
+		errs = append(errs, badf("limit %d: give the most items this replay takes, from 1 to %d (default %d)", limit, ops.MaxReplayLimit, ops.DefaultReplayLimit))
+	}
+	state := webhooks.State(req.State)
+	switch state {
+	case "", webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded:
+	default:
+		errs = append(errs, badf("state %q: give dead (the default), closed or succeeded", req.State))
 	}
 	errs = append(errs, needReason(req.Reason), req.Filter.check())
 	if err := errors.Join(errs...); err != nil {
@@ -114,22 +127,22 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	q := req.Filter.query()
-	q.Limit = req.Limit
+	q.State, q.Limit, q.After = state, limit, req.After
 	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
-		Query:         &q,
-		Actor:         actor,
-		Reason:        req.Reason,
-		Ticket:        req.Ticket,
-		ResetAttempts: req.ResetAttempts,
-		DryRun:        req.DryRun,
-		Spread:        spread,
-		Now:           h.cfg.clock.Now(),
+		Query:        &q,
+		Actor:        actor,
+		Reason:       req.Reason,
+		Ticket:       req.Ticket,
+		KeepAttempts: req.KeepAttempts,
+		DryRun:       req.DryRun,
+		Spread:       spread,
+		Now:          h.cfg.clock.Now(),
 	})
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, replayResult(res, actor, req.DryRun))
+	writeJSON(w, http.StatusOK, NewReplayResult(&res, actor, req.DryRun))
 }
 
 func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
@@ -145,7 +158,7 @@ func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	err := h.store.Close(r.Context(), ops.CloseRequest{
+	err := h.store.CloseDeadLetter(r.Context(), ops.CloseRequest{
 		Key:    req.Key.inboxKey(),
 		Actor:  actor,
 		Reason: req.Reason,
@@ -157,14 +170,6 @@ func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, CloseResult{Key: req.Key, State: string(webhooks.StateClosed), Actor: actor})
-}
-
-func replayResult(res ops.ReplayResult, actor string, dryRun bool) ReplayResult {
-	out := ReplayResult{DryRun: dryRun, Actor: actor, Count: len(res.Items), Items: make([]Replayed, 0, len(res.Items))}
-	for _, it := range res.Items {
-		out.Items = append(out.Items, Replayed{Key: keyOf(it.Key), DueAt: utc(it.DueAt)})
-	}
-	return out
 }
 
 func needReason(reason string) error {

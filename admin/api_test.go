@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -253,7 +255,7 @@ func TestReplay(t *testing.T) {
 	t.Parallel()
 	s, _ := fixture(t)
 	h := newHandler(t, s)
-	res := decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"bug 12 fixed","ticket":"INC-7","reset_attempts":true}`), http.StatusOK)
+	res := decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"bug 12 fixed","ticket":"INC-7"}`), http.StatusOK)
 	assert.False(t, res.DryRun)
 	assert.Equal(t, "alice", res.Actor, "the actor comes from the host's function")
 	assert.Equal(t, 1, res.Count)
@@ -262,14 +264,25 @@ func TestReplay(t *testing.T) {
 	d, err := s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", Tenant: "acme", EventID: "evt_2"})
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StatePending, d.State)
-	assert.Equal(t, 0, d.Attempts, "reset_attempts")
+	assert.Equal(t, 0, d.Attempts, "a fresh budget by default")
 	assert.Equal(t, []ops.Audit{{Action: ops.ActionReplay, At: base.Add(time.Hour), Actor: "alice", Reason: "bug 12 fixed", Ticket: "INC-7"}}, d.Audit)
+	decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_1","reason":"r","keep_attempts":true}`), http.StatusOK)
+	d, err = s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", EventID: "evt_1"})
+	require.NoError(t, err)
+	assert.Equal(t, 1, d.Attempts, "keep_attempts")
 
 	// The item is pending now: replaying it again is refused.
 	e := decode[admin.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"again"}`), http.StatusConflict)
-	assert.Equal(t, "not_dead", e.Error)
+	assert.Equal(t, "not_finished", e.Error)
 	e = decode[admin.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_pending","reason":"x"}`), http.StatusConflict)
-	assert.Equal(t, "not_dead", e.Error)
+	assert.Equal(t, "not_finished", e.Error)
+	// A succeeded item runs again, audited.
+	res = decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_ok","reason":"the handler skipped it"}`), http.StatusOK)
+	assert.Equal(t, 1, res.Count)
+	d, err = s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", EventID: "evt_ok"})
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatePending, d.State)
+	assert.Equal(t, "the handler skipped it", d.Audit[0].Reason)
 	e = decode[admin.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"nope","reason":"x"}`), http.StatusNotFound)
 	assert.Equal(t, "not_found", e.Error)
 }
@@ -318,10 +331,13 @@ func TestMutationsBadInput(t *testing.T) {
 	}
 	// Bulk replay's own fields.
 	for _, tc := range []struct{ body, want string }{
-		{`{"filter":{},"reason":"r"}`, "limit is required"},
-		{`{"filter":{},"limit":0,"reason":"r"}`, "limit is required"},
+		{`{"filter":{},"limit":-1,"reason":"r"}`, "limit -1: give the most items this replay takes, from 1 to 100000 (default 1000)"},
+		{`{"filter":{},"limit":100001,"reason":"r"}`, "limit 100001: give the most items this replay takes, from 1 to 100000"},
 		{`{"filter":{},"limit":5,"reason":"r","spread":"ten minutes"}`, `spread "ten minutes"`},
 		{`{"filter":{},"limit":5,"reason":"r","spread":"-1m"}`, `spread "-1m"`},
+		{`{"filter":{},"limit":5,"reason":"r","spread":"1314000h"}`, `spread "1314000h": it may be at most 24h0m0s`},
+		{`{"filter":{},"limit":5,"reason":"r","state":"pending"}`, `state "pending": give dead (the default), closed or succeeded`},
+		{`{"filter":{},"limit":5,"reason":"r","after":"garbage"}`, "invalid cursor"},
 		{`{"filter":{"error_class":"nope"},"limit":5,"reason":"r"}`, `error_class "nope"`},
 		{`{"filter":{"tenant":"a","no_tenant":true},"limit":5,"reason":"r"}`, "one or the other"},
 		{`{"filter":{"from":"yesterday"},"limit":5,"reason":"r"}`, "bad JSON body"},
@@ -378,11 +394,46 @@ func TestBulkReplay(t *testing.T) {
 	assert.Equal(t, "alice", d.Audit[0].Actor)
 	assert.Equal(t, "INC-9", d.Audit[0].Ticket)
 
+	assert.Equal(t, 3, real.Done)
+	assert.Equal(t, 3, real.Total)
+	assert.Empty(t, real.Next)
+
 	// The empty tenant, and a limit.
 	res := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"no_tenant":true},"limit":1,"reason":"r"}`), http.StatusOK)
 	require.Equal(t, 1, res.Count)
 	assert.Equal(t, admin.Key{Provider: "github", EventID: "gh_2"}, res.Items[0].Key)
 	assert.Equal(t, now, res.Items[0].DueAt, "without a spread every item is due now")
+
+	// Succeeded items only when asked by state.
+	res = decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{},"state":"succeeded","reason":"run them again"}`), http.StatusOK)
+	require.Equal(t, 1, res.Count, "the default limit")
+	assert.Equal(t, "evt_ok", res.Items[0].EventID)
+}
+
+// TestBulkReplayInBatches: a replay larger than a batch answers a batch a
+// request, with its progress and the cursor that continues it.
+func TestBulkReplayInBatches(t *testing.T) {
+	t.Parallel()
+	s := memstore.NewInbox()
+	const n = ops.ReplayBatch + 20
+	for i := range n {
+		makeDead(t, s, dead{provider: "stripe", id: fmt.Sprintf("evt_%04d", i), eventType: "invoice.paid", at: base.Add(time.Duration(i) * time.Second)})
+	}
+	h := newHandler(t, s)
+	body := `{"filter":{"provider":"stripe"},"reason":"deploy 42","spread":"1h"}`
+	first := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", body), http.StatusOK)
+	assert.Equal(t, ops.ReplayBatch, first.Count)
+	assert.Equal(t, ops.ReplayBatch, first.Done)
+	assert.Equal(t, n, first.Total)
+	require.NotEmpty(t, first.Next)
+	second := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", strings.Replace(body, `"reason"`, `"after":"`+first.Next+`","reason"`, 1)), http.StatusOK)
+	assert.Equal(t, 20, second.Count)
+	assert.Equal(t, n, second.Done)
+	assert.Empty(t, second.Next, "the replay is complete")
+	assert.Equal(t, base.Add(time.Hour).Add(time.Hour*time.Duration(n-1)/n), second.Items[19].DueAt, "the last is due at its place in the spread over the whole replay")
+	st, err := s.Stats(t.Context(), ops.StatsRequest{Now: base.Add(time.Hour)})
+	require.NoError(t, err)
+	assert.Zero(t, st.States[webhooks.StateDead])
 }
 
 func TestClose(t *testing.T) {
@@ -403,9 +454,19 @@ func TestClose(t *testing.T) {
 	assert.Equal(t, "not_dead", e.Error)
 	e = decode[admin.ErrorResponse](t, post(h, "/api/close", `{"provider":"github","event_id":"nope","reason":"r"}`), http.StatusNotFound)
 	assert.Equal(t, "not_found", e.Error)
-	// A closed item is never replayed by a bulk replay.
+	// A closed item is never replayed by a bulk replay of dead letters,
+	// only by one that asks for closed items, or by its key.
 	res2 := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"provider":"github","tenant":"acme"},"limit":10,"reason":"r"}`), http.StatusOK)
 	assert.Zero(t, res2.Count)
+	res2 = decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"provider":"github"},"state":"closed","dry_run":true,"reason":"r"}`), http.StatusOK)
+	require.Equal(t, 1, res2.Count)
+	assert.Equal(t, "gh_1", res2.Items[0].EventID)
+	res2 = decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"closed by mistake"}`), http.StatusOK)
+	require.Equal(t, 1, res2.Count)
+	d = decode[admin.Detail](t, do(h, http.MethodGet, "/api/item?provider=github&tenant=acme&event_id=gh_1", ""), http.StatusOK)
+	assert.Equal(t, "pending", d.State)
+	require.Len(t, d.Audit, 2)
+	assert.Equal(t, admin.Audit{Action: "replay", At: base.Add(time.Hour), Actor: "alice", Reason: "closed by mistake"}, d.Audit[1])
 }
 
 func TestMethodsAndPaths(t *testing.T) {
@@ -444,7 +505,7 @@ func TestMethodsAndPaths(t *testing.T) {
 // failing is a store whose every call fails.
 type failing struct{}
 
-var errDown = errors.New("database is down")
+var errDown = errors.New(`pgstore: list: failed to connect to host=10.0.0.7 user=svc_webhooks database=inbox: dial error`)
 
 func (failing) Get(context.Context, webhooks.InboxKey) (ops.Detail, error) {
 	return ops.Detail{}, errDown
@@ -453,16 +514,21 @@ func (failing) List(context.Context, ops.Query) (ops.Page, error) { return ops.P
 func (failing) Replay(context.Context, ops.ReplayRequest) (ops.ReplayResult, error) {
 	return ops.ReplayResult{}, errDown
 }
-func (failing) Close(context.Context, ops.CloseRequest) error { return errDown }
+func (failing) CloseDeadLetter(context.Context, ops.CloseRequest) error { return errDown }
 func (failing) Stats(context.Context, ops.StatsRequest) (ops.Stats, error) {
 	return ops.Stats{}, errDown
 }
 
+// TestStoreFailure: a store's failure is answered 500 with a generic
+// message and a reference, never the store's own text (it may name hosts,
+// users, schemas or SQL); the log line has the error and the same
+// reference.
 func TestStoreFailure(t *testing.T) {
 	t.Parallel()
 	var logs bytes.Buffer
-	h, err := admin.NewHandler(failing{}, admin.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), admin.WithActor(func(*http.Request) string { return "alice" }))
+	h, err := admin.NewHandler(failing{}, admin.WithLogger(slog.New(slog.NewJSONHandler(&logs, nil))), admin.WithActor(func(*http.Request) string { return "alice" }))
 	require.NoError(t, err)
+	refs := map[string]bool{}
 	for _, rec := range []*httptest.ResponseRecorder{
 		do(h, http.MethodGet, "/api/stats", ""),
 		do(h, http.MethodGet, "/api/dead-letters", ""),
@@ -473,10 +539,54 @@ func TestStoreFailure(t *testing.T) {
 	} {
 		e := decode[admin.ErrorResponse](t, rec, http.StatusInternalServerError)
 		assert.Equal(t, "internal", e.Error)
-		assert.Contains(t, e.Message, "database is down")
+		assert.NotContains(t, rec.Body.String(), "10.0.0.7", "the store's error text is not answered")
+		assert.NotContains(t, rec.Body.String(), "svc_webhooks")
+		m := refPattern.FindStringSubmatch(e.Message)
+		require.NotNil(t, m, "the message gives a reference to the log line: %q", e.Message)
+		refs[m[1]] = true
+		assert.Contains(t, logs.String(), `"ref":"`+m[1]+`"`, "the log line has the reference")
 	}
+	assert.Len(t, refs, 6, "each failure has a reference of its own")
 	assert.Contains(t, logs.String(), "admin: the store failed")
-	page := do(h, http.MethodGet, "/", "")
-	assert.Equal(t, http.StatusInternalServerError, page.Code)
-	assert.Contains(t, page.Body.String(), "database is down")
+	assert.Contains(t, logs.String(), "svc_webhooks", "the log line has the error")
+	for _, path := range []string{"/", "/item?provider=a&event_id=b"} {
+		page := do(h, http.MethodGet, path, "")
+		assert.Equal(t, http.StatusInternalServerError, page.Code)
+		assert.NotContains(t, page.Body.String(), "10.0.0.7", path)
+		m := refPattern.FindStringSubmatch(page.Body.String())
+		require.NotNil(t, m, "%s: the page gives a reference: %s", path, page.Body)
+		assert.Contains(t, logs.String(), `"ref":"`+m[1]+`"`)
+	}
+}
+
+// refPattern finds the reference of a 500 answer.
+var refPattern = regexp.MustCompile(`reference ([0-9a-f]{16})`)
+
+// TestHTMLAnswersDenyFraming: every HTML answer, error pages included,
+// forbids framing (clickjacking) with X-Frame-Options and the CSP's
+// frame-ancestors.
+func TestHTMLAnswersDenyFraming(t *testing.T) {
+	t.Parallel()
+	s, _ := fixture(t)
+	h := newHandler(t, s)
+	down, err := admin.NewHandler(failing{}, admin.WithLogger(discard))
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		h      http.Handler
+		target string
+		status int
+	}{
+		{h, "/", http.StatusOK},
+		{h, "/item?provider=stripe&event_id=evt_1", http.StatusOK},
+		{h, "/nope", http.StatusNotFound},
+		{h, "/item?provider=stripe&event_id=missing", http.StatusNotFound},
+		{h, "/?limit=0", http.StatusBadRequest},
+		{down, "/", http.StatusInternalServerError},
+	} {
+		rec := do(tc.h, http.MethodGet, tc.target, "")
+		assert.Equal(t, tc.status, rec.Code, tc.target)
+		assert.Contains(t, rec.Header().Get("Content-Type"), "text/html", tc.target)
+		assert.Equal(t, "DENY", rec.Header().Get("X-Frame-Options"), tc.target)
+		assert.Contains(t, rec.Header().Get("Content-Security-Policy"), "frame-ancestors 'none'", tc.target)
+	}
 }

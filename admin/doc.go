@@ -6,7 +6,7 @@
 //
 // The handler has no authentication of its own. It shows what the inbox
 // holds — event IDs, tenants, error messages, and with [WithPayloads] the
-// payloads and stored headers — and its API replays and closes dead
+// payloads and stored headers — and its API replays items and closes dead
 // letters. Mount it only behind the host's own authentication and
 // authorization (an admin session, a bearer token checked in constant time,
 // a VPN or an internal listener), exactly as you would a database console:
@@ -42,8 +42,20 @@
 //	GET  {prefix}api/dead-letters  Page of dead letters (state=closed: closed ones)
 //	GET  {prefix}api/item?provider=…&tenant=…&event_id=…   Detail
 //	POST {prefix}api/replay        ReplayRequest → ReplayResult
-//	POST {prefix}api/bulk-replay   BulkReplayRequest → ReplayResult
+//	POST {prefix}api/bulk-replay   BulkReplayRequest → ReplayResult, a batch at a time
 //	POST {prefix}api/close         CloseRequest → CloseResult
+//
+// A replay gives each item the retry policy's whole budget again unless the
+// body asks to keep_attempts. api/replay replays one item whether it is
+// dead, closed or succeeded; api/bulk-replay takes dead letters unless its
+// state names closed or succeeded items, at most [ops.MaxReplayLimit] of
+// them ([ops.DefaultReplayLimit] by default), spread over at most
+// [ops.MaxReplaySpread]. A bulk replay is a job the client drives: each
+// request goes through at most [ops.ReplayBatch] items and answers with
+// its progress (done of total) and the next cursor, to send back as after
+// until the answer has none; nothing runs on after the answer, and a
+// replay stopped halfway is continued with its cursor or run again from
+// the start (what it already replayed is not taken again).
 //
 // Dead-letter listings take these query parameters, each optional:
 // provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
@@ -60,8 +72,11 @@
 // parameter, filter, cursor or body (an unknown parameter or field
 // included, so a typo does not silently widen a filter or a replay), 403
 // without an actor or for a cross-origin request, 404 for an unknown item
-// or path, 405 (with Allow) for a wrong method, 409 for replaying or
-// closing an item that is not a dead letter, 415 for a body that is not
-// JSON, 500 when the store fails (logged). The page answers the same
-// statuses with an HTML message.
+// or path, 405 (with Allow) for a wrong method, 409 for closing an item
+// that is not a dead letter (not_dead) or replaying one that is pending or
+// running (not_finished), 415 for a body that is not JSON, 500 when the
+// store fails: the error is logged with a reference, and the answer gives
+// only the reference, never the store's error text. The page answers the
+// same statuses with an HTML message. No answer may be framed
+// (X-Frame-Options: DENY, and the pages' CSP says frame-ancestors 'none').
 package admin

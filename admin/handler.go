@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -124,6 +126,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.Header().Set("Referrer-Policy", "no-referrer")
+	// No answer of the handler may be framed (clickjacking): the pages
+	// say so in their CSP as well, for browsers that read only that.
+	w.Header().Set("X-Frame-Options", "DENY")
 	rest, ok := strings.CutPrefix(r.URL.Path, h.cfg.prefix)
 	if !ok {
 		if r.URL.Path+"/" == h.cfg.prefix || r.URL.Path == "" {
@@ -188,10 +193,23 @@ func writeError(w http.ResponseWriter, status int, code, msg string) {
 // storeError answers an error of the store, or of the request it refused.
 func (h *Handler) storeError(w http.ResponseWriter, r *http.Request, err error) {
 	status, code := statusOf(err)
-	if status == http.StatusInternalServerError {
-		h.cfg.logger.ErrorContext(r.Context(), "admin: the store failed", "path", r.URL.Path, "err", err)
+	writeError(w, status, code, h.errorMessage(r, status, err))
+}
+
+// errorMessage is what an error answer with status says of err: a
+// refusal's own message, or, for a failure of the store (500), a generic
+// one with a reference to the log line that holds the error. A store's
+// error may name hosts, users, schemas and statements, which are no
+// business of whoever reads the answer.
+func (h *Handler) errorMessage(r *http.Request, status int, err error) string {
+	if status != http.StatusInternalServerError {
+		return err.Error()
 	}
-	writeError(w, status, code, err.Error())
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	ref := hex.EncodeToString(b[:])
+	h.cfg.logger.ErrorContext(r.Context(), "admin: the store failed", "path", r.URL.Path, "ref", ref, "err", err)
+	return "the store failed; the server's log has the error, reference " + ref
 }
 
 // statusOf maps an error to an HTTP status and an error code.
@@ -203,6 +221,8 @@ func statusOf(err error) (int, string) {
 		return http.StatusNotFound, "not_found"
 	case errors.Is(err, ops.ErrNotDead):
 		return http.StatusConflict, "not_dead"
+	case errors.Is(err, ops.ErrNotFinished):
+		return http.StatusConflict, "not_finished"
 	}
 	return http.StatusInternalServerError, "internal"
 }

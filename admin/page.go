@@ -121,10 +121,7 @@ func (h *Handler) pageError(w http.ResponseWriter, status int, msg string) {
 // page.
 func (h *Handler) pageStoreError(w http.ResponseWriter, r *http.Request, err error) {
 	status, _ := statusOf(err)
-	if status == http.StatusInternalServerError {
-		h.cfg.logger.ErrorContext(r.Context(), "admin: the store failed", "path", r.URL.Path, "err", err)
-	}
-	h.pageError(w, status, err.Error())
+	h.pageError(w, status, h.errorMessage(r, status, err))
 }
 
 type stateCount struct {
@@ -251,7 +248,7 @@ func (h *Handler) serveItemPage(w http.ResponseWriter, r *http.Request) {
 		title = key.Provider + "/" + key.Tenant + " " + key.EventID
 	}
 	data := itemData{Title: title, Detail: NewDetail(&d, h.cfg.payloads)}
-	if d.State == webhooks.StateDead {
+	if d.State == webhooks.StateDead || d.State == webhooks.StateClosed || d.State == webhooks.StateSucceeded {
 		body, _ := json.Marshal(ReplayRequest{Key: keyOf(key), Reason: "…"})
 		data.ReplayBody = string(body)
 		data.ReplayCommand = "hookinbox replay -provider " + shellQuote(key.Provider)

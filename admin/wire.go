@@ -268,7 +268,7 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 	return out
 }
 
-// Filter selects dead letters for a bulk replay, as the listing's query
+// Filter selects the items of a bulk replay, as the listing's query
 // parameters do. Empty fields match everything.
 type Filter struct {
 	Provider string `json:"provider,omitempty"`
@@ -278,42 +278,71 @@ type Filter struct {
 	EventType  string `json:"event_type,omitempty"`
 	ErrorClass string `json:"error_class,omitempty"`
 	APIVersion string `json:"api_version,omitempty"`
-	// From and To bound when the items died, From included, To excluded.
+	// From and To bound when the items died (closed items: were closed;
+	// succeeded ones: completed), From included, To excluded.
 	From time.Time `json:"from,omitzero"`
 	To   time.Time `json:"to,omitzero"`
 }
 
-// ReplayRequest is the body of POST api/replay: replay one dead letter.
-// Reason is required; the actor comes from the host (WithActor).
+// ReplayRequest is the body of POST api/replay: replay one item, dead,
+// closed (undoing the closing) or succeeded (running it again). Reason is
+// required; the actor comes from the host (WithActor). The item gets the
+// retry policy's whole budget again unless KeepAttempts.
 type ReplayRequest struct {
 	Key
-	Reason        string `json:"reason"`
-	Ticket        string `json:"ticket,omitempty"`
-	ResetAttempts bool   `json:"reset_attempts,omitempty"`
+	Reason       string `json:"reason"`
+	Ticket       string `json:"ticket,omitempty"`
+	KeepAttempts bool   `json:"keep_attempts,omitempty"`
 }
 
 // BulkReplayRequest is the body of POST api/bulk-replay: replay up to
-// Limit dead letters matching Filter, newest first. Limit and Reason are
-// required. Spread is a Go duration ("10m"): the replayed items fall due
-// evenly over that window from now instead of all at once. DryRun reports
-// what would be replayed and changes nothing.
+// Limit items matching Filter, newest first: dead letters, or closed or
+// succeeded items when State says so. Reason is required. Limit defaults
+// to ops.DefaultReplayLimit and may be up to ops.MaxReplayLimit. Spread is
+// a Go duration ("10m"), at most ops.MaxReplaySpread: the replayed items
+// fall due evenly over that window from now instead of all at once.
+// DryRun reports what would be replayed and changes nothing.
+//
+// One request goes through at most ops.ReplayBatch items: when the answer
+// has a Next cursor, send the same body again with After set to it, until
+// the answer has none. Items already replayed are not taken again, so a
+// replay stopped halfway can be continued, or run again from the start.
 type BulkReplayRequest struct {
-	Filter        Filter `json:"filter"`
-	Limit         int    `json:"limit"`
-	Reason        string `json:"reason"`
-	Ticket        string `json:"ticket,omitempty"`
-	ResetAttempts bool   `json:"reset_attempts,omitempty"`
-	DryRun        bool   `json:"dry_run,omitempty"`
-	Spread        string `json:"spread,omitempty"`
+	Filter Filter `json:"filter"`
+	// State is dead (the default), closed or succeeded.
+	State        string `json:"state,omitempty"`
+	Limit        int    `json:"limit,omitempty"`
+	Reason       string `json:"reason"`
+	Ticket       string `json:"ticket,omitempty"`
+	KeepAttempts bool   `json:"keep_attempts,omitempty"`
+	DryRun       bool   `json:"dry_run,omitempty"`
+	Spread       string `json:"spread,omitempty"`
+	After        string `json:"after,omitempty"`
 }
 
-// ReplayResult lists the items replayed (on a dry run: that would be) and
-// when each is due.
+// ReplayResult lists the items a request replayed (on a dry run: would
+// replay) and when each is due. For a bulk replay, Total is how many items
+// it selected when it began, Done how many it has gone through so far,
+// this request's included, and Next the cursor to continue with (see
+// BulkReplayRequest); empty once the replay is complete.
 type ReplayResult struct {
 	DryRun bool       `json:"dry_run"`
 	Actor  string     `json:"actor"`
 	Count  int        `json:"count"`
 	Items  []Replayed `json:"items"`
+	Done   int        `json:"done"`
+	Total  int        `json:"total"`
+	Next   string     `json:"next,omitempty"`
+}
+
+// NewReplayResult is res, a replay by actor, as the API shows it.
+func NewReplayResult(res *ops.ReplayResult, actor string, dryRun bool) ReplayResult {
+	out := ReplayResult{DryRun: dryRun, Actor: actor, Count: len(res.Items), Items: make([]Replayed, 0, len(res.Items)),
+		Done: res.Done, Total: res.Total, Next: res.Next}
+	for _, it := range res.Items {
+		out.Items = append(out.Items, Replayed{Key: keyOf(it.Key), DueAt: utc(it.DueAt)})
+	}
+	return out
 }
 
 // Replayed is a replayed item and when it is due.
@@ -339,7 +368,9 @@ type CloseResult struct {
 
 // ErrorResponse is the body of every error answer. Error is a code
 // (bad_request, forbidden, not_found, method_not_allowed, not_dead,
-// unsupported_media_type, internal); Message says what to do.
+// not_finished, unsupported_media_type, internal); Message says what to
+// do. An internal error's message gives a reference that the handler's
+// log line of the failure holds, never the store's error.
 type ErrorResponse struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`

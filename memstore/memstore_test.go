@@ -292,7 +292,7 @@ func TestInboxDeleteClosed(t *testing.T) {
 	cutoff := base.Add(2 * time.Hour)
 	for id, closedAt := range map[string]time.Time{"old": base.Add(time.Hour), "at-cutoff": cutoff, "new": base.Add(3 * time.Hour)} {
 		dead(id)
-		if err := s.Close(ctx, ops.CloseRequest{Key: k(id), Actor: "a", Reason: "r", Now: closedAt}); err != nil {
+		if err := s.CloseDeadLetter(ctx, ops.CloseRequest{Key: k(id), Actor: "a", Reason: "r", Now: closedAt}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -25,13 +25,18 @@ func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	if q.Limit < 1 {
 		return ops.Page{}, fmt.Errorf("memstore: List: Limit is %d; it must be at least 1: %w", q.Limit, ops.ErrInvalidRequest)
 	}
+	var after *cursor.Position
+	if q.After != "" {
+		c, err := cursor.Parse(q.After, state)
+		if err != nil {
+			return ops.Page{}, fmt.Errorf("memstore: List: %w", err)
+		}
+		after = &c
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	matches, err := s.matchLocked("List", state, q)
-	if err != nil {
-		return ops.Page{}, err
-	}
+	matches := s.matchLocked(state, q, after)
 	var page ops.Page
 	for _, e := range matches[:min(q.Limit, len(matches))] {
 		page.Items = append(page.Items, cloneItem(e.item))
@@ -54,35 +59,34 @@ func listState(op string, q ops.Query) (webhooks.State, error) {
 	return "", fmt.Errorf("memstore: %s: Query.State is %q; it must be empty, %q or %q: %w", op, q.State, webhooks.StateDead, webhooks.StateClosed, ops.ErrInvalidRequest)
 }
 
-// listedAt is the time a listing orders it by: when it was closed, or
-// when it died.
+// listedAt is the time a listing orders it by: when it was closed, when
+// it succeeded, or when it died.
 func listedAt(it *webhooks.Item) time.Time {
-	if it.State == webhooks.StateClosed {
+	switch it.State {
+	case webhooks.StateClosed:
 		return it.ClosedAt
+	case webhooks.StateSucceeded:
+		return it.CompletedAt
 	}
 	return it.DeadAt
 }
 
-// matchLocked returns the entries in state matching q (its cursor
-// included, its limit not), newest first.
-func (s *Inbox) matchLocked(op string, state webhooks.State, q ops.Query) ([]*entry, error) {
-	var after *cursor.Position
-	if q.After != "" {
-		c, err := cursor.Parse(q.After, state)
-		if err != nil {
-			return nil, fmt.Errorf("memstore: %s: %w", op, err)
-		}
-		after = &c
-	}
+// matchLocked returns the entries in state (dead, closed or succeeded)
+// matching q's filters, after the position after when it is not nil,
+// newest first.
+func (s *Inbox) matchLocked(state webhooks.State, q ops.Query, after *cursor.Position) []*entry {
 	set := s.dead
-	if state == webhooks.StateClosed {
+	switch state {
+	case webhooks.StateClosed:
 		set = s.closed
+	case webhooks.StateSucceeded:
+		set = s.items
 	}
 	var found []*entry
 	for _, e := range set {
 		it := &e.item
 		at := listedAt(it)
-		if !matches(q, it, at) || (after != nil && !after.Before(at, it.Key)) {
+		if it.State != state || !matches(q, it, at) || (after != nil && !after.Before(at, it.Key)) {
 			continue
 		}
 		found = append(found, e)
@@ -90,7 +94,7 @@ func (s *Inbox) matchLocked(op string, state webhooks.State, q ops.Query) ([]*en
 	slices.SortFunc(found, func(a, b *entry) int {
 		return cmp.Or(listedAt(&b.item).Compare(listedAt(&a.item)), b.item.Key.Compare(a.item.Key))
 	})
-	return found, nil
+	return found
 }
 
 // matches reports whether it, listed at at, matches q's filters.
@@ -104,71 +108,84 @@ func matches(q ops.Query, it *webhooks.Item, at time.Time) bool {
 		(q.To.IsZero() || at.Before(q.To))
 }
 
-// Replay implements ops.Store. A bulk replay runs under the store's lock,
-// so no item stops being dead while it runs.
+// Replay implements ops.Store. Each call runs under the store's lock, so
+// no item leaves its state while the call runs; a bulk replay's first call
+// sorts every item it may take, and so does each later call.
 func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ops.ReplayResult{}, err
 	}
-	if err := checkReplay(req); err != nil {
-		return ops.ReplayResult{}, err
+	if err := req.Check(); err != nil {
+		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay: %w", err)
 	}
 	action := ops.ActionReplay
 	if req.Redelivery {
 		action = ops.ActionRedelivery
 	}
 	audit := ops.Audit{Action: action, At: req.Now, Actor: req.Actor, Reason: req.Reason, Ticket: req.Ticket}
+	if req.Query != nil {
+		return s.replayBulk(req, audit)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	var todo []*entry
-	if req.Query == nil {
-		e := s.items[req.Key]
-		switch {
-		case e == nil:
-			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s: %w", req.Key, ops.ErrNotFound)
-		case e.item.State != webhooks.StateDead:
-			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s is %s: %w", req.Key, e.item.State, ops.ErrNotDead)
-		}
-		todo = []*entry{e}
-	} else {
-		m, err := s.matchLocked("Replay", webhooks.StateDead, *req.Query)
-		if err != nil {
-			return ops.ReplayResult{}, err
-		}
-		todo = m[:min(req.Query.Limit, len(m))]
+	e := s.items[req.Key]
+	switch {
+	case e == nil:
+		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s: %w", req.Key, ops.ErrNotFound)
+	case e.item.State == webhooks.StatePending || e.item.State == webhooks.StateLeased:
+		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s is %s: %w", req.Key, e.item.State, ops.ErrNotFinished)
 	}
-	res := ops.ReplayResult{Items: make([]ops.Replayed, len(todo))}
-	for i, e := range todo {
-		due := req.Now.Add(spreadOffset(req.Spread, i, len(todo)))
-		res.Items[i] = ops.Replayed{Key: e.item.Key, DueAt: due}
-		if !req.DryRun {
-			s.replayLocked(e, req.Now, due, req.ResetAttempts, audit)
-		}
+	if !req.DryRun {
+		s.replayLocked(e, req.Now, req.Now, !req.KeepAttempts, audit)
 	}
-	return res, nil
+	return ops.ReplayResult{Items: []ops.Replayed{{Key: req.Key, DueAt: req.Now}}, Done: 1, Total: 1}, nil
 }
 
-// checkReplay refuses a replay request that misses what it needs.
-func checkReplay(req ops.ReplayRequest) error {
-	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("memstore: Replay: "+format+": %w", append(args, ops.ErrInvalidRequest)...)
+// replayBulk runs one call of the bulk replay req.
+func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayResult, error) {
+	q := *req.Query
+	state := q.State
+	if state == "" {
+		state = webhooks.StateDead
 	}
-	switch {
-	case strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "":
-		return invalid("Actor and Reason are required; a replay is audited")
-	case req.Spread < 0:
-		return invalid("Spread is %v; it must not be negative", req.Spread)
-	case req.Query == nil:
-		return nil
-	case req.Key != (webhooks.InboxKey{}):
-		return invalid("both Key and Query are set; give one")
-	case req.Query.State != "" && req.Query.State != webhooks.StateDead:
-		return invalid("Query.State is %q; only dead letters are replayed", req.Query.State)
-	case req.Query.Limit < 1:
-		return invalid("Query.Limit is %d; it must be at least 1", req.Query.Limit)
+	var (
+		c     cursor.Replay
+		after *cursor.Position
+	)
+	if q.After != "" {
+		var err error
+		if c, err = cursor.ParseReplay(q.After, state, req.DryRun); err != nil {
+			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay: %w", err)
+		}
+		after = &c.Position
 	}
-	return nil
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	m := s.matchLocked(state, q, after)
+	if after == nil {
+		c.Total = min(len(m), q.Limit)
+	}
+	todo := m[:min(len(m), c.Total-c.Done, ops.ReplayBatch)]
+	res := ops.ReplayResult{Items: make([]ops.Replayed, len(todo)), Total: c.Total}
+	var next cursor.Position // the last item, as it is listed before the replay
+	if len(todo) > 0 {
+		last := &todo[len(todo)-1].item
+		next = cursor.Position{State: state, At: listedAt(last), Key: last.Key}
+	}
+	for i, e := range todo {
+		due := req.Now.Add(spreadOffset(req.Spread, c.Done+i, c.Total))
+		res.Items[i] = ops.Replayed{Key: e.item.Key, DueAt: due}
+		if !req.DryRun {
+			s.replayLocked(e, req.Now, due, !req.KeepAttempts, audit)
+		}
+	}
+	res.Done = c.Done + len(todo)
+	if res.Done < c.Total && len(m) > len(todo) {
+		res.Next = cursor.Replay{Position: next, Done: res.Done, Total: c.Total, DryRun: req.DryRun}.String()
+	}
+	return res, nil
 }
 
 // spreadOffset is the offset from Now of item i of n in a replay spread
@@ -181,13 +198,16 @@ func spreadOffset(spread time.Duration, i, n int) time.Duration {
 	return time.Duration(d*int64(i) + m*int64(i)/int64(n))
 }
 
-// replayLocked makes the dead entry e pending, due at due, and adds a to
-// its audit trail.
+// replayLocked makes the dead, closed or succeeded entry e pending, due at
+// due, and adds a to its audit trail.
 func (s *Inbox) replayLocked(e *entry, now, due time.Time, resetAttempts bool, a ops.Audit) {
 	delete(s.dead, e.item.Key)
+	delete(s.closed, e.item.Key)
 	e.item.State = webhooks.StatePending
 	e.item.NextAttemptAt = due
 	e.item.DeadAt = time.Time{}
+	e.item.ClosedAt = time.Time{}
+	e.item.CompletedAt = time.Time{}
 	e.item.UpdatedAt = now
 	if resetAttempts {
 		e.item.Attempts = 0
@@ -196,13 +216,13 @@ func (s *Inbox) replayLocked(e *entry, now, due time.Time, resetAttempts bool, a
 	s.due.update(e)
 }
 
-// Close implements ops.Store.
-func (s *Inbox) Close(ctx context.Context, req ops.CloseRequest) error {
+// CloseDeadLetter implements ops.Store.
+func (s *Inbox) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
 	if strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "" {
-		return fmt.Errorf("memstore: Close %s: Actor and Reason are required; a closing is audited: %w", req.Key, ops.ErrInvalidRequest)
+		return fmt.Errorf("memstore: CloseDeadLetter %s: Actor and Reason are required; a closing is audited: %w", req.Key, ops.ErrInvalidRequest)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,9 +230,9 @@ func (s *Inbox) Close(ctx context.Context, req ops.CloseRequest) error {
 	e := s.items[req.Key]
 	switch {
 	case e == nil:
-		return fmt.Errorf("memstore: Close %s: %w", req.Key, ops.ErrNotFound)
+		return fmt.Errorf("memstore: CloseDeadLetter %s: %w", req.Key, ops.ErrNotFound)
 	case e.item.State != webhooks.StateDead:
-		return fmt.Errorf("memstore: Close %s is %s: %w", req.Key, e.item.State, ops.ErrNotDead)
+		return fmt.Errorf("memstore: CloseDeadLetter %s is %s: %w", req.Key, e.item.State, ops.ErrNotDead)
 	}
 	delete(s.dead, req.Key)
 	s.closed[req.Key] = e

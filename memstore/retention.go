@@ -22,7 +22,7 @@ func (s *Inbox) DeleteSucceeded(ctx context.Context, olderThan time.Time) (int64
 }
 
 // DeleteClosed removes items an operator closed before olderThan (see
-// ops.Store.Close), with their history and audit trail, and returns how
+// ops.Store.CloseDeadLetter), with their history and audit trail, and returns how
 // many it removed, like DeleteSucceeded. Closed items are kept until it
 // removes them, for a retention period of their own.
 func (s *Inbox) DeleteClosed(ctx context.Context, olderThan time.Time) (int64, error) {

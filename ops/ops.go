@@ -1,8 +1,9 @@
 // Package ops is the operators' view of an inbox: an item with its attempt
 // history, audit trail and quarantined deliveries; dead letters paged with
-// filters; audited replay of one dead letter or many (with a dry run and a
-// spread); closing a dead letter on purpose; and counts of what the inbox
-// holds.
+// filters; audited replay of one item or many (with a dry run and a
+// spread, in bounded batches), which also undoes a closing or runs a
+// succeeded item again; closing a dead letter on purpose; and counts of
+// what the inbox holds.
 //
 // memstore and pgstore implement [Store]; the admin handler, the hookinbox
 // command and a host's own tools are built on it. The storetest suite checks
@@ -13,7 +14,9 @@ package ops
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
@@ -33,21 +36,33 @@ type Store interface {
 	// refused with an error wrapping ErrInvalidCursor.
 	List(ctx context.Context, q Query) (Page, error)
 
-	// Replay makes dead letters pending again, recording the request in
-	// each item's audit trail: the item req.Key, or up to req.Query.Limit
-	// dead letters matching req.Query. It never changes a stored payload.
-	// Replaying one item that is not dead fails with an error wrapping
-	// ErrNotDead (ErrNotFound when it does not exist); a bulk replay skips
-	// items that stop being dead while it runs. With req.DryRun it reports
-	// what it would replay and changes nothing.
+	// Replay makes items pending again, with a fresh attempt budget unless
+	// req.KeepAttempts, recording the request in each item's audit trail:
+	// the item req.Key, or those req.Query selects. It never changes a
+	// stored payload, and an item's history keeps its earlier attempts.
+	//
+	// One item is replayed whether it is dead, closed (an operator's
+	// closing undone) or succeeded (run again); an item that is pending or
+	// leased is left as it is, with an error wrapping ErrNotFinished
+	// (ErrNotFound when it does not exist).
+	//
+	// A bulk replay takes the items in Query.State (dead letters by
+	// default; closed or succeeded ones only when the query names that
+	// state), newest first, up to Query.Limit, and goes through at most
+	// ReplayBatch of them per call: when more remain, ReplayResult.Next is
+	// the cursor to call again with, as Query.After, the request otherwise
+	// unchanged. Items that leave the state while it runs are skipped, so
+	// running a bulk replay again, or two at once, replays each item once.
+	// With req.DryRun it reports what it would replay and changes nothing.
 	Replay(ctx context.Context, req ReplayRequest) (ReplayResult, error)
 
-	// Close ends a dead letter on purpose: the item becomes closed, is
-	// never replayed by a bulk replay, and the closing is recorded with
-	// its actor and reason. An item that is not dead is left as it is,
-	// with an error wrapping ErrNotDead (ErrNotFound when it does not
-	// exist).
-	Close(ctx context.Context, req CloseRequest) error
+	// CloseDeadLetter ends a dead letter on purpose: the item becomes
+	// closed, is never replayed by a bulk replay of dead letters, and the
+	// closing is recorded with its actor and reason. An item that is not
+	// dead is left as it is, with an error wrapping ErrNotDead
+	// (ErrNotFound when it does not exist). A closed item can be replayed
+	// (see Replay).
+	CloseDeadLetter(ctx context.Context, req CloseRequest) error
 
 	// Stats counts what the inbox holds, in one call cheap enough to poll
 	// every few seconds.
@@ -141,7 +156,8 @@ type Delivery struct {
 // Query selects dead (or closed) items. Empty fields match everything.
 type Query struct {
 	// State is webhooks.StateDead (the default when empty) or
-	// webhooks.StateClosed.
+	// webhooks.StateClosed; a bulk replay also takes
+	// webhooks.StateSucceeded.
 	State    webhooks.State
 	Provider string
 	// Tenant, when not nil, selects one tenant; a pointer to "" selects
@@ -151,12 +167,14 @@ type Query struct {
 	ErrorClass webhooks.FailureClass
 	APIVersion string
 	// From and To bound when the items died (DeadAt), From included, To
-	// excluded; for closed items, when they were closed.
+	// excluded; for closed items, when they were closed; for succeeded
+	// ones, when they completed.
 	From, To time.Time
-	// After is the Next cursor of the previous page; empty for the first.
+	// After is the Next cursor of the previous page (of a bulk replay: of
+	// its previous call); empty for the first.
 	After string
-	// Limit is the page size, or the most items a bulk replay takes. It
-	// must be at least 1.
+	// Limit is the page size, or the most items a bulk replay takes, at
+	// most MaxReplayLimit. It must be at least 1.
 	Limit int
 }
 
@@ -168,28 +186,51 @@ type Page struct {
 	Next string
 }
 
-// ReplayRequest asks for a replay of one dead letter (Key) or of many
-// (Query). Actor and Reason are required: a replay is audited.
+// Bounds of a bulk replay.
+const (
+	// DefaultReplayLimit is the most items a bulk replay takes when the
+	// operator gives no limit (the admin API's and hookinbox's default
+	// for Query.Limit).
+	DefaultReplayLimit = 1000
+	// MaxReplayLimit is the most items one bulk replay may take; a larger
+	// Query.Limit is refused. Replay more by running another.
+	MaxReplayLimit = 100_000
+	// ReplayBatch is the most items one call of a bulk replay goes
+	// through, so that no call holds a request, a lock or a transaction
+	// for long; the replay goes on through ReplayResult.Next.
+	ReplayBatch = 500
+	// MaxReplaySpread is the longest ReplayRequest.Spread: a spread is
+	// meant to ease a burst over minutes or hours, not to put items out
+	// of sight for years.
+	MaxReplaySpread = 24 * time.Hour
+)
+
+// ReplayRequest asks for a replay of one item (Key) or of many (Query).
+// Actor and Reason are required: a replay is audited.
 type ReplayRequest struct {
 	// Key is the one item to replay, when Query is nil.
 	Key webhooks.InboxKey
-	// Query selects dead letters to replay, newest first, up to
-	// Query.Limit. Query.State must be empty or webhooks.StateDead.
+	// Query selects the items of a bulk replay, newest first, up to
+	// Query.Limit (see Store.Replay).
 	Query *Query
 	// Actor is who asks (a user, a service); Reason why; Ticket an
 	// optional reference such as an incident number.
 	Actor, Reason, Ticket string
-	// ResetAttempts starts each item's attempt count again at zero, so it
-	// gets the retry policy's full budget.
-	ResetAttempts bool
+	// KeepAttempts keeps each item's attempt count, so it gets only what
+	// is left of the retry policy's budget (an exhausted item: one
+	// attempt). By default the count starts again at zero and the item
+	// gets the whole budget; its history keeps the earlier attempts.
+	KeepAttempts bool
 	// DryRun reports what would be replayed and changes nothing.
 	DryRun bool
 	// Spread distributes the replayed items' due times evenly over
 	// [Now, Now+Spread), so replaying thousands does not stampede the
-	// handlers' downstream: item i of the n selected (newest first, from
-	// 0) is due at Now+Spread*i/n, so a dry run reports the due times the
+	// handlers' downstream: the i-th item a bulk replay goes through
+	// (newest first, from 0) of the n it selected when it began
+	// (ReplayResult.Total) is due at Now+Spread*i/n, Now being that of
+	// the call that replays it, so a dry run reports the due times the
 	// replay then gives (a store may round them to its precision). Zero
-	// makes every item due at Now.
+	// makes every item due at Now. At most MaxReplaySpread.
 	Spread time.Duration
 	// Redelivery records the replay as a provider's redelivery
 	// (ActionRedelivery) instead of an operator's (ActionReplay).
@@ -197,9 +238,50 @@ type ReplayRequest struct {
 	Now        time.Time
 }
 
+// Check reports what makes req invalid, with an error wrapping
+// ErrInvalidRequest, for stores to refuse it before changing anything:
+// no actor or reason, a negative spread or one over MaxReplaySpread, both
+// Key and Query, a query state a replay does not take, or a limit out of
+// [1, MaxReplayLimit].
+func (req *ReplayRequest) Check() error {
+	invalid := func(format string, args ...any) error {
+		return fmt.Errorf(format+": %w", append(args, ErrInvalidRequest)...)
+	}
+	switch {
+	case strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "":
+		return invalid("Actor and Reason are required; a replay is audited")
+	case req.Spread < 0:
+		return invalid("Spread is %v; it must not be negative", req.Spread)
+	case req.Spread > MaxReplaySpread:
+		return invalid("Spread is %v; it must be at most %v (ops.MaxReplaySpread)", req.Spread, MaxReplaySpread)
+	case req.Query == nil:
+		return nil
+	case req.Key != (webhooks.InboxKey{}):
+		return invalid("both Key and Query are set; give one")
+	}
+	switch req.Query.State {
+	case "", webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded:
+	default:
+		return invalid("Query.State is %q; a replay takes dead, closed or succeeded items", req.Query.State)
+	}
+	if l := req.Query.Limit; l < 1 || l > MaxReplayLimit {
+		return invalid("Query.Limit is %d; it must be from 1 to %d (ops.MaxReplayLimit)", l, MaxReplayLimit)
+	}
+	return nil
+}
+
 // ReplayResult lists what a replay did (or, on a dry run, would do).
 type ReplayResult struct {
+	// Items are the items this call replayed, in order.
 	Items []Replayed
+	// Total is how many items a bulk replay selected when it began (at
+	// most Query.Limit), and Done how many of them it has gone through
+	// with this call: replayed, or skipped because they left the state
+	// meanwhile. For one item both are 1.
+	Done, Total int
+	// Next is the cursor of a bulk replay's next call (Query.After);
+	// empty once the replay is complete.
+	Next string
 }
 
 // Replayed is one replayed item and when it is due.

@@ -197,7 +197,7 @@ func TestDatabaseClockOperators(t *testing.T) {
 	page, err := s.List(ctx, ops.Query{Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, page.Items, 2)
-	require.NoError(t, s.Close(ctx, ops.CloseRequest{Key: page.Items[0].Key, Actor: "ops", Reason: "r", Now: hostNow()}))
+	require.NoError(t, s.CloseDeadLetter(ctx, ops.CloseRequest{Key: page.Items[0].Key, Actor: "ops", Reason: "r", Now: hostNow()}))
 	d, err = s.Get(ctx, page.Items[0].Key)
 	require.NoError(t, err)
 	assert.WithinDuration(t, dbNow(), d.ClosedAt, near)

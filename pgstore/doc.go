@@ -49,9 +49,10 @@
 // The Store implements ops.Store. Get reads an item with its attempts,
 // audit trail and quarantined deliveries in one round trip. List pages
 // dead letters, or closed items, through a partial index in its order.
-// Replay and Close change an item and record the change in inbox_audit in
-// one statement; a bulk replay selects through the dead-letter index and
-// replays in batches of 500, a transaction each. Stats is one statement
+// Replay and CloseDeadLetter change an item and record the change in
+// inbox_audit in one statement; a bulk replay goes a call per batch of
+// ops.ReplayBatch, selecting through the state's partial index after its
+// cursor and replaying the batch in one transaction. Stats is one statement
 // over partial indexes, which never reads succeeded rows: it counts them
 // exactly up to SucceededCountedExactly and estimates beyond, from the
 // planner's statistics.

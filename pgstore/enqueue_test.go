@@ -298,7 +298,7 @@ func TestEnqueueRejectsTextPostgresCannotStore(t *testing.T) {
 		assert.ErrorIs(t, err, ops.ErrNotFound)
 		_, err = s.Replay(t.Context(), ops.ReplayRequest{Key: k, Actor: "a", Reason: "r", Now: baseTime})
 		assert.ErrorIs(t, err, ops.ErrNotFound)
-		assert.ErrorIs(t, s.Close(t.Context(), ops.CloseRequest{Key: k, Actor: "a", Reason: "r", Now: baseTime}), ops.ErrNotFound)
+		assert.ErrorIs(t, s.CloseDeadLetter(t.Context(), ops.CloseRequest{Key: k, Actor: "a", Reason: "r", Now: baseTime}), ops.ErrNotFound)
 		l := &webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: k}}
 		assert.ErrorIs(t, s.Settle(t.Context(), succeeded(l, baseTime)), webhooks.ErrLeaseLost)
 		tenant := k.Tenant + "\xff"

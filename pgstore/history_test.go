@@ -61,8 +61,8 @@ func TestAcquireRefusesUnstorableWorker(t *testing.T) {
 }
 
 // TestBulkReplayInBatches: a bulk replay larger than a batch replays every
-// item it selected, newest first, with its place in the spread, and audits
-// each once.
+// item it selected, a batch a call, newest first, with its place in the
+// spread, and audits each once.
 func TestBulkReplayInBatches(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, storePoolConns)
@@ -79,13 +79,27 @@ func TestBulkReplayInBatches(t *testing.T) {
 	require.NoError(t, err)
 
 	now, spread := baseTime.Add(24*time.Hour), time.Hour
-	req := ops.ReplayRequest{Query: &ops.Query{Limit: limit}, Actor: "ops", Reason: "bulk", Spread: spread, Now: now}
-	req.DryRun = true
-	dry, err := s.Replay(ctx, req)
-	require.NoError(t, err)
-	req.DryRun = false
-	res, err := s.Replay(ctx, req)
-	require.NoError(t, err)
+	// run calls the bulk replay until it is complete, a batch a call.
+	run := func(dryRun bool) ops.ReplayResult {
+		q := ops.Query{Limit: limit}
+		req := ops.ReplayRequest{Query: &q, Actor: "ops", Reason: "bulk", Spread: spread, DryRun: dryRun, Now: now}
+		var all ops.ReplayResult
+		for calls := 1; ; calls++ {
+			res, err := s.Replay(ctx, req)
+			require.NoError(t, err)
+			require.LessOrEqual(t, len(res.Items), ops.ReplayBatch)
+			assert.Equal(t, min(calls*ops.ReplayBatch, limit), res.Done)
+			assert.Equal(t, limit, res.Total)
+			all.Items = append(all.Items, res.Items...)
+			if res.Next == "" {
+				assert.Equal(t, (limit+ops.ReplayBatch-1)/ops.ReplayBatch, calls)
+				return all
+			}
+			q.After = res.Next
+		}
+	}
+	dry := run(true)
+	res := run(false)
 	require.Len(t, res.Items, limit)
 	assert.Equal(t, dry, res, "the dry run reported what the replay did")
 	for i, r := range res.Items {
@@ -122,7 +136,7 @@ func TestDeleteClosed(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, webhooks.EnqueueConflict, res.Outcome)
 		if i < closed {
-			require.NoError(t, s.Close(ctx, ops.CloseRequest{Key: env.Key, Actor: "ops", Reason: "done", Now: baseTime.Add(time.Duration(i) * time.Minute)}))
+			require.NoError(t, s.CloseDeadLetter(ctx, ops.CloseRequest{Key: env.Key, Actor: "ops", Reason: "done", Now: baseTime.Add(time.Duration(i) * time.Minute)}))
 		}
 	}
 	_, err := s.DeleteClosed(ctx, baseTime, 0)

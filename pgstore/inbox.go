@@ -266,7 +266,7 @@ const (
 func (s *Store) redeliver(ctx context.Context, q querier, env webhooks.Envelope, res webhooks.EnqueueResult, notify bool) (webhooks.EnqueueResult, error) {
 	due, state, err := s.replayItem(ctx, q, env.Key, s.now(env.ReceivedAt), nil, false, ops.Audit{
 		Action: ops.ActionRedelivery, Actor: redeliveryActor, Reason: redeliveryReason,
-	})
+	}, []string{string(webhooks.StateDead)})
 	if err != nil {
 		return res, wrapErr("replay the redelivered dead letter "+env.Key.String(), err)
 	}
@@ -285,16 +285,17 @@ func (s *Store) redeliver(ctx context.Context, q querier, env webhooks.Envelope,
 	return res, nil
 }
 
-// replayItem runs replayOneSQL on q for key: due at dueAt, or at now when
-// it is nil, recorded as a. It returns the item's new due time when it
-// replayed it, else its state (nil: there is no item).
-func (s *Store) replayItem(ctx context.Context, q querier, key webhooks.InboxKey, now, dueAt *time.Time, resetAttempts bool, a ops.Audit) (*time.Time, *string, error) {
+// replayItem runs replayOneSQL on q for key when it is in one of states:
+// due at dueAt, or at now when it is nil, recorded as a. It returns the
+// item's new due time when it replayed it, else its state (nil: there is
+// no item).
+func (s *Store) replayItem(ctx context.Context, q querier, key webhooks.InboxKey, now, dueAt *time.Time, resetAttempts bool, a ops.Audit, states []string) (*time.Time, *string, error) {
 	var (
 		due   *time.Time
 		state *string
 	)
 	err := q.QueryRow(ctx, s.sql.replayOne,
-		key.Provider, key.Tenant, key.EventID, now, resetAttempts, a.Action, a.Actor, a.Reason, a.Ticket, dueAt,
+		key.Provider, key.Tenant, key.EventID, now, resetAttempts, a.Action, a.Actor, a.Reason, a.Ticket, dueAt, states,
 	).Scan(&due, &state)
 	return due, state, err
 }

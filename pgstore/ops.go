@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -151,7 +152,18 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	if state == webhooks.StateClosed {
 		start = s.sql.listClosed
 	}
-	sql, args, err := s.listQuery("List", start, state, q, q.Limit+1)
+	var after *cursor.Position
+	if q.After != "" {
+		c, err := cursor.Parse(q.After, state)
+		if err != nil {
+			return ops.Page{}, fmt.Errorf("pgstore: List: %w", err)
+		}
+		if err := checkPosition(c); err != nil {
+			return ops.Page{}, fmt.Errorf("pgstore: List: %w", err)
+		}
+		after = &c
+	}
+	sql, args, err := s.listQuery(start, state, q, after, q.Limit+1)
 	if errors.Is(err, errUnstorableFilter) {
 		return ops.Page{}, nil // no stored item can match
 	}
@@ -190,14 +202,19 @@ func listState(op string, q ops.Query) (webhooks.State, error) {
 // errUnstorableFilter reports a filter value no stored item can have.
 var errUnstorableFilter = errors.New("pgstore: filter value is not storable")
 
-// listQuery completes start (a listSQL for state) with q's filters, given
-// only when set so the planner sees plain equalities, the cursor as a row
-// comparison in the index's order, the order, and limit.
-func (s *Store) listQuery(op, start string, state webhooks.State, q ops.Query, limit int) (string, []any, error) {
-	at := "i.dead_at"
-	if state == webhooks.StateClosed {
-		at = "i.closed_at"
+// checkPosition refuses a cursor's position PostgreSQL could not hold.
+func checkPosition(c cursor.Position) error {
+	if checkKey(c.Key) != nil || !storableTime(c.At) {
+		return ops.ErrInvalidCursor
 	}
+	return nil
+}
+
+// listQuery completes start (a listSQL for state) with q's filters, given
+// only when set so the planner sees plain equalities, the position after
+// as a row comparison in the index's order, the order, and limit.
+func (s *Store) listQuery(start string, state webhooks.State, q ops.Query, after *cursor.Position, limit int) (string, []any, error) {
+	at := "i." + orderedBy[state]
 	sql := start
 	var args []any
 	arg := func(v any) string {
@@ -244,39 +261,31 @@ func (s *Store) listQuery(op, start string, state webhooks.State, q ops.Query, l
 			sql += " AND " + at + " < " + arg(q.To) + "::timestamptz"
 		}
 	}
-	if q.After != "" {
-		c, err := cursor.Parse(q.After, state)
-		if err != nil {
-			return "", nil, fmt.Errorf("pgstore: %s: %w", op, err)
-		}
-		if checkKey(c.Key) != nil || !storableTime(c.At) {
-			return "", nil, fmt.Errorf("pgstore: %s: %w", op, ops.ErrInvalidCursor)
-		}
+	if after != nil {
 		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id) < (" +
-			arg(c.At) + "::timestamptz, " + arg(c.Key.Provider) + ", " +
-			arg(c.Key.Tenant) + ", " + arg(c.Key.EventID) + ")"
+			arg(after.At) + "::timestamptz, " + arg(after.Key.Provider) + ", " +
+			arg(after.Key.Tenant) + ", " + arg(after.Key.EventID) + ")"
 	}
 	return sql + listOrder(strings.TrimPrefix(at, "i.")) + arg(limit), args, nil
 }
 
-// replayBatchSize bounds the items one statement of a bulk replay
-// replays, each batch its own short transaction.
-const replayBatchSize = 500
-
 // Replay implements ops.Store. One item is replayed, and audited, in one
-// statement. A bulk replay first reads the keys of the dead letters the
-// query selects (through inbox_items_dead_idx, newest first, up to
-// Query.Limit), gives item i of n its due time, Now+Spread*i/n (to the
-// microsecond), and then replays them in batches of at most 500, one
-// statement and transaction per batch (replayBatchSQL), skipping items
-// that stopped being dead since they were read. A dry run only reads.
-// After replaying anything it asks for a wake-up on NotifyChannel.
+// statement. A bulk replay's call reads the keys of up to ops.ReplayBatch
+// items the query selects after its cursor (through the state's index,
+// newest first), gives each its due time (Now plus its place in the
+// spread, to the microsecond), and replays those still in the state in
+// one statement and transaction (replayBatchSQL), skipping the others;
+// the first call of a replay larger than a batch counts the items it
+// selects first, up to Query.Limit. A dry run only reads. After replaying
+// anything it asks for a wake-up on NotifyChannel.
 //
-// With the database clock, Now is the server's: each batch's now() for a
-// replay, the read's for a dry run.
+// With the database clock, Now is the server's: each call's now().
 func (s *Store) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayResult, error) {
-	if err := checkReplay(req); err != nil {
-		return ops.ReplayResult{}, err
+	if err := req.Check(); err != nil {
+		return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %w", err)
+	}
+	if err := checkAudited(req.Actor, req.Reason, req.Ticket); err != nil {
+		return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %v; a replay is audited: %w", err, ops.ErrInvalidRequest)
 	}
 	action := ops.ActionReplay
 	if req.Redelivery {
@@ -288,6 +297,9 @@ func (s *Store) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	}
 	return s.replayBulk(ctx, req, audit)
 }
+
+// operatorReplays are the states from which an operator replays one item.
+var operatorReplays = []string{string(webhooks.StateDead), string(webhooks.StateClosed), string(webhooks.StateSucceeded)}
 
 // replayOne replays (or, on a dry run, peeks at) the item req.Key.
 func (s *Store) replayOne(ctx context.Context, req ops.ReplayRequest, audit ops.Audit) (ops.ReplayResult, error) {
@@ -303,11 +315,11 @@ func (s *Store) replayOne(ctx context.Context, req ops.ReplayRequest, audit ops.
 	if req.DryRun {
 		var now time.Time
 		err = s.pool.QueryRow(ctx, s.sql.peek, key.Provider, key.Tenant, key.EventID, s.now(req.Now)).Scan(&state, &now)
-		if err == nil && state != nil && webhooks.State(*state) == webhooks.StateDead {
+		if err == nil && state != nil && slices.Contains(operatorReplays, *state) {
 			due, state = &now, nil
 		}
 	} else {
-		due, state, err = s.replayItem(ctx, s.pool, key, s.now(req.Now), nil, req.ResetAttempts, audit)
+		due, state, err = s.replayItem(ctx, s.pool, key, s.now(req.Now), nil, !req.KeepAttempts, audit, operatorReplays)
 	}
 	switch {
 	case err != nil:
@@ -316,17 +328,47 @@ func (s *Store) replayOne(ctx context.Context, req ops.ReplayRequest, audit ops.
 		if !req.DryRun {
 			s.Notify()
 		}
-		return ops.ReplayResult{Items: []ops.Replayed{{Key: key, DueAt: due.UTC()}}}, nil
+		return ops.ReplayResult{Items: []ops.Replayed{{Key: key, DueAt: due.UTC()}}, Done: 1, Total: 1}, nil
 	case state == nil:
 		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s: %w", key, ops.ErrNotFound)
 	default:
-		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s is %s: %w", key, *state, ops.ErrNotDead)
+		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s is %s: %w", key, *state, ops.ErrNotFinished)
 	}
 }
 
-// replayBulk replays the dead letters req.Query selects.
+// replayBulk runs one call of the bulk replay req.
 func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops.Audit) (ops.ReplayResult, error) {
-	sql, args, err := s.listQuery("Replay", s.sql.selectDead, webhooks.StateDead, *req.Query, req.Query.Limit)
+	q := *req.Query
+	state := q.State
+	if state == "" {
+		state = webhooks.StateDead
+	}
+	var (
+		c     cursor.Replay
+		after *cursor.Position
+	)
+	if q.After != "" {
+		var err error
+		if c, err = cursor.ParseReplay(q.After, state, req.DryRun); err != nil {
+			return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %w", err)
+		}
+		if err := checkPosition(c.Position); err != nil {
+			return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %w", err)
+		}
+		after = &c.Position
+	}
+	n := min(ops.ReplayBatch, c.Total-c.Done) // the items this call selects
+	if after == nil {
+		n = min(ops.ReplayBatch, q.Limit)
+		if q.Limit > ops.ReplayBatch {
+			total, err := s.countReplay(ctx, state, q)
+			if err != nil || total == 0 {
+				return ops.ReplayResult{}, err
+			}
+			c.Total = total
+		}
+	}
+	sql, args, err := s.listQuery(s.sql.selectReplay[state], state, q, after, n)
 	if errors.Is(err, errUnstorableFilter) {
 		return ops.ReplayResult{}, nil // no stored item can match
 	}
@@ -334,17 +376,31 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 		return ops.ReplayResult{}, err
 	}
 	rows, _ := s.pool.Query(ctx, sql, args...)
-	keys, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (webhooks.InboxKey, error) {
-		var k webhooks.InboxKey
-		err := row.Scan(&k.Provider, &k.Tenant, &k.EventID)
-		return k, err
+	type selected struct {
+		key webhooks.InboxKey
+		at  time.Time
+	}
+	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (selected, error) {
+		var sel selected
+		err := row.Scan(&sel.key.Provider, &sel.key.Tenant, &sel.key.EventID, &sel.at)
+		return sel, err
 	})
 	if err != nil {
-		return ops.ReplayResult{}, wrapErr("replay: selecting the dead letters", err)
+		return ops.ReplayResult{}, wrapErr("replay: selecting the items", err)
 	}
-	offsets := make([]time.Duration, len(keys))
-	for i := range keys {
-		offsets[i] = spreadOffset(req.Spread, i, len(keys)).Truncate(time.Microsecond)
+	if after == nil && q.Limit <= ops.ReplayBatch {
+		c.Total = len(found)
+	}
+	keys := make([]webhooks.InboxKey, len(found))
+	offsets := make([]time.Duration, len(found))
+	for i, sel := range found {
+		keys[i] = sel.key
+		offsets[i] = spreadOffset(req.Spread, c.Done+i, c.Total).Truncate(time.Microsecond)
+	}
+	res := ops.ReplayResult{Done: c.Done + len(found), Total: c.Total}
+	if len(found) == n && res.Done < c.Total {
+		last := found[len(found)-1]
+		res.Next = cursor.Replay{Position: cursor.Position{State: state, At: last.at.UTC(), Key: last.key}, Done: res.Done, Total: c.Total, DryRun: req.DryRun}.String()
 	}
 	if req.DryRun {
 		now := req.Now.Truncate(time.Microsecond)
@@ -353,31 +409,44 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 				return ops.ReplayResult{}, wrapErr("replay", err)
 			}
 		}
-		res := ops.ReplayResult{Items: make([]ops.Replayed, len(keys))}
+		res.Items = make([]ops.Replayed, len(keys))
 		for i, k := range keys {
 			res.Items[i] = ops.Replayed{Key: k, DueAt: now.Add(offsets[i]).UTC()}
 		}
 		return res, nil
 	}
-
-	var res ops.ReplayResult
-	for start := 0; start < len(keys); start += replayBatchSize {
-		end := min(start+replayBatchSize, len(keys))
-		done, err := s.replayBatch(ctx, req, audit, keys[start:end], offsets[start:end])
-		if len(done) > 0 || len(res.Items) > 0 {
-			s.Notify()
-		}
-		res.Items = append(res.Items, done...)
-		if err != nil {
-			return res, fmt.Errorf("pgstore: replay: stopped after replaying %d of %d items: %w", len(res.Items), len(keys), err)
-		}
+	if len(keys) == 0 {
+		return res, nil
+	}
+	res.Items, err = s.replayBatch(ctx, req, audit, state, keys, offsets)
+	if err != nil {
+		return ops.ReplayResult{}, err
+	}
+	if len(res.Items) > 0 {
+		s.Notify()
 	}
 	return res, nil
 }
 
-// replayBatch replays the items keys that are still dead, with their
+// countReplay counts the items in state q selects, up to q.Limit.
+func (s *Store) countReplay(ctx context.Context, state webhooks.State, q ops.Query) (int, error) {
+	sql, args, err := s.listQuery(s.sql.countReplay[state], state, q, nil, q.Limit)
+	if errors.Is(err, errUnstorableFilter) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	var n int
+	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM ("+sql+") AS c", args...).Scan(&n); err != nil {
+		return 0, wrapErr("replay: counting the items", err)
+	}
+	return n, nil
+}
+
+// replayBatch replays the items keys that are still in state, with their
 // offsets, and returns those it replayed in the order of keys.
-func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit ops.Audit, keys []webhooks.InboxKey, offsets []time.Duration) ([]ops.Replayed, error) {
+func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit ops.Audit, state webhooks.State, keys []webhooks.InboxKey, offsets []time.Duration) ([]ops.Replayed, error) {
 	providers, tenants, ids := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
 	micros := make([]int64, len(keys))
 	for i, k := range keys {
@@ -385,7 +454,7 @@ func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit op
 		micros[i] = offsets[i].Microseconds()
 	}
 	rows, _ := s.pool.Query(ctx, s.sql.replayBatch, providers, tenants, ids, micros,
-		s.now(req.Now), req.ResetAttempts, audit.Action, audit.Actor, audit.Reason, audit.Ticket)
+		s.now(req.Now), !req.KeepAttempts, audit.Action, audit.Actor, audit.Reason, audit.Ticket, string(state))
 	due := make(map[webhooks.InboxKey]time.Time, len(keys))
 	var (
 		k  webhooks.InboxKey
@@ -406,30 +475,6 @@ func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit op
 		}
 	}
 	return done, nil
-}
-
-// checkReplay refuses a replay request that misses what it needs, or
-// whose audit entry PostgreSQL could not store.
-func checkReplay(req ops.ReplayRequest) error {
-	invalid := func(format string, args ...any) error {
-		return fmt.Errorf("pgstore: Replay: "+format+": %w", append(args, ops.ErrInvalidRequest)...)
-	}
-	if err := checkAudited(req.Actor, req.Reason, req.Ticket); err != nil {
-		return invalid("%v; a replay is audited", err)
-	}
-	switch {
-	case req.Spread < 0:
-		return invalid("Spread is %v; it must not be negative", req.Spread)
-	case req.Query == nil:
-		return nil
-	case req.Key != (webhooks.InboxKey{}):
-		return invalid("both Key and Query are set; give one")
-	case req.Query.State != "" && req.Query.State != webhooks.StateDead:
-		return invalid("Query.State is %q; only dead letters are replayed", req.Query.State)
-	case req.Query.Limit < 1:
-		return invalid("Query.Limit is %d; it must be at least 1", req.Query.Limit)
-	}
-	return nil
 }
 
 // checkAudited checks an audit entry's actor, reason and ticket. Its
@@ -456,9 +501,9 @@ func spreadOffset(spread time.Duration, i, n int) time.Duration {
 	return time.Duration(d*int64(i) + m*int64(i)/int64(n))
 }
 
-// Close implements ops.Store in one statement that closes the item and
-// records the closing in its audit trail.
-func (s *Store) Close(ctx context.Context, req ops.CloseRequest) error {
+// CloseDeadLetter implements ops.Store in one statement that closes the
+// item and records the closing in its audit trail.
+func (s *Store) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error {
 	key := req.Key
 	if err := checkAudited(req.Actor, req.Reason, req.Ticket); err != nil {
 		return fmt.Errorf("pgstore: close %s: %v; a closing is audited: %w", key, err, ops.ErrInvalidRequest)

@@ -1,5 +1,11 @@
 package pgstore
 
+import (
+	"strings"
+
+	webhooks "github.com/hookinbox/webhooks"
+)
+
 // The statements of the operators' methods (ops.Store), written like those
 // in sql.go.
 
@@ -32,15 +38,40 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 ORDER BY seq`
 
 // listSQL is the start of List's statement for the columns of items in
-// state: List (and a bulk Replay, for the keys of dead letters) adds
-// its filters, then listOrder and the limit. The order matches
+// state: List (and a bulk Replay, for the keys it replays, and for their
+// count) adds its filters, then listOrder and the limit. The order matches
 // inbox_items_dead_idx for dead letters and inbox_items_closed_idx for
-// closed items, whose predicates are the state test.
+// closed items, whose predicates are the state test; succeeded items,
+// which only a bulk replay selects, are read through
+// inbox_items_succeeded_idx (on completed_at).
 func listSQL(columns, state string) string {
 	return `
 SELECT ` + columns + `
 FROM {{schema}}.inbox_items AS i
 WHERE i.state = '` + state + `'`
+}
+
+// orderedBy is the column listings and bulk replays order the items of a
+// state by (newest first).
+var orderedBy = map[webhooks.State]string{
+	webhooks.StateDead:      "dead_at",
+	webhooks.StateClosed:    "closed_at",
+	webhooks.StateSucceeded: "completed_at",
+}
+
+// replayStatements renders, for each state a bulk replay takes, the start
+// of its selection: the keys and the column it is ordered by, after
+// columns (those of the keys), or, with columns empty, a row to count.
+func replayStatements(r *strings.Replacer, columns string) map[webhooks.State]string {
+	out := make(map[webhooks.State]string, len(orderedBy))
+	for state, at := range orderedBy {
+		c := "1"
+		if columns != "" {
+			c = columns + at
+		}
+		out[state] = r.Replace(listSQL(c, string(state)))
+	}
+	return out
 }
 
 // listOrder orders a listing by the column at, as its index does.
@@ -50,25 +81,27 @@ ORDER BY i.` + at + ` DESC, i.provider DESC, i.tenant DESC, i.event_id DESC
 LIMIT `
 }
 
-// replayOneSQL replays the dead item $1..$3, due at $10 (NULL: at now),
-// and records the replay in its audit trail, in one statement. It returns
-// the item's new due time when it replayed it; otherwise NULL and the
-// item's state, read with a lock so that a change committed by a
-// concurrent transaction is seen (NULL when there is no item). A concurrent
-// replay of the same item waits for the row lock, then finds it no longer
-// dead.
+// replayOneSQL replays the item $1..$3 when it is in one of the states
+// $11 (dead, closed, succeeded), due at $10 (NULL: at now), and records
+// the replay in its audit trail, in one statement. It returns the item's
+// new due time when it replayed it; otherwise NULL and the item's state,
+// read with a lock so that a change committed by a concurrent transaction
+// is seen (NULL when there is no item). A concurrent replay of the same
+// item waits for the row lock, then finds it pending.
 //
 // $1..$3 key, $4 now, $5 reset attempts, $6 action, $7 actor, $8 reason,
-// $9 ticket, $10 due at (or NULL).
+// $9 ticket, $10 due at (or NULL), $11 the states replayed.
 const replayOneSQL = `
 WITH replayed AS (
 	UPDATE {{schema}}.inbox_items SET
 		state = 'pending',
 		next_attempt_at = coalesce($10::timestamptz, $4::timestamptz, now()),
 		dead_at = NULL,
+		closed_at = NULL,
+		completed_at = NULL,
 		updated_at = coalesce($4::timestamptz, now()),
 		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
-	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = ANY($11::text[])
 	RETURNING next_attempt_at
 ), audited AS (
 	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
@@ -88,22 +121,23 @@ SELECT (SELECT state FROM {{schema}}.inbox_items
 		WHERE provider = $1 AND tenant = $2 AND event_id = $3),
 	coalesce($4::timestamptz, now())`
 
-// replayBatchSQL replays one batch of a bulk replay: the items $1..$3
-// (arrays of keys) that are still dead, each due at now plus its offset
-// $4 (µs), and records each replay in the item's audit trail, in one
-// statement. The rows are locked in key order, so concurrent bulk replays
-// never deadlock; locking re-checks that the row is dead on its latest
+// replayBatchSQL replays one call of a bulk replay: the items $1..$3
+// (arrays of keys) still in the state $11, each due at now plus its
+// offset $4 (µs), and records each replay in the item's audit trail, in
+// one statement. The rows are locked in key order, so concurrent bulk
+// replays never deadlock; locking re-checks the state on the row's latest
 // version, so an item another transaction replayed or closed meanwhile is
 // skipped. It returns the replayed items and their due times.
 //
-// $5 now, $6 reset attempts, $7 action, $8 actor, $9 reason, $10 ticket.
+// $5 now, $6 reset attempts, $7 action, $8 actor, $9 reason, $10 ticket,
+// $11 the state replayed.
 const replayBatchSQL = `
 WITH batch AS (
 	SELECT i.provider, i.tenant, i.event_id, b.offset_us
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS b(provider, tenant, event_id, offset_us)
 	JOIN {{schema}}.inbox_items AS i
 		ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
-	WHERE i.state = 'dead'
+	WHERE i.state = $11::text
 	ORDER BY i.provider, i.tenant, i.event_id
 	FOR UPDATE OF i
 ), replayed AS (
@@ -111,6 +145,8 @@ WITH batch AS (
 		state = 'pending',
 		next_attempt_at = coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond',
 		dead_at = NULL,
+		closed_at = NULL,
+		completed_at = NULL,
 		updated_at = coalesce($5::timestamptz, now()),
 		attempts = CASE WHEN $6::boolean THEN 0 ELSE i.attempts END
 	FROM batch

@@ -35,18 +35,22 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	k := webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}
-	list := func(start string, state webhooks.State, q ops.Query) (string, []any) {
-		sql, args, err := s.listQuery("List", start, state, q, 51)
+	list := func(start string, state webhooks.State, q ops.Query, after *cursor.Position) (string, []any) {
+		sql, args, err := s.listQuery(start, state, q, after, 51)
 		require.NoError(t, err)
 		return sql, args
 	}
 	tenant := ""
-	dlSQL, dlArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{After: cursor.Position{State: webhooks.StateDead, At: now, Key: k}.String()})
+	dlSQL, dlArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{}, &cursor.Position{State: webhooks.StateDead, At: now, Key: k})
 	dlFilteredSQL, dlFilteredArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{
-		Provider: "p", Tenant: &tenant, EventType: "x", ErrorClass: webhooks.FailurePermanent, APIVersion: "2024-01-01", From: now, To: now.Add(time.Hour)})
-	closedSQL, closedArgs := list(s.sql.listClosed, webhooks.StateClosed, ops.Query{State: webhooks.StateClosed, From: now,
-		After: cursor.Position{State: webhooks.StateClosed, At: now.Add(time.Hour), Key: k}.String()})
-	selectSQL, selectArgs := list(s.sql.selectDead, webhooks.StateDead, ops.Query{Provider: "p"})
+		Provider: "p", Tenant: &tenant, EventType: "x", ErrorClass: webhooks.FailurePermanent, APIVersion: "2024-01-01", From: now, To: now.Add(time.Hour)}, nil)
+	closedSQL, closedArgs := list(s.sql.listClosed, webhooks.StateClosed, ops.Query{State: webhooks.StateClosed, From: now}, &cursor.Position{State: webhooks.StateClosed, At: now.Add(time.Hour), Key: k})
+	selectSQL, selectArgs := list(s.sql.selectReplay[webhooks.StateDead], webhooks.StateDead, ops.Query{Provider: "p"}, &cursor.Position{State: webhooks.StateDead, At: now, Key: k})
+	countSQL, countArgs := list(s.sql.countReplay[webhooks.StateDead], webhooks.StateDead, ops.Query{Provider: "p"}, nil)
+	countSQL = "SELECT count(*) FROM (" + countSQL + ") AS c"
+	selectClosedSQL, selectClosedArgs := list(s.sql.selectReplay[webhooks.StateClosed], webhooks.StateClosed, ops.Query{State: webhooks.StateClosed}, nil)
+	selectSucceededSQL, selectSucceededArgs := list(s.sql.selectReplay[webhooks.StateSucceeded], webhooks.StateSucceeded,
+		ops.Query{State: webhooks.StateSucceeded, From: now, To: now.Add(time.Hour)}, &cursor.Position{State: webhooks.StateSucceeded, At: now.Add(time.Hour), Key: k})
 	keyArgs := []any{"p", "t", "e"}
 	settleArgs, err := leaseArgs(&webhooks.Lease{Token: "00000000-0000-4000-8000-000000000000", Item: webhooks.Item{Key: k}}, now)
 	require.NoError(t, err)
@@ -83,11 +87,16 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
 		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_items_dead_idx"}, dlFilteredArgs, false},
 		{"list closed items after a cursor", closedSQL, []string{"inbox_items_closed_idx"}, closedArgs, false},
-		{"bulk replay: select dead letters", selectSQL, []string{"inbox_items_dead_idx"}, selectArgs, false},
+		{"bulk replay: select dead letters after a cursor", selectSQL, []string{"inbox_items_dead_idx"}, selectArgs, false},
+		{"bulk replay: count dead letters", countSQL, []string{"inbox_items_dead_idx"}, countArgs, false},
+		{"bulk replay: select closed items", selectClosedSQL, []string{"inbox_items_closed_idx"}, selectClosedArgs, false},
+		// Succeeded items are ordered by completion through their index;
+		// ties are sorted, a few rows at a time.
+		{"bulk replay: select succeeded items", selectSucceededSQL, []string{"inbox_items_succeeded_idx"}, selectSucceededArgs, true},
 		// A batch locks its rows in key order: it sorts at most a batch.
 		{"bulk replay: a batch", s.sql.replayBatch, []string{"inbox_items_pkey"},
-			[]any{[]string{"p"}, []string{"t"}, []string{"e"}, []int64{0}, now, false, "replay", "a", "r", ""}, true},
-		{"replay one", s.sql.replayOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil), false},
+			[]any{[]string{"p"}, []string{"t"}, []string{"e"}, []int64{0}, now, false, "replay", "a", "r", "", "dead"}, true},
+		{"replay one", s.sql.replayOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil, operatorReplays), false},
 		{"close", s.sql.closeOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, "a", "r", ""), false},
 		{"delete succeeded", s.sql.deleteSucceeded, []string{"inbox_items_succeeded_idx"}, []any{now, 100}, false},
 		{"delete closed", s.sql.deleteClosed, []string{"inbox_items_closed_idx"}, []any{now, 100}, false},
@@ -166,7 +175,7 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 		}
 		require.NoError(t, s.Settle(ctx, st))
 	}
-	require.NoError(t, s.Close(ctx, ops.CloseRequest{Key: webhooks.InboxKey{Provider: "acme", EventID: "closed"}, Actor: "a", Reason: "r", Now: now.Add(time.Minute)}))
+	require.NoError(t, s.CloseDeadLetter(ctx, ops.CloseRequest{Key: webhooks.InboxKey{Provider: "acme", EventID: "closed"}, Actor: "a", Reason: "r", Now: now.Add(time.Minute)}))
 	_, err = pool.Exec(ctx, "ANALYZE "+table)
 	require.NoError(t, err)
 

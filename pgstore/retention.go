@@ -28,7 +28,7 @@ func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchS
 	return s.deleteBatches(ctx, "delete succeeded items", s.sql.deleteSucceeded, olderThan, s.hostNow().Sub(olderThan), batchSize)
 }
 
-// DeleteClosed deletes items an operator closed (ops.Store.Close) before
+// DeleteClosed deletes items an operator closed (ops.Store.CloseDeadLetter) before
 // olderThan, with their history and audit trail, in batches of at most
 // batchSize items, like DeleteSucceeded: closed items are kept for a
 // retention period of their own, since the closing is the record that a

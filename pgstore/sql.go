@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -526,7 +527,8 @@ type statements struct {
 	settleBatch                                   string
 	leaseLost                                     string
 	get, history, audit, quarantine               string
-	listDead, listClosed, selectDead              string
+	listDead, listClosed                          string
+	selectReplay, countReplay                     map[webhooks.State]string
 	replayOne, replayBatch, peek, closeOne, stats string
 	register                                      string
 	deleteSucceeded, deleteClosed                 string
@@ -555,7 +557,8 @@ func renderStatements(quotedSchema string) statements {
 		quarantine:              r.Replace(quarantineSQL),
 		listDead:                r.Replace(listSQL(itemColumns, "dead")),
 		listClosed:              r.Replace(listSQL(itemColumns, "closed")),
-		selectDead:              r.Replace(listSQL("i.provider, i.tenant, i.event_id", "dead")),
+		selectReplay:            replayStatements(r, "i.provider, i.tenant, i.event_id, i."),
+		countReplay:             replayStatements(r, ""),
 		replayOne:               r.Replace(replayOneSQL),
 		replayBatch:             r.Replace(replayBatchSQL),
 		peek:                    r.Replace(peekSQL),

@@ -62,7 +62,6 @@ func testBulkReplayDryRunThenReplay(t *testing.T, s Store) {
 	q := ops.Query{Provider: "acme", Limit: 3}
 	req := bulkReplay(q, now)
 	req.Spread = 30 * time.Minute
-	req.ResetAttempts = true
 	req.DryRun = true
 	dry := mustReplay(t, s, req)
 	want := newestFirst(specs, q)[:3]
@@ -213,8 +212,8 @@ func testBulkReplayNeverReplaysClosed(t *testing.T, s Store) {
 	specs := mixedDeadLetters(t, s)
 	closed := []webhooks.InboxKey{specs[0].key, specs[5].key}
 	for _, k := range closed {
-		if err := s.Close(t.Context(), closeOf(k, at(time.Hour))); err != nil {
-			t.Fatalf("Close(%s): %v", fmtKey(k), err)
+		if err := s.CloseDeadLetter(t.Context(), closeOf(k, at(time.Hour))); err != nil {
+			t.Fatalf("CloseDeadLetter(%s): %v", fmtKey(k), err)
 		}
 	}
 	for _, q := range []ops.Query{{Limit: 100}, {Provider: specs[0].key.Provider, Tenant: tenant(specs[0].key.Tenant), Limit: 100}, {State: webhooks.StateDead, Limit: 100}} {

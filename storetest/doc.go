@@ -14,7 +14,8 @@
 // deliveries, provider redelivery of dead letters, the attempt history
 // (crashed and lease-lost attempts included), dead-letter and closed-item
 // order, filters and paging, audited replay of one item or many (dry run,
-// limit, spread), closing, stats, and replay-key expiry.
+// limits, spread, batches by cursor, a fresh attempt budget; closed and
+// succeeded items reopened), closing, stats, and replay-key expiry.
 //
 // # Running it
 //

@@ -228,16 +228,15 @@ func testHistoryUnchangedByRefusedCalls(t *testing.T, s Store) {
 }
 
 // testHistoryNumbersContinueAfterReplay: attempt numbers stay unique when
-// a replay resets the attempts the retry policy counts.
+// a replay resets the attempts the retry policy counts (as it does by
+// default).
 func testHistoryNumbersContinueAfterReplay(t *testing.T, s Store) {
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)
-	req := replayOf(env.Key, at(time.Hour))
-	req.ResetAttempts = true
-	mustReplay(t, s, req)
+	mustReplay(t, s, replayOf(env.Key, at(time.Hour)))
 	l := mustAcquireKey(t, s, env.Key, at(time.Hour), leaseFor)
 	if l.Attempt != 1 {
-		t.Errorf("Acquire after a replay with ResetAttempts: Lease.Attempt = %d; want 1", l.Attempt)
+		t.Errorf("Acquire after a replay: Lease.Attempt = %d; want 1", l.Attempt)
 	}
 	mustSettle(t, s, succeed(l, at(time.Hour+time.Second)))
 	checkHistory(t, s, env.Key, []ops.Attempt{

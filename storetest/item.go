@@ -131,7 +131,7 @@ func testCanceledContext(t *testing.T, s Store) {
 	wantCanceled(t, err, "Replay")
 	_, err = s.Replay(ctx, bulkReplay(ops.Query{Limit: 10}, at(time.Second)))
 	wantCanceled(t, err, "Replay(Query)")
-	wantCanceled(t, s.Close(ctx, closeOf(env.Key, at(time.Second))), "Close")
+	wantCanceled(t, s.CloseDeadLetter(ctx, closeOf(env.Key, at(time.Second))), "CloseDeadLetter")
 	_, err = s.Stats(ctx, ops.StatsRequest{Now: at(time.Second)})
 	wantCanceled(t, err, "Stats")
 	checkStored(t, s, leased, "after settling with a canceled context (nothing may change)")

@@ -12,10 +12,10 @@ import (
 
 var replayOneCases = []inboxCase{
 	{"ReplayOne", func(t *testing.T, s Store) { testReplayOne(t, s, false) }},
-	{"ReplayOneResetAttempts", func(t *testing.T, s Store) { testReplayOne(t, s, true) }},
+	{"ReplayOneKeepAttempts", func(t *testing.T, s Store) { testReplayOne(t, s, true) }},
 	{"ReplayOneAsRedelivery", testReplayOneAsRedelivery},
 	{"ReplayOneDryRun", testReplayOneDryRun},
-	{"ReplayNotDead", testReplayNotDead},
+	{"ReplayNotFinished", testReplayNotFinished},
 	{"ReplayMissing", testReplayMissing},
 	{"ReplayInvalidRequest", testReplayInvalidRequest},
 	{"ReplayConcurrent", testReplayConcurrent},
@@ -49,8 +49,8 @@ func fmtReplay(req ops.ReplayRequest) string {
 	if req.Query != nil {
 		target = "Query " + fmtQuery(*req.Query)
 	}
-	return fmt.Sprintf("{%s Actor %q Reason %q Ticket %q ResetAttempts %t DryRun %t Spread %v Redelivery %t Now %s}",
-		target, req.Actor, req.Reason, req.Ticket, req.ResetAttempts, req.DryRun, req.Spread, req.Redelivery, fmtTime(req.Now))
+	return fmt.Sprintf("{%s Actor %q Reason %q Ticket %q KeepAttempts %t DryRun %t Spread %v Redelivery %t Now %s}",
+		target, req.Actor, req.Reason, req.Ticket, req.KeepAttempts, req.DryRun, req.Spread, req.Redelivery, fmtTime(req.Now))
 }
 
 // mustReplay requires req to succeed.
@@ -146,24 +146,27 @@ func fmtReplayed(rs []ops.Replayed) string {
 	return s
 }
 
-func testReplayOne(t *testing.T, s Store, resetAttempts bool) {
+func testReplayOne(t *testing.T, s Store, keepAttempts bool) {
 	env := envelope(key("evt_1"), "p", base)
 	dead := deadAfterTwoAttempts(t, s, env)
 	now := at(time.Hour)
 	req := replayOf(env.Key, now)
-	req.ResetAttempts = resetAttempts
+	req.KeepAttempts = keepAttempts
 	res := mustReplay(t, s, req)
 	wantReplayed(t, "Replay of one dead item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+	if res.Done != 1 || res.Total != 1 || res.Next != "" {
+		t.Errorf("Replay of one dead item: Done %d, Total %d, Next %q; want 1, 1 and none", res.Done, res.Total, res.Next)
+	}
 
-	want := replayedItem(dead, now, now, resetAttempts)
-	checkStored(t, s, want, fmt.Sprintf("after Replay(ResetAttempts %t) (payload and LastError kept)", resetAttempts))
+	want := replayedItem(dead, now, now, !keepAttempts)
+	checkStored(t, s, want, fmt.Sprintf("after Replay(KeepAttempts %t) (payload and LastError kept)", keepAttempts))
 	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after Replay")
 	wantList(t, s, ops.Query{}, nil)
 
 	wantNothingDue(t, s, now.Add(-time.Microsecond), "a replayed item is due at the replay's Now")
 	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
 	if l.Attempt != want.Attempts+1 || l.Reclaimed {
-		t.Errorf("Acquire after Replay(ResetAttempts %t): Lease.Attempt %d, Reclaimed %t; want %d, false", resetAttempts, l.Attempt, l.Reclaimed, want.Attempts+1)
+		t.Errorf("Acquire after Replay(KeepAttempts %t): Lease.Attempt %d, Reclaimed %t; want %d, false", keepAttempts, l.Attempt, l.Reclaimed, want.Attempts+1)
 	}
 }
 
@@ -193,8 +196,8 @@ func testReplayOneDryRun(t *testing.T, s Store) {
 	checkAudit(t, s, env.Key, nil, "after Replay(DryRun)")
 
 	req.Key = key("pending")
-	if _, err := s.Replay(t.Context(), req); !errors.Is(err, ops.ErrNotDead) {
-		t.Errorf("Replay(DryRun) of a pending item: error %v; want ops.ErrNotDead, as the replay would fail", err)
+	if _, err := s.Replay(t.Context(), req); !errors.Is(err, ops.ErrNotFinished) {
+		t.Errorf("Replay(DryRun) of a pending item: error %v; want ops.ErrNotFinished, as the replay would fail", err)
 	}
 	req.Key = key("missing")
 	if _, err := s.Replay(t.Context(), req); !errors.Is(err, ops.ErrNotFound) {
@@ -202,35 +205,30 @@ func testReplayOneDryRun(t *testing.T, s Store) {
 	}
 }
 
-func testReplayNotDead(t *testing.T, s Store) {
+// testReplayNotFinished: an item that is pending or leased is not
+// replayed: it runs, or is about to, already.
+func testReplayNotFinished(t *testing.T, s Store) {
 	ctx := t.Context()
 	pending := envelope(key("pending"), "p", at(time.Hour)) // never due in this case
 	leased := envelope(key("leased"), "l", base)
-	succeeded := envelope(key("succeeded"), "s", at(time.Second))
-	closed := envelope(key("closed"), "c", at(2*time.Second))
 	mustEnqueue(t, s, pending)
 	mustEnqueue(t, s, leased)
 	mustAcquireKey(t, s, leased.Key, base, leaseFor)
-	mustEnqueue(t, s, succeeded)
-	l := mustAcquireKey(t, s, succeeded.Key, at(time.Second), leaseFor)
-	mustSettle(t, s, succeed(l, at(2*time.Second)))
-	makeDead(t, s, closed, at(2*time.Second))
-	if err := s.Close(ctx, closeOf(closed.Key, at(3*time.Second))); err != nil {
-		t.Fatalf("Close of a dead item: %v; want no error", err)
-	}
 
-	for _, k := range []webhooks.InboxKey{pending.Key, leased.Key, succeeded.Key, closed.Key} {
+	for _, k := range []webhooks.InboxKey{pending.Key, leased.Key} {
 		before := mustDetail(t, s, k)
-		for _, reset := range []bool{false, true} {
-			req := replayOf(k, at(4*time.Second))
-			req.ResetAttempts = reset
-			res, err := s.Replay(ctx, req)
-			if !errors.Is(err, ops.ErrNotDead) || len(res.Items) != 0 {
-				t.Errorf("Replay(ResetAttempts %t) of a %s item = %d items, error %v; want none and an error wrapping ops.ErrNotDead", reset, before.State, len(res.Items), err)
+		for _, keep := range []bool{false, true} {
+			for _, dry := range []bool{false, true} {
+				req := replayOf(k, at(4*time.Second))
+				req.KeepAttempts, req.DryRun = keep, dry
+				res, err := s.Replay(ctx, req)
+				if !errors.Is(err, ops.ErrNotFinished) || len(res.Items) != 0 {
+					t.Errorf("Replay(%s) of a %s item = %d items, error %v; want none and an error wrapping ops.ErrNotFinished", fmtReplay(req), before.State, len(res.Items), err)
+				}
 			}
 		}
-		checkStored(t, s, before.Item, "after Replay of an item that is not dead (nothing may change)")
-		checkAudit(t, s, k, before.Audit, "after Replay of an item that is not dead (nothing recorded)")
+		checkStored(t, s, before.Item, "after Replay of an item that has not finished (nothing may change)")
+		checkAudit(t, s, k, before.Audit, "after Replay of an item that has not finished (nothing recorded)")
 	}
 }
 
@@ -263,13 +261,14 @@ func testReplayInvalidRequest(t *testing.T, s Store) {
 			func(r *ops.ReplayRequest) { r.Actor, r.Reason = " ", "\t" },
 			func(r *ops.ReplayRequest) { r.Actor, r.Reason, r.DryRun = "", "", true },
 			func(r *ops.ReplayRequest) { r.Spread = -time.Second },
+			func(r *ops.ReplayRequest) { r.Spread = ops.MaxReplaySpread + time.Microsecond },
 		} {
 			c := r
 			broken(&c)
 			reqs = append(reqs, c)
 		}
 	}
-	for _, q := range []ops.Query{{Limit: 0}, {Limit: -1}, {State: webhooks.StateClosed, Limit: 10}, {State: webhooks.StatePending, Limit: 10}} {
+	for _, q := range []ops.Query{{Limit: 0}, {Limit: -1}, {Limit: ops.MaxReplayLimit + 1}, {State: webhooks.StatePending, Limit: 10}, {State: webhooks.StateLeased, Limit: 10}} {
 		reqs = append(reqs, bulkReplay(q, now))
 	}
 	both := bulkReplay(ops.Query{Limit: 10}, now)
@@ -292,15 +291,15 @@ func testReplayConcurrent(t *testing.T, s Store) {
 	replayed := make([]bool, n)
 	runConcurrently(n, func(i int) {
 		req := replayOf(env.Key, at(time.Hour))
-		req.ResetAttempts = i%2 == 0
+		req.KeepAttempts = i%2 == 0
 		_, err := s.Replay(t.Context(), req)
-		if err != nil && !errors.Is(err, ops.ErrNotDead) {
-			t.Errorf("concurrent Replay: %v; want no error, or one wrapping ops.ErrNotDead once another call replayed the item", err)
+		if err != nil && !errors.Is(err, ops.ErrNotFinished) {
+			t.Errorf("concurrent Replay: %v; want no error, or one wrapping ops.ErrNotFinished once another call replayed the item", err)
 		}
 		replayed[i] = err == nil
 	})
 	if c := countOutcomes(replayed)[true]; c != 1 {
-		t.Errorf("%d concurrent Replay of one item: %d succeeded; want exactly 1 (the others find it no longer dead)", n, c)
+		t.Errorf("%d concurrent Replay of one item: %d succeeded; want exactly 1 (the others find it pending)", n, c)
 	}
 	if got := mustGet(t, s, env.Key); got.State != webhooks.StatePending {
 		t.Errorf("after concurrent Replay: State %s; want %s", got.State, webhooks.StatePending)

@@ -125,7 +125,7 @@ type replayCase struct {
 
 // inboxCases are all InboxStore cases, in the order they are reported.
 var inboxCases = slices.Concat(enqueueCases, groupCases, acquireCases, acquireIDCases, settleCases, settleBatchCases, itemCases,
-	historyCases, listCases, replayOneCases, bulkReplayCases, closeCases, quarantineCases, redeliveryCases, statsCases)
+	historyCases, listCases, replayOneCases, bulkReplayCases, reopenCases, closeCases, quarantineCases, redeliveryCases, statsCases)
 
 // base is the time every case starts from: microsecond precision, as
 // PostgreSQL keeps it. Cases only add whole microseconds or more.

@@ -3,8 +3,10 @@ package main
 import (
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
+	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
 	"github.com/hookinbox/webhooks/ops"
 )
@@ -31,102 +33,168 @@ func (a *auditFlags) check() error {
 
 var replayCmd = opsSpec{
 	name:     "replay",
-	summary:  "replay one dead letter, or those a query selects, audited with an actor and a reason",
-	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID | -limit N [filters]) [-dry-run] [-spread D] [-reset-attempts] [-json]",
+	summary:  "replay one item, or the dead letters a query selects, audited with an actor and a reason",
+	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-dry-run] [-spread D] [-keep-attempts] [-json]",
 	about: []string{
-		"With -event-id, replays that dead letter: it becomes pending, due now, and runs",
-		"again; the stored payload is never changed. Without it, replays up to -limit dead",
-		"letters matching the filters (-provider, -tenant, -type, -error-class,",
-		"-api-version, -from, -to), newest first; closed dead letters are never replayed.",
-		"-dry-run lists what would be replayed and changes nothing. -spread 30m makes the",
-		"replayed items fall due evenly over 30 minutes instead of all at once, so their",
-		"handlers' downstream is not stampeded. Every replay is recorded in the item's",
-		"audit trail with -actor, -reason and -ticket.",
+		"With -event-id, replays that item: it becomes pending, due now, and runs again with",
+		"the retry policy's whole budget (-keep-attempts: only what is left of it); the",
+		"stored payload is never changed and its history keeps the earlier attempts. A dead",
+		"letter, a closed one (the closing undone) and a succeeded item (run again) can be",
+		"replayed so. Without -event-id, replays up to -limit dead letters matching the",
+		"filters (-provider, -tenant, -type, -error-class, -api-version, -from, -to),",
+		"newest first; closed or succeeded items only with -closed or -succeeded, never",
+		"otherwise. A large replay goes a batch at a time, reporting its progress on",
+		"stderr; stopped halfway, it goes on with the -after cursor it printed, or can be",
+		"run again (what it replayed is not taken twice). -dry-run lists what would be",
+		"replayed and changes nothing. -spread 30m makes the replayed items fall due evenly",
+		"over 30 minutes (at most 24h) instead of all at once, so their handlers'",
+		"downstream is not stampeded. Every replay is recorded in the item's audit trail",
+		"with -actor, -reason and -ticket.",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
-		f := addFilterFlags(fs, "replay only dead letters")
-		eventID := fs.String("event-id", "", "the one dead letter to replay (with -provider and -tenant)")
+		f := addFilterFlags(fs, "replay only items")
+		eventID := fs.String("event-id", "", "the one item to replay (with -provider and -tenant), dead, closed or succeeded")
 		a := addAuditFlags(fs, "replays")
-		limit := fs.Int("limit", 0, "the most dead letters a query replays (required without -event-id)")
+		limit := fs.Int("limit", ops.DefaultReplayLimit, fmt.Sprintf("the most items a query replays, at most %d", ops.MaxReplayLimit))
+		closed := fs.Bool("closed", false, "replay closed dead letters instead of dead ones (undo closings)")
+		succeeded := fs.Bool("succeeded", false, "replay succeeded items instead of dead letters (run them again; -from and -to bound when they completed)")
+		after := fs.String("after", "", "go on with a replay stopped halfway: the cursor it printed")
 		dryRun := fs.Bool("dry-run", false, "list what would be replayed, and change nothing")
-		spread := fs.Duration("spread", 0, "spread the replayed items' due times evenly over this long from now")
-		reset := fs.Bool("reset-attempts", false, "give each item the retry policy's full budget of attempts again")
+		spread := fs.Duration("spread", 0, "spread the replayed items' due times evenly over this long from now (at most 24h)")
+		keep := fs.Bool("keep-attempts", false, "keep each item's attempt count: it gets only what is left of the retry policy's budget")
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's replay result)")
 		return func(c *opsContext) error {
 			if err := a.check(); err != nil {
 				return err
 			}
-			if *spread < 0 {
-				return usagef("-spread %v: it must not be negative", *spread)
+			if *spread < 0 || *spread > ops.MaxReplaySpread {
+				return usagef("-spread %v: give a duration from 0 to %v", *spread, ops.MaxReplaySpread)
 			}
-			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, ResetAttempts: *reset, DryRun: *dryRun, Spread: *spread, Now: c.now}
-			what := ""
+			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, KeepAttempts: *keep, DryRun: *dryRun, Spread: *spread, Now: c.now}
 			if *eventID != "" {
-				if given := f.given(c.fs); len(given) > 0 || *limit != 0 {
-					return usagef("-event-id replays one item: %s filter a query, without -event-id", strings.Join(append(given, "-limit"), ", "))
+				if given := append(f.given(c.fs), givenFlags(c.fs, "limit", "closed", "succeeded", "after")...); len(given) > 0 {
+					return usagef("-event-id replays one item: %s select the items of a query, without -event-id", strings.Join(given, ", "))
 				}
 				key, err := (&keyFlags{provider: f.provider, tenant: f.tenant, eventID: *eventID}).key()
 				if err != nil {
 					return err
 				}
 				req.Key = key
-				what = describeKey(key)
-			} else {
-				if *limit < 1 {
-					return usagef("give -event-id to replay one dead letter, or -limit N to replay up to N matching the filters")
-				}
-				q, err := f.query(c.fs, c.now)
-				if err != nil {
-					return err
-				}
-				if q.ErrorClass != "" && !knownClass(q.ErrorClass) {
-					return usagef("-error-class %q: give one of error, permanent, panic, timeout, no_handler, lease_expired", q.ErrorClass)
-				}
-				q.Limit = *limit
-				req.Query = &q
+				return replayOne(c, req, *asJSON)
 			}
-			res, err := c.store.Replay(c.ctx, req)
+			if *limit < 1 || *limit > ops.MaxReplayLimit {
+				return usagef("-limit %d: give 1 to %d", *limit, ops.MaxReplayLimit)
+			}
+			if *closed && *succeeded {
+				return usagef("-closed and -succeeded: give one or the other")
+			}
+			q, err := f.query(c.fs, c.now)
 			if err != nil {
-				if req.Query == nil {
-					return storeError(req.Key, c.schema, err)
-				}
 				return err
 			}
-			if *asJSON {
-				out := admin.ReplayResult{DryRun: *dryRun, Actor: a.actor, Count: len(res.Items), Items: make([]admin.Replayed, 0, len(res.Items))}
-				for _, it := range res.Items {
-					out.Items = append(out.Items, admin.Replayed{Key: admin.Key{Provider: it.Key.Provider, Tenant: it.Key.Tenant, EventID: it.Key.EventID}, DueAt: it.DueAt.UTC()})
-				}
-				return writeJSON(c.stdout, out)
+			if q.ErrorClass != "" && !knownClass(q.ErrorClass) {
+				return usagef("-error-class %q: give one of error, permanent, panic, timeout, no_handler, lease_expired", q.ErrorClass)
 			}
+			q.Limit, q.After = *limit, *after
 			switch {
-			case len(res.Items) == 0:
-				fmt.Fprintln(c.stdout, "no dead letters match: nothing replayed")
-				return nil
-			case what != "" && *dryRun:
-				fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s, due %s\n", what, when(res.Items[0].DueAt))
-				return nil
-			case what != "":
-				fmt.Fprintf(c.stdout, "replayed %s, due %s\n", what, when(res.Items[0].DueAt))
-				return nil
+			case *closed:
+				q.State = webhooks.StateClosed
+			case *succeeded:
+				q.State = webhooks.StateSucceeded
 			}
-			n := fmt.Sprintf("%d dead letters", len(res.Items))
-			if len(res.Items) == 1 {
-				n = "1 dead letter"
-			}
-			if *dryRun {
-				fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s as %s:\n", n, a.actor)
-			} else {
-				fmt.Fprintf(c.stdout, "replayed %s as %s:\n", n, a.actor)
-			}
-			tw := table(c.stdout)
-			fmt.Fprintln(tw, "DUE\tPROVIDER\tTENANT\tEVENT ID")
-			for _, it := range res.Items {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", when(it.DueAt), it.Key.Provider, orNone(it.Key.Tenant), it.Key.EventID)
-			}
-			return tw.Flush()
+			req.Query = &q
+			return replayBulk(c, req, *asJSON)
 		}
 	},
+}
+
+// givenFlags returns those of names given on the command line, as -name.
+func givenFlags(fs *flag.FlagSet, names ...string) []string {
+	var given []string
+	fs.Visit(func(fl *flag.Flag) {
+		if slices.Contains(names, fl.Name) {
+			given = append(given, "-"+fl.Name)
+		}
+	})
+	return given
+}
+
+// replayOne replays the item req.Key.
+func replayOne(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
+	res, err := c.store.Replay(c.ctx, req)
+	if err != nil {
+		return storeError(req.Key, c.schema, err)
+	}
+	if asJSON {
+		return writeJSON(c.stdout, admin.NewReplayResult(&res, req.Actor, req.DryRun))
+	}
+	what := describeKey(req.Key)
+	if req.DryRun {
+		fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s, due %s\n", what, when(res.Items[0].DueAt))
+	} else {
+		fmt.Fprintf(c.stdout, "replayed %s, due %s\n", what, when(res.Items[0].DueAt))
+	}
+	return nil
+}
+
+// replayBulk runs the bulk replay req to its end, a call (a batch) at a
+// time, reporting its progress on stderr when it takes more than one.
+func replayBulk(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
+	q := req.Query
+	noun := map[webhooks.State]string{"": "dead letter", webhooks.StateClosed: "closed item", webhooks.StateSucceeded: "succeeded item"}[q.State]
+	resumed := q.After != ""
+	var (
+		items []ops.Replayed
+		last  ops.ReplayResult
+	)
+	for calls := 1; ; calls++ {
+		res, err := c.store.Replay(c.ctx, req)
+		if err != nil {
+			if len(items) > 0 || q.After != "" {
+				return fmt.Errorf("%w\nstopped after going through %d of the %d items selected (%d replayed by this run); go on with -after %s, or run the same command again",
+					err, last.Done, last.Total, len(items), q.After)
+			}
+			return err
+		}
+		items = append(items, res.Items...)
+		last = res
+		if res.Next == "" {
+			break
+		}
+		if calls == 1 || calls%10 == 0 {
+			fmt.Fprintf(c.stderr, "hookinbox replay: %d of %d gone through…\n", res.Done, res.Total)
+		}
+		q.After = res.Next
+	}
+	if asJSON {
+		out := admin.NewReplayResult(&ops.ReplayResult{Items: items, Done: last.Done, Total: last.Total}, req.Actor, req.DryRun)
+		return writeJSON(c.stdout, out)
+	}
+	if len(items) == 0 {
+		fmt.Fprintf(c.stdout, "no %ss match: nothing replayed\n", noun)
+		return nil
+	}
+	n := fmt.Sprintf("%d %ss", len(items), noun)
+	if len(items) == 1 {
+		n = "1 " + noun
+	}
+	if req.DryRun {
+		fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s as %s:\n", n, clean(req.Actor))
+	} else {
+		fmt.Fprintf(c.stdout, "replayed %s as %s:\n", n, clean(req.Actor))
+	}
+	tw := table(c.stdout)
+	fmt.Fprintln(tw, "DUE\tPROVIDER\tTENANT\tEVENT ID")
+	for _, it := range items {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", when(it.DueAt), clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if skipped := last.Total - len(items); skipped > 0 && !resumed {
+		fmt.Fprintf(c.stdout, "%d of the %d selected were skipped: they were replayed, closed or deleted meanwhile\n", skipped, last.Total)
+	}
+	return nil
 }
 
 var closeCmd = opsSpec{
@@ -135,7 +203,9 @@ var closeCmd = opsSpec{
 	synopsis: "-provider P [-tenant T] -event-id ID -actor WHO -reason WHY [-ticket T]",
 	about: []string{
 		"Closes the dead letter: it is kept, with its closing in its audit trail, until",
-		"purge -closed-older-than removes it, and no bulk replay ever takes it again.",
+		"purge -closed-older-than removes it, and no bulk replay of dead letters takes it",
+		"again. A closing made by mistake is undone by replaying the item (replay",
+		"-event-id, or replay -closed for many).",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		k := addKeyFlags(fs)
@@ -148,7 +218,7 @@ var closeCmd = opsSpec{
 			if err := a.check(); err != nil {
 				return err
 			}
-			if err := c.store.Close(c.ctx, ops.CloseRequest{Key: key, Actor: a.actor, Reason: a.reason, Ticket: a.ticket, Now: c.now}); err != nil {
+			if err := c.store.CloseDeadLetter(c.ctx, ops.CloseRequest{Key: key, Actor: a.actor, Reason: a.reason, Ticket: a.ticket, Now: c.now}); err != nil {
 				return storeError(key, c.schema, err)
 			}
 			fmt.Fprintf(c.stdout, "closed %s at %s\n", describeKey(key), when(c.now))

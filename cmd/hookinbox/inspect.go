@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
@@ -64,7 +63,7 @@ var statsCmd = opsSpec{
 				fmt.Fprintln(tw)
 				fmt.Fprintln(tw, "DEAD LETTERS\tPROVIDER\tEVENT TYPE")
 				for _, g := range st.DeadLetters {
-					fmt.Fprintf(tw, "%d\t%s\t%s\n", g.N, g.Provider, g.EventType)
+					fmt.Fprintf(tw, "%d\t%s\t%s\n", g.N, clean(g.Provider), clean(g.EventType))
 				}
 			}
 			return tw.Flush()
@@ -129,9 +128,9 @@ var deadLettersCmd = opsSpec{
 					t = it.ClosedAt
 				}
 				if it.LastError != nil {
-					last = string(it.LastError.Class) + ": " + oneLine(it.LastError.Message, 80)
+					last = clean(string(it.LastError.Class)) + ": " + oneLine(it.LastError.Message, 80)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", when(t), it.Key.Provider, orNone(it.Key.Tenant), it.Key.EventID, it.EventType, it.Attempts, last)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", when(t), clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID), clean(it.EventType), it.Attempts, last)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -151,16 +150,18 @@ func knownClass(c webhooks.FailureClass) bool {
 
 var showCmd = opsSpec{
 	name:     "show",
-	summary:  "show one item: its state, attempts, audit trail, quarantined deliveries and payload",
-	synopsis: "-provider P [-tenant T] -event-id ID [-payloads=false] [-json]",
+	summary:  "show one item: its state, attempts, audit trail and quarantined deliveries",
+	synopsis: "-provider P [-tenant T] -event-id ID [-payloads] [-json]",
 	about: []string{
 		"Shows the item with its attempt history, its audit trail (replays, closings,",
 		"provider redeliveries) and the deliveries quarantined for reusing its event ID",
-		"with another payload, with payloads and stored headers unless -payloads=false.",
+		"with another payload. Payloads and stored headers hold customers' data: they are",
+		"shown only with -payloads (sizes and SHA-256 digests otherwise), as the admin",
+		"page shows them only with admin.WithPayloads.",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		k := addKeyFlags(fs)
-		payloads := fs.Bool("payloads", true, "show payloads and stored headers")
+		payloads := fs.Bool("payloads", false, "show payloads and stored headers (customers' data)")
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's api/item)")
 		return func(c *opsContext) error {
 			key, err := k.key()
@@ -184,20 +185,20 @@ var showCmd = opsSpec{
 func printDetail(w io.Writer, d *admin.Detail) {
 	tw := table(w)
 	field := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
-	field("provider", d.Provider)
+	field("provider", clean(d.Provider))
 	field("tenant", orNone(d.Tenant))
-	field("event ID", d.EventID)
-	field("event type", d.EventType)
-	field("state", d.State)
+	field("event ID", clean(d.EventID))
+	field("event type", clean(d.EventType))
+	field("state", clean(d.State))
 	field("attempts", fmt.Sprint(d.Attempts))
 	if !d.NextAttemptAt.IsZero() {
 		field("next attempt", when(d.NextAttemptAt))
 	}
 	if e := d.LastError; e != nil {
-		field("last error", e.Class+": "+oneLine(e.Message, 200))
+		field("last error", clean(e.Class)+": "+oneLine(e.Message, 200))
 	}
 	if d.APIVersion != "" {
-		field("API version", d.APIVersion)
+		field("API version", clean(d.APIVersion))
 	}
 	field("received", when(d.ReceivedAt))
 	if d.DuplicateCount > 0 {
@@ -214,7 +215,7 @@ func printDetail(w io.Writer, d *admin.Detail) {
 	}
 	field("payload", fmt.Sprintf("%d bytes, sha256 %s", d.PayloadBytes, d.PayloadSHA256))
 	if d.TraceLink != "" {
-		field("trace", d.TraceLink)
+		field("trace", clean(d.TraceLink))
 	}
 	tw.Flush()
 
@@ -227,9 +228,9 @@ func printDetail(w io.Writer, d *admin.Detail) {
 		for _, a := range d.History {
 			msg := ""
 			if a.ErrorClass != "" {
-				msg = a.ErrorClass + ": " + oneLine(a.Error, 100)
+				msg = clean(a.ErrorClass) + ": " + oneLine(a.Error, 100)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, a.Outcome, when(a.StartedAt), when(a.FinishedAt), a.Worker, a.Version, msg)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", a.Number, clean(a.Outcome), when(a.StartedAt), when(a.FinishedAt), clean(a.Worker), clean(a.Version), msg)
 		}
 		tw.Flush()
 	}
@@ -241,7 +242,7 @@ func printDetail(w io.Writer, d *admin.Detail) {
 		tw = table(w)
 		fmt.Fprintln(tw, "AT\tACTION\tACTOR\tREASON\tTICKET")
 		for _, a := range d.Audit {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", when(a.At), a.Action, a.Actor, oneLine(a.Reason, 100), a.Ticket)
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", when(a.At), clean(a.Action), clean(a.Actor), oneLine(a.Reason, 100), clean(a.Ticket))
 		}
 		tw.Flush()
 	}
@@ -253,7 +254,7 @@ func printDetail(w io.Writer, d *admin.Detail) {
 		fmt.Fprintf(w, "%d deliveries reused the event ID with another payload; %d kept:\n", d.Conflicts, len(d.Quarantine))
 	}
 	for i, q := range d.Quarantine {
-		fmt.Fprintf(w, "%d. received %s, verified with %q, %d bytes, sha256 %s\n", i+1, when(q.ReceivedAt), q.KeyID, q.PayloadBytes, q.PayloadSHA256)
+		fmt.Fprintf(w, "%d. received %s, verified with \"%s\", %d bytes, sha256 %s\n", i+1, when(q.ReceivedAt), clean(q.KeyID), q.PayloadBytes, q.PayloadSHA256)
 		printBody(w, q.Headers, q.Payload)
 	}
 
@@ -263,7 +264,7 @@ func printDetail(w io.Writer, d *admin.Detail) {
 	}
 }
 
-// printBody prints stored headers, then the payload, indented.
+// printBody prints stored headers, then the payload, indented and escaped.
 func printBody(w io.Writer, h http.Header, b *admin.Body) {
 	names := make([]string, 0, len(h))
 	for k := range h {
@@ -272,16 +273,13 @@ func printBody(w io.Writer, h http.Header, b *admin.Body) {
 	slices.Sort(names)
 	for _, k := range names {
 		for _, v := range h[k] {
-			fmt.Fprintf(w, "   %s: %s\n", k, v)
+			fmt.Fprintf(w, "   %s: %s\n", clean(k), clean(v))
 		}
 	}
 	switch {
 	case b == nil:
 	case b.Text != nil:
-		text := strings.TrimRight(*b.Text, "\n")
-		if !utf8.ValidString(text) {
-			text = strings.ToValidUTF8(text, "\uFFFD")
-		}
+		text := cleanText(strings.TrimRight(*b.Text, "\n"))
 		fmt.Fprintf(w, "   %s\n", strings.ReplaceAll(text, "\n", "\n   "))
 	default:
 		fmt.Fprintf(w, "   (%d bytes, not UTF-8; -json shows them in base64)\n", len(b.Base64))

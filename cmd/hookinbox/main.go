@@ -10,8 +10,8 @@
 //	migrate       create the inbox's tables, or bring them up to date
 //	stats         count the inbox's items by state, the backlog, and dead letters by provider and type
 //	dead-letters  list dead letters (or closed ones), newest first, with filters and paging
-//	show          show one item: its state, attempts, audit trail, quarantined deliveries and payload
-//	replay        replay one dead letter, or those a query selects, audited with an actor and a reason
+//	show          show one item: its state, attempts, audit trail and quarantined deliveries
+//	replay        replay one item, or the dead letters a query selects, audited with an actor and a reason
 //	close         close one dead letter on purpose, audited with an actor and a reason
 //	purge         delete old succeeded items, old closed dead letters and expired replay keys (retention)
 //	help          print this help, or a subcommand's
@@ -20,11 +20,25 @@
 // $DATABASE_URL) and -schema (default "webhooks"), and one item is named by
 // -provider, -tenant (default none: the item of no tenant) and -event-id.
 //
-// Run "hookinbox help SUBCOMMAND" for a subcommand's flags. Exit codes: 0
-// on success, 1 when the work failed (for send: the endpoint answered
-// other than 2xx, or could not be reached; for the others: the database
-// failed, the item does not exist or is not a dead letter), 2 on a usage
-// error.
+// Run "hookinbox help SUBCOMMAND" for a subcommand's flags.
+//
+// What the inbox holds comes from outside, so text output escapes its
+// control and bidirectional characters (\x1b, \u202e) rather than let them
+// reach the terminal; -json prints the data as it is, JSON-escaped. show
+// prints payloads and stored headers only with -payloads.
+//
+// Exit codes:
+//
+//	0  success
+//	1  the work failed: for send, the endpoint answered other than 2xx or
+//	   could not be reached; for the others, the database failed while
+//	   working, or the schema holds no inbox (run migrate)
+//	2  usage error: a bad flag or value, a cursor the store did not make
+//	3  not found: no item with that provider, tenant and event ID
+//	4  refused: the item's state does not allow it (closing an item that
+//	   is not a dead letter, replaying one that is pending or running)
+//	5  unavailable: the database could not be reached, or did not answer
+//	   within -timeout; trying again later may work
 package main
 
 import (
@@ -40,11 +54,14 @@ func main() {
 	os.Exit(run(os.Args[1:], env{stdout: os.Stdout, stderr: os.Stderr, getenv: os.Getenv}))
 }
 
-// Exit codes.
+// Exit codes (see the package documentation).
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK          = 0
+	exitFail        = 1
+	exitUsage       = 2
+	exitNotFound    = 3
+	exitRefused     = 4
+	exitUnavailable = 5
 )
 
 // env is what a subcommand may touch.
@@ -122,7 +139,10 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w, "$DATABASE_URL) and -schema (default \""+pgstore.DefaultSchema+"\") say which; one item is named by")
 	fmt.Fprintln(w, "-provider, -tenant (default none) and -event-id.")
 	fmt.Fprintln(w)
-	fmt.Fprintln(w, "Run \"hookinbox help SUBCOMMAND\" for its flags. Exit codes: 0 success, 1 failure, 2 usage error.")
+	fmt.Fprintln(w, "Run \"hookinbox help SUBCOMMAND\" for its flags.")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Exit codes: 0 success, 1 failure, 2 usage error, 3 item not found, 4 refused by the")
+	fmt.Fprintln(w, "item's state, 5 database unavailable (try again later).")
 }
 
 func runHelp(args []string, e env) int {

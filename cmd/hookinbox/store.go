@@ -6,11 +6,15 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	webhooks "github.com/hookinbox/webhooks"
@@ -40,6 +44,7 @@ type opsContext struct {
 	schema string
 	fs     *flag.FlagSet
 	stdout io.Writer
+	stderr io.Writer // progress
 	now    time.Time
 }
 
@@ -97,11 +102,10 @@ func (s opsSpec) run(args []string, e env) int {
 		return exitUsage
 	}
 	fail := func(err error) int {
-		fmt.Fprintf(e.stderr, "hookinbox %s: %v\n", s.name, err)
-		if _, ok := errors.AsType[*usageError](err); ok {
-			return exitUsage
-		}
-		return exitFail
+		// Errors quote what the inbox holds (keys, states): escaped like
+		// every other output.
+		fmt.Fprintf(e.stderr, "hookinbox %s: %s\n", s.name, cleanText(err.Error()))
+		return exitCode(err)
 	}
 	if fs.NArg() > 0 {
 		return fail(usagef("unexpected arguments %q (flags come as -name value)", fs.Args()))
@@ -121,11 +125,11 @@ func (s opsSpec) run(args []string, e env) int {
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return fail(fmt.Errorf("connecting to PostgreSQL: %w", err))
+		return fail(&unavailableError{fmt.Errorf("connecting to PostgreSQL: %w", err)})
 	}
 	defer pool.Close()
 	if err := pool.Ping(ctx); err != nil {
-		return fail(fmt.Errorf("connecting to PostgreSQL: %w", err))
+		return fail(&unavailableError{fmt.Errorf("connecting to PostgreSQL: %w", err)})
 	}
 	store, err := pgstore.New(pool, pgstore.WithSchema(sf.schema))
 	if err != nil {
@@ -136,7 +140,7 @@ func (s opsSpec) run(args []string, e env) int {
 			return fail(err)
 		}
 	}
-	if err := body(&opsContext{ctx: ctx, store: store, schema: sf.schema, fs: fs, stdout: e.stdout, now: time.Now()}); err != nil {
+	if err := body(&opsContext{ctx: ctx, store: store, schema: sf.schema, fs: fs, stdout: e.stdout, stderr: e.stderr, now: time.Now()}); err != nil {
 		return fail(err)
 	}
 	return exitOK
@@ -185,22 +189,66 @@ func (k *keyFlags) key() (webhooks.InboxKey, error) {
 
 // describeKey names an item for messages, the empty tenant as "(none)".
 func describeKey(k webhooks.InboxKey) string {
-	t := k.Tenant
-	if t == "" {
-		t = "(none)"
-	}
-	return fmt.Sprintf("provider %s, tenant %s, event %s", k.Provider, t, k.EventID)
+	return fmt.Sprintf("provider %s, tenant %s, event %s", clean(k.Provider), orNone(k.Tenant), clean(k.EventID))
 }
 
-// storeError adds what an operator needs to know to the store's errors.
+// storeError adds what an operator needs to know to the store's errors,
+// keeping them (errors.Is) for the exit code.
 func storeError(k webhooks.InboxKey, schema string, err error) error {
 	switch {
 	case errors.Is(err, ops.ErrNotFound):
-		return fmt.Errorf("no item with %s in schema %q", describeKey(k), schema)
+		return fmt.Errorf("no item with %s in schema %q: %w", describeKey(k), schema, ops.ErrNotFound)
 	case errors.Is(err, ops.ErrNotDead):
-		return fmt.Errorf("%s: only dead letters can be replayed or closed (%v)", describeKey(k), err)
+		return fmt.Errorf("%s: only dead letters can be closed (%w)", describeKey(k), err)
+	case errors.Is(err, ops.ErrNotFinished):
+		return fmt.Errorf("%s: it is pending or running, so it runs anyway: there is nothing to replay (%w)", describeKey(k), err)
 	}
 	return err
+}
+
+// unavailableError is a database that cannot be reached.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string { return e.err.Error() }
+func (e *unavailableError) Unwrap() error { return e.err }
+
+// exitCode is the exit code of a subcommand that failed with err (see the
+// command's documentation).
+func exitCode(err error) int {
+	switch {
+	case isUsage(err):
+		return exitUsage
+	case errors.Is(err, ops.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, ops.ErrNotDead), errors.Is(err, ops.ErrNotFinished):
+		return exitRefused
+	case unavailable(err):
+		return exitUnavailable
+	}
+	return exitFail
+}
+
+// isUsage reports a mistake in the command line, or a value the store
+// refused as such (a cursor it did not make, a request it cannot take).
+func isUsage(err error) bool {
+	_, ok := errors.AsType[*usageError](err)
+	return ok || errors.Is(err, ops.ErrInvalidCursor) || errors.Is(err, ops.ErrInvalidRequest)
+}
+
+// unavailable reports a database that could not be reached or did not
+// answer in time: trying again later may work.
+func unavailable(err error) bool {
+	if _, ok := errors.AsType[*unavailableError](err); ok {
+		return true
+	}
+	if pgErr, ok := errors.AsType[*pgconn.PgError](err); ok {
+		// connection_exception, admin_shutdown, crash_shutdown,
+		// cannot_connect_now, too_many_connections.
+		return strings.HasPrefix(pgErr.Code, "08") || slices.Contains([]string{"57P01", "57P02", "57P03", "53300"}, pgErr.Code)
+	}
+	_, connect := errors.AsType[*pgconn.ConnectError](err)
+	_, network := errors.AsType[net.Error](err)
+	return connect || network || errors.Is(err, context.DeadlineExceeded) || pgconn.Timeout(err)
 }
 
 // filterFlags select dead letters.
@@ -322,9 +370,9 @@ func when(t time.Time) string {
 	return t.UTC().Format("2006-01-02 15:04:05Z")
 }
 
-// oneLine keeps a message on one table row, cut to n bytes.
+// oneLine keeps a message on one table row, escaped, cut to n bytes.
 func oneLine(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = clean(strings.Join(strings.Fields(s), " "))
 	if len(s) <= n {
 		return s
 	}
@@ -334,10 +382,67 @@ func oneLine(s string, n int) string {
 	return s[:n] + "…"
 }
 
-// orNone shows the empty tenant.
+// orNone shows the empty tenant, and escapes another.
 func orNone(s string) string {
 	if s == "" {
 		return "(none)"
 	}
-	return s
+	return clean(s)
+}
+
+// clean escapes what in s could drive a terminal, for a text field of one
+// line: every control character (C0, DEL, C1; tabs and newlines too),
+// the bidirectional controls that reorder what follows (U+061C, U+200E,
+// U+200F, U+202A–U+202E, U+2066–U+2069) and bytes that are not UTF-8,
+// written as Go writes them (\x1b, \u202e). Text that holds none is
+// returned as it is. Everything the inbox holds comes from outside (a
+// provider, a sender, a handler's error), so every text output of it goes
+// through clean or cleanText; -json needs neither (JSON escapes controls,
+// and the consumer is a program).
+func clean(s string) string { return escape(s, false) }
+
+// cleanText is clean for text of several lines (a payload, an error):
+// newlines and tabs are kept.
+func cleanText(s string) string { return escape(s, true) }
+
+func escape(s string, multiline bool) string {
+	var (
+		b     strings.Builder
+		dirty bool // b holds s up to i, escaped
+	)
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		esc, ok := escaped(r, multiline)
+		if r == utf8.RuneError && size == 1 {
+			esc, ok = fmt.Sprintf(`\x%02x`, s[i]), true
+		}
+		switch {
+		case ok && !dirty:
+			b.WriteString(s[:i])
+			dirty = true
+			fallthrough
+		case ok:
+			b.WriteString(esc)
+		case dirty:
+			b.WriteString(s[i : i+size])
+		}
+		i += size
+	}
+	if !dirty {
+		return s
+	}
+	return b.String()
+}
+
+// escaped returns how r is written when it must be escaped.
+func escaped(r rune, multiline bool) (string, bool) {
+	switch {
+	case multiline && (r == '\n' || r == '\t'):
+		return "", false
+	case r < 0x20 || r == 0x7f:
+		return fmt.Sprintf(`\x%02x`, r), true
+	case r >= 0x80 && r < 0xa0, r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return fmt.Sprintf(`\u%04x`, r), true
+	}
+	return "", false
 }

@@ -100,7 +100,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	fs := flag.NewFlagSet("server", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", ":8080", "address to listen on")
-	dsn := fs.String("dsn", getenv("DATABASE_URL"), "PostgreSQL connection string; empty keeps the inbox in memory (default $DATABASE_URL)")
+	// The DSN's default is read from the environment after parsing, as the
+	// admin token's is, so that -help and a flag error, which print every
+	// flag's default, never print its password.
+	dsn := fs.String("dsn", "", "PostgreSQL connection string; empty keeps the inbox in memory (default $DATABASE_URL)")
 	schema := fs.String("schema", pgstore.DefaultSchema, "PostgreSQL schema for the inbox tables (with -dsn)")
 	failTypes := fs.String("fail-types", "", "comma-separated event types the demo handler rejects permanently (to see dead letters)")
 	workers := fs.Int("workers", webhooks.DefaultWorkers, "concurrent handlers")
@@ -120,6 +123,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	if *adminToken == "" {
 		*adminToken = getenv("ADMIN_TOKEN") // read here, so -help never prints it
+	}
+	dsnGiven := false
+	fs.Visit(func(f *flag.Flag) { dsnGiven = dsnGiven || f.Name == "dsn" })
+	if !dsnGiven {
+		*dsn = getenv("DATABASE_URL") // -dsn '' keeps the inbox in memory whatever the environment says
 	}
 	if *listProviders {
 		for _, name := range providers.Names() {

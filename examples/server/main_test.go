@@ -15,6 +15,8 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -608,4 +610,33 @@ func TestMetrics(t *testing.T) {
 		}
 		assert.True(t, strings.HasPrefix(l, "webhooks_"), "every metric is prefixed webhooks_: %s", l)
 	}
+}
+
+// TestHelpHidesTheDatabasePassword runs the built server as an operator
+// would, with DATABASE_URL holding a password: neither -help nor a flag
+// error prints it, nor any other part of the connection string's secret.
+func TestHelpHidesTheDatabasePassword(t *testing.T) {
+	t.Parallel()
+	bin := filepath.Join(t.TempDir(), "server")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	require.NoError(t, err, "go build: %s", out)
+	for _, args := range [][]string{{"-help"}, {"-h"}, {"-no-such-flag"}, {"-workers", "many"}} {
+		cmd := exec.Command(bin, args...)
+		cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://u:secretpw@db.internal:5432/inbox?sslmode=require&password=secretpw2", "ADMIN_TOKEN=secret-token")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		_ = cmd.Run()
+		all := stdout.String() + stderr.String()
+		assert.Contains(t, all, "-dsn", "%v prints the flags", args)
+		assert.NotContains(t, all, "secretpw", "%v", args)
+		assert.NotContains(t, all, "secret-token", "%v", args)
+	}
+	// A connection string that does not parse is refused without its
+	// password.
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), "DATABASE_URL=postgres://u:secretpw@db.internal:notaport/inbox", "DEMO_WEBHOOK_SECRET=x")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err, "the server refuses to start: %s", out)
+	assert.Contains(t, string(out), "connecting to PostgreSQL")
+	assert.NotContains(t, string(out), "secretpw")
 }

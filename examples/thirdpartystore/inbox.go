@@ -87,9 +87,9 @@ func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	return s.inner.Replay(ctx, req)
 }
 
-// Close implements ops.Store.
-func (s *Inbox) Close(ctx context.Context, req ops.CloseRequest) error {
-	return s.inner.Close(ctx, req)
+// CloseDeadLetter implements ops.Store.
+func (s *Inbox) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error {
+	return s.inner.CloseDeadLetter(ctx, req)
 }
 
 // Stats implements ops.Store.

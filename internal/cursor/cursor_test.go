@@ -82,3 +82,66 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestReplayCursor: a bulk replay's cursor keeps its position and
+// progress; it is refused by a listing, by a replay of another state, by a
+// dry run when it is a replay's (and the other way round), and with counts
+// a replay cannot have.
+func TestReplayCursor(t *testing.T) {
+	t.Parallel()
+	k := webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}
+	for _, state := range []webhooks.State{webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded} {
+		for _, dry := range []bool{false, true} {
+			r := Replay{Position: Position{State: state, At: t0, Key: k}, Done: 500, Total: 1203, DryRun: dry}
+			got, err := ParseReplay(r.String(), state, dry)
+			if err != nil || got.State != state || !got.At.Equal(t0) || got.Key != k || got.Done != 500 || got.Total != 1203 || got.DryRun != dry {
+				t.Errorf("ParseReplay(String()) of %+v = %+v, %v; want it back", r, got, err)
+			}
+			if _, err := ParseReplay(r.String(), state, !dry); !errors.Is(err, ops.ErrInvalidCursor) {
+				t.Errorf("ParseReplay(a cursor with DryRun %t, DryRun %t) error %v; want ops.ErrInvalidCursor", dry, !dry, err)
+			}
+			if _, err := Parse(r.String(), state); !errors.Is(err, ops.ErrInvalidCursor) {
+				t.Errorf("Parse(a replay's cursor) error %v; want ops.ErrInvalidCursor", err)
+			}
+		}
+		if _, err := ParseReplay(Position{State: state, At: t0, Key: k}.String(), state, false); !errors.Is(err, ops.ErrInvalidCursor) {
+			t.Errorf("ParseReplay(a listing's cursor) error %v; want ops.ErrInvalidCursor", err)
+		}
+	}
+	dead := Replay{Position: Position{State: webhooks.StateDead, At: t0, Key: k}, Done: 1, Total: 2}
+	if _, err := ParseReplay(dead.String(), webhooks.StateClosed, false); !errors.Is(err, ops.ErrInvalidCursor) {
+		t.Errorf("ParseReplay(a dead-letter replay's cursor, closed) error %v; want ops.ErrInvalidCursor", err)
+	}
+	for _, counts := range [][2]int{{0, 5}, {5, 5}, {6, 5}, {-1, 5}, {1, ops.MaxReplayLimit + 1}} {
+		r := dead
+		r.Done, r.Total = counts[0], counts[1]
+		if _, err := ParseReplay(r.String(), webhooks.StateDead, false); !errors.Is(err, ops.ErrInvalidCursor) {
+			t.Errorf("ParseReplay(Done %d, Total %d) error %v; want ops.ErrInvalidCursor", r.Done, r.Total, err)
+		}
+	}
+}
+
+// FuzzParseReplay: any string either fails with an error wrapping
+// ops.ErrInvalidCursor or yields a cursor that encodes back to itself.
+func FuzzParseReplay(f *testing.F) {
+	f.Add(Replay{Position: Position{State: webhooks.StateDead, Key: webhooks.InboxKey{Provider: "p", EventID: "e"}}, Done: 1, Total: 3}.String())
+	f.Add(Replay{Position: Position{State: webhooks.StateSucceeded, Key: webhooks.InboxKey{Provider: "p", EventID: "e"}}, Done: 2, Total: 3, DryRun: true}.String())
+	f.Add("e30")
+	f.Fuzz(func(t *testing.T, s string) {
+		for _, state := range []webhooks.State{webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded} {
+			for _, dry := range []bool{false, true} {
+				c, err := ParseReplay(s, state, dry)
+				if err != nil {
+					if !errors.Is(err, ops.ErrInvalidCursor) {
+						t.Fatalf("ParseReplay(%q) error %v does not wrap ops.ErrInvalidCursor", s, err)
+					}
+					continue
+				}
+				again, err := ParseReplay(c.String(), state, dry)
+				if err != nil || again.State != c.State || !again.At.Equal(c.At) || again.Key != c.Key || again.Done != c.Done || again.Total != c.Total {
+					t.Fatalf("round trip changed the cursor: %+v → %+v, %v", c, again, err)
+				}
+			}
+		}
+	})
+}

@@ -1,0 +1,320 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// reopenCases are the replays that undo an operator's mistake: a closed
+// dead letter replayed, a succeeded item run again.
+var reopenCases = []inboxCase{
+	{"ReplayGivesAFreshBudget", testReplayGivesAFreshBudget},
+	{"ReplayClosed", testReplayClosed},
+	{"ReplaySucceeded", testReplaySucceeded},
+	{"BulkReplayClosedWhenAsked", testBulkReplayClosedWhenAsked},
+	{"BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked},
+	{"BulkReplayLimits", testBulkReplayLimits},
+	{"BulkReplayInBatches", testBulkReplayInBatches},
+}
+
+// testReplayGivesAFreshBudget: by default a replay starts the item's
+// attempt count again, so an exhausted item gets the retry policy's whole
+// budget; its history keeps the earlier attempts.
+func testReplayGivesAFreshBudget(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	deadAfterTwoAttempts(t, s, env)
+	now := at(time.Hour)
+	mustReplay(t, s, replayOf(env.Key, now))
+	if it := mustGet(t, s, env.Key); it.Attempts != 0 {
+		t.Errorf("Get after a Replay with the defaults: Attempts = %d; want 0 (a fresh budget)", it.Attempts)
+	}
+	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
+	if l.Attempt != 1 {
+		t.Errorf("Acquire after a Replay with the defaults: Lease.Attempt = %d; want 1", l.Attempt)
+	}
+	mustSettle(t, s, succeed(l, now.Add(time.Second)))
+	checkHistory(t, s, env.Key, []ops.Attempt{
+		attemptOf(1, webhooks.AttemptRetried, base, at(time.Second), transient),
+		attemptOf(2, webhooks.AttemptDeadLettered, at(10*time.Second), at(11*time.Second), permanent),
+		attemptOf(3, webhooks.AttemptSucceeded, now, now.Add(time.Second), webhooks.Failure{}),
+	}, "after a replay with the defaults and a success (the earlier attempts kept)")
+}
+
+// testReplayClosed: a closed dead letter can be replayed by its key: it
+// becomes pending with a fresh budget, and the audit trail keeps the
+// closing and the replay.
+func testReplayClosed(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	dead := deadAfterTwoAttempts(t, s, env)
+	mustClose(t, s, closeOf(env.Key, at(time.Minute)))
+	now := at(time.Hour)
+	res := mustReplay(t, s, replayOf(env.Key, now))
+	wantReplayed(t, "Replay of a closed item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+	want := replayedItem(dead, now, now, true)
+	checkStored(t, s, want, "after a Replay of a closed item (ClosedAt and DeadAt cleared)")
+	checkAudit(t, s, env.Key, []ops.Audit{closeAudit(at(time.Minute)), replayAudit(now)}, "after a Replay of a closed item")
+	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
+	if l := mustAcquireKey(t, s, env.Key, now, leaseFor); l.Attempt != 1 {
+		t.Errorf("Acquire after a Replay of a closed item: Lease.Attempt = %d; want 1", l.Attempt)
+	}
+}
+
+// testReplaySucceeded: a succeeded item can be run again by its key.
+func testReplaySucceeded(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
+	mustSettle(t, s, succeed(l, at(time.Second)))
+	done := mustGet(t, s, env.Key)
+	now := at(time.Hour)
+	res := mustReplay(t, s, replayOf(env.Key, now))
+	wantReplayed(t, "Replay of a succeeded item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+	want := done
+	want.State = webhooks.StatePending
+	want.NextAttemptAt = now
+	want.CompletedAt = time.Time{}
+	want.UpdatedAt = now
+	want.Attempts = 0
+	checkStored(t, s, want, "after a Replay of a succeeded item (CompletedAt cleared)")
+	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after a Replay of a succeeded item")
+	l = mustAcquireKey(t, s, env.Key, now, leaseFor)
+	if l.Attempt != 1 {
+		t.Errorf("Acquire after a Replay of a succeeded item: Lease.Attempt = %d; want 1", l.Attempt)
+	}
+	mustSettle(t, s, succeed(l, now.Add(time.Second)))
+	if h := mustDetail(t, s, env.Key).History; len(h) != 2 || h[0].Outcome != webhooks.AttemptSucceeded || h[1].Number != 2 {
+		t.Errorf("Get after running a succeeded item again: %d attempts; want both runs, numbered 1 and 2", len(h))
+	}
+}
+
+// testBulkReplayClosedWhenAsked: a bulk replay takes closed items only
+// when its query asks for them by state, and then only closed ones.
+func testBulkReplayClosedWhenAsked(t *testing.T, s Store) {
+	specs := mixedDeadLetters(t, s)
+	closed := []webhooks.InboxKey{specs[0].key, specs[5].key, specs[6].key}
+	for i, k := range closed {
+		mustClose(t, s, closeOf(k, at(time.Hour+time.Duration(i)*time.Minute)))
+	}
+	now := at(2 * time.Hour)
+	q := ops.Query{State: webhooks.StateClosed, Limit: 100}
+	req := bulkReplay(q, now)
+	req.DryRun = true
+	dry := mustReplay(t, s, req)
+	req.DryRun = false
+	res := mustReplay(t, s, req)
+	wantReplayed(t, "Replay of closed items after its dry run", res, dry.Items)
+	want := []webhooks.InboxKey{closed[2], closed[1], closed[0]} // newest closing first
+	if got := replayedKeys(res); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Replay(%s) replayed:%s\nwant the closed items, newest closing first:%s", fmtReplay(bulkReplay(q, now)), fmtKeys(got), fmtKeys(want))
+	}
+	for _, k := range closed {
+		if it := mustGet(t, s, k); it.State != webhooks.StatePending || !it.ClosedAt.IsZero() {
+			t.Errorf("Get(%s) after a bulk replay of closed items: State %s, ClosedAt %s; want %s, none", fmtKey(k), it.State, fmtTime(it.ClosedAt), webhooks.StatePending)
+		}
+	}
+	if got := len(mustList(t, s, ops.Query{Limit: 100}).Items); got != len(specs)-len(closed) {
+		t.Errorf("after a bulk replay of closed items, %d dead letters listed; want the %d left dead", got, len(specs)-len(closed))
+	}
+}
+
+// testBulkReplaySucceededWhenAsked: a bulk replay runs succeeded items
+// again only when its query asks for them by state; From and To bound
+// when they completed.
+func testBulkReplaySucceededWhenAsked(t *testing.T, s Store) {
+	var keys []webhooks.InboxKey
+	for i := range 4 {
+		env := envelope(key(fmt.Sprintf("ok_%d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Minute))
+		mustEnqueue(t, s, env)
+		l := mustAcquireKey(t, s, env.Key, env.ReceivedAt, leaseFor)
+		mustSettle(t, s, succeed(l, env.ReceivedAt.Add(time.Second)))
+		keys = append(keys, env.Key)
+	}
+	makeDead(t, s, envelope(key("dead"), "d", at(time.Hour)), at(time.Hour))
+	now := at(2 * time.Hour)
+	q := ops.Query{State: webhooks.StateSucceeded, From: at(time.Minute), To: at(3 * time.Minute), Limit: 100}
+	res := mustReplay(t, s, bulkReplay(q, now))
+	want := []webhooks.InboxKey{keys[2], keys[1]} // completed in [1m, 3m), newest first
+	if got := replayedKeys(res); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Replay(%s) replayed:%s\nwant the succeeded items completed in the window, newest first:%s", fmtReplay(bulkReplay(q, now)), fmtKeys(got), fmtKeys(want))
+	}
+	for i, k := range keys {
+		wantState := webhooks.StateSucceeded
+		if i == 1 || i == 2 {
+			wantState = webhooks.StatePending
+		}
+		if it := mustGet(t, s, k); it.State != wantState {
+			t.Errorf("Get(%s) after a bulk replay of succeeded items: State %s; want %s", fmtKey(k), it.State, wantState)
+		}
+	}
+	if it := mustGet(t, s, key("dead")); it.State != webhooks.StateDead {
+		t.Errorf("a bulk replay of succeeded items replayed a dead letter: State %s; want %s", it.State, webhooks.StateDead)
+	}
+}
+
+// mustList requires List(q) to succeed.
+func mustList(t *testing.T, s Store, q ops.Query) ops.Page {
+	t.Helper()
+	p, err := s.List(t.Context(), q)
+	if err != nil {
+		t.Fatalf("List(%s): %v; want no error", fmtQuery(q), err)
+	}
+	return p
+}
+
+// testBulkReplayLimits: a bulk replay over the most items one may take, or
+// spread over longer than the most a spread may last (2,999 dead letters
+// once went to the 2170s), is refused with ErrInvalidRequest and changes
+// nothing; the most is allowed.
+func testBulkReplayLimits(t *testing.T, s Store) {
+	env := envelope(key("evt_1"), "p", base)
+	makeDead(t, s, env, base)
+	before := mustDetail(t, s, env.Key)
+	now := at(time.Hour)
+	tooMany := bulkReplay(ops.Query{Limit: ops.MaxReplayLimit + 1}, now)
+	tooLong := bulkReplay(ops.Query{Limit: 10}, now)
+	tooLong.Spread = ops.MaxReplaySpread + time.Microsecond
+	centuries := bulkReplay(ops.Query{Limit: 10}, now)
+	centuries.Spread = 150 * 365 * 24 * time.Hour
+	for _, req := range []ops.ReplayRequest{tooMany, tooLong, centuries} {
+		for _, dry := range []bool{true, false} {
+			req.DryRun = dry
+			res, err := s.Replay(t.Context(), req)
+			if !errors.Is(err, ops.ErrInvalidRequest) || len(res.Items) != 0 {
+				t.Errorf("Replay(%s) = %d items, error %v; want none and an error wrapping ops.ErrInvalidRequest", fmtReplay(req), len(res.Items), err)
+			}
+		}
+	}
+	checkStored(t, s, before.Item, "after refused bulk replays (nothing may change)")
+
+	most := bulkReplay(ops.Query{Limit: ops.MaxReplayLimit}, now)
+	most.Spread = ops.MaxReplaySpread
+	res := mustReplay(t, s, most)
+	wantReplayed(t, "Replay(the most items, the longest spread)", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+	if res.Done != 1 || res.Total != 1 || res.Next != "" {
+		t.Errorf("Replay(the most items) of one dead letter: Done %d, Total %d, Next %q; want 1, 1 and none", res.Done, res.Total, res.Next)
+	}
+}
+
+// manyDeadLetters dead-letters n items of one provider, one a second from
+// base, e0000 first, and returns their keys newest first.
+func manyDeadLetters(t *testing.T, s Store, n int) []webhooks.InboxKey {
+	t.Helper()
+	keys := make([]webhooks.InboxKey, n)
+	for i := range n {
+		env := envelope(key(fmt.Sprintf("e%04d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Second))
+		mustEnqueue(t, s, env)
+		keys[n-1-i] = env.Key
+	}
+	for done := 0; done < n; {
+		leases, err := acquire(t, s, at(time.Duration(n)*time.Second), leaseFor, 100)
+		if err != nil || len(leases) == 0 {
+			t.Fatalf("setup: Acquire = %d leases, %v; want up to 100", len(leases), err)
+		}
+		for _, l := range leases {
+			mustSettle(t, s, deadLetter(l, permanent, l.Item.ReceivedAt))
+		}
+		done += len(leases)
+	}
+	return keys
+}
+
+// replayCalls runs the bulk replay req to its end, a call at a time, and
+// returns every call's result.
+func replayCalls(t *testing.T, s Store, req ops.ReplayRequest) []ops.ReplayResult {
+	t.Helper()
+	q := *req.Query
+	req.Query = &q
+	var calls []ops.ReplayResult
+	for {
+		res := mustReplay(t, s, req)
+		calls = append(calls, res)
+		if res.Next == "" {
+			return calls
+		}
+		if len(calls) > ops.MaxReplayLimit/ops.ReplayBatch {
+			t.Fatalf("Replay(%s) goes on after %d calls", fmtReplay(req), len(calls))
+		}
+		q.After = res.Next
+	}
+}
+
+// testBulkReplayInBatches: a bulk replay larger than ops.ReplayBatch goes
+// through it a call at a time, by cursor, each item at its place in the
+// spread over the whole replay; a dry run's cursor does not continue a
+// replay, nor a listing's; an item the replay already replayed, dead again
+// before the replay ends, is not taken again, and one replayed by someone
+// else meanwhile is not either.
+func testBulkReplayInBatches(t *testing.T, s Store) {
+	const n = ops.ReplayBatch + 100
+	keys := manyDeadLetters(t, s, n)
+	now := at(2 * time.Hour)
+	req := bulkReplay(ops.Query{Limit: ops.MaxReplayLimit}, now)
+	req.Spread = n * time.Second // item i due at now + i seconds
+	want := make([]ops.Replayed, n)
+	for i, k := range keys {
+		want[i] = ops.Replayed{Key: k, DueAt: now.Add(time.Duration(i) * time.Second)}
+	}
+
+	req.DryRun = true
+	dry := replayCalls(t, s, req)
+	if len(dry) != 2 || len(dry[0].Items) != ops.ReplayBatch || dry[0].Done != ops.ReplayBatch || dry[0].Total != n ||
+		dry[1].Done != n || dry[1].Total != n {
+		t.Fatalf("Replay(DryRun) of %d dead letters: %d calls; want 2: %d items (Done %d of Total %d), then the rest", n, len(dry), ops.ReplayBatch, ops.ReplayBatch, n)
+	}
+	wantReplayed(t, "Replay(DryRun) of two batches", ops.ReplayResult{Items: append(dry[0].Items, dry[1].Items...)}, want)
+	wantList(t, s, ops.Query{}, keys)
+
+	req.DryRun = false
+	first := req
+	q := *req.Query
+	q.After = dry[0].Next
+	first.Query = &q
+	if _, err := s.Replay(t.Context(), first); !errors.Is(err, ops.ErrInvalidCursor) {
+		t.Errorf("Replay continued with a dry run's cursor: error %v; want ops.ErrInvalidCursor", err)
+	}
+	page := mustList(t, s, ops.Query{Limit: 2})
+	q.After = page.Next
+	if _, err := s.Replay(t.Context(), first); !errors.Is(err, ops.ErrInvalidCursor) {
+		t.Errorf("Replay with a listing's cursor: error %v; want ops.ErrInvalidCursor", err)
+	}
+	wantList(t, s, ops.Query{}, keys) // nothing replayed
+
+	res := mustReplay(t, s, req)
+	if len(res.Items) != ops.ReplayBatch || res.Done != ops.ReplayBatch || res.Total != n || res.Next == "" {
+		t.Fatalf("Replay of %d dead letters, first call: %d items, Done %d, Total %d, Next %q; want %d, %d, %d and a cursor",
+			n, len(res.Items), res.Done, res.Total, res.Next, ops.ReplayBatch, ops.ReplayBatch, n)
+	}
+	wantReplayed(t, "Replay of two batches, first call", res, want[:ops.ReplayBatch])
+
+	// Meanwhile the first item dies again, and one of the second batch is
+	// replayed by someone else.
+	l := mustAcquireKey(t, s, keys[0], now, leaseFor)
+	mustSettle(t, s, deadLetter(l, permanent, now.Add(time.Second)))
+	mustReplay(t, s, replayOf(keys[n-50], now))
+
+	q = *req.Query
+	q.After = res.Next
+	req.Query = &q
+	res = mustReplay(t, s, req)
+	if res.Done != n-1 || res.Total != n || res.Next != "" {
+		t.Errorf("Replay of %d dead letters, second call: Done %d, Total %d, Next %q; want %d (one left the dead letters), %d and none", n, res.Done, res.Total, res.Next, n-1, n)
+	}
+	// The second call's items take the places after the first call's, in
+	// the order it finds them.
+	second := slices.Concat(keys[ops.ReplayBatch:n-50], keys[n-49:])
+	want = want[:0]
+	for i, k := range second {
+		want = append(want, ops.Replayed{Key: k, DueAt: now.Add(time.Duration(ops.ReplayBatch+i) * time.Second)})
+	}
+	wantReplayed(t, "Replay of two batches, second call", res, want)
+	for _, r := range res.Items {
+		checkAudit(t, s, r.Key, []ops.Audit{replayAudit(now)}, "after a replay in two batches")
+	}
+	wantList(t, s, ops.Query{}, keys[:1])
+}
