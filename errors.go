@@ -33,8 +33,9 @@ var (
 	// already received arrives again with a different payload digest.
 	ErrPayloadConflict = errors.New("webhooks: event ID reused with a different payload")
 
-	// ErrNoHandler is the cause of the permanent failure a Mux reports for
-	// an event type no pattern matches.
+	// ErrNoHandler is what a Mux answers for an event type no pattern
+	// matches; the Processor acknowledges such an event instead of failing
+	// it (see Dispatcher).
 	ErrNoHandler = errors.New("webhooks: no handler registered for this event type")
 
 	// ErrDuplicateProvider is returned by Registry.Register when the

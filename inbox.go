@@ -237,8 +237,10 @@ type Settlement struct {
 	// Outcome is AttemptSucceeded, AttemptRetried, AttemptDeadLettered or
 	// AttemptAbandoned.
 	Outcome AttemptOutcome
-	// Failure describes the failure of a retried or dead-lettered attempt.
-	// Its Message is at most 2048 bytes of valid UTF-8 without NUL bytes
+	// Failure describes the failure of a retried or dead-lettered attempt;
+	// on a succeeded one it is an optional note that the attempt's history
+	// keeps (FailureNoHandler: acknowledged without a handler) and that
+	// never becomes the item's LastError. Its Message is at most 2048 bytes of valid UTF-8 without NUL bytes
 	// (the Processor cuts longer ones), so every store can keep it as is.
 	Failure Failure
 	// RetryAt is when a retried item is due again.

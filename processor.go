@@ -34,6 +34,18 @@ const (
 	// costs nothing while idle.
 	DefaultWorkers       = 100
 	DefaultLeaseDuration = 30 * time.Second
+	// DefaultHandlerTimeout bounds each dispatch: long enough for any
+	// handler that does its work inline (a provider gives up on a
+	// delivery's answer within seconds, so handlers are not meant to take
+	// longer than minutes), short enough that a hung handler, whose lease
+	// the processor keeps renewing, does not hold its item and a worker
+	// for good.
+	DefaultHandlerTimeout = 5 * time.Minute
+	// DefaultShutdownGrace is how long handlers running when Run's context
+	// ends may go on: half of the 30 seconds Kubernetes waits between
+	// SIGTERM and SIGKILL (systemd waits 90), which leaves the other half
+	// for their settlements and the HTTP server's shutdown.
+	DefaultShutdownGrace = 15 * time.Second
 )
 
 // The Processor's other defaults, which its options document.
@@ -125,15 +137,22 @@ func WithPollInterval(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.pollInterval = d })
 }
 
-// WithHandlerTimeout bounds each dispatch; one that overruns fails with
-// FailureTimeout (transient). Defaults to 0: no limit.
+// WithHandlerTimeout bounds each dispatch: the handler's context is
+// cancelled after d, and a handler that overran fails with FailureTimeout
+// (transient; an error it classified itself keeps its class). Zero
+// removes the bound, so that a hung handler holds its item, its lease
+// renewed, until the process ends. Defaults to DefaultHandlerTimeout
+// (5 minutes).
 func WithHandlerTimeout(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.handlerTO = d })
 }
 
 // WithShutdownGrace sets how long running handlers may go on after Run's
-// context ends before their contexts are cancelled (and their leases
-// abandoned). Defaults to 0: cancel at once.
+// context ends (the host's SIGTERM) before their contexts are cancelled
+// and the leases of those that stop for it are given back, their attempt
+// not counted. Zero cancels them at once. Run returns as soon as the last
+// handler is done, so the grace only costs time while handlers run.
+// Defaults to DefaultShutdownGrace (15 seconds).
 func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.grace = d })
 }
@@ -167,6 +186,8 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	cfg := processorConfig{
 		workers:       DefaultWorkers,
 		leaseDuration: DefaultLeaseDuration,
+		handlerTO:     DefaultHandlerTimeout,
+		grace:         DefaultShutdownGrace,
 		pollInterval:  defaultPollInterval,
 		storeTimeout:  defaultStoreTimeout,
 		policy:        ExponentialPolicy{},
@@ -199,6 +220,17 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 		}
 	}
 	return &Processor{store: store, dispatcher: dispatcher, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+}
+
+// Handles reports whether the processor's dispatcher has a handler for
+// eventType: what the dispatcher's Handles method says (a *Mux has one),
+// or true for a dispatcher without one. A Receiver given the processor
+// (WithProcessor) stores only the types it handles.
+func (p *Processor) Handles(eventType string) bool {
+	if h, ok := p.dispatcher.(interface{ Handles(eventType string) bool }); ok {
+		return h.Handles(eventType)
+	}
+	return true
 }
 
 // Wake tells the processor that work may be due now. It never blocks and may

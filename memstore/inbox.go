@@ -369,6 +369,9 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 	default:
 		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
+	if st.Outcome == webhooks.AttemptSucceeded {
+		failure = st.Failure // a note for the history (FailureNoHandler), never LastError
+	}
 	e.record(st.Outcome, now, failure)
 	s.unheldLocked(e)
 	e.settledBy = e.token

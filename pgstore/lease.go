@@ -202,7 +202,8 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	)
 	switch st.Outcome {
 	case webhooks.AttemptSucceeded:
-		sql, args = s.sql.succeed, []any{now}
+		note, noteMsg := failureOf(st)
+		sql, args = s.sql.succeed, []any{now, note, noteMsg}
 	case webhooks.AttemptRetried:
 		var retryAt *time.Time
 		if !s.dbClock {
@@ -226,11 +227,17 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	return err
 }
 
-// failureOf returns the failure a settlement carries, as leaseLost
-// records it: its class and message, storable, for a retried or
-// dead-lettered attempt; nil, nil otherwise.
+// failureOf returns the failure a settlement carries, storable: its class
+// and message for a retried or dead-lettered attempt, and for a succeeded
+// one with a note (webhooks.Settlement.Failure); nil, nil otherwise.
 func failureOf(st webhooks.Settlement) (class, msg *string) {
-	if st.Outcome != webhooks.AttemptRetried && st.Outcome != webhooks.AttemptDeadLettered {
+	switch st.Outcome {
+	case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
+	case webhooks.AttemptSucceeded:
+		if st.Failure.Class == "" && st.Failure.Message == "" {
+			return nil, nil
+		}
+	default:
 		return nil, nil
 	}
 	c, m := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
@@ -362,7 +369,10 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 	}
 	for _, i := range lost {
 		st := settlements[i]
-		class, msg := failureOf(st)
+		var class, msg *string
+		if st.Outcome != webhooks.AttemptSucceeded { // a success's note is no failure of the lost attempt
+			class, msg = failureOf(st)
+		}
 		s.leaseLost(ctx, st.Lease, s.now(st.Now), class, msg)
 	}
 	return nil
@@ -436,7 +446,7 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
 	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
-	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()))
+	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
 	if errors.Is(err, webhooks.ErrAlreadySettled) {
 		// Completed already by this very transaction (a handler that
 		// completes twice): nothing to refuse.

@@ -299,8 +299,10 @@ const settledSet = `
 	lease_expires_at = NULL,
 	settled_token = lease_token`
 
-// succeedSQL: $5 now. The item's last error is cleared: the history keeps
-// every failure.
+// succeedSQL: $5 now, $6 and $7 the class and message of the
+// settlement's note for the history (NULL for none, see
+// webhooks.Settlement.Failure). The item's last error is cleared: the
+// history keeps every failure.
 var succeedSQL = settleSQL(`
 	state = 'succeeded',
 	completed_at = coalesce($5::timestamptz, now()),
@@ -308,7 +310,7 @@ var succeedSQL = settleSQL(`
 	next_attempt_at = NULL,
 	last_error_class = NULL,
 	last_error_message = NULL,
-	last_error_at = NULL,`+settledSet, "succeeded", "NULL", "NULL")
+	last_error_at = NULL,`+settledSet, "succeeded", "$6::text", "$7::text")
 
 // retrySQL: $5 now, $6 retry at (NULL with the database clock), $7 retry
 // delay from now (µs), $8 error class, $9 error message.

@@ -154,7 +154,7 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 	}
 	registry := webhooks.NewRegistry()
 	registry.MustRegister(nodeProvider, verifier)
-	rcvOpts := []webhooks.ReceiverOption{webhooks.WithLogger(logger), webhooks.WithWaker(proc)}
+	rcvOpts := []webhooks.ReceiverOption{webhooks.WithLogger(logger), webhooks.WithProcessor(proc)}
 	if cfg.StoreTimeout > 0 {
 		rcvOpts = append(rcvOpts, webhooks.WithStoreTimeout(cfg.StoreTimeout))
 	}
