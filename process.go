@@ -50,6 +50,24 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 	}
 
+	if lease.Held && r.starter != nil { // only a LeaseStarter holds leases
+		// Held since its acquisition (no worker was free, or it was
+		// taken over from a crashed attempt): its attempt starts now, for
+		// good, before its handler runs.
+		if err := r.starter.start(lease); err != nil {
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadySettled) {
+				r.renewer.remove(lease)
+				log.WarnContext(r.ctx, "lease lost before its handler started; the item's new holder will run it", "err", err)
+				return
+			}
+			// Unstarted, it costs nothing to give back: it is due again
+			// at once, here or elsewhere.
+			log.WarnContext(r.ctx, "starting a held lease failed; giving it back unrun, without counting its attempt", "err", err)
+			r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+			return
+		}
+	}
+
 	hctx, cancel := context.WithCancelCause(r.handlerBase)
 	defer cancel(nil)
 	if p.cfg.handlerTO > 0 {

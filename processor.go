@@ -278,6 +278,11 @@ func (p *Processor) Run(ctx context.Context) error {
 	r := &run{ctx: ctx, handlerBase: handlerBase}
 	r.renewer = newRenewer(p)
 	r.settler = newSettler(p, r.renewer)
+	var starting sync.WaitGroup
+	if ls, ok := p.store.(LeaseStarter); ok {
+		r.starter = newStarter(p, ls)
+		starting.Go(func() { r.starter.run(detached) })
+	}
 	stopRenewing := make(chan struct{})
 	var renewing, settling sync.WaitGroup
 	renewing.Go(func() { r.renewer.run(detached, stopRenewing) })
@@ -294,7 +299,13 @@ func (p *Processor) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	for range p.cfg.workers {
 		workers.Go(func() {
-			for lease := range jobs {
+			for {
+				r.idle.Add(1)
+				lease, ok := <-jobs
+				r.idle.Add(-1)
+				if !ok {
+					return
+				}
 				p.process(r, lease)
 				slots <- struct{}{}
 			}
@@ -325,6 +336,10 @@ func (p *Processor) Run(ctx context.Context) error {
 	close(workersDone)
 	// Every worker has handed its settlement over: settle them all, keeping
 	// their leases alive meanwhile, then stop renewing.
+	if r.starter != nil {
+		close(r.starter.jobs)
+		starting.Wait()
+	}
 	close(r.settler.jobs)
 	settling.Wait()
 	close(stopRenewing)
@@ -339,6 +354,9 @@ type run struct {
 	handlerBase context.Context // handlers' parent; cancelled after the grace
 	renewer     *renewer
 	settler     *settler
+	starter     *starter // nil unless the store is a LeaseStarter
+	// idle counts the workers waiting for a lease.
+	idle atomic.Int32
 }
 
 // acquireLoop leases due items while there is room for them, until ctx
@@ -399,7 +417,11 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			id = rand.Text()
 		}
 		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-		leases, err := p.acquire(actx, want, id, repeat)
+		// With a LeaseStarter, only the leases an idle worker takes at
+		// once start with the acquisition; the rest are held until a
+		// worker starts them, so a crash costs them no attempt.
+		start := min(want, max(0, int(r.idle.Load())-len(jobs)))
+		leases, err := p.acquire(actx, want, start, id, repeat)
 		cancel()
 		if len(leases) > want {
 			p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
@@ -447,10 +469,14 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	}
 }
 
-// acquire leases up to n due items in the acquisition id, or returns
-// the leases held under id.
-func (p *Processor) acquire(ctx context.Context, n int, id string, repeat bool) ([]*Lease, error) {
+// acquire leases up to n due items in the acquisition id, start of them
+// started and the others held when the store is a LeaseStarter, or
+// returns the leases held under id.
+func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat bool) ([]*Lease, error) {
+	_, hold := p.store.(LeaseStarter)
 	return p.store.Acquire(ctx, AcquireRequest{
+		Hold:          hold,
+		Start:         start,
 		Now:           p.cfg.clock.Now(),
 		LeaseDuration: p.cfg.leaseDuration,
 		Max:           n,

@@ -601,7 +601,8 @@ func TestProcessorDeadLettersCrashLoops(t *testing.T) {
 	assert.Equal(t, webhooks.StateDead, it.State)
 	assert.Equal(t, webhooks.FailureLeaseExpired, it.LastError.Class)
 	assert.Contains(t, it.LastError.Message, "attempt 2 ended without being settled")
-	assert.Equal(t, 3, it.Attempts)
+	assert.Equal(t, 2, it.Attempts, "the attempts that ran, as many as the policy allows: the dead-lettering is no attempt")
+	assert.Equal(t, []webhooks.AttemptOutcome{ops.OutcomeCrashed, ops.OutcomeCrashed}, outcomesOf(it), "the history holds the attempts that ran")
 	assert.False(t, ran.Load(), "an item over its attempt limit is not run again")
 }
 
