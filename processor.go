@@ -73,7 +73,14 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // many as there are free workers and room in a small queue in front of
 // them, so the next batch is being leased while the workers run the last;
 // leases waiting in that queue are kept alive like those of running
-// handlers. Settlements are handed to a settler, so a worker goes on at
+// handlers. With a store that is a LeaseStarter (memstore and pgstore
+// are), only the leases idle workers take at once start with the
+// acquisition; those that wait in the queue, and every lease taken over
+// from a crashed attempt, are held and started, in batches, when a worker
+// takes them, before their handlers run: a crash of the process costs an
+// attempt only to the items whose handlers had started, and an item whose
+// crashed attempts exhausted the retry policy is dead-lettered without
+// another attempt counted. Settlements are handed to a settler, so a worker goes on at
 // once; with a store that is a BatchSettler, the settlements that pile up
 // while one batch is being settled go together in the next.
 //
