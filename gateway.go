@@ -359,7 +359,8 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	}
-	return &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: make(chan struct{}, cfg.maxInFlight)}, nil
+	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: make(chan struct{}, cfg.maxInFlight)}
+	return g, nil
 }
 
 // Receive verifies req for route and stores it in the inbox. It never

@@ -80,9 +80,10 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // takes them, before their handlers run: a crash of the process costs an
 // attempt only to the items whose handlers had started, and an item whose
 // crashed attempts exhausted the retry policy is dead-lettered without
-// another attempt counted. Settlements are handed to a settler, so a worker goes on at
-// once; with a store that is a BatchSettler, the settlements that pile up
-// while one batch is being settled go together in the next.
+// another attempt counted. Settlements are handed to a settler, so a
+// worker goes on at once; with a store that is a BatchSettler, the
+// settlements that pile up while one batch is being settled go together in
+// the next.
 //
 // Each acquisition has an ID of its own (AcquireRequest.ID). After an
 // acquisition fails, the processor asks for the same one again, after the
