@@ -65,6 +65,13 @@ func eventFromLease(l *Lease) Event {
 // Delivery is at least once: a dispatcher may see the same event again
 // (after a crash, or a replay) and must be idempotent in its own effects.
 // A *Mux routes events to a Dispatcher per event type.
+//
+// An error wrapping ErrNoHandler says that nothing handles the event's
+// type: the Processor acknowledges the event (its attempt succeeds, noted
+// FailureNoHandler in the history) instead of retrying it. A dispatcher
+// that can tell which types it handles before it is given an event, as a
+// Mux can, says so with a method Handles(eventType string) bool, which
+// Processor.Handles reports to a Receiver (see WithProcessor).
 type Dispatcher interface {
 	Dispatch(ctx context.Context, ev Event) error
 }
@@ -81,9 +88,13 @@ func (f DispatcherFunc) Dispatch(ctx context.Context, ev Event) error { return f
 // "invoice.payment.failed" but not "invoice"), or "*" for everything. The
 // most specific pattern wins: exact, then the longest prefix, then "*".
 //
-// An event no pattern matches fails permanently with ErrNoHandler, so it is
-// dead-lettered and can be replayed once a handler exists; register "*" to
-// take every other event instead (a no-op there acknowledges them).
+// An event no pattern matches is answered with ErrNoHandler, and the
+// Processor acknowledges it: GitHub's ping, and every type the host never
+// handles, ends succeeded rather than as a dead letter, with its attempt
+// noted FailureNoHandler. A Receiver given the Processor (WithProcessor)
+// does not even store such events. To keep them for later instead, register
+// "*" with a handler that returns a Permanent error, and replay the dead
+// letters once their handler exists.
 // Patterns apply to every provider; route by provider in a DispatcherFunc
 // in front of one Mux per provider. A Mux is safe for concurrent use; the
 // zero Mux is ready to use.
@@ -139,6 +150,13 @@ func (m *Mux) Dispatcher(eventType string) (Dispatcher, bool) {
 	m.mu.RLock()
 	defer m.mu.RUnlock()
 	return m.patterns.match(eventType)
+}
+
+// Handles reports whether a pattern matches eventType, so that a
+// Dispatch of an event of that type reaches a handler.
+func (m *Mux) Handles(eventType string) bool {
+	_, ok := m.Dispatcher(eventType)
+	return ok
 }
 
 // Dispatch implements Dispatcher.

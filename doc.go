@@ -35,7 +35,7 @@
 // POST {prefix}{provider}[/{tenant}] that verifies, deduplicates and stores
 // each webhook, answering 2xx only once the store made it durable:
 //
-//	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithWaker(processor))
+//	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithProcessor(processor))
 //	mux.Handle("/webhooks/", receiver)
 //
 // See [ReceiveStatus] for the answers, and [WithPathPrefix] for mounting it

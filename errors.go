@@ -44,8 +44,9 @@ var (
 	// chosen by the sender (see TenantScoped and WithTenants).
 	ErrTenantNotServed = errors.New("webhooks: the provider serves no tenant routes: its secrets are the same for every tenant (use TenantSecrets, or name the provider in WithTenants if its own credentials are per tenant)")
 
-	// ErrNoHandler is the cause of the permanent failure a Mux reports for
-	// an event type no pattern matches.
+	// ErrNoHandler is what a Mux answers for an event type no pattern
+	// matches; the Processor acknowledges such an event instead of failing
+	// it (see Dispatcher).
 	ErrNoHandler = errors.New("webhooks: no handler registered for this event type")
 
 	// ErrDuplicateProvider is returned by Registry.Register when the

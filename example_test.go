@@ -11,16 +11,17 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // The quick start: verify GitHub webhooks, store them in an inbox, and handle
 // them on a processor. A real host mounts the gateway on its own server
 // (mux.Handle("/webhooks/", receiver)) and reads the secret from its configuration.
 func Example() {
+	const secret = "It's a Secret to Everybody"
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
 
-	github, err := webhooks.NewHMACVerifier(providers.GitHubOptions(),
-		webhooks.StaticSecrets("It's a Secret to Everybody"))
+	github, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.StaticSecrets(secret))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -29,7 +30,7 @@ func Example() {
 
 	handled := make(chan webhooks.Event, 1)
 	mux := webhooks.NewMux()
-	mux.MustHandleFunc("ping", func(ctx context.Context, ev webhooks.Event) error {
+	mux.MustHandleFunc("push", func(ctx context.Context, ev webhooks.Event) error {
 		handled <- ev // your business logic; return an error to retry
 		return nil
 	})
@@ -38,7 +39,8 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	gw, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithWaker(proc))
+	// The receiver wakes the processor and stores only what it handles.
+	gw, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithProcessor(proc))
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -48,7 +50,8 @@ func Example() {
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
 
-	// GitHub's documented example delivery.
+	// GitHub's documented example delivery: a new webhook's ping, which no
+	// handler takes, answered 200 and not stored.
 	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/webhooks/github", strings.NewReader("Hello, World!"))
 	req.Header.Set("X-Hub-Signature-256", "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17")
 	req.Header.Set("X-GitHub-Event", "ping")
@@ -58,7 +61,21 @@ func Example() {
 		log.Fatal(err)
 	}
 	resp.Body.Close()
-	fmt.Println(resp.Status)
+	fmt.Println("ping:", resp.Status)
+
+	// A push, signed as GitHub signs it.
+	push, err := webhookstest.Sign("github", secret, srv.URL+"/webhooks/github",
+		webhookstest.Message{Type: "push", ID: "0b989ba4-242f-11e5-81e1-c7b6a1d7b1e6"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	req, _ = push.Request(ctx)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		log.Fatal(err)
+	}
+	resp.Body.Close()
+	fmt.Println("push:", resp.Status)
 
 	ev := <-handled
 	fmt.Println("handled", ev.Provider, ev.Type, ev.ID)
@@ -68,6 +85,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	// Output:
-	// 202 Accepted
-	// handled github ping 72d3162e-cc78-11e3-81ab-4c9367dc0958
+	// ping: 200 OK
+	// push: 202 Accepted
+	// handled github push 0b989ba4-242f-11e5-81e1-c7b6a1d7b1e6
 }

@@ -69,7 +69,7 @@ const (
 	StatusInternalError                            // 500: a verifier or store panicked
 	StatusHandshake                                // the verifier's Response (200 by default): a provider challenge, nothing stored
 	StatusInvalid                                  // 400: a tenant, event ID, type or replay key that cannot be stored (valid UTF-8 without NUL, at most 512 bytes)
-	StatusIgnored                                  // 200: verified, but of an event type the host does not subscribe to (see WithSubscriptions); not stored
+	StatusIgnored                                  // 200: verified, but of an event type the host has no handler for (see WithProcessor); not stored
 	StatusNotFound                                 // 404: a tenant path segment for a provider that serves none (see TenantScoped and WithTenants)
 )
 
@@ -174,8 +174,6 @@ type Receiver struct {
 	inbox    Enqueuer
 	replay   ReplayStore
 	cfg      receiverConfig
-	// subscribed holds WithSubscriptions' patterns; nil takes every type.
-	subscribed *patterns[struct{}]
 	// inFlight holds a token per request being handled (WithMaxInFlight).
 	inFlight chan struct{}
 
@@ -194,12 +192,12 @@ type receiverConfig struct {
 	clock        Clock
 	logger       *slog.Logger
 	waker        interface{ Wake() }
-	dropped      map[string]bool
-	tenants      map[string]bool // WithTenants
+	// handled tells the types stored; nil stores every type.
+	handled interface{ Handles(eventType string) bool }
+	dropped map[string]bool
+	tenants map[string]bool // WithTenants
 
 	redeliveryReplay bool
-	subscribe        bool     // WithSubscriptions was given
-	subscriptions    []string // its patterns
 	storeTimeout     time.Duration
 	maxInFlight      int
 	maxHeaders       int
@@ -253,10 +251,38 @@ func WithUnavailableRetryAfter(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.retryAfter = d })
 }
 
-// WithWaker sets who is told, after each new item, that work is due, for
-// example the in-process *Processor. Defaults to nobody.
-func WithWaker(w interface{ Wake() }) ReceiverOption {
-	return receiverOption(func(c *receiverConfig) { c.waker = w })
+// WithProcessor connects the Receiver to the Processor running in the
+// same process, p (a *Processor; tests may pass a fake). After each new
+// item the Receiver wakes p, so the item is handled at once rather than at
+// the next poll. And a verified delivery of a type p has no handler for
+// (p.Handles reports false: see Processor.Handles and Mux.Handles) is
+// answered 200 with status "ignored" (or the provider's own answer),
+// logged and not stored, so GitHub's ping and the types the host never
+// handles do not fill the inbox, and the handler patterns are written once,
+// on the Mux. A Mux's handlers are read at each request: a handler
+// registered later takes effect at once. WithHandledTypes given after
+// WithProcessor replaces what it ignores. Defaults to no processor: nobody
+// is woken, and every type is stored.
+func WithProcessor(p interface {
+	Wake()
+	Handles(eventType string) bool
+}) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) {
+		c.waker, c.handled = nil, nil
+		if p != nil {
+			c.waker, c.handled = p, p
+		}
+	})
+}
+
+// WithHandledTypes makes the Receiver ignore, as WithProcessor does, the
+// verified deliveries of the types h does not handle, for a Receiver whose
+// Processor runs in another process: give it the *Mux the processes
+// build. nil stores every type, given after WithProcessor too, for a host
+// that keeps unhandled types to replay them once it handles them. Defaults
+// to what WithProcessor's processor handles, or every type.
+func WithHandledTypes(h interface{ Handles(eventType string) bool }) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.handled = h })
 }
 
 // WithDroppedHeaders adds headers that are not stored with items, for
@@ -285,19 +311,6 @@ func WithDroppedHeaders(names ...string) ReceiverOption {
 // button is how your team asks for a retry. Defaults to false.
 func WithRedeliveryReplay(enabled bool) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.redeliveryReplay = enabled })
-}
-
-// WithSubscriptions lists the event types the host subscribes to, as
-// patterns like a Mux's ("invoice.paid", "invoice.*", "*"). A verified
-// delivery of any other type is answered 200 with status "ignored" (or the
-// provider's own answer) and is not stored, so pings and types the host
-// never handles do not fill the inbox; each is logged. An invalid pattern
-// makes NewReceiver fail. Defaults to every type.
-func WithSubscriptions(patterns ...string) ReceiverOption {
-	return receiverOption(func(c *receiverConfig) {
-		c.subscriptions = append(c.subscriptions, patterns...)
-		c.subscribe = true
-	})
 }
 
 // WithTenants serves tenant path segments (POST
@@ -378,14 +391,6 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	}
 	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: make(chan struct{}, cfg.maxInFlight)}
-	if cfg.subscribe {
-		g.subscribed = new(patterns[struct{}])
-		for _, p := range cfg.subscriptions {
-			if err := g.subscribed.add(p, struct{}{}); err != nil {
-				return nil, fmt.Errorf("WithSubscriptions: %w", err)
-			}
-		}
-	}
 	return g, nil
 }
 
@@ -462,11 +467,9 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		EventType: ver.EventType,
 		Answer:    ver.Answer,
 	}
-	if g.subscribed != nil {
-		if _, ok := g.subscribed.match(ver.EventType); !ok {
-			res.Status = StatusIgnored
-			return res, nil
-		}
+	if g.cfg.handled != nil && !g.cfg.handled.Handles(ver.EventType) {
+		res.Status = StatusIgnored
+		return res, nil
 	}
 	// What is stored: the verifier's redacted payload when it has one,
 	// never the signature headers (keptHeaders); the digest is of it.

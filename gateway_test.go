@@ -49,9 +49,12 @@ type gatewayFixture struct {
 	wakes  *atomic.Int32
 }
 
+// wakeCounter stands for a Processor (WithProcessor) that handles every
+// type, counting its wake-ups.
 type wakeCounter struct{ n *atomic.Int32 }
 
-func (w wakeCounter) Wake() { w.n.Add(1) }
+func (w wakeCounter) Wake()               { w.n.Add(1) }
+func (w wakeCounter) Handles(string) bool { return true }
 
 func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.ReplayStore, opts ...webhooks.ReceiverOption) *gatewayFixture {
 	t.Helper()
@@ -65,7 +68,7 @@ func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.Re
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
 	// headerVerifier is the host's own, tenant-aware by its word.
-	opts = append([]webhooks.ReceiverOption{webhooks.WithClock(f.clock), webhooks.WithWaker(wakeCounter{f.wakes}), webhooks.WithLogger(discard), webhooks.WithTenants("acme")}, opts...)
+	opts = append([]webhooks.ReceiverOption{webhooks.WithClock(f.clock), webhooks.WithProcessor(wakeCounter{f.wakes}), webhooks.WithLogger(discard), webhooks.WithTenants("acme")}, opts...)
 	gw, err := webhooks.NewReceiver(r, inbox, replay, opts...)
 	require.NoError(t, err)
 	f.gw = gw
@@ -392,7 +395,7 @@ func TestGatewayHandshake(t *testing.T) {
 		}}, nil
 	}))
 	wakes := new(atomic.Int32)
-	gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithWaker(wakeCounter{wakes}), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithProcessor(wakeCounter{wakes}), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/chat", strings.NewReader(`{"type":"url_verification"}`))
@@ -689,34 +692,86 @@ func TestGatewayGETChallengesAndAnswers(t *testing.T) {
 	assert.Equal(t, 1, inbox.Len())
 }
 
-func TestGatewaySubscriptions(t *testing.T) {
+func TestReceiverStoresOnlyHandledTypes(t *testing.T) {
 	t.Parallel()
-	f := newGatewayFixture(t, nil, nil, webhooks.WithSubscriptions("order.*", "refund.created"))
+	mux := webhooks.NewMux()
+	for _, pattern := range []string{"order.*", "refund.created"} {
+		mux.MustHandleFunc(pattern, func(context.Context, webhooks.Event) error { return nil })
+	}
+	proc, err := webhooks.NewProcessor(memstore.NewInbox(), mux)
+	require.NoError(t, err)
+	for name, opt := range map[string]webhooks.ReceiverOption{
+		"WithProcessor":    webhooks.WithProcessor(proc),
+		"WithHandledTypes": webhooks.WithHandledTypes(mux),
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newGatewayFixture(t, nil, nil, opt)
+			h := okHeaders("e1")
+			h["X-Type"] = "ping"
+			r := post(t, f.gw, "/webhooks/acme", `{}`, h)
+			assert.Equal(t, http.StatusOK, r.Code)
+			assert.Equal(t, "ignored", r.Status)
+			assert.Zero(t, f.inbox.Len(), "an event type no handler takes is not stored")
+			assert.Zero(t, f.replay.Len(), "nor registered")
+
+			h["X-Sig"] = "forged"
+			assert.Equal(t, http.StatusUnauthorized, post(t, f.gw, "/webhooks/acme", `{}`, h).Code, "verification comes first")
+
+			assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("e2")).Code, "order.created matches order.*")
+			h = okHeaders("e3")
+			h["X-Type"] = "refund.created"
+			assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, h).Code)
+			assert.Equal(t, 2, f.inbox.Len())
+
+			res, err := f.gw.Receive(context.Background(), webhooks.Route{Provider: "acme"}, &webhooks.Request{
+				Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"e4"}, "X-Type": {"refund.failed"}}, Body: []byte(`{}`)})
+			require.NoError(t, err)
+			assert.Equal(t, webhooks.StatusIgnored, res.Status)
+		})
+	}
+}
+
+func TestReceiverWakesItsProcessor(t *testing.T) {
+	t.Parallel()
+	inbox := memstore.NewInbox()
+	handled := make(chan string, 1)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("order.created", func(_ context.Context, ev webhooks.Event) error { handled <- ev.ID; return nil })
+	// A poll interval of an hour: only the receiver's wake-up runs it soon.
+	proc, err := webhooks.NewProcessor(inbox, mux, webhooks.WithPollInterval(time.Hour), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	f := newGatewayFixture(t, inbox, nil, webhooks.WithProcessor(proc))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- proc.Run(ctx) }()
+	defer func() { cancel(); require.NoError(t, <-done) }()
+	// The processor's first look finds nothing; the receive wakes it.
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("e1")).Code)
+	select {
+	case id := <-handled:
+		assert.Equal(t, "e1", id)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the processor was not woken by the new item")
+	}
+}
+
+func TestReceiverWithoutHandledTypesStoresEveryType(t *testing.T) {
+	t.Parallel()
+	mux := webhooks.NewMux()
+	proc, err := webhooks.NewProcessor(memstore.NewInbox(), mux)
+	require.NoError(t, err)
+	f := newGatewayFixture(t, nil, nil, webhooks.WithProcessor(proc), webhooks.WithHandledTypes(nil))
 	h := okHeaders("e1")
 	h["X-Type"] = "ping"
-	r := post(t, f.gw, "/webhooks/acme", `{}`, h)
-	assert.Equal(t, http.StatusOK, r.Code)
-	assert.Equal(t, "ignored", r.Status)
-	assert.Zero(t, f.inbox.Len(), "an event type nobody subscribed to is not stored")
-	assert.Zero(t, f.replay.Len(), "nor registered")
-	assert.Zero(t, f.wakes.Load())
-
-	h["X-Sig"] = "forged"
-	assert.Equal(t, http.StatusUnauthorized, post(t, f.gw, "/webhooks/acme", `{}`, h).Code, "verification comes first")
-
-	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("e2")).Code, "order.created matches order.*")
-	h = okHeaders("e3")
-	h["X-Type"] = "refund.created"
-	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, h).Code)
-	assert.Equal(t, 2, f.inbox.Len())
-
-	res, err := f.gw.Receive(context.Background(), webhooks.Route{Provider: "acme"}, &webhooks.Request{
-		Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"e4"}, "X-Type": {"refund.failed"}}, Body: []byte(`{}`)})
+	assert.Equal(t, http.StatusAccepted, post(t, f.gw, "/webhooks/acme", `{}`, h).Code, "kept, to replay once a handler exists")
+	assert.Equal(t, 1, f.inbox.Len())
+	// A dispatcher that cannot tell takes every type.
+	any, err := webhooks.NewProcessor(memstore.NewInbox(), webhooks.DispatcherFunc(func(context.Context, webhooks.Event) error { return nil }))
 	require.NoError(t, err)
-	assert.Equal(t, webhooks.StatusIgnored, res.Status)
-
-	_, err = webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), webhooks.WithSubscriptions("order.* "))
-	assert.ErrorContains(t, err, "WithSubscriptions")
+	assert.True(t, any.Handles("ping"))
+	assert.False(t, proc.Handles("ping"))
+	assert.False(t, mux.Handles("ping"))
 }
 
 // blockingInbox holds every Enqueue until release is closed or the call's

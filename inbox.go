@@ -123,7 +123,8 @@ type Item struct {
 	State State
 	// Attempts counts processing attempts started and not abandoned
 	// (an attempt whose lease expired unsettled counts, whether its worker
-	// died or never received the lease).
+	// died or never received the lease). A lease held but not started
+	// (LeaseStarter) is not counted, nor is one settled unstarted.
 	Attempts int
 	// NextAttemptAt is when the item becomes due: for a pending item the
 	// time of its next attempt, for a leased item its lease expiry (when it
@@ -171,8 +172,17 @@ type Lease struct {
 	// stalled or lost its connection, or never received the lease (the
 	// reply of its acquisition was lost). The Processor asks the RetryPolicy
 	// whether such an item may run again, so a crash loop ends in a dead
-	// letter.
+	// letter. A lease that expired held, unstarted, is no attempt: the
+	// lease taking it over is Reclaimed only if the item's last started
+	// attempt ended so.
 	Reclaimed bool
+	// Held reports a lease whose attempt has not started: its holder had
+	// no free worker for it yet, or it was taken over from an expired
+	// lease (Reclaimed), and its holder must start it (LeaseStarter)
+	// before its handler runs. Attempt is then the number the attempt will
+	// have. Only a LeaseStarter asked for held leases (AcquireRequest.Hold)
+	// grants them.
+	Held bool
 	// Item is the item as it was when leased (State is StateLeased).
 	Item Item
 }
@@ -211,6 +221,18 @@ type AcquireRequest struct {
 	// leases due items as usual, under ID. A first call (Repeat false)
 	// looks nothing up, so it costs no more than a call without an ID.
 	Repeat bool
+	// Hold asks a LeaseStarter for held leases, whose attempts start
+	// only when the caller starts them (LeaseStarter.StartLeases) before
+	// their handlers run, so that a crash of the caller costs no attempt
+	// to the items that waited for a worker. Of the leases granted, at
+	// most Start, the longest due, are started; the others, and every
+	// Reclaimed one, are held. Without Hold every lease is started. A
+	// store that is not a LeaseStarter ignores both fields; the Processor
+	// sets them only for a LeaseStarter.
+	Hold bool
+	// Start is, with Hold, how many leases to start at once: the caller's
+	// free workers. It is between 0 and Max.
+	Start int
 }
 
 // AttemptOutcome says how a processing attempt ended.
@@ -238,14 +260,61 @@ type Settlement struct {
 	// Outcome is AttemptSucceeded, AttemptRetried, AttemptDeadLettered or
 	// AttemptAbandoned.
 	Outcome AttemptOutcome
-	// Failure describes the failure of a retried or dead-lettered attempt.
-	// Its Message is at most 2048 bytes of valid UTF-8 without NUL bytes
+	// Failure describes the failure of a retried or dead-lettered attempt;
+	// on a succeeded one it is an optional note that the attempt's history
+	// keeps (FailureNoHandler: acknowledged without a handler) and that
+	// never becomes the item's LastError. Its Message is at most 2048 bytes of valid UTF-8 without NUL bytes
 	// (the Processor cuts longer ones), so every store can keep it as is.
 	Failure Failure
 	// RetryAt is when a retried item is due again.
 	RetryAt time.Time
 	// Now is the caller's current time.
 	Now time.Time
+}
+
+// LeaseStarter is an optional LeaseStore capability: leases held, their
+// attempt not started, until their holder starts them, so that a crash
+// costs an attempt only to the items whose handlers were running, not to
+// those that waited for a worker beside them. The Processor uses it when
+// the store has it.
+//
+// Asked for held leases (AcquireRequest.Hold), a LeaseStarter's Acquire
+// starts at most AcquireRequest.Start of the leases it grants, the longest
+// due (their attempts counted, as Acquire counts them), and holds the
+// others (Lease.Held); a lease taken over from an expired one (Reclaimed)
+// is always held then, so that its holder may ask its retry policy before
+// anything runs. Without Hold it starts every lease, as any store does.
+//
+// A held lease is a lease like any other (exclusive, fenced by its token,
+// extended by ExtendLease, given back by a repeated acquisition as it is),
+// but its attempt is not counted in Item.Attempts nor recorded in the
+// history until it starts. If it expires unstarted,
+// the acquisition that takes it over records and counts nothing for it.
+// Settled unstarted as dead-lettered or abandoned, its item changes as the
+// outcome says, and still no attempt is counted or recorded: nothing ran
+// (a crash loop's item, dead-lettered once the policy allows no more
+// attempts, shows the attempts that ran). Settled unstarted as succeeded
+// or retried, it is started by the settlement.
+//
+// StartLeases starts req.Leases, each fenced by its token: it counts each
+// one's attempt, records its start at req.Now for the history, and moves
+// its expiry to req.Now+req.Duration as ExtendLease would, in one round
+// trip. It returns one error per lease, in order: nil, also for a lease
+// already started (starting is idempotent, so a call whose reply was
+// lost may be repeated), or an error wrapping ErrLeaseLost or
+// ErrAlreadySettled, as ExtendLease would. For each nil it sets the
+// lease's Held to false and its ExpiresAt. When the round trip itself
+// fails, every entry holds that error.
+type LeaseStarter interface {
+	StartLeases(ctx context.Context, req StartRequest) []error
+}
+
+// StartRequest asks a LeaseStarter to start held leases at Now, each to
+// expire at Now+Duration.
+type StartRequest struct {
+	Leases   []*Lease
+	Now      time.Time
+	Duration time.Duration
 }
 
 // ExtendRequest asks to move a lease's expiry to Now+Duration.
@@ -285,7 +354,8 @@ type LeaseStore interface {
 	// Acquire leases up to req.Max due items (pending with NextAttemptAt
 	// at or before req.Now, or leased with an expired lease), the longest
 	// due first, each with a fresh token expiring at
-	// req.Now+req.LeaseDuration, and counts an attempt on each. It returns
+	// req.Now+req.LeaseDuration, and counts an attempt on each (on each it
+	// starts, for a LeaseStarter asked for held leases). It returns
 	// no leases and a nil error when nothing is due. Concurrent callers
 	// never receive the same item while its lease is valid. A lease taken
 	// from an expired one is marked Reclaimed. A repeat of an acquisition

@@ -5,7 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
+	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -46,6 +50,24 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 	}
 
+	if lease.Held && r.starter != nil { // only a LeaseStarter holds leases
+		// Held since its acquisition (no worker was free, or it was
+		// taken over from a crashed attempt): its attempt starts now, for
+		// good, before its handler runs.
+		if err := r.starter.start(lease); err != nil {
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadySettled) {
+				r.renewer.remove(lease)
+				log.WarnContext(r.ctx, "lease lost before its handler started; the item's new holder will run it", "err", err)
+				return
+			}
+			// Unstarted, it costs nothing to give back: it is due again
+			// at once, here or elsewhere.
+			log.WarnContext(r.ctx, "starting a held lease failed; giving it back unrun, without counting its attempt", "err", err)
+			r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+			return
+		}
+	}
+
 	hctx, cancel := context.WithCancelCause(r.handlerBase)
 	defer cancel(nil)
 	if p.cfg.handlerTO > 0 {
@@ -79,6 +101,14 @@ func (p *Processor) process(r *run, lease *Lease) {
 		return
 	case err == nil:
 		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log}
+	case errors.Is(err, ErrNoHandler):
+		// Nothing handles the type (a receiver that does not filter
+		// stored it): acknowledged, so a provider's ping does not become a
+		// dead letter; the history says no handler ran.
+		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded, Failure: Failure{
+			Class:   FailureNoHandler,
+			Message: storableMessage(fmt.Sprintf("no handler for event type %q: acknowledged without being handled", ev.Type)),
+		}}, log: log}
 	case errors.Is(cause, errShutdown):
 		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log}
 	default:
@@ -131,13 +161,19 @@ func (p *Processor) failed(lease *Lease, failure Failure, decision RetryDecision
 	return settleJob{s: s, log: log}
 }
 
-// dispatch calls the dispatcher, turning a panic into a failure.
+// dispatch calls the dispatcher, turning a panic into a failure whose
+// message carries the panic's value and where it happened (panicStack),
+// both bounded; the log gets the whole stack.
 func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (failure Failure, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
 			err = fmt.Errorf("webhooks: handler panicked: %v", r)
-			failure = Failure{Class: FailurePanic, Message: err.Error(), Transient: true}
+			msg := "webhooks: handler panicked: " + cutUTF8(fmt.Sprint(r), maxPanicValueBytes)
+			if stack := panicStack(); stack != "" {
+				msg += "\n" + stack
+			}
+			failure = Failure{Class: FailurePanic, Message: msg, Transient: true}
 		}
 	}()
 	err = p.dispatcher.Dispatch(ctx, ev)
@@ -145,4 +181,66 @@ func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (f
 		failure = failureFromError(err)
 	}
 	return failure, err
+}
+
+// A panic's attempt error holds at most maxPanicValueBytes of the panic's
+// value and maxPanicStackBytes of its stack, so that both fit in a stored
+// failure message (maxFailureMessageBytes).
+const (
+	maxPanicValueBytes = 512
+	maxPanicStackBytes = 1024
+)
+
+// panicStack describes, for the attempt's error, where the panic being
+// recovered happened: one line per frame, "function (file.go:line)", from
+// the frame that panicked out to the dispatcher, without the runtime's
+// frames and the Processor's own. It holds names and lines only, never an
+// argument, and at most maxPanicStackBytes. It must be called from the
+// deferred function that recovers.
+func panicStack() string {
+	var pcs [64]uintptr
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs[:])])
+	var b strings.Builder
+	panicking := false // past runtime.gopanic: the panicking goroutine's own frames
+	for {
+		f, more := frames.Next()
+		switch {
+		case f.Function == "runtime.gopanic":
+			panicking = true
+		case !panicking || strings.HasPrefix(f.Function, "runtime."):
+		case f.Function == dispatchFrame:
+			return b.String()
+		case f.Function == muxDispatchFrame || f.Function == funcDispatchFrame:
+		default:
+			line := f.Function + " (" + filepath.Base(f.File) + ":" + strconv.Itoa(f.Line) + ")"
+			if b.Len()+len(line)+1 > maxPanicStackBytes {
+				return b.String()
+			}
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(line)
+		}
+		if !more {
+			return b.String()
+		}
+	}
+}
+
+// The library's frames between a handler and the recovery.
+const (
+	dispatchFrame     = "github.com/hookinbox/webhooks.(*Processor).dispatch"
+	muxDispatchFrame  = "github.com/hookinbox/webhooks.(*Mux).Dispatch"
+	funcDispatchFrame = "github.com/hookinbox/webhooks.DispatcherFunc.Dispatch"
+)
+
+// cutUTF8 cuts s to at most n bytes without splitting a UTF-8 sequence.
+func cutUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && s[n]&0xC0 == 0x80 { // continuation byte
+		n--
+	}
+	return s[:n]
 }

@@ -34,6 +34,18 @@ const (
 	// costs nothing while idle.
 	DefaultWorkers       = 100
 	DefaultLeaseDuration = 30 * time.Second
+	// DefaultHandlerTimeout bounds each dispatch: long enough for any
+	// handler that does its work inline (a provider gives up on a
+	// delivery's answer within seconds, so handlers are not meant to take
+	// longer than minutes), short enough that a hung handler, whose lease
+	// the processor keeps renewing, does not hold its item and a worker
+	// for good.
+	DefaultHandlerTimeout = 5 * time.Minute
+	// DefaultShutdownGrace is how long handlers running when Run's context
+	// ends may go on: half of the 30 seconds Kubernetes waits between
+	// SIGTERM and SIGKILL (systemd waits 90), which leaves the other half
+	// for their settlements and the HTTP server's shutdown.
+	DefaultShutdownGrace = 15 * time.Second
 )
 
 // The Processor's other defaults, which its options document.
@@ -61,9 +73,17 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // many as there are free workers and room in a small queue in front of
 // them, so the next batch is being leased while the workers run the last;
 // leases waiting in that queue are kept alive like those of running
-// handlers. Settlements are handed to a settler, so a worker goes on at
-// once; with a store that is a BatchSettler, the settlements that pile up
-// while one batch is being settled go together in the next.
+// handlers. With a store that is a LeaseStarter (memstore and pgstore
+// are), only the leases idle workers take at once start with the
+// acquisition; those that wait in the queue, and every lease taken over
+// from a crashed attempt, are held and started, in batches, when a worker
+// takes them, before their handlers run: a crash of the process costs an
+// attempt only to the items whose handlers had started, and an item whose
+// crashed attempts exhausted the retry policy is dead-lettered without
+// another attempt counted. Settlements are handed to a settler, so a
+// worker goes on at once; with a store that is a BatchSettler, the
+// settlements that pile up while one batch is being settled go together in
+// the next.
 //
 // Each acquisition has an ID of its own (AcquireRequest.ID). After an
 // acquisition fails, the processor asks for the same one again, after the
@@ -125,15 +145,22 @@ func WithPollInterval(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.pollInterval = d })
 }
 
-// WithHandlerTimeout bounds each dispatch; one that overruns fails with
-// FailureTimeout (transient). Defaults to 0: no limit.
+// WithHandlerTimeout bounds each dispatch: the handler's context is
+// cancelled after d, and a handler that overran fails with FailureTimeout
+// (transient; an error it classified itself keeps its class). Zero
+// removes the bound, so that a hung handler holds its item, its lease
+// renewed, until the process ends. Defaults to DefaultHandlerTimeout
+// (5 minutes).
 func WithHandlerTimeout(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.handlerTO = d })
 }
 
 // WithShutdownGrace sets how long running handlers may go on after Run's
-// context ends before their contexts are cancelled (and their leases
-// abandoned). Defaults to 0: cancel at once.
+// context ends (the host's SIGTERM) before their contexts are cancelled
+// and the leases of those that stop for it are given back, their attempt
+// not counted. Zero cancels them at once. Run returns as soon as the last
+// handler is done, so the grace only costs time while handlers run.
+// Defaults to DefaultShutdownGrace (15 seconds).
 func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.grace = d })
 }
@@ -167,6 +194,8 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	cfg := processorConfig{
 		workers:       DefaultWorkers,
 		leaseDuration: DefaultLeaseDuration,
+		handlerTO:     DefaultHandlerTimeout,
+		grace:         DefaultShutdownGrace,
 		pollInterval:  defaultPollInterval,
 		storeTimeout:  defaultStoreTimeout,
 		policy:        ExponentialPolicy{},
@@ -199,6 +228,17 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 		}
 	}
 	return &Processor{store: store, dispatcher: dispatcher, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+}
+
+// Handles reports whether the processor's dispatcher has a handler for
+// eventType: what the dispatcher's Handles method says (a *Mux has one),
+// or true for a dispatcher without one. A Receiver given the processor
+// (WithProcessor) stores only the types it handles.
+func (p *Processor) Handles(eventType string) bool {
+	if h, ok := p.dispatcher.(interface{ Handles(eventType string) bool }); ok {
+		return h.Handles(eventType)
+	}
+	return true
 }
 
 // Wake tells the processor that work may be due now. It never blocks and may
@@ -246,6 +286,11 @@ func (p *Processor) Run(ctx context.Context) error {
 	r := &run{ctx: ctx, handlerBase: handlerBase}
 	r.renewer = newRenewer(p)
 	r.settler = newSettler(p, r.renewer)
+	var starting sync.WaitGroup
+	if ls, ok := p.store.(LeaseStarter); ok {
+		r.starter = newStarter(p, ls)
+		starting.Go(func() { r.starter.run(detached) })
+	}
 	stopRenewing := make(chan struct{})
 	var renewing, settling sync.WaitGroup
 	renewing.Go(func() { r.renewer.run(detached, stopRenewing) })
@@ -262,7 +307,13 @@ func (p *Processor) Run(ctx context.Context) error {
 	var workers sync.WaitGroup
 	for range p.cfg.workers {
 		workers.Go(func() {
-			for lease := range jobs {
+			for {
+				r.idle.Add(1)
+				lease, ok := <-jobs
+				r.idle.Add(-1)
+				if !ok {
+					return
+				}
 				p.process(r, lease)
 				slots <- struct{}{}
 			}
@@ -293,6 +344,10 @@ func (p *Processor) Run(ctx context.Context) error {
 	close(workersDone)
 	// Every worker has handed its settlement over: settle them all, keeping
 	// their leases alive meanwhile, then stop renewing.
+	if r.starter != nil {
+		close(r.starter.jobs)
+		starting.Wait()
+	}
 	close(r.settler.jobs)
 	settling.Wait()
 	close(stopRenewing)
@@ -307,6 +362,9 @@ type run struct {
 	handlerBase context.Context // handlers' parent; cancelled after the grace
 	renewer     *renewer
 	settler     *settler
+	starter     *starter // nil unless the store is a LeaseStarter
+	// idle counts the workers waiting for a lease.
+	idle atomic.Int32
 }
 
 // acquireLoop leases due items while there is room for them, until ctx
@@ -367,7 +425,11 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			id = rand.Text()
 		}
 		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-		leases, err := p.acquire(actx, want, id, repeat)
+		// With a LeaseStarter, only the leases an idle worker takes at
+		// once start with the acquisition; the rest are held until a
+		// worker starts them, so a crash costs them no attempt.
+		start := min(want, max(0, int(r.idle.Load())-len(jobs)))
+		leases, err := p.acquire(actx, want, start, id, repeat)
 		cancel()
 		if len(leases) > want {
 			p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
@@ -415,10 +477,14 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	}
 }
 
-// acquire leases up to n due items in the acquisition id, or returns
-// the leases held under id.
-func (p *Processor) acquire(ctx context.Context, n int, id string, repeat bool) ([]*Lease, error) {
+// acquire leases up to n due items in the acquisition id, start of them
+// started and the others held when the store is a LeaseStarter, or
+// returns the leases held under id.
+func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat bool) ([]*Lease, error) {
+	_, hold := p.store.(LeaseStarter)
 	return p.store.Acquire(ctx, AcquireRequest{
+		Hold:          hold,
+		Start:         start,
 		Now:           p.cfg.clock.Now(),
 		LeaseDuration: p.cfg.leaseDuration,
 		Max:           n,

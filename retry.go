@@ -24,7 +24,9 @@ const (
 	// FailureTimeout is a handler that overran the processor's handler
 	// timeout.
 	FailureTimeout FailureClass = "timeout"
-	// FailureNoHandler is an event type no handler accepts.
+	// FailureNoHandler notes an event whose type no handler accepts. It
+	// is no failure: the Processor acknowledges such an event, and its
+	// attempt, succeeded, carries this class in the history.
 	FailureNoHandler FailureClass = "no_handler"
 	// FailureLeaseExpired is an attempt that ended without being settled:
 	// its lease expired because the worker crashed, stalled, lost its
@@ -76,14 +78,7 @@ const maxFailureMessageBytes = 2048
 // most maxFailureMessageBytes bytes without splitting a UTF-8 sequence.
 func storableMessage(msg string) string {
 	msg = strings.ReplaceAll(strings.ToValidUTF8(msg, "\uFFFD"), "\x00", "")
-	if len(msg) <= maxFailureMessageBytes {
-		return msg
-	}
-	cut := maxFailureMessageBytes
-	for cut > 0 && msg[cut]&0xC0 == 0x80 { // continuation byte
-		cut--
-	}
-	return msg[:cut]
+	return cutUTF8(msg, maxFailureMessageBytes)
 }
 
 // FailedAttempt is what a RetryPolicy decides about: which item failed, on

@@ -17,7 +17,7 @@ import (
 // providers whose verifier answers GET challenges (GETVerifier), and HEAD
 // (200 for a registered provider, nothing stored). It answers
 // 202 for a new webhook, 200 for a duplicate or an ignored event type (see
-// WithSubscriptions), 409 for an event ID reused with another payload, 401
+// WithProcessor), 409 for an event ID reused with another payload, 401
 // when verification fails, 404 for an unknown provider or path, 400 for a
 // tenant, event ID or type that cannot be stored (valid UTF-8 without NUL, at most 512 bytes), 405 for
 // other methods, 413 for bodies over the limit, 503 with Retry-After when a
@@ -197,7 +197,7 @@ func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err 
 	case StatusAccepted, StatusDuplicate, StatusHandshake:
 		g.cfg.logger.DebugContext(ctx, "webhook received", attrs...)
 	case StatusIgnored:
-		g.cfg.logger.InfoContext(ctx, "webhook ignored: the host does not subscribe to its event type", attrs...)
+		g.cfg.logger.InfoContext(ctx, "webhook ignored: no handler takes its event type, so it is not stored", attrs...)
 	case StatusRejected:
 		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, "reason", string(res.Reason), "err", err)...)
 	case StatusUnavailable, StatusInternalError:

@@ -172,6 +172,10 @@ func (s *settler) finish(detached context.Context, j settleJob, err error) {
 func (s *settler) logOutcome(ctx context.Context, log *slog.Logger, st Settlement) {
 	switch st.Outcome {
 	case AttemptSucceeded:
+		if st.Failure.Class == FailureNoHandler {
+			log.InfoContext(ctx, "event acknowledged without a handler: no handler takes its type (see Mux), so it is neither retried nor dead-lettered")
+			return
+		}
 		log.DebugContext(ctx, "event handled")
 	case AttemptRetried:
 		log.WarnContext(ctx, "event failed; will retry", "failure_class", string(st.Failure.Class), "err", st.Failure.Message, "retry_at", st.RetryAt)

@@ -48,11 +48,17 @@ type entry struct {
 	// as Lease.Reclaimed, so a repeat of it reports the same.
 	acquisition string
 	reclaimed   bool
-	seq         uint64 // enqueue order, breaks ties between equal due times
-	index       int    // position in Inbox.due, -1 when not queued
+	// unstarted is set while the current lease is held, its attempt not
+	// started (webhooks.LeaseStarter); leaseReclaimed is the current
+	// lease's Lease.Reclaimed, which a lease taking over an unstarted one
+	// inherits.
+	unstarted      bool
+	leaseReclaimed bool
+	seq            uint64 // enqueue order, breaks ties between equal due times
+	index          int    // position in Inbox.due, -1 when not queued
 
-	// The current (or last) lease, as the attempt history records it:
-	// its number, when it was taken and by whom.
+	// The current (or last) started lease, as the attempt history
+	// records it: its number, when it started and by whom.
 	attempt         int // the last attempt number handed out
 	leasedAt        time.Time
 	worker, version string
@@ -73,6 +79,7 @@ type attempt struct {
 var (
 	_ webhooks.InboxStore   = (*Inbox)(nil)
 	_ webhooks.BatchSettler = (*Inbox)(nil)
+	_ webhooks.LeaseStarter = (*Inbox)(nil)
 	_ ops.Store             = (*Inbox)(nil)
 )
 
@@ -156,10 +163,13 @@ const (
 )
 
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
-// items, the longest due first, each with its own token. An item taken
-// from an expired lease has that lease's attempt recorded as crashed. A
-// repeat of an acquisition under whose ID leases are still held returns
-// those, in the order they were leased (see webhooks.AcquireRequest.Repeat).
+// items, the longest due first, each with its own token; asked for held
+// leases (req.Hold), it starts only the first req.Start, except those
+// taken over from an expired lease (see webhooks.LeaseStarter). An item
+// taken from an expired started lease has that lease's attempt recorded
+// as crashed. A repeat of an acquisition under whose ID leases are still
+// held returns those, in the order they were leased (see
+// webhooks.AcquireRequest.Repeat).
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -169,6 +179,9 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	}
 	if req.Max <= 0 {
 		return nil, fmt.Errorf("memstore: Acquire: Max is %d; it must be at least 1", req.Max)
+	}
+	if req.Hold && (req.Start < 0 || req.Start > req.Max) {
+		return nil, fmt.Errorf("memstore: Acquire: Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -186,7 +199,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		if e == nil {
 			break
 		}
-		l, err := s.leaseLocked(e, req)
+		l, err := s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start)
 		if err != nil {
 			return leases, err
 		}
@@ -209,13 +222,7 @@ func (s *Inbox) heldLocked(id string, now time.Time) []*webhooks.Lease {
 		}
 		still = append(still, e)
 		if e.item.LeaseExpiresAt.After(now) {
-			leases = append(leases, &webhooks.Lease{
-				Token:     e.token,
-				ExpiresAt: e.item.LeaseExpiresAt,
-				Attempt:   e.item.Attempts,
-				Reclaimed: e.reclaimed,
-				Item:      cloneItem(e.item),
-			})
+			leases = append(leases, e.leaseLocked())
 		}
 	}
 	if len(still) == 0 {
@@ -248,16 +255,23 @@ func (s *Inbox) unheldLocked(e *entry) {
 	}
 }
 
-// leaseLocked leases the due entry e with a fresh token.
-func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest) (*webhooks.Lease, error) {
+// leaseLocked leases the due entry e with a fresh token, started or held
+// (webhooks.LeaseStarter): held when start is false, or when the caller
+// asked for held leases (req.Hold) and e is taken over from an expired
+// lease.
+func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) (*webhooks.Lease, error) {
 	token, err := uuid.NewRandom()
 	if err != nil {
 		return nil, fmt.Errorf("memstore: generating a lease token failed (the system's random source is broken): %w", err)
 	}
 	now := req.Now
 	expires := now.Add(req.LeaseDuration)
-	reclaimed := e.item.State == webhooks.StateLeased
-	if reclaimed {
+	expired := e.item.State == webhooks.StateLeased
+	// Taking over an expired lease: a started one's attempt crashed; an
+	// unstarted one was no attempt, and the item stays as reclaimed as
+	// that lease was.
+	reclaimed := expired && (!e.unstarted || e.leaseReclaimed)
+	if expired && !e.unstarted {
 		e.record(ops.OutcomeCrashed, e.item.LeaseExpiresAt, webhooks.Failure{})
 	}
 	s.unheldLocked(e)
@@ -267,21 +281,78 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest) (*webhooks.Le
 	}
 	e.token = token.String()
 	e.settledBy = ""
-	e.attempt++
-	e.leasedAt, e.worker, e.version = now, req.Worker, req.Version
+	e.unstarted, e.leaseReclaimed = true, reclaimed
+	e.worker, e.version = req.Worker, req.Version
 	e.item.State = webhooks.StateLeased
-	e.item.Attempts++
 	e.item.LeaseExpiresAt = expires
 	e.item.NextAttemptAt = expires
 	e.item.UpdatedAt = now
+	if start && !(req.Hold && reclaimed) {
+		e.startLocked(now)
+	}
 	s.due.update(e)
+	return e.leaseLocked(), nil
+}
+
+// startLocked starts e's held lease at now: its attempt is counted and
+// numbered, and the history will say it started at now.
+func (e *entry) startLocked(now time.Time) {
+	e.unstarted = false
+	e.attempt++
+	e.leasedAt = now
+	e.item.Attempts++
+}
+
+// leaseLocked returns e's current lease as Acquire reports it.
+func (e *entry) leaseLocked() *webhooks.Lease {
+	attempt := e.item.Attempts
+	if e.unstarted {
+		attempt++ // the number it will have
+	}
 	return &webhooks.Lease{
 		Token:     e.token,
-		ExpiresAt: expires,
-		Attempt:   e.item.Attempts,
-		Reclaimed: reclaimed,
+		ExpiresAt: e.item.LeaseExpiresAt,
+		Attempt:   attempt,
+		Reclaimed: e.leaseReclaimed,
+		Held:      e.unstarted,
 		Item:      cloneItem(e.item),
-	}, nil
+	}
+}
+
+// StartLeases implements webhooks.LeaseStarter.
+func (s *Inbox) StartLeases(ctx context.Context, req webhooks.StartRequest) []error {
+	errs := make([]error, len(req.Leases))
+	if err := ctxErr(ctx); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	if err := checkLeaseDuration("StartLeases", req.Duration); err != nil {
+		for i := range errs {
+			errs[i] = err
+		}
+		return errs
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i, l := range req.Leases {
+		e, err := s.currentLocked("StartLeases", l, req.Now, webhooks.Failure{})
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		if e.unstarted {
+			e.startLocked(req.Now)
+		}
+		expires := req.Now.Add(req.Duration)
+		e.item.LeaseExpiresAt = expires
+		e.item.NextAttemptAt = expires
+		e.item.UpdatedAt = req.Now
+		s.due.update(e)
+		l.Held, l.ExpiresAt = false, expires
+	}
+	return errs
 }
 
 // record adds the current lease's attempt to the history.
@@ -341,6 +412,14 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		return err
 	}
 	now := st.Now
+	if e.unstarted {
+		if st.Outcome == webhooks.AttemptSucceeded || st.Outcome == webhooks.AttemptRetried {
+			e.startLocked(now) // settled without a start: it ran
+		}
+	}
+	// An unstarted lease settled dead-lettered or abandoned is no
+	// attempt: nothing is counted or recorded.
+	unrun := e.unstarted
 	switch st.Outcome {
 	case webhooks.AttemptSucceeded:
 		e.item.State = webhooks.StateSucceeded
@@ -363,13 +442,21 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		}
 	case webhooks.AttemptAbandoned:
 		e.item.State = webhooks.StatePending
-		e.item.Attempts--
+		if !unrun {
+			e.item.Attempts--
+		}
 		e.item.NextAttemptAt = now
 		s.due.update(e)
 	default:
 		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
-	e.record(st.Outcome, now, failure)
+	if st.Outcome == webhooks.AttemptSucceeded {
+		failure = st.Failure // a note for the history (FailureNoHandler), never LastError
+	}
+	if !unrun {
+		e.record(st.Outcome, now, failure)
+	}
+	e.unstarted, e.leaseReclaimed = false, false
 	s.unheldLocked(e)
 	e.settledBy = e.token
 	e.token = ""

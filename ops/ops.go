@@ -116,7 +116,9 @@ type Attempt struct {
 	// was settled (for a crashed attempt: when its lease expired).
 	StartedAt  time.Time
 	FinishedAt time.Time
-	// ErrorClass and Error describe a failed attempt.
+	// ErrorClass and Error describe a failed attempt, or note how a
+	// succeeded one ended (webhooks.FailureNoHandler: acknowledged without
+	// a handler).
 	ErrorClass webhooks.FailureClass
 	Error      string
 	// Worker and Version name the processor that made the attempt (see

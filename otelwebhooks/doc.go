@@ -42,7 +42,12 @@
 //	webhooks.dead_letters     gauge  provider, event_type  dead letters
 //
 // Metrics carry no tenant and no event ID, which would give every tenant
-// or event a series of its own; spans carry both. The provider of a
+// or event a series of its own; spans carry both. The event_type label is
+// bounded too: a type no handler takes is recorded as [EventTypeOther],
+// and so is every type after the first [WithMaxEventTypes] (200 by
+// default), so a sender who chooses types (GitHub's is not signed) cannot
+// grow the series without bound. Receive metrics carry no event type at
+// all: a rejected, ignored or conflicting request's type is never a label. The provider of a
 // request for an unknown provider is recorded as "", since anyone can make
 // up such names.
 //

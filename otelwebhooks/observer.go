@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"go.opentelemetry.io/otel"
@@ -66,6 +67,7 @@ type Observer struct {
 
 	stats        *statsCache
 	registration metric.Registration
+	types        *typeLabels
 
 	// Span start options, made once: a variadic call with a fresh slice
 	// would allocate on every receive.
@@ -84,6 +86,7 @@ type config struct {
 	stats          ops.Store
 	statsMaxAge    time.Duration
 	statsTimeout   time.Duration
+	maxEventTypes  int
 }
 
 // Option configures New.
@@ -95,6 +98,28 @@ const DefaultStatsMaxAge = 15 * time.Second
 
 // DefaultStatsTimeout bounds one fetch of the store's stats.
 const DefaultStatsTimeout = 5 * time.Second
+
+// DefaultMaxEventTypes is how many event types get a metric label value
+// of their own by default (see WithMaxEventTypes).
+const DefaultMaxEventTypes = 200
+
+// EventTypeOther is the event_type label value of the attempts of every
+// type without one of its own: a type no handler takes, and any type seen
+// after the first WithMaxEventTypes. (A type actually named "other" shares
+// it.)
+const EventTypeOther = "other"
+
+// WithMaxEventTypes bounds the event types, across providers, whose
+// attempts get an event_type label value of their own: the first n seen
+// keep theirs, and later ones are recorded as EventTypeOther, as are the
+// types no handler takes (whatever n is), so that a sender who chooses
+// event types — some providers sign no type, and wildcard patterns
+// ("invoice.*", "*") take any — cannot create series without bound. Raise
+// it where handlers take more types than that; zero records every type as
+// EventTypeOther. Defaults to DefaultMaxEventTypes.
+func WithMaxEventTypes(n int) Option {
+	return func(c *config) { c.maxEventTypes = n }
+}
 
 // WithMeterProvider sets where metrics go. Defaults to the global meter
 // provider (otel.GetMeterProvider), a no-op until the host sets one.
@@ -127,7 +152,7 @@ func WithStatsMaxAge(d time.Duration) Option {
 
 // New returns an Observer.
 func New(opts ...Option) (*Observer, error) {
-	cfg := config{statsMaxAge: DefaultStatsMaxAge, statsTimeout: DefaultStatsTimeout}
+	cfg := config{statsMaxAge: DefaultStatsMaxAge, statsTimeout: DefaultStatsTimeout, maxEventTypes: DefaultMaxEventTypes}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -140,9 +165,13 @@ func New(opts ...Option) (*Observer, error) {
 	if cfg.statsMaxAge < 0 {
 		return nil, fmt.Errorf("webhooks/otelwebhooks: WithStatsMaxAge(%v): the age must not be negative", cfg.statsMaxAge)
 	}
+	if cfg.maxEventTypes < 0 {
+		return nil, fmt.Errorf("webhooks/otelwebhooks: WithMaxEventTypes(%d): the bound must not be negative", cfg.maxEventTypes)
+	}
 	_, noopTracer := cfg.tracerProvider.(tracenoop.TracerProvider)
 	o := &Observer{
 		tracer:      cfg.tracerProvider.Tracer(ScopeName),
+		types:       newTypeLabels(cfg.maxEventTypes),
 		tracing:     !noopTracer,
 		receiveOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)},
 		attemptOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)},
@@ -345,7 +374,7 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 		span = ac.span
 		if o.handlerDuration.Enabled(ctx) {
 			o.handlerDuration.Record(ctx, time.Since(ac.start).Seconds(), metric.WithAttributes(
-				labelProvider.String(ev.Provider), labelEventType.String(ev.Type), labelOutcome.String(outcome)))
+				labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelOutcome.String(outcome)))
 		}
 	} else if o.tracing {
 		_, span = o.startAttemptSpan(ctx, ev, o.orphanAttemptOpts)
@@ -358,11 +387,11 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 		counter = o.deadLettered
 	case ops.OutcomeLeaseLost:
 		if o.leasesLost.Enabled(ctx) {
-			o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(ev.Type)))
+			o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s))))
 		}
 	}
 	if counter != nil && counter.Enabled(ctx) {
-		counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(ev.Type), labelErrorClass.String(string(s.Failure.Class))))
+		counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelErrorClass.String(string(s.Failure.Class))))
 	}
 	if span == nil {
 		return
@@ -382,4 +411,47 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 		}
 	}
 	span.End()
+}
+
+// typeLabels gives event types their metric label values: a type of its
+// own for the first max (provider, type) pairs seen, EventTypeOther for
+// the rest and for types no handler takes.
+type typeLabels struct {
+	max  int
+	mu   sync.RWMutex
+	seen map[typeKey]struct{}
+}
+
+type typeKey struct{ provider, eventType string }
+
+func newTypeLabels(max int) *typeLabels {
+	return &typeLabels{max: max, seen: make(map[typeKey]struct{}, min(max, 64))}
+}
+
+// label returns the event_type label value of the attempt of ev that
+// ended with s.
+func (l *typeLabels) label(ev webhooks.Event, s webhooks.Settlement) string {
+	if s.Failure.Class == webhooks.FailureNoHandler {
+		return EventTypeOther
+	}
+	k := typeKey{ev.Provider, ev.Type}
+	l.mu.RLock()
+	_, ok := l.seen[k]
+	full := len(l.seen) >= l.max
+	l.mu.RUnlock()
+	switch {
+	case ok:
+		return ev.Type
+	case full:
+		return EventTypeOther
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, ok := l.seen[k]; !ok {
+		if len(l.seen) >= l.max {
+			return EventTypeOther
+		}
+		l.seen[k] = struct{}{}
+	}
+	return ev.Type
 }

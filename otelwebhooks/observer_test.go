@@ -57,7 +57,7 @@ func newPipeline(t *testing.T, obs *otelwebhooks.Observer, handler webhooks.Disp
 	)
 	require.NoError(t, err)
 	p.receiver, err = webhooks.NewReceiver(registry(t), p.store, memstore.NewReplay(),
-		webhooks.WithObserver(sig), webhooks.WithLogger(discard), webhooks.WithWaker(proc))
+		webhooks.WithObserver(sig), webhooks.WithLogger(discard), webhooks.WithProcessor(proc))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

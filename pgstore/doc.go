@@ -42,7 +42,12 @@
 // settled the item (webhooks.ErrAlreadySettled) from a stale one
 // (webhooks.ErrLeaseLost). SettleBatch (webhooks.BatchSettler, which the
 // Processor uses) settles many leases in one such statement over arrays,
-// each row fenced by its own token and answered on its own.
+// each row fenced by its own token and answered on its own. The Store is
+// a webhooks.LeaseStarter: asked for held leases, Acquire starts only the
+// leases its caller's free workers take and holds the rest (their
+// lease_started_at NULL), and StartLeases starts held leases in one
+// statement over arrays, so that a crash costs an attempt only to the
+// items whose handlers ran.
 //
 // # Operators
 //

@@ -20,9 +20,12 @@ import (
 // items in one statement and returns them the longest due first. Due rows
 // are locked with FOR UPDATE SKIP LOCKED and each is given a fresh token
 // (gen_random_uuid), expiry and attempt number, and req.Worker and
-// req.Version for its history; Lease.Reclaimed is computed by the same
-// statement, from the row as it was locked, and the same statement records
-// the attempt of each expired lease it takes over as crashed. Rows that
+// req.Version for its history; asked for held leases (req.Hold), it
+// starts only the first req.Start and holds the others and every reclaimed
+// one (see webhooks.LeaseStarter).
+// Lease.Reclaimed is computed by the same statement, from the row as it
+// was locked, and the same statement records the attempt of each expired
+// started lease it takes over as crashed. Rows that
 // other transactions are leasing at that moment are skipped, so it may
 // return fewer than req.Max items while more are due.
 //
@@ -46,6 +49,13 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if req.Max < 1 {
 		return nil, fmt.Errorf("pgstore: Acquire: Max is %d; it must be at least 1", req.Max)
 	}
+	start := req.Max
+	if req.Hold {
+		if req.Start < 0 || req.Start > req.Max {
+			return nil, fmt.Errorf("pgstore: Acquire: Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
+		}
+		start = req.Start
+	}
 	if err := checkDuration("Acquire", "lease duration", req.LeaseDuration); err != nil {
 		return nil, err
 	}
@@ -54,7 +64,7 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 			return nil, err
 		}
 	}
-	return s.acquire(ctx, "Acquire", req)
+	return s.acquire(ctx, "Acquire", req, start)
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -67,13 +77,13 @@ type unreadable struct {
 	err   error
 }
 
-func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequest, start int) ([]*webhooks.Lease, error) {
 	now := req.Now
 	var id *string // NULL: no acquisition ID
 	if req.ID != "" {
 		id = &req.ID
 	}
-	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Repeat)
+	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Repeat, req.Hold, start)
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}
@@ -91,13 +101,13 @@ func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequ
 		// row does not end the iteration and leave the rest of the batch
 		// leased to nobody, as rows.Scan would.
 		var (
-			a         acquired
-			reclaimed bool
-			token     string
-			r         itemRow
+			a                    acquired
+			reclaimed, unstarted bool
+			token                string
+			r                    itemRow
 		)
-		dest := r.dest(&a.dueAt, &reclaimed, &token)
-		const keyColumns = 6 // due_at, reclaimed, token, provider, tenant, event_id
+		dest := r.dest(&a.dueAt, &reclaimed, &unstarted, &token)
+		const keyColumns = 7 // due_at, reclaimed, unstarted, token, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
@@ -115,7 +125,11 @@ func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequ
 			bad = append(bad, unreadable{key, token, err})
 			continue
 		}
-		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: it.Attempts, Reclaimed: reclaimed, Item: it}
+		attempt := it.Attempts
+		if unstarted {
+			attempt++ // the number it will have
+		}
+		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: attempt, Reclaimed: reclaimed, Held: unstarted, Item: it}
 		got = append(got, a)
 	}
 	rows.Close()
@@ -179,6 +193,103 @@ func decodeRow(rows pgx.Rows, dest []any) (int, error) {
 	return len(dest), nil
 }
 
+// StartLeases implements webhooks.LeaseStarter in one statement
+// (startSQL), each lease fenced by its own token. A lease given twice is
+// started once; every copy gets the same answer.
+func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []error {
+	errs := make([]error, len(req.Leases))
+	fail := func(err error) []error {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = err
+			}
+		}
+		return errs
+	}
+	if err := checkDuration("StartLeases", "lease duration", req.Duration); err != nil {
+		return fail(err)
+	}
+	// The first position of each lease, in key order, as startSQL wants
+	// them. (Two tokens of one key are two leases: at most one is current.)
+	type leaseID struct {
+		key   webhooks.InboxKey
+		token string
+	}
+	first := make(map[leaseID]int, len(req.Leases))
+	var order []int
+	for i, l := range req.Leases {
+		if l == nil {
+			errs[i] = errors.New("pgstore: StartLeases needs leases; got nil")
+			continue
+		}
+		if _, err := leaseArgs(l); err != nil {
+			errs[i] = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), err)
+			continue
+		}
+		if _, dup := first[leaseID{l.Key(), l.Token}]; !dup {
+			first[leaseID{l.Key(), l.Token}] = i
+			order = append(order, i)
+		}
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return req.Leases[a].Key().Compare(req.Leases[b].Key()) })
+	n := len(order)
+	if n == 0 {
+		return errs
+	}
+	providers, tenants, eventIDs, tokens := make([]string, n), make([]string, n), make([]string, n), make([]pgtype.UUID, n)
+	for j, i := range order {
+		k := req.Leases[i].Key()
+		providers[j], tenants[j], eventIDs[j] = k.Provider, k.Tenant, k.EventID
+		tok, _ := uuid.Parse(req.Leases[i].Token) // checked by leaseArgs
+		tokens[j] = pgtype.UUID{Bytes: tok, Valid: true}
+	}
+	rows, err := s.pool.Query(ctx, s.sql.start, providers, tenants, eventIDs, tokens, s.now(req.Now), req.Duration.Microseconds())
+	if err != nil {
+		return fail(wrapErr("start leases", err))
+	}
+	defer rows.Close()
+	answered := 0
+	for rows.Next() {
+		var (
+			pos              int64
+			changed, settled bool
+			expires          *time.Time
+		)
+		if err := rows.Scan(&pos, &changed, &expires, &settled); err != nil {
+			return fail(wrapErr("start leases", err))
+		}
+		if pos < 1 || pos > int64(n) {
+			return fail(fmt.Errorf("pgstore: start leases: the statement returned row %d of %d", pos, n))
+		}
+		l := req.Leases[order[pos-1]]
+		var lerr error
+		switch {
+		case changed:
+			l.Held, l.ExpiresAt = false, timeOrZero(expires).UTC()
+		case settled:
+			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), webhooks.ErrAlreadySettled)
+		default:
+			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), webhooks.ErrLeaseLost)
+		}
+		for i, o := range req.Leases { // the copies of the lease too
+			if o != nil && errs[i] == nil && o.Key() == l.Key() && o.Token == l.Token {
+				errs[i] = lerr
+				if lerr == nil {
+					o.Held, o.ExpiresAt = l.Held, l.ExpiresAt
+				}
+			}
+		}
+		answered++
+	}
+	if err := rows.Err(); err != nil {
+		return fail(wrapErr("start leases", err))
+	}
+	if answered != n {
+		return fail(fmt.Errorf("pgstore: start leases: the statement answered for %d of %d leases", answered, n))
+	}
+	return errs
+}
+
 // Settle implements webhooks.LeaseStore with one UPDATE per outcome,
 // fenced by the lease token, that records the attempt in the item's
 // history in the same statement; when it changes nothing, the same
@@ -202,7 +313,8 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	)
 	switch st.Outcome {
 	case webhooks.AttemptSucceeded:
-		sql, args = s.sql.succeed, []any{now}
+		note, noteMsg := failureOf(st)
+		sql, args = s.sql.succeed, []any{now, note, noteMsg}
 	case webhooks.AttemptRetried:
 		var retryAt *time.Time
 		if !s.dbClock {
@@ -226,11 +338,17 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	return err
 }
 
-// failureOf returns the failure a settlement carries, as leaseLost
-// records it: its class and message, storable, for a retried or
-// dead-lettered attempt; nil, nil otherwise.
+// failureOf returns the failure a settlement carries, storable: its class
+// and message for a retried or dead-lettered attempt, and for a succeeded
+// one with a note (webhooks.Settlement.Failure); nil, nil otherwise.
 func failureOf(st webhooks.Settlement) (class, msg *string) {
-	if st.Outcome != webhooks.AttemptRetried && st.Outcome != webhooks.AttemptDeadLettered {
+	switch st.Outcome {
+	case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
+	case webhooks.AttemptSucceeded:
+		if st.Failure.Class == "" && st.Failure.Message == "" {
+			return nil, nil
+		}
+	default:
 		return nil, nil
 	}
 	c, m := sanitizeText(string(st.Failure.Class)), sanitizeText(st.Failure.Message)
@@ -362,7 +480,10 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 	}
 	for _, i := range lost {
 		st := settlements[i]
-		class, msg := failureOf(st)
+		var class, msg *string
+		if st.Outcome != webhooks.AttemptSucceeded { // a success's note is no failure of the lost attempt
+			class, msg = failureOf(st)
+		}
 		s.leaseLost(ctx, st.Lease, s.now(st.Now), class, msg)
 	}
 	return nil
@@ -436,7 +557,7 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
 	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
-	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()))
+	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
 	if errors.Is(err, webhooks.ErrAlreadySettled) {
 		// Completed already by this very transaction (a handler that
 		// completes twice): nothing to refuse.

@@ -74,16 +74,18 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		sorts     bool
 	}{
 		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_items_pkey"}, enqueueBatchArgs(enqueueReqs), true},
-		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, false}, false},
-		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, false}, false},
-		{"acquire with an ID", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", false}, false},
+		// An acquisition ranks the rows it locked (at most a batch) to
+		// start the first: the only sort in its plan (checked below).
+		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, false, true, 5}, true},
+		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, false, true, 5}, true},
+		{"acquire with an ID", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", false, true, 5}, true},
 		// A repeat looks the leases held under its ID up among the rows
 		// not yet due, through the same index, and their Reclaimed in the
 		// history.
 		{"repeat an acquisition", s.sql.acquire, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
-			[]any{now, int64(60e6), 10, "w", "v", "acq-1", true}, false},
+			[]any{now, int64(60e6), 10, "w", "v", "acq-1", true, true, 5}, true},
 		{"repeat an acquisition, database clock", s.sql.acquire, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
-			[]any{nil, int64(60e6), 10, "w", "v", "acq-1", true}, false},
+			[]any{nil, int64(60e6), 10, "w", "v", "acq-1", true, true, 5}, true},
 		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
 		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_items_dead_idx"}, dlFilteredArgs, false},
 		{"list closed items after a cursor", closedSQL, []string{"inbox_items_closed_idx"}, closedArgs, false},
@@ -107,11 +109,14 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"get: quarantine", s.sql.quarantine, []string{"inbox_quarantine_pkey"}, keyArgs, false},
 		// The fenced statements reach the row by its key twice: to update
 		// it, and to tell a settled token from a stale one.
-		{"settle (succeeded)", s.sql.succeed, []string{"inbox_items_pkey"}, settleArgs, false},
+		{"settle (succeeded)", s.sql.succeed, []string{"inbox_items_pkey"}, append(slices.Clone(settleArgs), nil, nil), false},
 		// A batch updates its rows in the order of its arrays (sorted by
 		// key): a nested loop into the primary key.
 		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_items_pkey"}, settleBatchArgs, false},
 		{"extend lease", s.sql.extend, []string{"inbox_items_pkey"}, extendArgs, false},
+		// Starting held leases, like a settlement batch: into the primary key.
+		{"start leases", s.sql.start, []string{"Index Scan using inbox_items_pkey"},
+			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []any{tok, tok}, now, int64(60e6)}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
 		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},
 			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, true},
@@ -124,6 +129,13 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			assert.NotContains(t, plan, "Seq Scan", "plan:\n%s", plan)
 			if !c.sorts {
 				assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+			}
+			if c.sql == s.sql.acquire {
+				for _, line := range strings.Split(plan, "\n") {
+					if key, ok := strings.CutPrefix(strings.TrimSpace(line), "Sort Key: "); ok {
+						assert.Equal(t, "d.due_at", key, "an acquisition sorts only the rows it locked, to rank them; plan:\n%s", plan)
+					}
+				}
 			}
 		})
 	}
@@ -259,7 +271,7 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	var lines []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
-			now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", false)
+			now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", false, true, 5)
 		if err != nil {
 			return err
 		}

@@ -142,22 +142,44 @@ WITH input AS (
 )
 SELECT n, inserted, same_digest, state FROM matched`
 
+// held tells, in a statement on inbox_items, that the row's lease (current
+// or, once settled, last) is held: its attempt did not start. An
+// acquisition makes a lease held by leaving lease_started_at NULL, and
+// always writes lease_worker; a lease taken before migration 0003 has
+// neither column, and had started. heldI and heldC are held for the
+// aliases i and c.
+const (
+	held  = `(lease_started_at IS NULL AND lease_worker IS NOT NULL)`
+	heldI = `(i.lease_started_at IS NULL AND i.lease_worker IS NOT NULL)`
+	heldC = `(c.lease_started_at IS NULL AND c.lease_worker IS NOT NULL)`
+)
+
 // acquireSQL leases up to $3 due items, the longest due first. The due
 // CTE locks candidate rows, skipping rows another transaction holds; locking
 // re-checks the WHERE clause against the row's latest version, and the
 // CTE's columns are read from that version, so a row leased (or finished)
 // by a transaction that committed after this statement's snapshot is not
-// taken, and reclaimed says whether the row was leased (its lease expired)
-// when this statement took it. Each row gets its own fresh token and the
-// next attempt number, and the token that settled it last no longer counts
-// (settled_token).
+// taken. Each row gets its own fresh token, and the token that settled it
+// last no longer counts (settled_token).
 //
-// The attempt of an expired lease is recorded as crashed by the same
-// statement (the crashed CTE), from the lease columns as they were: its
-// number, when it started, its expiry as its end, its worker, version and
-// token (by which a late settlement of it finds it, see leaseLostSQL).
-// ON CONFLICT DO NOTHING: numbers are unique by construction; the clause
-// makes sure a history row, which only describes, can never fail an
+// A lease is started or held (webhooks.LeaseStarter, see held):
+// lease_started_at is when the current lease's attempt started, NULL while
+// it is held. Every row is started (its attempt counted in attempts and
+// numbered in attempt_seq) unless the caller asked for held leases ($8):
+// then only the first $9 rows in due order that are not reclaimed are,
+// and the others are held, counted and numbered only when started
+// (startSQL, or a settlement that ran them). A row taken over from an expired lease
+// (expired) is reclaimed when that lease had started, or when it was held
+// and had itself taken over a crashed attempt (the history's row numbered
+// attempt_seq says so); a reclaimed lease is always held.
+//
+// The attempt of an expired started lease is recorded as crashed by the
+// same statement (the crashed CTE), from the lease columns as they were:
+// its number, when it started, its expiry as its end, its worker, version
+// and token (by which a late settlement of it finds it, see leaseLostSQL).
+// An expired held lease was no attempt: nothing is recorded or counted
+// for it. ON CONFLICT DO NOTHING: numbers are unique by construction; the
+// clause makes sure a history row, which only describes, can never fail an
 // acquisition (as a row written by an instance of the previous version
 // during a rolling upgrade could).
 //
@@ -175,18 +197,21 @@ SELECT n, inserted, same_digest, state FROM matched`
 // rolling upgrade) match nothing. When held finds rows, due
 // finds none (another one-time filter), and the statement returns the
 // held rows as they are: nothing is locked, changed or recorded. Their
-// Reclaimed is read from the history, where the acquisition that took an
-// expired lease over recorded that lease's attempt, numbered one before
-// the row's, as crashed (or, since, lease_lost).
+// Reclaimed is read from the history, where the takeover of an expired
+// lease recorded that lease's attempt as crashed (or, since, lease_lost):
+// the row numbered one before the current attempt's for a started lease,
+// the current number for a held one.
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
-// $6 acquisition ID, $7 repeat.
+// $6 acquisition ID, $7 repeat, $8 hold, $9 how many to start.
 const acquireSQL = `
 WITH held AS (
 	SELECT i.next_attempt_at AS due_at,
 		EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
 			WHERE a.provider = i.provider AND a.tenant = i.tenant AND a.event_id = i.event_id
-				AND a.number = i.attempt_seq - 1 AND a.outcome IN ('crashed', 'lease_lost')) AS reclaimed,
+				AND a.number = i.attempt_seq - (NOT ` + heldI + `)::int
+				AND a.outcome IN ('crashed', 'lease_lost')) AS reclaimed,
+		` + heldI + ` AS unstarted,
 		i.lease_token::text AS token, ` + itemColumns + `
 	FROM {{schema}}.inbox_items AS i
 	WHERE $7::boolean AND $6::text IS NOT NULL
@@ -194,7 +219,8 @@ WITH held AS (
 		AND i.next_attempt_at > coalesce($1::timestamptz, now())
 		AND i.acquisition_id = $6::text || ' ' || i.lease_token::text
 ), due AS (
-	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS reclaimed,
+	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS expired,
+		NOT ` + held + ` AS was_started,
 		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
 		gen_random_uuid() AS new_token
 	FROM {{schema}}.inbox_items
@@ -204,31 +230,41 @@ WITH held AS (
 	ORDER BY next_attempt_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
+), ranked AS (
+	SELECT d.*,
+		d.expired AND (d.was_started OR EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
+			WHERE a.provider = d.provider AND a.tenant = d.tenant AND a.event_id = d.event_id
+				AND a.number = d.attempt_seq AND a.outcome IN ('crashed', 'lease_lost'))) AS reclaimed,
+		row_number() OVER (ORDER BY d.due_at) AS rank
+	FROM due AS d
+), planned AS (
+	SELECT r.*, NOT ($8::boolean AND (r.reclaimed OR r.rank > $9::int)) AS start
+	FROM ranked AS r
 ), crashed AS (
 	INSERT INTO {{schema}}.inbox_attempts (
 		provider, tenant, event_id, number, outcome, started_at, finished_at, worker, version, lease_token)
 	SELECT provider, tenant, event_id, attempt_seq, 'crashed', lease_started_at, lease_expires_at,
 		coalesce(lease_worker, ''), coalesce(lease_version, ''), lease_token
-	FROM due
-	WHERE reclaimed
+	FROM planned
+	WHERE expired AND was_started
 	ON CONFLICT DO NOTHING
 ), leased AS (
 	UPDATE {{schema}}.inbox_items AS i SET
 		state = 'leased',
-		attempts = i.attempts + 1,
-		attempt_seq = i.attempt_seq + 1,
-		lease_token = due.new_token,
-		acquisition_id = $6::text || ' ' || due.new_token::text,
+		attempts = i.attempts + p.start::int,
+		attempt_seq = i.attempt_seq + p.start::int,
+		lease_token = p.new_token,
+		acquisition_id = $6::text || ' ' || p.new_token::text,
 		settled_token = NULL,
-		lease_started_at = coalesce($1::timestamptz, now()),
+		lease_started_at = CASE WHEN p.start THEN coalesce($1::timestamptz, now()) END,
 		lease_worker = $4,
 		lease_version = $5,
 		lease_expires_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 		next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 		updated_at = coalesce($1::timestamptz, now())
-	FROM due
-	WHERE i.provider = due.provider AND i.tenant = due.tenant AND i.event_id = due.event_id
-	RETURNING due.due_at, due.reclaimed, i.lease_token::text AS token, ` + itemColumns + `
+	FROM planned AS p
+	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id
+	RETURNING p.due_at, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, ` + itemColumns + `
 )
 SELECT * FROM held
 UNION ALL
@@ -277,7 +313,9 @@ SELECT EXISTS (SELECT 1 FROM changed),
 // same statement, from the lease columns the settlement leaves as they
 // were: the attempt's number, start, worker and version, its outcome, the
 // settlement's now ($5) as its end, and the failure errClass and errMsg
-// name (SQL NULL for none). ON CONFLICT DO NOTHING as in acquireSQL.
+// name (SQL NULL for none). ON CONFLICT DO NOTHING as in acquireSQL. A
+// held lease (lease_started_at NULL) that the settlement leaves unstarted
+// (dead-lettered or abandoned) is no attempt: nothing is recorded.
 func settleSQL(set, outcome, errClass, errMsg string) string {
 	return fencedSQL(set, `, recorded AS (
 	INSERT INTO {{schema}}.inbox_attempts (
@@ -286,9 +324,18 @@ func settleSQL(set, outcome, errClass, errMsg string) string {
 	SELECT $1, $2, $3, attempt_seq, '`+outcome+`', lease_started_at, coalesce($5::timestamptz, now()),
 		`+errClass+`, `+errMsg+`, coalesce(lease_worker, ''), coalesce(lease_version, ''), $4::uuid
 	FROM changed
+	WHERE NOT `+held+`
 	ON CONFLICT DO NOTHING
 )`)
 }
+
+// ranSet starts the SET clause of a settlement that says its handler ran
+// (succeeded or retried): a held lease settled so is started by it, its
+// attempt counted and numbered, started at $5 (the settlement's now).
+const ranSet = `
+	attempts = attempts + ` + held + `::int,
+	attempt_seq = attempt_seq + ` + held + `::int,
+	lease_started_at = CASE WHEN ` + held + ` THEN coalesce($5::timestamptz, now()) ELSE lease_started_at END,`
 
 // settledSet ends the SET clause of every settlement: the lease is gone and
 // its token is kept as the one that settled the item. The lease's start,
@@ -300,20 +347,22 @@ const settledSet = `
 	lease_expires_at = NULL,
 	settled_token = lease_token`
 
-// succeedSQL: $5 now. The item's last error is cleared: the history keeps
-// every failure.
-var succeedSQL = settleSQL(`
+// succeedSQL: $5 now, $6 and $7 the class and message of the
+// settlement's note for the history (NULL for none, see
+// webhooks.Settlement.Failure). The item's last error is cleared: the
+// history keeps every failure.
+var succeedSQL = settleSQL(ranSet+`
 	state = 'succeeded',
 	completed_at = coalesce($5::timestamptz, now()),
 	updated_at = coalesce($5::timestamptz, now()),
 	next_attempt_at = NULL,
 	last_error_class = NULL,
 	last_error_message = NULL,
-	last_error_at = NULL,`+settledSet, "succeeded", "NULL", "NULL")
+	last_error_at = NULL,`+settledSet, "succeeded", "$6::text", "$7::text")
 
 // retrySQL: $5 now, $6 retry at (NULL with the database clock), $7 retry
 // delay from now (µs), $8 error class, $9 error message.
-var retrySQL = settleSQL(`
+var retrySQL = settleSQL(ranSet+`
 	state = 'pending',
 	next_attempt_at = coalesce($6::timestamptz, now() + $7::bigint * interval '1 microsecond'),
 	last_error_class = $8,
@@ -332,10 +381,10 @@ var deadLetterSQL = settleSQL(`
 	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "dead_lettered", "$6", "$7")
 
 // abandonSQL: $5 now. The attempt is not counted (attempts), but it keeps
-// its number in the history.
+// its number in the history; a held lease had neither.
 var abandonSQL = settleSQL(`
 	state = 'pending',
-	attempts = greatest(attempts - 1, 0),
+	attempts = CASE WHEN `+held+` THEN attempts ELSE greatest(attempts - 1, 0) END,
 	next_attempt_at = coalesce($5::timestamptz, now()),
 	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "abandoned", "NULL", "NULL")
 
@@ -344,7 +393,7 @@ var abandonSQL = settleSQL(`
 // settleSQL do one at a time; the settlements come as arrays, one element
 // each, and a key appears at most once (SettleBatch runs repeats in a
 // statement of their own). The outcome selects the changes of succeedSQL,
-// retrySQL, deadLetterSQL or abandonSQL. Each returned row is a
+// retrySQL, deadLetterSQL or abandonSQL (ranSet included). Each returned row is a
 // settlement's position in the arrays (from 1), whether it changed its
 // item, and, when not, whether its token is the one that settled the
 // item, read with a lock as by fencedSQL.
@@ -369,7 +418,13 @@ WITH input AS (
 ), changed AS (
 	UPDATE {{schema}}.inbox_items AS i SET
 		state = CASE b.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'dead_lettered' THEN 'dead' ELSE 'pending' END,
-		attempts = CASE b.outcome WHEN 'abandoned' THEN greatest(i.attempts - 1, 0) ELSE i.attempts END,
+		attempts = CASE
+			WHEN b.outcome = 'abandoned' AND NOT ` + heldI + ` THEN greatest(i.attempts - 1, 0)
+			WHEN b.outcome IN ('succeeded', 'retried') AND ` + heldI + ` THEN i.attempts + 1
+			ELSE i.attempts END,
+		attempt_seq = i.attempt_seq + (b.outcome IN ('succeeded', 'retried') AND ` + heldI + `)::int,
+		lease_started_at = CASE WHEN b.outcome IN ('succeeded', 'retried') AND ` + heldI + `
+			THEN coalesce(b.now, now()) ELSE i.lease_started_at END,
 		next_attempt_at = CASE b.outcome
 			WHEN 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
 			WHEN 'abandoned' THEN coalesce(b.now, now()) END,
@@ -394,6 +449,7 @@ WITH input AS (
 		b.error_class, b.error_message, coalesce(c.lease_worker, ''), coalesce(c.lease_version, ''), b.token
 	FROM changed AS c
 	JOIN input AS b ON b.n = c.n
+	WHERE NOT ` + heldC + `
 	ON CONFLICT DO NOTHING
 )
 SELECT b.n, c.n IS NOT NULL,
@@ -409,6 +465,41 @@ var extendSQL = fencedSQL(`
 	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
 	next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
 	updated_at = coalesce($5::timestamptz, now())`, "")
+
+// startSQL starts held leases (webhooks.LeaseStarter), given as arrays,
+// one element each, with distinct keys in key order (StartLeases sorts
+// them, as SettleBatch does), each fenced by its own token: a held lease's
+// attempt is counted and numbered and starts at $5; a started one is
+// left started. Either way its expiry moves to $5 + $6 µs. Each returned
+// row is a lease's position in the arrays (from 1), whether it changed its
+// row, its new expiry, and, when it changed nothing, whether its token is
+// the one that settled the item, read with a lock as by fencedSQL.
+//
+// $1 provider, $2 tenant, $3 event_id, $4 token, $5 now, $6 duration (µs).
+const startSQL = `
+WITH input AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[])
+		WITH ORDINALITY AS b(provider, tenant, event_id, token, n)
+), changed AS (
+	UPDATE {{schema}}.inbox_items AS i SET
+		attempts = i.attempts + ` + heldI + `::int,
+		attempt_seq = i.attempt_seq + ` + heldI + `::int,
+		lease_started_at = CASE WHEN ` + heldI + ` THEN coalesce($5::timestamptz, now()) ELSE i.lease_started_at END,
+		lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
+		next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
+		updated_at = coalesce($5::timestamptz, now())
+	FROM input AS b
+	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+		AND i.state = 'leased' AND i.lease_token = b.token
+	RETURNING b.n, i.lease_expires_at
+)
+SELECT b.n, c.n IS NOT NULL, c.lease_expires_at,
+	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
+		FROM {{schema}}.inbox_items AS i
+		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+		FOR SHARE), false)
+FROM input AS b
+LEFT JOIN changed AS c ON c.n = b.n`
 
 // leaseLostSQL records that the worker of a crashed attempt came back: a
 // settlement or lease extension under its token $4 was refused with
@@ -429,13 +520,13 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 // releaseSQL gives back a row that an acquisition leased but could not
 // read (see acquire): pending again, due when its lease would have expired,
 // and not charged the attempt, since no handler ran; its attempt number is
-// given back too. Its token was never handed out, so it is not kept. $5
-// now.
+// given back too (a held lease had neither). Its token was never handed
+// out, so it is not kept. $5 now.
 const releaseSQL = `
 UPDATE {{schema}}.inbox_items SET
 	state = 'pending',
-	attempts = greatest(attempts - 1, 0),
-	attempt_seq = greatest(attempt_seq - 1, 0),
+	attempts = greatest(attempts - (NOT ` + held + `)::int, 0),
+	attempt_seq = greatest(attempt_seq - (NOT ` + held + `)::int, 0),
 	next_attempt_at = lease_expires_at,
 	updated_at = coalesce($5::timestamptz, now()),
 	acquisition_id = NULL,
@@ -524,7 +615,7 @@ type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
 	acquire, release                              string
 	succeed, retry, deadLetter, abandon, extend   string
-	settleBatch                                   string
+	settleBatch, start                            string
 	leaseLost                                     string
 	get, history, audit, quarantine               string
 	listDead, listClosed                          string
@@ -549,6 +640,7 @@ func renderStatements(quotedSchema string) statements {
 		deadLetter:              r.Replace(deadLetterSQL),
 		abandon:                 r.Replace(abandonSQL),
 		settleBatch:             r.Replace(settleBatchSQL),
+		start:                   r.Replace(startSQL),
 		extend:                  r.Replace(extendSQL),
 		leaseLost:               r.Replace(leaseLostSQL),
 		get:                     r.Replace(getSQL),

@@ -79,6 +79,9 @@ func sameLeases(t *testing.T, call string, got, want []*webhooks.Lease) {
 		if g.Reclaimed != w.Reclaimed {
 			t.Errorf("%s: the lease on %s has Reclaimed %t; want %t, as first reported", call, g.Key(), g.Reclaimed, w.Reclaimed)
 		}
+		if g.Held != w.Held {
+			t.Errorf("%s: the lease on %s has Held %t; want %t, as it is", call, g.Key(), g.Held, w.Held)
+		}
 		if !g.ExpiresAt.Equal(w.ExpiresAt) {
 			t.Errorf("%s: the lease on %s expires at %s; want %s", call, g.Key(), fmtTime(g.ExpiresAt), fmtTime(w.ExpiresAt))
 		}

@@ -84,5 +84,9 @@
 // each; the cases of a feature whose hook is nil are skipped, with a
 // message saying so. Today there is one, completion inside a transaction of
 // the host's ([Features.CompleteInTx]); more will be added as fields, so a
-// store that sets none keeps compiling and passing.
+// store that sets none keeps compiling and passing. A capability that is a
+// method of the store found by type assertion needs no hook: the cases of
+// webhooks.BatchSettler and webhooks.LeaseStarter (held leases, which a
+// crash costs no attempt) run when the store has it, and are skipped
+// otherwise.
 package storetest

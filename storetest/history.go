@@ -12,6 +12,7 @@ import (
 var historyCases = []inboxCase{
 	{"HistoryFailsTwiceThenSucceeds", testHistoryFailsTwiceThenSucceeds},
 	{"HistoryDeadLettered", testHistoryDeadLettered},
+	{"HistorySucceededWithANote", testHistorySucceededWithANote},
 	{"HistoryAbandonedHasItsOwnNumber", testHistoryAbandonedHasItsOwnNumber},
 	{"HistoryCrashed", testHistoryCrashed},
 	{"HistoryLeaseLostOnSettle", testHistoryLeaseLostOnSettle},
@@ -112,6 +113,39 @@ func testHistoryDeadLettered(t *testing.T, s Store) {
 	checkHistory(t, s, env.Key, []ops.Attempt{
 		attemptOf(1, webhooks.AttemptDeadLettered, base, at(time.Second), permanent),
 	}, "after Settle(dead_lettered)")
+}
+
+// testHistorySucceededWithANote: a succeeded settlement's Failure is a
+// note the history keeps (the Processor's FailureNoHandler for an event
+// acknowledged without a handler), by Settle and by SettleBatch alike; it
+// is never the item's LastError.
+func testHistorySucceededWithANote(t *testing.T, s Store) {
+	note := webhooks.Failure{Class: webhooks.FailureNoHandler, Message: `no handler for event type "ping": acknowledged without being handled`}
+	one, two := envelope(key("evt_1"), "p", base), envelope(key("evt_2"), "p", base)
+	mustEnqueue(t, s, one)
+	mustEnqueue(t, s, two)
+	l := mustAcquireKey(t, s, one.Key, base, leaseFor)
+	st := succeed(l, at(time.Second))
+	st.Failure = note
+	mustSettle(t, s, st)
+	l = mustAcquireKey(t, s, two.Key, at(time.Second), leaseFor)
+	st = succeed(l, at(2*time.Second))
+	st.Failure = note
+	if b, ok := s.(webhooks.BatchSettler); ok {
+		if errs := b.SettleBatch(t.Context(), []webhooks.Settlement{st}); len(errs) != 1 || errs[0] != nil {
+			t.Fatalf("SettleBatch(succeeded with a note): %v; want [nil]", errs)
+		}
+	} else {
+		mustSettle(t, s, st)
+	}
+	for i, k := range []webhooks.InboxKey{one.Key, two.Key} {
+		checkHistory(t, s, k, []ops.Attempt{
+			attemptOf(1, webhooks.AttemptSucceeded, at(time.Duration(i)*time.Second), at(time.Duration(i+1)*time.Second), note),
+		}, "after Settle(succeeded) with a note")
+		if it := mustGet(t, s, k); it.State != webhooks.StateSucceeded || it.LastError != nil {
+			t.Errorf("Get(%s) after Settle(succeeded) with a note: State %s, LastError %s; want %s, nil", fmtKey(k), it.State, fmtErrorRecord(it.LastError), webhooks.StateSucceeded)
+		}
+	}
 }
 
 // testHistoryAbandonedHasItsOwnNumber: an abandoned attempt is not counted

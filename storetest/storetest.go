@@ -124,7 +124,7 @@ type replayCase struct {
 }
 
 // inboxCases are all InboxStore cases, in the order they are reported.
-var inboxCases = slices.Concat(enqueueCases, groupCases, acquireCases, acquireIDCases, settleCases, settleBatchCases, itemCases,
+var inboxCases = slices.Concat(enqueueCases, groupCases, acquireCases, acquireIDCases, startCases, settleCases, settleBatchCases, itemCases,
 	historyCases, listCases, replayOneCases, bulkReplayCases, reopenCases, closeCases, quarantineCases, redeliveryCases, statsCases)
 
 // base is the time every case starts from: microsecond precision, as

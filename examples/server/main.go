@@ -290,7 +290,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	receiver, err := webhooks.NewReceiver(registry, store, store, append(rcvOpts, webhooks.WithWaker(proc))...)
+	receiver, err := webhooks.NewReceiver(registry, store, store, append(rcvOpts, webhooks.WithProcessor(proc))...)
 	if err != nil {
 		return err
 	}

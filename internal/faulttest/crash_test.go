@@ -127,6 +127,13 @@ func TestCrashUnderLoad(t *testing.T) {
 	for i := range blocked {
 		assert.True(t, leasedAtKill[fmt.Sprintf("block-%d", i)], "a blocked event was leased when the node died")
 	}
+	// Of the leases the node held, those that waited for a worker had not
+	// started (webhooks.LeaseStarter): the crash must cost them nothing.
+	heldAtKill := in.heldLeases(t)
+	firstStarted := first.handled("start ")
+	for id := range heldAtKill {
+		assert.Zero(t, firstStarted[id], "event %s ran, yet its lease was held, unstarted, at the kill", id)
+	}
 	firstDone := first.handled("done ")
 
 	// Restart; the providers retry what got no 2xx.
@@ -143,7 +150,11 @@ func TestCrashUnderLoad(t *testing.T) {
 		it := in.get(t, d.ID)
 		require.Equal(t, webhooks.StateSucceeded, it.State, "event %s: %v", d.ID, outcomes(it))
 		got := outcomes(it)
-		if leasedAtKill[d.ID] {
+		if heldAtKill[d.ID] {
+			assert.Equal(t, []webhooks.AttemptOutcome{webhooks.AttemptSucceeded}, got,
+				"event %s waited for a worker when the node died: the crash cost it no attempt", d.ID)
+			assert.Equal(t, 1, it.Attempts, "event %s", d.ID)
+		} else if leasedAtKill[d.ID] {
 			assert.Equal(t, []webhooks.AttemptOutcome{ops.OutcomeCrashed, webhooks.AttemptSucceeded}, got,
 				"event %s was being handled when the node died: its attempt is recorded as crashed, and run again", d.ID)
 			if len(got) == 2 {
@@ -161,6 +172,6 @@ func TestCrashUnderLoad(t *testing.T) {
 			assert.Equal(t, 1, secondStarted[d.ID], "event %s had not succeeded: it ran once after the restart", d.ID)
 		}
 	}
-	t.Logf("%d answers, %d events, %d acknowledged before the kill (%d had succeeded, %d were leased), %d retried by the providers, %d crashed attempts re-run",
-		len(answers), len(unique), len(acked), len(succeededAtKill), len(leasedAtKill), retried, crashed)
+	t.Logf("%d answers, %d events, %d acknowledged before the kill (%d had succeeded, %d were leased, %d of them held for a worker), %d retried by the providers, %d crashed attempts re-run",
+		len(answers), len(unique), len(acked), len(succeededAtKill), len(leasedAtKill), len(heldAtKill), retried, crashed)
 }

@@ -142,6 +142,23 @@ func (in *inbox) count(t *testing.T) int {
 	return n
 }
 
+// heldLeases returns the event IDs of the items leased and held, their
+// attempt not started (webhooks.LeaseStarter): pgstore leaves a held
+// lease's lease_started_at NULL.
+func (in *inbox) heldLeases(t *testing.T) map[string]bool {
+	t.Helper()
+	rows, err := in.pool.Query(context.Background(), "SELECT event_id FROM "+pgx.Identifier{in.schema, "inbox_items"}.Sanitize()+
+		" WHERE state = 'leased' AND lease_started_at IS NULL AND lease_worker IS NOT NULL")
+	require.NoError(t, err)
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	out := map[string]bool{}
+	for _, id := range ids {
+		out[id] = true
+	}
+	return out
+}
+
 // awaitSettled waits until no item is pending or leased: every item has
 // succeeded or died.
 func (in *inbox) awaitSettled(t *testing.T, within time.Duration) {

@@ -48,6 +48,9 @@ type nodeConfig struct {
 	// their first attempt, until their context ends: they are in flight
 	// whenever the test kills or pauses the node.
 	BlockFirstAttempt bool
+	// PoisonType, when set, makes the handler of events of that type kill
+	// the node with SIGKILL, on every attempt: a crash loop.
+	PoisonType string
 }
 
 // applicationName names the node's database sessions.
@@ -119,6 +122,10 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 	mux := webhooks.NewMux()
 	mux.MustHandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
 		fmt.Fprintf(stdout, "start %s %d\n", ev.ID, ev.Attempt)
+		if cfg.PoisonType != "" && ev.Type == cfg.PoisonType {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {} // the signal is on its way
+		}
 		delay := cfg.HandlerDelay
 		if cfg.BlockFirstAttempt && ev.Type == "block" && ev.Attempt == 1 {
 			delay = time.Hour
@@ -154,7 +161,7 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 	}
 	registry := webhooks.NewRegistry()
 	registry.MustRegister(nodeProvider, verifier)
-	rcvOpts := []webhooks.ReceiverOption{webhooks.WithLogger(logger), webhooks.WithWaker(proc)}
+	rcvOpts := []webhooks.ReceiverOption{webhooks.WithLogger(logger), webhooks.WithProcessor(proc)}
 	if cfg.StoreTimeout > 0 {
 		rcvOpts = append(rcvOpts, webhooks.WithStoreTimeout(cfg.StoreTimeout))
 	}

@@ -54,7 +54,7 @@ func TestDatabaseOutage(t *testing.T) {
 	p := newProvider(t)
 
 	stop := make(chan struct{})
-	l := startLoad(p, n.url, 4, 200*time.Millisecond, stop)
+	l := startLoad(p, n.url, "evt", 4, 200*time.Millisecond, stop)
 	l.awaitStored(t, 40, 30*time.Second)
 
 	// Each phase's processor time is measured on its own: a retry loop
@@ -142,9 +142,9 @@ type load struct {
 	wg      sync.WaitGroup
 }
 
-// startLoad starts senders, each delivering a new event at most every gap,
-// until stop is closed.
-func startLoad(p *provider, url string, senders int, gap time.Duration, stop <-chan struct{}) *load {
+// startLoad starts senders, each delivering a new event (its ID prefix-N)
+// at most every gap, until stop is closed.
+func startLoad(p *provider, url, prefix string, senders int, gap time.Duration, stop <-chan struct{}) *load {
 	l := &load{more: make(chan struct{}, 1)}
 	var next atomic.Int64
 	for range senders {
@@ -152,7 +152,7 @@ func startLoad(p *provider, url string, senders int, gap time.Duration, stop <-c
 			t := time.NewTicker(gap)
 			defer t.Stop()
 			for {
-				d := newDelivery(fmt.Sprintf("evt-%05d", next.Add(1)), "order.created")
+				d := newDelivery(fmt.Sprintf("%s-%05d", prefix, next.Add(1)), "order.created")
 				a := p.send(url, d)
 				l.mu.Lock()
 				l.events = append(l.events, d)

@@ -73,7 +73,7 @@ func Receive(ctx context.Context, cfg Config, load HTTPLoad, process bool) (Resu
 		if err != nil {
 			return Result{}, err
 		}
-		opts = append(opts, webhooks.WithWaker(proc))
+		opts = append(opts, webhooks.WithProcessor(proc))
 	}
 	rcv, err := webhooks.NewReceiver(reg, sys.store, sys.store, opts...)
 	if err != nil {

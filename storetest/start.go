@@ -1,0 +1,365 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// startCases pin webhooks.LeaseStarter for the stores that have it: a crash
+// costs an attempt only to the leases that had started.
+var startCases = []inboxCase{
+	{"StartHoldsLeasesPastMaxMinusHold", testStartHoldsLeases},
+	{"StartHoldRange", testStartHoldRange},
+	{"StartWithoutHoldStartsEveryLease", testStartWithoutHold},
+	{"StartHeldLeaseExpiredCostsNothing", testStartHeldLeaseExpiredCostsNothing},
+	{"StartReclaimedLeaseIsHeld", testStartReclaimedLeaseIsHeld},
+	{"StartDeadLetterUnstarted", testStartDeadLetterUnstarted},
+	{"StartAbandonUnstarted", testStartAbandonUnstarted},
+	{"StartSettleUnstartedStartsIt", testStartSettleUnstartedStartsIt},
+	{"StartLeasesFencedAndIdempotent", testStartLeasesFencedAndIdempotent},
+	{"StartRepeatKeepsHeld", testStartRepeatKeepsHeld},
+}
+
+// leaseStarter returns s as a webhooks.LeaseStarter, or skips t.
+func leaseStarter(t *testing.T, s Store) webhooks.LeaseStarter {
+	t.Helper()
+	ls, ok := s.(webhooks.LeaseStarter)
+	if !ok {
+		t.Skip("the store is not a webhooks.LeaseStarter")
+	}
+	return ls
+}
+
+// acquireHold calls Acquire(Now: now, LeaseDuration: d, Max: max, Hold:
+// true, Start: start), as the Processor acquires from a LeaseStarter with
+// start free workers.
+func acquireHold(t *testing.T, s Store, now time.Time, d time.Duration, max, start int) []*webhooks.Lease {
+	t.Helper()
+	return acquireWith(t, s, webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max, Hold: true, Start: start, Worker: worker, Version: version})
+}
+
+// start requires StartLeases(leases at now for d) to succeed for each.
+func start(t *testing.T, ls webhooks.LeaseStarter, now time.Time, d time.Duration, leases ...*webhooks.Lease) {
+	t.Helper()
+	errs := ls.StartLeases(t.Context(), webhooks.StartRequest{Leases: leases, Now: now, Duration: d})
+	if len(errs) != len(leases) {
+		t.Fatalf("StartLeases(%d leases) returned %d errors; want one per lease", len(leases), len(errs))
+	}
+	for i, err := range errs {
+		if err != nil {
+			t.Fatalf("StartLeases: lease on %s: %v; want nil", leases[i].Key(), err)
+		}
+	}
+}
+
+// settleEither settles st with Settle, or with SettleBatch when batch is
+// set and the store has it.
+func settleEither(t *testing.T, s Store, st webhooks.Settlement, batch bool) {
+	t.Helper()
+	if b, ok := s.(webhooks.BatchSettler); ok && batch {
+		if errs := b.SettleBatch(t.Context(), []webhooks.Settlement{st}); len(errs) != 1 || errs[0] != nil {
+			t.Fatalf("SettleBatch(%s of %s): %v; want [nil]", st.Outcome, st.Lease.Key(), errs)
+		}
+		return
+	}
+	mustSettle(t, s, st)
+}
+
+// wantAttempts requires the stored item k to count n attempts.
+func wantAttempts(t *testing.T, s Store, k webhooks.InboxKey, n int, when string) {
+	t.Helper()
+	if got := mustGet(t, s, k).Attempts; got != n {
+		t.Errorf("Get(%s).Attempts %s = %d; want %d", fmtKey(k), when, got, n)
+	}
+}
+
+// testStartHoldsLeases: of Max leases with Start n, the first n are
+// started (counted, Held false) and the rest held (not counted, Attempt
+// the number they will have, no history).
+func testStartHoldsLeases(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	var keys []webhooks.InboxKey
+	for i, id := range []string{"evt_1", "evt_2", "evt_3"} {
+		env := envelope(key(id), "p", at(time.Duration(i)*time.Microsecond))
+		mustEnqueue(t, s, env)
+		keys = append(keys, env.Key)
+	}
+	leases := acquireHold(t, s, at(time.Second), leaseFor, 3, 1)
+	if len(leases) != 3 {
+		t.Fatalf("Acquire(Max 3, Start 1) returned %d leases; want 3", len(leases))
+	}
+	for i, l := range leases {
+		if l.Key() != keys[i] {
+			t.Fatalf("Acquire(Max 3, Start 1): lease %d is on %s; want %s (the longest due first)", i, l.Key(), keys[i])
+		}
+		wantHeld, counted := i >= 1, 1
+		if wantHeld {
+			counted = 0
+		}
+		if l.Held != wantHeld {
+			t.Errorf("Acquire(Max 3, Start 1): lease %d (%s) Held = %t; want %t (the first Start start)", i, l.Key(), l.Held, wantHeld)
+		}
+		if l.Attempt != 1 {
+			t.Errorf("Acquire(Max 3, Start 1): lease %d Attempt = %d; want 1 (a held lease has the number its attempt will have)", i, l.Attempt)
+		}
+		if l.Item.Attempts != counted {
+			t.Errorf("Acquire(Max 3, Start 1): lease %d Item.Attempts = %d; want %d", i, l.Item.Attempts, counted)
+		}
+		wantAttempts(t, s, l.Key(), counted, "after Acquire(Max 3, Start 1)")
+		if l.Item.State != webhooks.StateLeased {
+			t.Errorf("lease %d: Item.State = %s; want %s: a held lease is a lease", i, l.Item.State, webhooks.StateLeased)
+		}
+	}
+	wantNothingDue(t, s, at(2*time.Second), "held leases are leases: nobody else may take their items")
+}
+
+func testStartHoldRange(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
+	for _, start := range []int{-1, 3} {
+		_, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: base, LeaseDuration: leaseFor, Max: 2, Hold: true, Start: start})
+		if err == nil {
+			t.Errorf("Acquire(Max 2, Hold, Start %d): no error; want one (Start is between 0 and Max)", start)
+		}
+	}
+	leases := acquireHold(t, s, base, leaseFor, 2, 0)
+	if len(leases) != 1 || !leases[0].Held {
+		t.Errorf("Acquire(Max 2, Hold, Start 0) = %d leases, held %v; want one held lease", len(leases), len(leases) == 1 && leases[0].Held)
+	}
+}
+
+// testStartWithoutHold: a caller that does not ask for held leases (one
+// that knows nothing of LeaseStarter, such as a store wrapping this one)
+// gets every lease started, a reclaimed one included, as from any store.
+func testStartWithoutHold(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	mustAcquire(t, s, base, 10*time.Second)
+	l := mustAcquire(t, s, at(10*time.Second), leaseFor)
+	if l.Held || !l.Reclaimed || l.Attempt != 2 {
+		t.Errorf("Acquire without Hold of an expired lease: Held %t, Reclaimed %t, Attempt %d; want false, true, 2", l.Held, l.Reclaimed, l.Attempt)
+	}
+	wantAttempts(t, s, env.Key, 2, "after Acquire without Hold took an expired lease over")
+}
+
+// testStartHeldLeaseExpiredCostsNothing: the holder crashed while the
+// lease waited for a worker; the takeover records and counts nothing for
+// it, and is not Reclaimed.
+func testStartHeldLeaseExpiredCostsNothing(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	held := acquireHold(t, s, base, 10*time.Second, 1, 0)
+	if len(held) != 1 || !held[0].Held {
+		t.Fatalf("Acquire(Max 1, Hold, Start 0) = %d leases; want one held lease", len(held))
+	}
+	leases := acquireHold(t, s, at(10*time.Second), leaseFor, 1, 1)
+	if len(leases) != 1 {
+		t.Fatalf("Acquire after the held lease expired = %d leases; want 1", len(leases))
+	}
+	l := leases[0]
+	if l.Reclaimed {
+		t.Errorf("Acquire after a held lease expired unstarted: Reclaimed = true; want false (nothing ran)")
+	}
+	if l.Held {
+		t.Errorf("Acquire(Max 1, Start 1) after a held lease expired: Held = true; want false (nothing crashed, so it starts at once)")
+	}
+	if l.Attempt != 1 {
+		t.Errorf("Acquire after a held lease expired unstarted: Attempt = %d; want 1 (it cost no attempt)", l.Attempt)
+	}
+	checkHistory(t, s, env.Key, nil, "after a held lease expired unstarted and was taken over")
+	wantAttempts(t, s, env.Key, 1, "after the takeover started")
+	mustSettle(t, s, succeed(l, at(11*time.Second)))
+	checkHistory(t, s, env.Key, []ops.Attempt{
+		attemptOf(1, webhooks.AttemptSucceeded, at(10*time.Second), at(11*time.Second), webhooks.Failure{}),
+	}, "after the takeover succeeded")
+}
+
+// testStartReclaimedLeaseIsHeld: a lease taken over from an expired
+// started one is held whatever Hold says, its crashed attempt counted; an
+// unstarted takeover that expires again keeps it Reclaimed and costs
+// nothing more.
+func testStartReclaimedLeaseIsHeld(t *testing.T, s Store) {
+	ls := leaseStarter(t, s)
+	env := envelope(key("evt_1"), "p", base)
+	mustEnqueue(t, s, env)
+	acquireHold(t, s, base, 10*time.Second, 1, 1) // started, then its worker dies
+	crashed := attemptOf(1, ops.OutcomeCrashed, base, at(10*time.Second), webhooks.Failure{})
+	for round, now := range []time.Time{at(10 * time.Second), at(20 * time.Second)} {
+		leases := acquireHold(t, s, now, 10*time.Second, 1, 1)
+		if len(leases) != 1 {
+			t.Fatalf("takeover %d: %d leases; want 1", round+1, len(leases))
+		}
+		l := leases[0]
+		if !l.Reclaimed || !l.Held || l.Attempt != 2 {
+			t.Errorf("takeover %d: Reclaimed %t, Held %t, Attempt %d; want true, true, 2 (held, so the policy decides first; the crashed attempt counts)",
+				round+1, l.Reclaimed, l.Held, l.Attempt)
+		}
+		wantAttempts(t, s, env.Key, 1, "while the takeover is held")
+		checkHistory(t, s, env.Key, []ops.Attempt{crashed}, "while the takeover is held")
+	}
+	leases := acquireHold(t, s, at(30*time.Second), leaseFor, 1, 1)
+	start(t, ls, at(31*time.Second), leaseFor, leases...)
+	mustSettle(t, s, succeed(leases[0], at(32*time.Second)))
+	checkHistory(t, s, env.Key, []ops.Attempt{
+		crashed,
+		attemptOf(2, webhooks.AttemptSucceeded, at(31*time.Second), at(32*time.Second), webhooks.Failure{}),
+	}, "after the third takeover started and succeeded")
+	wantAttempts(t, s, env.Key, 2, "after the third takeover started and succeeded")
+}
+
+// reclaimedHeld makes env's item crash once and returns the held lease
+// that takes it over at 10s.
+func reclaimedHeld(t *testing.T, s Store, env webhooks.Envelope) *webhooks.Lease {
+	t.Helper()
+	mustEnqueue(t, s, env)
+	acquireHold(t, s, base, 10*time.Second, 1, 1)
+	leases := acquireHold(t, s, at(10*time.Second), leaseFor, 1, 1)
+	if len(leases) != 1 || !leases[0].Held || !leases[0].Reclaimed {
+		t.Fatalf("the takeover of a crashed lease: %d leases; want one held and reclaimed", len(leases))
+	}
+	return leases[0]
+}
+
+// testStartDeadLetterUnstarted: a crash loop's item dead-lettered
+// without running again counts only the attempts that ran.
+func testStartDeadLetterUnstarted(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	for _, batch := range []bool{false, true} {
+		env := envelope(key(map[bool]string{false: "one", true: "batch"}[batch]), "p", base)
+		l := reclaimedHeld(t, s, env)
+		expired := webhooks.Failure{Class: webhooks.FailureLeaseExpired, Message: "attempt 1 ended without being settled", Transient: true}
+		settleEither(t, s, deadLetter(l, expired, at(11*time.Second)), batch)
+		it := mustGet(t, s, env.Key)
+		if it.State != webhooks.StateDead || it.Attempts != 1 || it.LastError == nil || it.LastError.Class != webhooks.FailureLeaseExpired {
+			t.Errorf("dead-lettered unstarted (batch %t): State %s, Attempts %d, LastError %s; want %s, 1 (only the attempt that ran), %s",
+				batch, it.State, it.Attempts, fmtErrorRecord(it.LastError), webhooks.StateDead, webhooks.FailureLeaseExpired)
+		}
+		checkHistory(t, s, env.Key, []ops.Attempt{
+			attemptOf(1, ops.OutcomeCrashed, base, at(10*time.Second), webhooks.Failure{}),
+		}, "after an unstarted lease was dead-lettered")
+	}
+}
+
+// testStartAbandonUnstarted: a held lease given back leaves no trace.
+func testStartAbandonUnstarted(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	for i, batch := range []bool{false, true} {
+		env := envelope(key(map[bool]string{false: "one", true: "batch"}[batch]), "p", base)
+		mustEnqueue(t, s, env)
+		now := at(time.Duration(i) * time.Minute)
+		leases := acquireHold(t, s, now, leaseFor, 1, 0)
+		if len(leases) != 1 || leases[0].Key() != env.Key {
+			t.Fatalf("Acquire(Max 1, Hold, Start 0): %d leases; want one on %s", len(leases), env.Key)
+		}
+		settleEither(t, s, abandon(leases[0], now.Add(time.Second)), batch)
+		it := mustGet(t, s, env.Key)
+		if it.State != webhooks.StatePending || it.Attempts != 0 || !it.NextAttemptAt.Equal(now.Add(time.Second)) {
+			t.Errorf("abandoned unstarted (batch %t): State %s, Attempts %d, due %s; want %s, 0, %s", batch, it.State, it.Attempts,
+				fmtTime(it.NextAttemptAt), webhooks.StatePending, fmtTime(now.Add(time.Second)))
+		}
+		checkHistory(t, s, env.Key, nil, "after an unstarted lease was given back")
+		l := mustAcquireKey(t, s, env.Key, now.Add(time.Second), leaseFor)
+		if l.Attempt != 1 {
+			t.Errorf("Acquire after an unstarted lease was given back: Attempt = %d; want 1", l.Attempt)
+		}
+		mustSettle(t, s, succeed(l, now.Add(2*time.Second)))
+	}
+}
+
+// testStartSettleUnstartedStartsIt: a held lease settled as succeeded or
+// retried ran: it is started by the settlement.
+func testStartSettleUnstartedStartsIt(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	for _, batch := range []bool{false, true} {
+		id := map[bool]string{false: "one", true: "batch"}[batch]
+		ok, failed := envelope(key(id+"_ok"), "p", base), envelope(key(id+"_failed"), "p", base)
+		mustEnqueue(t, s, ok)
+		mustEnqueue(t, s, failed)
+		leases := acquireHold(t, s, base, leaseFor, 2, 0)
+		if len(leases) != 2 {
+			t.Fatalf("Acquire(Max 2, Hold, Start 0): %d leases; want 2", len(leases))
+		}
+		for _, l := range leases {
+			if l.Key() == ok.Key {
+				settleEither(t, s, succeed(l, at(time.Second)), batch)
+				checkHistory(t, s, l.Key(), []ops.Attempt{
+					attemptOf(1, webhooks.AttemptSucceeded, at(time.Second), at(time.Second), webhooks.Failure{}),
+				}, "after a held lease was settled succeeded")
+			} else {
+				settleEither(t, s, retry(l, transient, at(time.Hour), at(time.Second)), batch)
+				checkHistory(t, s, l.Key(), []ops.Attempt{
+					attemptOf(1, webhooks.AttemptRetried, at(time.Second), at(time.Second), transient),
+				}, "after a held lease was settled retried")
+			}
+			wantAttempts(t, s, l.Key(), 1, "after a held lease was settled as it ran")
+		}
+	}
+}
+
+// testStartLeasesFencedAndIdempotent: StartLeases counts once, moves the
+// expiry, and refuses a stale or settled token; ExtendLease does not
+// start a lease.
+func testStartLeasesFencedAndIdempotent(t *testing.T, s Store) {
+	ls := leaseStarter(t, s)
+	env, other := envelope(key("evt_1"), "p", base), envelope(key("evt_2"), "p", base)
+	mustEnqueue(t, s, env)
+	mustEnqueue(t, s, other)
+	leases := acquireHold(t, s, base, 10*time.Second, 2, 0)
+	if len(leases) != 2 {
+		t.Fatalf("Acquire(Max 2, Hold, Start 0): %d leases; want 2", len(leases))
+	}
+	l, o := leases[0], leases[1]
+	if l.Key() != env.Key {
+		l, o = o, l
+	}
+	if err := extend(t, s, l, at(time.Second), 10*time.Second); err != nil {
+		t.Fatalf("ExtendLease of a held lease: %v; want nil", err)
+	}
+	wantAttempts(t, s, env.Key, 0, "after ExtendLease of a held lease (it does not start it)")
+
+	start(t, ls, at(2*time.Second), 20*time.Second, l)
+	if l.Held || !l.ExpiresAt.Equal(at(22*time.Second)) {
+		t.Errorf("after StartLeases: Held %t, ExpiresAt %s; want false, %s", l.Held, fmtTime(l.ExpiresAt), fmtTime(at(22*time.Second)))
+	}
+	if it := mustGet(t, s, env.Key); it.Attempts != 1 || !it.LeaseExpiresAt.Equal(at(22*time.Second)) {
+		t.Errorf("Get after StartLeases: Attempts %d, LeaseExpiresAt %s; want 1, %s", it.Attempts, fmtTime(it.LeaseExpiresAt), fmtTime(at(22*time.Second)))
+	}
+	start(t, ls, at(3*time.Second), 20*time.Second, l)
+	wantAttempts(t, s, env.Key, 1, "after StartLeases again (starting is idempotent)")
+
+	stale := *o
+	stale.Token = "00000000-0000-4000-8000-000000000000"
+	mustSettle(t, s, succeed(l, at(4*time.Second)))
+	errs := ls.StartLeases(t.Context(), webhooks.StartRequest{Leases: []*webhooks.Lease{&stale, l, o}, Now: at(5 * time.Second), Duration: leaseFor})
+	if len(errs) != 3 {
+		t.Fatalf("StartLeases(3 leases) returned %d errors; want 3", len(errs))
+	}
+	wantLeaseLost(t, errs[0], "StartLeases with a token the store never issued")
+	wantAlreadySettled(t, errs[1], "StartLeases of a settled lease")
+	if errs[2] != nil {
+		t.Errorf("StartLeases of a held lease beside refused ones: %v; want nil (each lease is fenced on its own)", errs[2])
+	}
+	checkHistory(t, s, env.Key, []ops.Attempt{
+		attemptOf(1, webhooks.AttemptSucceeded, at(2*time.Second), at(4*time.Second), webhooks.Failure{}),
+	}, "after a started lease succeeded")
+	wantAttempts(t, s, other.Key, 1, "after StartLeases of its held lease")
+}
+
+// testStartRepeatKeepsHeld: a repeated acquisition returns held leases as
+// they are.
+func testStartRepeatKeepsHeld(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
+	mustEnqueue(t, s, envelope(key("evt_2"), "p", at(time.Microsecond)))
+	first := acquireWith(t, s, webhooks.AcquireRequest{Now: at(time.Second), LeaseDuration: leaseFor, Max: 2, Hold: true, Start: 1, Worker: worker, Version: version, ID: "acq-1"})
+	if len(first) != 2 || first[0].Held || !first[1].Held {
+		t.Fatalf("Acquire(Max 2, Hold, Start 1, ID) = %d leases; want one started and one held", len(first))
+	}
+	again := acquireWith(t, s, webhooks.AcquireRequest{Now: at(2 * time.Second), LeaseDuration: leaseFor, Max: 2, Hold: true, Worker: worker, Version: version, ID: "acq-1", Repeat: true})
+	sameLeases(t, "the repeated acquisition", again, first)
+}
