@@ -33,7 +33,9 @@
 //
 // A [Receiver] is the [Gateway]: an http.Handler serving
 // POST {prefix}{provider}[/{tenant}] that verifies, deduplicates and stores
-// each webhook, answering 2xx only once the store made it durable:
+// each webhook, answering 2xx only once the store made it durable. A tenant
+// segment is served only where the provider's secrets are per tenant
+// ([TenantScoped], [WithTenants]): the sender chooses the path.
 //
 //	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithProcessor(processor))
 //	mux.Handle("/webhooks/", receiver)
