@@ -172,7 +172,11 @@ type HMACOptions struct {
 	// PayloadSHA256, KeyID) and the HMAC key that verified the request,
 	// for challenges that must be answered with it (Zoom's
 	// endpoint.url_validation); it must neither keep, modify nor reveal
-	// the key, which the verifier keeps for the next request. Returning
+	// the key, which the verifier keeps for the next request. An answer
+	// computed with the key must never be the signature of a delivery:
+	// when it is made as signatures are (an HMAC of the challenge), accept
+	// only challenges that no signed content can be, as the Zoom entry
+	// accepts only opaque tokens, which hold no ":". Returning
 	// nil, nil lets the request go on as an event. A
 	// *VerificationError it returns is passed on as the rejection; any
 	// other error is returned wrapped. An unsigned challenge never reaches

@@ -573,7 +573,7 @@ var catalog = []Entry{
 		Headers:    "`x-twitter-webhooks-signature: sha256=<b64>`",
 		Signed:     "`{body}`, HMAC-SHA-256 base64",
 		Window:     windowNone, EventID: "SHA-256 of the signed body (X sends none)",
-		Handshakes: "GET `?crc_token=T` answered `{\"response_token\":\"sha256=<b64 HMAC of T>\"}`",
+		Handshakes: "GET `?crc_token=T` answered `{\"response_token\":\"sha256=<b64 HMAC of T>\"}` only for a T of 1–128 characters `A-Za-z0-9+/=_-`; a delivery must be a JSON object, so no answer is a delivery's signature",
 		Answer:     answerOK,
 		build: hmacBuild(fixed(TwitterOptions), func(c Config, p *preset) {
 			p.challenge, p.get, p.finish = twitterCRC(c.Secrets), true, twitterType
@@ -619,6 +619,6 @@ var catalog = []Entry{
 		Headers:    "`x-zm-signature: v0=<hex>`, `x-zm-request-timestamp`",
 		Signed:     "`v0:{timestamp}:{body}`, HMAC-SHA-256 hex",
 		Window:     window5m, EventID: "SHA-256 of the signed body (Zoom sends none)",
-		Handshakes: "`endpoint.url_validation` answered `{plainToken, encryptedToken}` once signed",
+		Handshakes: "`endpoint.url_validation` answered `{plainToken, encryptedToken}` once signed, only for a plainToken of 1–128 characters `A-Za-z0-9+/=_-` (never a `v0:…` string, so never a signature)",
 	}, ZoomOptions),
 }
