@@ -137,7 +137,7 @@ var catalog = []Entry{
 		Headers:    "`X-Hook-Signature: <hex>`; handshake `X-Hook-Secret`",
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "SHA-256 of the signed body (Asana sends none)",
-		Handshakes: "`X-Hook-Secret` POST: secret handed to `SecretSaver.SaveSecret` (accepted only when expected), echoed in a 200",
+		Handshakes: "`X-Hook-Secret` POST: secret handed to `SecretSaver.SaveSecret` (accepted only when expected, used only once the host confirmed its create call; two in one window discard both), echoed in a 200",
 		build: hmacBuild(fixed(AsanaOptions), func(c Config, p *preset) {
 			p.challenge = asanaHandshake(c.Secrets)
 		}),
@@ -378,7 +378,7 @@ var catalog = []Entry{
 		Headers:    "`X-Notion-Signature: sha256=<hex>`",
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "the body's `id`, signed",
-		Handshakes: "unsigned `{\"verification_token\":…}` POST: token handed to `SecretSaver.SaveSecret` (accepted only when expected), 200",
+		Handshakes: "unsigned `{\"verification_token\":…}` POST: token handed to `SecretSaver.SaveSecret` (accepted only when expected, used only once the host confirmed; two in one window discard both), 200",
 		build: hmacBuild(fixed(NotionOptions), func(c Config, p *preset) {
 			p.challenge = notionVerification(c.Secrets)
 		}),

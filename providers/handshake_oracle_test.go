@@ -287,7 +287,9 @@ func oracleGet(rawURL string, q url.Values, h http.Header) *webhookstest.Deliver
 func sendHandshake(t *testing.T, f *catalogFixture, attack handshakeAttack, token string, at time.Time) *httptest.ResponseRecorder {
 	t.Helper()
 	if f.secrets != nil {
-		f.secrets.Expect(webhooks.Route{Provider: f.name}, time.Minute)
+		pending, err := f.secrets.Expect(webhooks.Route{Provider: f.name}, time.Minute)
+		require.NoError(t, err)
+		defer pending.Discard()
 	}
 	var d *webhookstest.Delivery
 	if attack.build != nil {
