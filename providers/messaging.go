@@ -76,7 +76,8 @@ func metaChallenge(verifyToken string) func(context.Context, webhooks.Route, *we
 // TwitterOptions returns the options for the X (Twitter) Account Activity
 // and webhook APIs: x-twitter-webhooks-signature is "sha256=" and the
 // base64 HMAC-SHA-256 of the raw body keyed with the app's consumer
-// secret. X sends no event ID and signs no time, so the ID is derived from
+// secret (a bearer or access token is refused at construction). X sends
+// no event ID and signs no time, so the ID is derived from
 // the signed body (Event.IDFromBody); the catalog entry sets the type to
 // the body's first key ending in "_events" ("tweet_create_events").
 //
@@ -98,6 +99,7 @@ func TwitterOptions() webhooks.HMACOptions {
 		SignatureHeader: "X-Twitter-Webhooks-Signature",
 		SignaturePrefix: "sha256=",
 		Encoding:        webhooks.EncodingBase64,
+		CheckSecret:     twitterWrongKind,
 		Event:           webhooks.EventSource{IDFromBody: true},
 	}
 }
@@ -241,6 +243,9 @@ var telegramToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
 // telegramSecret checks Telegram's secret_token rule.
 func telegramSecret(value []byte) error {
+	if telegramBotToken.Match(value) {
+		return errors.New("it is the bot's token (<bot ID>:…), not the webhook secret: paste the secret_token the host passed to setWebhook")
+	}
 	if !telegramToken.Match(value) {
 		return errors.New("a Telegram secret_token is 1 to 256 characters A-Z, a-z, 0-9, _ and -")
 	}
