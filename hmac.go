@@ -154,6 +154,17 @@ type HMACOptions struct {
 	// nothing are skipped. Defaults to nil: the secret's bytes are the key.
 	DecodeSecret func(secret []byte) ([]byte, error)
 
+	// CheckSecret, when set, refuses a static secret (StaticSecrets,
+	// TenantSecrets) that the provider's credential formats show to be
+	// another kind of credential, such as an API key pasted where the
+	// webhook signing secret belongs: NewHMACVerifier reports its error
+	// after the secret's ID, as it is, so the error must say what to paste
+	// instead and must not contain the secret. Secrets from other
+	// resolvers are not checked: a delivery is then refused with
+	// ReasonBadSignature, whose log line names this among its likely
+	// causes. Defaults to nil: no check.
+	CheckSecret func(secret []byte) error
+
 	// Timestamp is where the signing timestamp is, and its window.
 	// Defaults to none: the scheme signs no time.
 	Timestamp TimestampSource
@@ -182,7 +193,11 @@ type HMACOptions struct {
 	// PayloadSHA256, KeyID) and the HMAC key that verified the request,
 	// for challenges that must be answered with it (Zoom's
 	// endpoint.url_validation); it must neither keep, modify nor reveal
-	// the key, which the verifier keeps for the next request. Returning
+	// the key, which the verifier keeps for the next request. An answer
+	// computed with the key must never be the signature of a delivery:
+	// when it is made as signatures are (an HMAC of the challenge), accept
+	// only challenges that no signed content can be, as the Zoom entry
+	// accepts only opaque tokens, which hold no ":". Returning
 	// nil, nil lets the request go on as an event. A
 	// *VerificationError it returns is passed on as the rejection; any
 	// other error is returned wrapped. An unsigned challenge never reaches
@@ -230,7 +245,7 @@ type HMACVerifier struct {
 // NewHMACVerifier returns a verifier with the given options, taking secrets
 // from creds; several secrets allow rotation. It returns an error
 // describing every invalid option, and every static secret (StaticSecrets,
-// TenantSecrets) that is empty, only SecretPrefix or refused by
+// TenantSecrets) that is empty, only SecretPrefix, refused by CheckSecret or by
 // DecodeSecret; secrets from other resolvers are checked on each request.
 func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier, error) {
 	var problems []error
@@ -333,13 +348,18 @@ func signedContent(opts HMACOptions, bad func(string, ...any)) wire.Template {
 	return wire.ParseTemplate("SignedContent", text, opts.Timestamp.signed(), opts.Event.IDHeader != "", bad)
 }
 
-// usableSecret refuses a static secret that is only SecretPrefix or that
-// DecodeSecret refuses.
+// usableSecret refuses a static secret that is only SecretPrefix, that
+// CheckSecret refuses or that DecodeSecret refuses.
 func (o *HMACOptions) usableSecret(value []byte) error {
-	switch {
-	case o.SecretPrefix != "" && string(value) == o.SecretPrefix:
+	if o.SecretPrefix != "" && string(value) == o.SecretPrefix {
 		return fmt.Errorf("it is only the prefix %q: paste the whole secret", o.SecretPrefix)
-	case o.DecodeSecret != nil:
+	}
+	if o.CheckSecret != nil {
+		if err := o.CheckSecret(value); err != nil {
+			return err
+		}
+	}
+	if o.DecodeSecret != nil {
 		// DecodeSecret's own error could quote the secret.
 		if k, err := o.DecodeSecret(value); err != nil || len(k) == 0 {
 			return errors.New("it is not in the provider's format (DecodeSecret refused it)")

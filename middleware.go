@@ -90,7 +90,7 @@ func VerifyMiddleware(provider string, v Verifier, opts ...ReceiverOption) func(
 				cfg.logger.WarnContext(r.Context(), "webhook body over the limit", "provider", provider, "limit_bytes", cfg.maxBodyBytes)
 				writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
 			case errors.As(err, &ve):
-				cfg.logger.WarnContext(r.Context(), "webhook rejected", "provider", provider, "tenant", route.Tenant, "reason", string(ve.Reason), "err", err)
+				cfg.logger.WarnContext(r.Context(), "webhook rejected", append([]any{"provider", provider, "tenant", route.Tenant}, rejectionAttrs(ve.Reason, err)...)...)
 				writeJSON(w, http.StatusUnauthorized, responseBody{Status: StatusRejected.String(), Reason: string(ve.Reason)})
 			default:
 				cfg.logger.ErrorContext(r.Context(), "webhook verification failed", "provider", provider, "tenant", route.Tenant, "err", err)

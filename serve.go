@@ -199,12 +199,29 @@ func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err 
 	case StatusIgnored:
 		g.cfg.logger.InfoContext(ctx, "webhook ignored: no handler takes its event type, so it is not stored", attrs...)
 	case StatusRejected:
-		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, "reason", string(res.Reason), "err", err)...)
+		g.cfg.logger.WarnContext(ctx, "webhook rejected", append(attrs, rejectionAttrs(res.Reason, err)...)...)
 	case StatusUnavailable, StatusInternalError:
 		g.cfg.logger.ErrorContext(ctx, "webhook not stored", append(attrs, "err", err)...)
 	default:
 		g.cfg.logger.WarnContext(ctx, "webhook refused", append(attrs, "err", err)...)
 	}
+}
+
+// badSignatureCauses is what usually makes a well-formed signature match
+// no secret. It goes to the log only: the provider's answer names the
+// reason code and nothing else.
+const badSignatureCauses = "the configured secret is not the one that signed (a wrong or rotated secret, or another credential such as an API key or access token pasted as the webhook secret); " +
+	"a proxy or middleware changed the body before the receiver read it (re-encoded or re-indented JSON, a changed charset or line endings, a decompressed or trimmed body); " +
+	"or the request reached the wrong provider entry (another provider's path, or the right provider with another scheme's options)"
+
+// rejectionAttrs are the log attributes of a rejection: its reason, the
+// error, and for a bad signature its likely causes.
+func rejectionAttrs(reason Reason, err error) []any {
+	attrs := []any{"reason", string(reason), "err", err}
+	if reason == ReasonBadSignature {
+		attrs = append(attrs, "likely_causes", badSignatureCauses)
+	}
+	return attrs
 }
 
 type responseBody struct {

@@ -19,8 +19,10 @@ type Config struct {
 	// Secrets supplies the provider's credentials per route: signing
 	// secrets, tokens, public keys or topic ARNs, as the Entry's
 	// Credential says. Several may be live at once (rotation). Required.
-	// For Asana and Notion, which hand their secret over in a handshake,
-	// it must also implement SecretSaver (see HandshakeSecrets).
+	// For Asana and Notion, which hand their secret over in an
+	// unauthenticated handshake, it must also implement SecretSaver, which
+	// keeps such a secret only once the host confirmed it (see
+	// HandshakeSecrets).
 	Secrets webhooks.CredentialResolver
 
 	// PublicURL is the public scheme, host and any path prefix under

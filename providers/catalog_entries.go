@@ -107,10 +107,16 @@ const (
 
 // standardWebhooksEntry is an alias of the Standard Webhooks scheme for a
 // provider that sends it (through Svix or its own implementation).
-func standardWebhooksEntry(name, title, docs string, svixHeaders bool) Entry {
-	opts, headers := StandardWebhooksOptions, "`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<b64> …` (`svix-*` read too)"
+// wrongKind, when set, refuses the provider's API keys as the secret.
+func standardWebhooksEntry(name, title, docs string, svixHeaders bool, wrongKind func([]byte) error) Entry {
+	base, headers := StandardWebhooksOptions, "`webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<b64> …` (`svix-*` read too)"
 	if svixHeaders {
-		opts, headers = SvixOptions, "`svix-id`, `svix-timestamp`, `svix-signature: v1,<b64> …` (`webhook-*` read too)"
+		base, headers = SvixOptions, "`svix-id`, `svix-timestamp`, `svix-signature: v1,<b64> …` (`webhook-*` read too)"
+	}
+	opts := func() webhooks.HMACOptions {
+		o := base()
+		o.CheckSecret = wrongKind
+		return o
 	}
 	return hmacEntry(Entry{
 		Name: name, Title: title, Docs: docs,
@@ -137,7 +143,7 @@ var catalog = []Entry{
 		Headers:    "`X-Hook-Signature: <hex>`; handshake `X-Hook-Secret`",
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "SHA-256 of the signed body (Asana sends none)",
-		Handshakes: "`X-Hook-Secret` POST: secret handed to `SecretSaver.SaveSecret` (accepted only when expected), echoed in a 200",
+		Handshakes: "`X-Hook-Secret` POST: secret handed to `SecretSaver.SaveSecret` (accepted only when expected, used only once the host confirmed its create call; two in one window discard both), echoed in a 200",
 		build: hmacBuild(fixed(AsanaOptions), func(c Config, p *preset) {
 			p.challenge = asanaHandshake(c.Secrets)
 		}),
@@ -170,7 +176,7 @@ var catalog = []Entry{
 		Signed:     "`{timestamp}.{body}`, HMAC-SHA-256 hex",
 		Window:     "±3 min", EventID: "SHA-256 of the signed body (Calendly sends none)",
 	}, CalendlyOptions),
-	standardWebhooksEntry("clerk", "Clerk (Svix)", "https://clerk.com/docs/webhooks/sync-data", true),
+	standardWebhooksEntry("clerk", "Clerk (Svix)", "https://clerk.com/docs/webhooks/sync-data", true, clerkWrongKind),
 	hmacEntry(Entry{
 		Name: "coinbase", Title: "Coinbase Commerce", Docs: "https://docs.cdp.coinbase.com/commerce/docs/webhooks-security",
 		Credential: "the webhook's shared secret",
@@ -378,7 +384,7 @@ var catalog = []Entry{
 		Headers:    "`X-Notion-Signature: sha256=<hex>`",
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "the body's `id`, signed",
-		Handshakes: "unsigned `{\"verification_token\":…}` POST: token handed to `SecretSaver.SaveSecret` (accepted only when expected), 200",
+		Handshakes: "unsigned `{\"verification_token\":…}` POST: token handed to `SecretSaver.SaveSecret` (accepted only when expected, used only once the host confirmed; two in one window discard both), 200",
 		build: hmacBuild(fixed(NotionOptions), func(c Config, p *preset) {
 			p.challenge = notionVerification(c.Secrets)
 		}),
@@ -392,7 +398,7 @@ var catalog = []Entry{
 		Handshakes: "one-time GET with `X-Okta-Verification-Challenge` answered `{\"verification\":…}` once its `Authorization` matched",
 		build:      tokenBuild(OktaOptions, nil, nil, oktaVerification),
 	},
-	standardWebhooksEntry("openai", "OpenAI (Standard Webhooks)", "https://platform.openai.com/docs/guides/webhooks", false),
+	standardWebhooksEntry("openai", "OpenAI (Standard Webhooks)", "https://platform.openai.com/docs/guides/webhooks", false, openAIWrongKind),
 	hmacEntry(Entry{
 		Name: "paddle", Title: "Paddle Billing",
 		Docs:       "https://developer.paddle.com/webhooks/signature-verification",
@@ -415,8 +421,8 @@ var catalog = []Entry{
 		Signed:     "`{body}`, HMAC-SHA-256 hex",
 		Window:     windowNone, EventID: "`x-razorpay-event-id`, **not signed**",
 	}, RazorpayOptions),
-	standardWebhooksEntry("replicate", "Replicate (Standard Webhooks)", "https://replicate.com/docs/topics/webhooks/verify-webhook", false),
-	standardWebhooksEntry("resend", "Resend (Svix)", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests", true),
+	standardWebhooksEntry("replicate", "Replicate (Standard Webhooks)", "https://replicate.com/docs/topics/webhooks/verify-webhook", false, replicateWrongKind),
+	standardWebhooksEntry("resend", "Resend (Svix)", "https://resend.com/docs/dashboard/webhooks/verify-webhooks-requests", true, resendWrongKind),
 	{
 		Name: "sendgrid", Title: "Twilio SendGrid Event Webhook", Scheme: SchemeECDSA,
 		Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
@@ -524,7 +530,7 @@ var catalog = []Entry{
 			p.finish = apiVersionFromBody("api_version")
 		}),
 	},
-	standardWebhooksEntry("svix", "Svix", "https://docs.svix.com/receiving/verifying-payloads/how-manual", true),
+	standardWebhooksEntry("svix", "Svix", "https://docs.svix.com/receiving/verifying-payloads/how-manual", true, nil),
 	{
 		Name: "telegram", Title: "Telegram Bot API", Scheme: SchemeToken,
 		Docs:       "https://core.telegram.org/bots/api#setwebhook",
@@ -578,7 +584,7 @@ var catalog = []Entry{
 		Headers:    "`x-twitter-webhooks-signature: sha256=<b64>`",
 		Signed:     "`{body}`, HMAC-SHA-256 base64",
 		Window:     windowNone, EventID: "SHA-256 of the signed body (X sends none)",
-		Handshakes: "GET `?crc_token=T` answered `{\"response_token\":\"sha256=<b64 HMAC of T>\"}`",
+		Handshakes: "GET `?crc_token=T` answered `{\"response_token\":\"sha256=<b64 HMAC of T>\"}` only for a T of 1–128 characters `A-Za-z0-9+/=_-`; a delivery must be a JSON object, so no answer is a delivery's signature",
 		Answer:     answerOK,
 		build: hmacBuild(fixed(TwitterOptions), func(c Config, p *preset) {
 			p.challenge, p.get, p.finish = twitterCRC(c.Secrets), true, twitterType
@@ -624,6 +630,6 @@ var catalog = []Entry{
 		Headers:    "`x-zm-signature: v0=<hex>`, `x-zm-request-timestamp`",
 		Signed:     "`v0:{timestamp}:{body}`, HMAC-SHA-256 hex",
 		Window:     window5m, EventID: "SHA-256 of the signed body (Zoom sends none)",
-		Handshakes: "`endpoint.url_validation` answered `{plainToken, encryptedToken}` once signed",
+		Handshakes: "`endpoint.url_validation` answered `{plainToken, encryptedToken}` once signed, only for a plainToken of 1–128 characters `A-Za-z0-9+/=_-` (never a `v0:…` string, so never a signature)",
 	}, ZoomOptions),
 }

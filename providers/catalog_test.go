@@ -242,7 +242,9 @@ func TestCatalogHarness(t *testing.T) {
 			// The endpoint checks.
 			if webhookstest.HasChallenge(name) {
 				if f.secrets != nil {
-					f.secrets.Expect(webhooks.Route{Provider: name}, time.Minute)
+					pending, err := f.secrets.Expect(webhooks.Route{Provider: name}, time.Minute)
+					require.NoError(t, err)
+					defer pending.Discard()
 				}
 				c, err := f.signer.Challenge(f.url, "verify-"+name)
 				require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"time"
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
@@ -40,4 +41,49 @@ func ExampleNew() {
 	// Output:
 	// 200 text/plain; charset=utf-8 1158201444
 	// META_WEBHOOK_SECRET META_WEBHOOK_VERIFY_TOKEN
+}
+
+// Asana hands each webhook's secret over in an unauthenticated handshake
+// while the host's call that creates the webhook is in flight. The host
+// expects it, creates the webhook, and confirms once that call succeeded:
+// only then does the secret verify deliveries.
+func ExampleHandshakeSecrets() {
+	secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{})
+	asana, err := providers.New("asana", providers.Config{Secrets: secrets})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	registry := webhooks.NewRegistry()
+	registry.MustRegister("asana", asana)
+	receiver, err := webhooks.NewReceiver(registry, memstore.NewInbox(), memstore.NewReplay())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+
+	pending, err := secrets.Expect(webhooks.Route{Provider: "asana"}, time.Minute)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer pending.Discard() // when the create call fails; nothing once confirmed
+
+	// createAsanaWebhook(ctx, "https://hooks.example.com/webhooks/asana"):
+	// Asana sends its handshake during the call.
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/asana", nil)
+	req.Header.Set("X-Hook-Secret", "the-webhook-secret")
+	rec := httptest.NewRecorder()
+	receiver.ServeHTTP(rec, req)
+	fmt.Println(rec.Code)
+
+	// The call returned the new webhook: keep its secret.
+	if err := pending.Confirm(); err != nil {
+		fmt.Println(err) // delete the webhook at Asana and create it again
+		return
+	}
+	fmt.Println(secrets)
+	// Output:
+	// 200
+	// providers.HandshakeSecrets{1 secrets}
 }

@@ -1,11 +1,16 @@
 package providers_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -124,38 +129,240 @@ func TestHandshakeSecrets(t *testing.T) {
 
 		// A handshake nobody expects is refused: it could plant a secret.
 		clock := webhookstest.NewClock(time.Now())
-		secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{Clock: clock})
+		secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{Clock: clock, Logger: quietLogger})
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
 		got, _ := secrets.Secrets(context.Background(), route)
 		assert.Empty(t, got)
 
 		// Nor after the window closed.
-		secrets.Expect(route, time.Minute)
+		pending, err := secrets.Expect(route, time.Minute)
+		require.NoError(t, err)
 		clock.Advance(2 * time.Minute)
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusUnauthorized, rec.Code, name)
+		assert.ErrorIs(t, pending.Confirm(), providers.ErrHandshakeSettled, "%s: the closed window was dropped", name)
 
-		// Expected: saved, answered, and only once.
-		secrets.Expect(route, time.Minute)
+		// Expected: answered and held aside, unused until confirmed.
+		pending, err = secrets.Expect(route, time.Minute)
+		require.NoError(t, err)
 		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
 		assert.Equal(t, http.StatusOK, rec.Code, "%s: %s", name, rec.Body)
 		if name == "asana" {
 			assert.Equal(t, signer.Credential(), rec.Header().Get("X-Hook-Secret"))
 		}
-		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
-		assert.Equal(t, http.StatusUnauthorized, rec.Code, "%s: a second handshake", name)
 		got, _ = secrets.Secrets(context.Background(), route)
-		require.Len(t, got, 1)
-		assert.NotContains(t, strings.ToLower(fmt.Sprintf("%v %+v %#v", secrets, secrets, secrets)), strings.ToLower(signer.Credential()))
-
-		// The saved secret verifies the provider's deliveries.
+		assert.Empty(t, got, "%s: a held secret verifies nothing before Confirm", name)
 		d, err := signer.Sign("https://hooks.example.com/webhooks/"+name, webhookstest.Message{})
 		require.NoError(t, err)
-		r, err := d.Request(context.Background())
+		delivery := func() *http.Request {
+			r, err := d.Request(context.Background())
+			require.NoError(t, err)
+			return r
+		}
+		rec, inbox = serveOne(t, name, providers.Config{Secrets: secrets}, delivery())
+		assert.Equal(t, http.StatusUnauthorized, rec.Code, "%s: a delivery before Confirm", name)
+		assert.Zero(t, inbox.Len())
+		held, err := pending.HeldSecret()
 		require.NoError(t, err)
-		rec, inbox = serveOne(t, name, providers.Config{Secrets: secrets}, r)
+		assert.Equal(t, signer.Credential(), string(held), "%s: the operator can read the held secret (Notion's is pasted back)", name)
+
+		// Confirmed: kept, once.
+		require.NoError(t, pending.Confirm())
+		assert.ErrorIs(t, pending.Confirm(), providers.ErrHandshakeSettled)
+		pending.Discard() // does nothing once confirmed
+		rec, _ = serveOne(t, name, providers.Config{Secrets: secrets}, req())
+		assert.Equal(t, http.StatusUnauthorized, rec.Code, "%s: a handshake after Confirm", name)
+		got, _ = secrets.Secrets(context.Background(), route)
+		require.Len(t, got, 1)
+		assert.NotContains(t, strings.ToLower(fmt.Sprintf("%v %+v %#v %v", secrets, secrets, secrets, pending)), strings.ToLower(signer.Credential()))
+
+		// The kept secret verifies the provider's deliveries.
+		rec, inbox = serveOne(t, name, providers.Config{Secrets: secrets}, delivery())
 		assert.Equal(t, http.StatusAccepted, rec.Code, "%s: %s", name, rec.Body)
 		assert.Equal(t, 1, inbox.Len())
 	}
+}
+
+// Asana's and Notion's handshakes are unauthenticated, so an attacker who
+// knows the route can race the provider's. Whatever the order, the
+// attacker's secret is never kept: two handshakes in one window discard
+// both and log an error, and the host's Confirm fails.
+func TestHandshakeSecretsRace(t *testing.T) {
+	t.Parallel()
+	const attacker = "attacker-planted-secret"
+	for _, name := range []string{"asana", "notion"} {
+		for _, attackerFirst := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/attacker first %v", name, attackerFirst), func(t *testing.T) {
+				t.Parallel()
+				signer, err := webhookstest.NewKeySigner(name)
+				require.NoError(t, err)
+				logs := &recordedLogs{}
+				secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{Clock: webhookstest.NewClock(time.Now()), Logger: slog.New(logs)})
+				route := webhooks.Route{Provider: name}
+				handshake := func(secret string) int {
+					t.Helper()
+					rec, inbox := serveOne(t, name, providers.Config{Secrets: secrets}, handshakeRequest(t, name, secret))
+					assert.Zero(t, inbox.Len())
+					return rec.Code
+				}
+
+				pending, err := secrets.Expect(route, time.Minute)
+				require.NoError(t, err)
+				_, err = secrets.Expect(route, time.Minute)
+				assert.ErrorIs(t, err, providers.ErrHandshakePending, "one expectation per route at a time")
+				first, second := attacker, signer.Credential()
+				if !attackerFirst {
+					first, second = second, first
+				}
+				assert.Equal(t, http.StatusOK, handshake(first), "the first handshake is answered")
+				assert.Equal(t, http.StatusUnauthorized, handshake(second), "the second is refused")
+				assert.Equal(t, http.StatusUnauthorized, handshake("a-third-one"), "and any after it")
+
+				// The provider's create call may still have succeeded (the
+				// genuine handshake came first): Confirm tells the host.
+				assert.ErrorIs(t, pending.Confirm(), providers.ErrHandshakeConflict)
+				got, err := secrets.Secrets(context.Background(), route)
+				require.NoError(t, err)
+				assert.Empty(t, got, "neither secret is kept")
+				for _, secret := range []string{attacker, signer.Credential()} {
+					d, err := webhookstest.Sign(name, secret, "https://hooks.example.com/webhooks/"+name, webhookstest.Message{})
+					require.NoError(t, err)
+					r, err := d.Request(context.Background())
+					require.NoError(t, err)
+					rec, inbox := serveOne(t, name, providers.Config{Secrets: secrets}, r)
+					assert.Equal(t, http.StatusUnauthorized, rec.Code, "a delivery signed with a discarded secret")
+					assert.Zero(t, inbox.Len())
+				}
+
+				records := logs.all()
+				require.Len(t, records, 1, "the conflict is logged once")
+				assert.Equal(t, slog.LevelError, records[0].Level)
+				assert.Contains(t, records[0].Message, "two handshakes")
+				assert.Equal(t, name, records[0].attrs["provider"])
+				for _, secret := range []string{attacker, signer.Credential()} {
+					assert.NotContains(t, records[0].String(), secret, "no secret in the log")
+				}
+
+				// Once settled, the host can expect again.
+				pending, err = secrets.Expect(route, time.Minute)
+				require.NoError(t, err)
+				assert.Equal(t, http.StatusOK, handshake(signer.Credential()))
+				require.NoError(t, pending.Confirm())
+				got, _ = secrets.Secrets(context.Background(), route)
+				require.Len(t, got, 1)
+				assert.Equal(t, signer.Credential(), string(got[0].Value))
+			})
+		}
+	}
+}
+
+// A held secret is dropped when the host's create call failed, and when
+// it does not confirm in time; an expectation nobody called fails too.
+func TestHandshakeSecretsDiscarded(t *testing.T) {
+	t.Parallel()
+	clock := webhookstest.NewClock(time.Now())
+	secrets := providers.NewHandshakeSecrets(providers.HandshakeSecretsOptions{Clock: clock, Logger: quietLogger})
+	route := webhooks.Route{Provider: "asana"}
+	handshake := func(secret string) int {
+		t.Helper()
+		rec, _ := serveOne(t, "asana", providers.Config{Secrets: secrets}, handshakeRequest(t, "asana", secret))
+		return rec.Code
+	}
+	kept := func() int {
+		got, err := secrets.Secrets(context.Background(), route)
+		require.NoError(t, err)
+		return len(got)
+	}
+
+	// The create call failed.
+	pending, err := secrets.Expect(route, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, handshake("s1"))
+	pending.Discard()
+	assert.ErrorIs(t, pending.Confirm(), providers.ErrHandshakeSettled)
+	_, err = pending.HeldSecret()
+	assert.ErrorIs(t, err, providers.ErrHandshakeSettled)
+	assert.Zero(t, kept())
+	assert.Equal(t, http.StatusUnauthorized, handshake("s1"), "the window is closed")
+
+	// The host did not confirm in time.
+	pending, err = secrets.Expect(route, time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, handshake("s2"))
+	clock.Advance(time.Minute + time.Second)
+	_, err = pending.HeldSecret()
+	assert.ErrorIs(t, err, providers.ErrHandshakeExpired)
+	assert.ErrorIs(t, pending.Confirm(), providers.ErrHandshakeExpired)
+	assert.Zero(t, kept())
+
+	// An expired expectation does not block the next one.
+	_, err = secrets.Expect(route, time.Minute)
+	require.NoError(t, err)
+	clock.Advance(2 * time.Minute)
+	pending, err = secrets.Expect(route, time.Minute)
+	require.NoError(t, err)
+
+	// No handshake arrived.
+	_, err = pending.HeldSecret()
+	assert.ErrorIs(t, err, providers.ErrNoHandshake)
+	assert.ErrorIs(t, pending.Confirm(), providers.ErrNoHandshake)
+	assert.Zero(t, kept())
+}
+
+// handshakeRequest is the named provider's handshake handing secret over.
+func handshakeRequest(t *testing.T, name, secret string) *http.Request {
+	t.Helper()
+	url := "https://hooks.example.com/webhooks/" + name
+	var r *http.Request
+	switch name {
+	case "asana":
+		r = httptest.NewRequest(http.MethodPost, url, nil)
+		r.Header.Set(providers.AsanaSecretHeader, secret)
+	case "notion":
+		b, err := json.Marshal(map[string]string{"verification_token": secret})
+		require.NoError(t, err)
+		r = httptest.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	default:
+		t.Fatalf("no handshake for %s", name)
+	}
+	r.Header.Set("Content-Type", "application/json")
+	return r
+}
+
+// recordedLogs is a slog.Handler that keeps every record.
+type recordedLogs struct {
+	mu      sync.Mutex
+	records []loggedRecord
+}
+
+type loggedRecord struct {
+	slog.Record
+	attrs map[string]any
+}
+
+// String is the record's message and attributes, to search for values.
+func (r loggedRecord) String() string { return fmt.Sprint(r.Message, r.attrs) }
+
+func (h *recordedLogs) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h *recordedLogs) Handle(_ context.Context, r slog.Record) error {
+	attrs := map[string]any{}
+	r.Attrs(func(a slog.Attr) bool {
+		attrs[a.Key] = a.Value.Resolve().Any()
+		return true
+	})
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, loggedRecord{Record: r.Clone(), attrs: attrs})
+	return nil
+}
+
+func (h *recordedLogs) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *recordedLogs) WithGroup(string) slog.Handler      { return h }
+
+func (h *recordedLogs) all() []loggedRecord {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return slices.Clone(h.records)
 }

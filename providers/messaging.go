@@ -78,15 +78,21 @@ func metaChallenge(verifyToken string) func(context.Context, webhooks.Route, *we
 // TwitterOptions returns the options for the X (Twitter) Account Activity
 // and webhook APIs: x-twitter-webhooks-signature is "sha256=" and the
 // base64 HMAC-SHA-256 of the raw body keyed with the app's consumer
-// secret. X sends no event ID and signs no time, so the ID is derived from
+// secret (a bearer or access token is refused at construction). X sends
+// no event ID and signs no time, so the ID is derived from
 // the signed body (Event.IDFromBody); the catalog entry sets the type to
 // the body's first key ending in "_events" ("tweet_create_events").
 //
 // The catalog entry also answers X's GET challenge-response check: for
 // ?crc_token=T it answers {"response_token":"sha256=<base64 HMAC-SHA-256
 // of T under the consumer secret>"}. The check itself is not signed (its
-// answer is the proof), so it is answered to anyone; it reveals nothing
-// but an HMAC of the token the caller chose.
+// answer is the proof), so it is answered to anyone, and its answer is
+// exactly the signature X would put on a body T: the entry therefore
+// answers only a T of X's opaque shape (1 to 128 characters of the base64
+// and base64url alphabets, which a UUID fits too) and refuses deliveries
+// that are not JSON objects, so no answer is the signature of anything it
+// accepts. A host that uses these options without the catalog entry and
+// answers the check itself must keep the two apart in the same way.
 //
 // Source: https://docs.x.com/x-api/webhooks/introduction (the CRC and its
 // response_token, the x-twitter-webhooks-signature header, 200 OK).
@@ -95,20 +101,31 @@ func TwitterOptions() webhooks.HMACOptions {
 		SignatureHeader: "X-Twitter-Webhooks-Signature",
 		SignaturePrefix: "sha256=",
 		Encoding:        webhooks.EncodingBase64,
+		CheckSecret:     twitterWrongKind,
 		Event:           webhooks.EventSource{IDFromBody: true},
 	}
 }
 
 // twitterCRC answers X's GET challenge-response check with the first
-// usable secret of the route.
+// usable secret of the route, and refuses a delivery that is not a JSON
+// object.
+//
+// The answer is the HMAC X signs deliveries with, under the same key, so
+// the two must never meet: a crc_token must be an opaque token
+// (opaqueToken: no "{", no white space) and a delivery a JSON object (its
+// first byte past white space "{"). No token can then be a delivery, and
+// no answer the signature of one.
 func twitterCRC(creds webhooks.CredentialResolver) func(context.Context, webhooks.Route, *webhooks.Request) (*webhooks.Response, error) {
 	return func(ctx context.Context, route webhooks.Route, req *webhooks.Request) (*webhooks.Response, error) {
 		if req.Method != http.MethodGet {
+			if !jsonObject(req.Body) {
+				return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "an X delivery is a JSON object")
+			}
 			return nil, nil
 		}
-		token := parseQuery(req).Get("crc_token")
-		if token == "" || len(token) > maxChallengeBytes {
-			return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the challenge-response check has no usable crc_token")
+		tokens := parseQuery(req)["crc_token"]
+		if len(tokens) != 1 || !opaqueToken(tokens[0]) {
+			return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the challenge-response check needs one crc_token of 1 to 128 characters A-Z, a-z, 0-9, +, /, =, _ and -")
 		}
 		secrets, err := creds.Secrets(ctx, route)
 		if err != nil {
@@ -119,7 +136,7 @@ func twitterCRC(creds webhooks.CredentialResolver) func(context.Context, webhook
 				continue
 			}
 			mac := hmac.New(sha256.New, s.Value)
-			mac.Write([]byte(token))
+			mac.Write([]byte(tokens[0]))
 			return jsonResponse(map[string]string{"response_token": "sha256=" + base64.StdEncoding.EncodeToString(mac.Sum(nil))})
 		}
 		return nil, webhooks.Reject(webhooks.ReasonNoCredentials, "no consumer secret is configured for this route")
@@ -228,6 +245,9 @@ var telegramToken = regexp.MustCompile(`^[A-Za-z0-9_-]{1,256}$`)
 
 // telegramSecret checks Telegram's secret_token rule.
 func telegramSecret(value []byte) error {
+	if telegramBotToken.Match(value) {
+		return errors.New("it is the bot's token (<bot ID>:…), not the webhook secret: paste the secret_token the host passed to setWebhook")
+	}
 	if !telegramToken.Match(value) {
 		return errors.New("a Telegram secret_token is 1 to 256 characters A-Z, a-z, 0-9, _ and -")
 	}

@@ -16,7 +16,8 @@ const PaddleTolerance = 5 * time.Second
 // Paddle-Signature is "ts=<unix seconds>;h1=<hex>"; h1 is the HMAC-SHA-256
 // of ts + ":" + raw body keyed with the destination's secret key, used as
 // it is, "pdl_ntfset_" prefix included (a secret that is only the prefix is
-// unusable). Several h1 items may appear while a secret rotates; any one
+// unusable, and an API key or client-side token is refused at
+// construction). Several h1 items may appear while a secret rotates; any one
 // may match. The event ID is the body's "event_id" (one per event; each
 // destination gets its own notification_id) and the type its "event_type"
 // ("transaction.completed"). The ts must lie within PaddleTolerance (five
@@ -42,6 +43,7 @@ func PaddleOptions() webhooks.HMACOptions {
 		Encoding:          webhooks.EncodingHex,
 		SignedContent:     "{timestamp}:{body}",
 		SecretPrefix:      "pdl_ntfset_",
+		CheckSecret:       paddleWrongKind,
 		Timestamp:         webhooks.TimestampSource{Key: "ts", Tolerance: PaddleTolerance},
 		Event:             webhooks.EventSource{IDPath: "event_id", TypePath: "event_type"},
 	}

@@ -131,6 +131,39 @@ func jsonResponse(v any) (*webhooks.Response, error) {
 // maxChallengeBytes bounds a challenge the verifier echoes.
 const maxChallengeBytes = 1024
 
+// maxKeyedTokenBytes bounds a challenge token a keyed answer is computed
+// from (opaqueToken).
+const maxKeyedTokenBytes = 128
+
+// opaqueToken reports whether a challenge token that an answer keyed with
+// the delivery secret is computed from (X's crc_token, Zoom's plainToken)
+// has the shape of the opaque tokens those providers send: 1 to
+// maxKeyedTokenBytes characters of the base64 and base64url alphabets
+// (A-Z a-z 0-9 + / = _ -, which a UUID fits too). Such a token holds no
+// "{", no white space and no ":", so it is neither a JSON body nor a
+// "v0:{timestamp}:{body}" string: its HMAC is never a delivery's
+// signature.
+func opaqueToken(s string) bool {
+	if s == "" || len(s) > maxKeyedTokenBytes {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c >= 'A' && c <= 'Z', c >= 'a' && c <= 'z', c >= '0' && c <= '9', c == '+', c == '/', c == '=', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// jsonObject reports whether body is a JSON object by its first byte past
+// JSON white space (the rest is parsed where it is read).
+func jsonObject(body []byte) bool {
+	b := bytes.TrimLeft(body, " \t\r\n")
+	return len(b) > 0 && b[0] == '{'
+}
+
 // hmacPreset builds the verifier of HMAC options with the config's clock.
 func hmacPreset(c Config, opts webhooks.HMACOptions) (webhooks.Verifier, error) {
 	opts.Clock = c.Clock

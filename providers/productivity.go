@@ -104,10 +104,13 @@ func oktaVerification(v *TokenVerifier) challengeFunc {
 // The handshake: while the host creates a webhook through Asana's API,
 // Asana POSTs to the target with an X-Hook-Secret header and expects it
 // echoed in a 200. Nothing authenticates that request, so whoever sends
-// one first could plant a secret of their own: the catalog entry hands the
-// secret to Config.Secrets, which must implement SecretSaver and accept it
-// only while the host expects a handshake for the route (HandshakeSecrets
-// does, after Expect). Without a SecretSaver a handshake is refused (503).
+// one could try to plant a secret of their own: the catalog entry hands
+// the secret to Config.Secrets, which must implement SecretSaver, accept
+// it only while the host expects a handshake for the route, and use it
+// only once the host confirmed that its create call succeeded; two
+// handshakes in one window discard both (HandshakeSecrets: Expect, then
+// PendingHandshake.Confirm). Without a SecretSaver a handshake is refused
+// (503).
 //
 // Source: https://developers.asana.com/docs/webhooks-guide (the
 // X-Hook-Secret handshake, X-Hook-Signature, heartbeat events) and
@@ -149,9 +152,11 @@ func asanaHandshake(creds webhooks.CredentialResolver) func(context.Context, web
 // an unsigned body ({"verification_token": …}); the host pastes it into
 // Notion's settings to verify the subscription, and it becomes the
 // signing secret. The catalog entry hands it to Config.Secrets, which must
-// implement SecretSaver (see AsanaOptions for why it must accept a token
-// only while the host expects one), and answers 200. Without a SecretSaver
-// the request is refused (503).
+// implement SecretSaver (see AsanaOptions for why it holds a token only
+// while the host expects one, and uses it only once confirmed), and
+// answers 200. With HandshakeSecrets, PendingHandshake.HeldSecret gives
+// the token to paste, and Confirm keeps it once Notion accepted it.
+// Without a SecretSaver the request is refused (503).
 //
 // Source: https://developers.notion.com/reference/webhooks (the
 // verification_token request, X-Notion-Signature "sha256=" HMAC-SHA-256

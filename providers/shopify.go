@@ -7,7 +7,9 @@ import "github.com/hookinbox/webhooks"
 //
 // X-Shopify-Hmac-Sha256 is the base64 HMAC-SHA-256 of the raw body, keyed
 // with the app's client secret (or, for a webhook made in a store's admin,
-// the signing key shown there). Shopify signs no timestamp. The event ID
+// the signing key shown there); an access token (shpat_…, shpca_…,
+// shppa_…) is refused at construction. Shopify signs no timestamp. The
+// event ID
 // is X-Shopify-Webhook-Id, which identifies one webhook and is repeated
 // when Shopify retries it; the type is X-Shopify-Topic ("orders/create").
 //
@@ -34,6 +36,7 @@ func ShopifyOptions() webhooks.HMACOptions {
 		SignatureHeader: "X-Shopify-Hmac-Sha256",
 		Encoding:        webhooks.EncodingBase64,
 		SignedContent:   "{body}",
+		CheckSecret:     shopifyWrongKind,
 		Event:           webhooks.EventSource{IDHeader: "X-Shopify-Webhook-Id", TypeHeader: "X-Shopify-Topic"},
 	}
 }

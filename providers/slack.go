@@ -12,7 +12,8 @@ import (
 //
 // X-Slack-Signature is "v0=" and the hex HMAC-SHA-256 of "v0:" +
 // X-Slack-Request-Timestamp + ":" + raw body, keyed with the app's signing
-// secret; the timestamp (Unix seconds) must lie within
+// secret (a Slack token, xoxb-… or xapp-…, is refused at construction);
+// the timestamp (Unix seconds) must lie within
 // webhooks.DefaultTolerance (five minutes) of the clock. The event ID is
 // the envelope's "event_id" (Ev…) and the type the inner "event.type"
 // ("app_mention", "message").
@@ -48,6 +49,7 @@ func SlackOptions() webhooks.HMACOptions {
 		SignaturePrefix: "v0=",
 		Encoding:        webhooks.EncodingHex,
 		SignedContent:   "v0:{timestamp}:{body}",
+		CheckSecret:     slackWrongKind,
 		Timestamp:       webhooks.TimestampSource{Header: "X-Slack-Request-Timestamp", Tolerance: webhooks.DefaultTolerance},
 		Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event.type"},
 		Handshake:       slackHandshake,

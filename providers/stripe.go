@@ -10,7 +10,8 @@ import "github.com/hookinbox/webhooks"
 // several while an endpoint secret is rolled). Other schemes, such as the
 // "v0" Stripe adds in test mode, are ignored, and so is a malformed v1
 // beside a valid one. The secret ("whsec_…") is the key as it is, prefix
-// included; a secret that is only "whsec_" is unusable. The event ID is the
+// included; a secret that is only "whsec_" is unusable, and a Stripe API
+// key (sk_…, rk_…, pk_…) is refused at construction. The event ID is the
 // body's "id" (evt_…) and the type its "type" ("invoice.paid"). The signed
 // t must lie within webhooks.DefaultTolerance (five minutes) of the clock
 // in either direction; it becomes OccurredAt.
@@ -30,6 +31,7 @@ func StripeOptions() webhooks.HMACOptions {
 		Encoding:          webhooks.EncodingHex,
 		SignedContent:     "{timestamp}.{body}",
 		SecretPrefix:      "whsec_",
+		CheckSecret:       stripeWrongKind,
 		Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: webhooks.DefaultTolerance},
 		Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
 	}

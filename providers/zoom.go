@@ -31,7 +31,11 @@ import (
 // and every 72 hours) is signed like any event; after its signature
 // verified it is answered with {"plainToken": …, "encryptedToken": …}, the
 // encrypted token being the hex HMAC-SHA-256 of the plain token under the
-// secret that verified the request, and never stored.
+// secret that verified the request, and never stored. That HMAC is made
+// like a delivery's signature, under the same key, so a plain token must
+// be of Zoom's opaque shape (1 to 128 characters of the base64 and
+// base64url alphabets): it then holds no ":" and is never the
+// "v0:{timestamp}:{body}" of a delivery, and its answer never a signature.
 //
 //	webhooks.NewHMACVerifier(providers.ZoomOptions(), webhooks.StaticSecrets(os.Getenv("ZOOM_WEBHOOK_SECRET_TOKEN")))
 //
@@ -76,6 +80,11 @@ func zoomHandshake(req *webhooks.Request, _ webhooks.Verification, key []byte) (
 	var plainToken string
 	if json.Unmarshal(msg.Payload.PlainToken, &plainToken) != nil || plainToken == "" {
 		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the endpoint.url_validation request has no payload.plainToken string")
+	}
+	// The answer is an HMAC under the key deliveries are signed with:
+	// only a token with no ":" can never be a "v0:{timestamp}:{body}".
+	if !opaqueToken(plainToken) {
+		return nil, webhooks.Reject(webhooks.ReasonMalformedPayload, "the endpoint.url_validation plainToken is not 1 to 128 characters A-Z, a-z, 0-9, +, /, =, _ and -")
 	}
 	mac := hmac.New(sha256.New, key)
 	mac.Write([]byte(plainToken))

@@ -330,6 +330,59 @@ func TestRegistersCatalogProvidersFromTheEnvironment(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code, "only providers whose secret is set are registered")
 }
 
+// X's challenge-response check answers the HMAC X signs deliveries with:
+// it answers only X's opaque tokens, so a JSON body put in crc_token gets
+// no signature, and nothing it does answer is accepted as the signature
+// of a delivery.
+func TestTwitterCRCIsNoSigningOracle(t *testing.T) {
+	t.Parallel()
+	secret := webhookstest.NewSecret("twitter")
+	s := start(t, map[string]string{"TWITTER_WEBHOOK_SECRET": secret})
+	s.stderr.waitFor(t, `"provider":"twitter"`)
+	crc := func(token string) (int, string) {
+		code, _, answer := s.get(t, http.MethodGet, "/webhooks/twitter?crc_token="+url.QueryEscape(token), "")
+		var out struct {
+			ResponseToken string `json:"response_token"`
+		}
+		_ = json.Unmarshal([]byte(answer), &out)
+		return code, out.ResponseToken
+	}
+	forge := func(body, signature string) (int, string) {
+		code, _, answer := s.get(t, http.MethodPost, "/webhooks/twitter", body, "Content-Type", "application/json", "X-Twitter-Webhooks-Signature", signature)
+		var out struct {
+			Reason string `json:"reason"`
+		}
+		_ = json.Unmarshal([]byte(answer), &out)
+		return code, out.Reason
+	}
+
+	forged := `{"for_user_id":"2244994945","tweet_create_events":[{"id_str":"1850000000000000001","text":"forged"}]}`
+	code, answer := crc(forged)
+	assert.Equal(t, http.StatusUnauthorized, code, "a JSON body is no crc_token")
+	assert.Empty(t, answer, "no response_token for a JSON body")
+	if answer != "" {
+		code, _ = forge(forged, answer)
+		assert.Equal(t, http.StatusUnauthorized, code, "the oracle's answer is refused as the body's signature")
+	}
+
+	const token = "9b4507b3-9040-4669-9ca3-6b94edb50553"
+	code, answer = crc(token)
+	require.Equal(t, http.StatusOK, code, "a token of X's shape is answered")
+	require.NotEmpty(t, answer)
+	for _, body := range []string{forged, token} {
+		code, reason := forge(body, answer)
+		assert.Equal(t, http.StatusUnauthorized, code, "the CRC answer is no signature of %q", body)
+		assert.NotEmpty(t, reason)
+	}
+
+	req := webhookstest.NewRequest(t, "twitter", s.url+"/webhooks/twitter", secret, webhookstest.Message{})
+	resp, err := testClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "a delivery X signed is accepted")
+	s.stdout.waitFor(t, `"provider":"twitter"`)
+}
+
 // heldRequest is a signed POST whose sender stalls inside its body.
 type heldRequest struct {
 	conn net.Conn
