@@ -204,7 +204,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		if d.Closed {
 			at = it.ClosedAt
 		}
-		d.Items = append(d.Items, itemRow{Item: NewItem(it), At: at, URL: itemURL(it.Key)})
+		d.Items = append(d.Items, itemRow{Item: summaryItem(it), At: at, URL: itemURL(it.Key)})
 	}
 	v := l.values()
 	d.FirstURL = "./?" + v.Encode()

@@ -212,9 +212,16 @@ type Page struct {
 func NewPage(p *ops.Page) Page {
 	out := Page{Items: make([]Item, 0, len(p.Items)), Next: p.Next}
 	for i := range p.Items {
-		out.Items = append(out.Items, NewItem(&p.Items[i]))
+		out.Items = append(out.Items, summaryItem(&p.Items[i]))
 	}
 	return out
+}
+
+// summaryItem is a listed item as the API shows it.
+func summaryItem(s *ops.Summary) Item {
+	it := NewItem(&s.Item)
+	it.PayloadBytes = s.PayloadBytes
+	return it
 }
 
 // Stats counts what the inbox holds, as of AsOf.

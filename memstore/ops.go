@@ -34,13 +34,25 @@ func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	}
 	var page ops.Page
 	for _, e := range matches[:min(q.Limit, len(matches))] {
-		page.Items = append(page.Items, cloneItem(e.item))
+		page.Items = append(page.Items, summaryOf(&e.item))
 	}
 	if len(matches) > q.Limit {
 		last := page.Items[q.Limit-1]
-		page.Next = cursor.Position{State: state, At: listedAt(&last), Key: last.Key}.String()
+		page.Next = cursor.Position{State: state, At: listedAt(&last.Item), Key: last.Key}.String()
 	}
 	return page, nil
+}
+
+// summaryOf is it as a list shows it, without copying its payload or
+// headers.
+func summaryOf(it *webhooks.Item) ops.Summary {
+	sum := ops.Summary{Item: *it, PayloadBytes: len(it.Payload)}
+	sum.Payload, sum.Headers = nil, nil
+	if it.LastError != nil {
+		e := *it.LastError
+		sum.LastError = &e
+	}
+	return sum
 }
 
 // listState returns the state q lists: dead by default, or closed.

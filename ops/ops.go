@@ -29,8 +29,9 @@ type Store interface {
 	// List returns up to q.Limit items in q.State (dead letters by
 	// default) matching q, newest first — by DeadAt, or ClosedAt for
 	// closed items, then by key — and a cursor for the next page. The
-	// items carry no history (see Get). A cursor the store did not make is
-	// refused with an error wrapping ErrInvalidCursor.
+	// items are Summaries: no payload, headers or history, which a store
+	// must not read for a list (see Get). A cursor the store did not make
+	// is refused with an error wrapping ErrInvalidCursor.
 	List(ctx context.Context, q Query) (Page, error)
 
 	// Replay makes dead letters pending again, recording the request in
@@ -162,10 +163,19 @@ type Query struct {
 
 // Page is one page of items.
 type Page struct {
-	Items []webhooks.Item
+	Items []Summary
 	// Next is the cursor for the following page; empty when this page is
 	// the last.
 	Next string
+}
+
+// Summary is an item as a list shows it: without its payload and headers
+// (Item.Payload and Item.Headers are nil), which a list does not read, so a
+// page of large dead letters costs what it shows. Get returns them.
+type Summary struct {
+	webhooks.Item
+	// PayloadBytes is the length of the payload.
+	PayloadBytes int
 }
 
 // ReplayRequest asks for a replay of one dead letter (Key) or of many

@@ -138,7 +138,8 @@ func scanDelivery(row pgx.CollectableRow) (ops.Delivery, error) {
 
 // List implements ops.Store. Pages are read through inbox_items_dead_idx
 // (closed items: inbox_items_closed_idx) in its order; the filters the
-// index does not hold are checked on the rows it leads to.
+// index does not hold are checked on the rows it leads to. The statement
+// reads neither the payload nor the headers (see summaryColumns).
 func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	if q.Limit < 1 {
 		return ops.Page{}, fmt.Errorf("pgstore: List: Limit is %d; it must be at least 1: %w", q.Limit, ops.ErrInvalidRequest)
@@ -159,7 +160,7 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 		return ops.Page{}, err
 	}
 	rows, _ := s.pool.Query(ctx, sql, args...)
-	items, err := pgx.CollectRows(rows, scanItem)
+	items, err := pgx.CollectRows(rows, scanSummary)
 	if err != nil {
 		return ops.Page{}, wrapErr("list", err)
 	}

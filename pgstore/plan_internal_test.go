@@ -285,3 +285,35 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 }
 
 var errRollback = errors.New("roll back")
+
+// TestListSelectsNoPayloadOrHeaders: the statements that page dead letters
+// and closed items output neither the payload nor the headers column
+// (EXPLAIN VERBOSE lists every column a node outputs): a page of large
+// dead letters reads no TOASTed value.
+func TestListSelectsNoPayloadOrHeaders(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	for _, state := range []webhooks.State{webhooks.StateDead, webhooks.StateClosed} {
+		start := s.sql.listDead
+		if state == webhooks.StateClosed {
+			start = s.sql.listClosed
+		}
+		sql, args, err := s.listQuery("List", start, state, ops.Query{State: state, Provider: "p"}, 51)
+		require.NoError(t, err)
+		plan := explain(t, s, "(VERBOSE) "+sql, args, false)
+		var outputs []string
+		for line := range strings.Lines(plan) {
+			if _, cols, ok := strings.Cut(line, "Output: "); ok {
+				outputs = append(outputs, strings.TrimSpace(cols))
+			}
+		}
+		require.NotEmpty(t, outputs, "plan:\n%s", plan)
+		for _, cols := range outputs {
+			for col := range strings.SplitSeq(cols, ", ") {
+				name := col[strings.LastIndexByte(col, '.')+1:] // i.payload or payload
+				assert.NotContains(t, []string{"payload", "headers"}, name, "listing %s items outputs %s; plan:\n%s", state, col, plan)
+			}
+		}
+	}
+}
