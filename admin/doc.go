@@ -48,7 +48,7 @@
 // Dead-letter listings take these query parameters, each optional:
 // provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
 // event_type, error_class, api_version, from and to (when the items died,
-// from included, to excluded: RFC 3339, or a date as 2006-01-02 in UTC),
+// from included, to excluded: RFC 3339, or a date as YYYY-MM-DD in UTC),
 // state (dead, the default, or closed), limit (1 to [MaxPageSize],
 // [DefaultPageSize] by default) and after (the previous page's next
 // cursor). An item is addressed by provider, tenant (empty or left out: no
