@@ -52,7 +52,12 @@
 // state (dead, the default, or closed), limit (1 to [MaxPageSize],
 // [DefaultPageSize] by default) and after (the previous page's next
 // cursor). An item is addressed by provider, tenant (empty or left out: no
-// tenant) and event_id.
+// tenant) and event_id. Listings and stats read no payload: a page lists
+// each item's payload length and digest, and the groups of dead letters by
+// provider and event type are the largest [ops.DefaultDeadLetterGroups]
+// (senders choose event types), with a count of the others
+// (Stats.MoreDeadLetters). The item page shows a JSON payload indented,
+// any other as it is (with WithPayloads); the API returns it as stored.
 //
 // # Errors
 //

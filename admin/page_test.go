@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // page gets an HTML page, requiring the status.
@@ -262,4 +264,26 @@ func TestItemPageFormatsJSONPayloads(t *testing.T) {
 
 	body = page(t, newHandler(t, s), "/item?provider=x&event_id=json", http.StatusOK)
 	assert.NotContains(t, body, "alert(1)", "no payload without WithPayloads")
+}
+
+// TestDeadLetterGroupsBounded: event types are chosen by senders, so the
+// page and the API list the largest dead-letter groups only, and say how
+// many more there are.
+func TestDeadLetterGroupsBounded(t *testing.T) {
+	t.Parallel()
+	s := memstore.NewInbox()
+	for i := range ops.DefaultDeadLetterGroups + 5 {
+		makeDead(t, s, dead{provider: "x", id: fmt.Sprintf("e%02d", i), eventType: fmt.Sprintf("type.%02d", i), at: base.Add(time.Duration(i) * time.Second)})
+	}
+	h := newHandler(t, s)
+	body := page(t, h, "/", http.StatusOK)
+	groups := body[strings.Index(body, `id="groups"`):]
+	groups = groups[:strings.Index(groups, "</table>")]
+	assert.Equal(t, ops.DefaultDeadLetterGroups, strings.Count(groups, "<tr><td>"), "group rows:\n%s", groups)
+	assert.Contains(t, body, `<p class="more" id="more-groups">and 5 more groups holding 5 dead letters</p>`)
+
+	st := decode[admin.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
+	assert.Len(t, st.DeadLetters, ops.DefaultDeadLetterGroups)
+	assert.Equal(t, admin.More{Groups: 5, Count: 5}, st.MoreDeadLetters)
+	assert.Equal(t, int64(ops.DefaultDeadLetterGroups+5), st.States["dead"])
 }

@@ -241,6 +241,10 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 	if err := ctxErr(ctx); err != nil {
 		return ops.Stats{}, err
 	}
+	limit, err := req.GroupLimit()
+	if err != nil {
+		return ops.Stats{}, fmt.Errorf("memstore: Stats: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -274,6 +278,13 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		st.DeadLetters = append(st.DeadLetters, g)
 	}
 	slices.SortFunc(st.DeadLetters, compareCounts)
+	if len(st.DeadLetters) > limit {
+		for _, g := range st.DeadLetters[limit:] {
+			st.MoreDeadLetters.Groups++
+			st.MoreDeadLetters.N += g.N
+		}
+		st.DeadLetters = st.DeadLetters[:limit]
+	}
 	return st, nil
 }
 

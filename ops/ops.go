@@ -13,6 +13,7 @@ package ops
 import (
 	"context"
 	"crypto/sha256"
+	"fmt"
 	"net/http"
 	"time"
 
@@ -51,7 +52,9 @@ type Store interface {
 	Close(ctx context.Context, req CloseRequest) error
 
 	// Stats counts what the inbox holds, in one call cheap enough to poll
-	// every few seconds.
+	// every few seconds. It lists at most req.DeadLetterGroups dead-letter
+	// groups and counts the rest in Stats.MoreDeadLetters; a negative
+	// bound is refused with an error wrapping ErrInvalidRequest.
 	Stats(ctx context.Context, req StatsRequest) (Stats, error)
 }
 
@@ -228,6 +231,29 @@ type CloseRequest struct {
 // StatsRequest asks for the inbox's counts as of Now.
 type StatsRequest struct {
 	Now time.Time
+	// DeadLetterGroups is the most dead-letter groups Stats lists, the
+	// largest first; the rest are only counted (Stats.MoreDeadLetters).
+	// Senders choose event types, so the groups are bounded. Zero means
+	// DefaultDeadLetterGroups.
+	DeadLetterGroups int
+}
+
+// DefaultDeadLetterGroups is how many dead-letter groups Stats lists when
+// StatsRequest.DeadLetterGroups is zero.
+const DefaultDeadLetterGroups = 20
+
+// GroupLimit is the number of dead-letter groups req asks for:
+// DefaultDeadLetterGroups when zero. It is an error wrapping
+// ErrInvalidRequest when negative.
+func (req StatsRequest) GroupLimit() (int, error) {
+	switch {
+	case req.DeadLetterGroups < 0:
+		return 0, fmt.Errorf("webhooks/ops: StatsRequest.DeadLetterGroups is %d; give 0 for the default (%d) or a positive bound: %w",
+			req.DeadLetterGroups, DefaultDeadLetterGroups, ErrInvalidRequest)
+	case req.DeadLetterGroups == 0:
+		return DefaultDeadLetterGroups, nil
+	}
+	return req.DeadLetterGroups, nil
 }
 
 // Stats counts what an inbox holds.
@@ -248,8 +274,11 @@ type Stats struct {
 	// nothing is due. Now minus it is how far processing lags.
 	OldestDue time.Time
 	// DeadLetters counts dead letters by provider and event type, the
-	// largest groups first.
-	DeadLetters []Count
+	// largest groups first (then by provider and event type), at most
+	// StatsRequest.GroupLimit of them. MoreDeadLetters counts the groups
+	// left out and the dead letters they hold.
+	DeadLetters     []Count
+	MoreDeadLetters More
 }
 
 // Count is a number of items sharing a provider and event type.
@@ -257,4 +286,11 @@ type Count struct {
 	Provider  string
 	EventType string
 	N         int64
+}
+
+// More counts the groups a bounded list of groups left out: how many, and
+// the items they hold. Both are zero when the list is complete.
+type More struct {
+	Groups int64
+	N      int64
 }

@@ -105,7 +105,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"extend lease", s.sql.extend, []string{"inbox_items_pkey"}, extendArgs, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
 		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},
-			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, true},
+			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := explain(t, s, c.sql, c.args, true)
@@ -170,7 +170,7 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE "+table)
 	require.NoError(t, err)
 
-	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, false)
+	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, false)
 	t.Logf("Stats beside %d succeeded items:\n%s", succeeded, plan)
 	assert.NotContains(t, plan, "Seq Scan on inbox_items", "plan:\n%s", plan)
 	for _, index := range []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"} {
