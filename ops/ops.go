@@ -233,8 +233,8 @@ type StatsRequest struct {
 	Now time.Time
 	// DeadLetterGroups is the most dead-letter groups Stats lists, the
 	// largest first; the rest are only counted (Stats.MoreDeadLetters).
-	// Senders choose event types, so the groups are bounded. Zero means
-	// DefaultDeadLetterGroups.
+	// Senders choose event types, so the groups are bounded. Defaults to
+	// DefaultDeadLetterGroups when zero.
 	DeadLetterGroups int
 }
 
