@@ -23,6 +23,13 @@ var (
 	// (pgstore's CompleteTx). Nothing was changed.
 	ErrAlreadySettled = errors.New("webhooks: the lease already settled this item")
 
+	// ErrStoreNotReady is wrapped by a store's errors when it cannot serve
+	// until its host acts, such as pgstore on a schema that was never
+	// migrated; the error says what to do. Processor.Run stops with such
+	// an error from an acquisition; the Receiver answers 503, as for any
+	// store failure, so providers deliver again once the host has acted.
+	ErrStoreNotReady = errors.New("webhooks: the store is not ready to serve")
+
 	// ErrUnknownProvider is returned by Receiver.Receive when no verifier
 	// is registered for the route's provider. Unknown providers are
 	// refused: accepting unsigned traffic needs an explicitly registered

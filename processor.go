@@ -261,11 +261,18 @@ var (
 // goroutine it started has ended. Run therefore waits for handlers and for the
 // wake source's Listen to return: both must honour their contexts. A Processor
 // runs once at a time; a second concurrent Run returns an error.
+//
+// When an acquisition fails with an error wrapping ErrStoreNotReady (such
+// as pgstore's for a schema that was never migrated), Run logs it once,
+// shuts down in the same way and returns that error: retrying would not
+// help until the host acts.
 func (p *Processor) Run(ctx context.Context) error {
 	if !p.running.CompareAndSwap(false, true) {
 		return errors.New("webhooks: Processor.Run is already running")
 	}
 	defer p.running.Store(false)
+	ctx, stop := context.WithCancel(ctx) // also stopped when the store is not ready
+	defer stop()
 
 	// Handlers and settlement run on contexts that keep ctx's values but not
 	// its cancellation: handlers are cancelled by the shutdown below, and a
@@ -338,7 +345,8 @@ func (p *Processor) Run(ctx context.Context) error {
 		cancelHandlers(errShutdown)
 	})
 
-	p.acquireLoop(ctx, detached, r, jobs, slots)
+	err := p.acquireLoop(ctx, detached, r, jobs, slots)
+	stop()
 	close(jobs)
 	workers.Wait()
 	close(workersDone)
@@ -353,7 +361,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	close(stopRenewing)
 	renewing.Wait()
 	wg.Wait()
-	return nil
+	return err
 }
 
 // run is the state of one Processor.Run shared by its goroutines.
@@ -383,8 +391,9 @@ type run struct {
 // repeat may return more leases than the free slots (a call that timed
 // out here and committed late, then a second grant under the same ID):
 // those beyond the slots are given back unrun, without counting their
-// attempt.
-func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan<- *Lease, slots chan struct{}) {
+// attempt. It returns nil when ctx is done, and an acquisition's error
+// that wraps ErrStoreNotReady.
+func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan<- *Lease, slots chan struct{}) error {
 	poll := time.NewTimer(p.cfg.pollInterval)
 	defer poll.Stop()
 	batch := min(maxAcquire, max(1, cap(slots)/2))
@@ -395,7 +404,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		for free == 0 || (free < batch && len(jobs) > 0) {
 			select {
 			case <-ctx.Done():
-				return
+				return nil
 			case <-slots:
 				free++
 			}
@@ -410,7 +419,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			}
 		}
 		if ctx.Err() != nil { // select picks at random when both are ready
-			return
+			return nil
 		}
 		// The acquisition itself is not cut short by the shutdown: a
 		// statement cancelled mid-way may still have leased rows that the
@@ -444,6 +453,10 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			r.renewer.add(l)
 			jobs <- l
 		}
+		if len(leases) == 0 && errors.Is(err, ErrStoreNotReady) {
+			p.cfg.logger.ErrorContext(ctx, "the inbox store cannot serve; the processor stops", "err", err)
+			return err
+		}
 		switch {
 		case err == nil || len(leases) > 0:
 			id = "" // the store answered: the next acquisition is a new one
@@ -470,7 +483,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		poll.Reset(p.cfg.pollInterval)
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case <-p.wake:
 		case <-poll.C:
 		}

@@ -1134,3 +1134,51 @@ func countingMux() (*webhooks.Mux, func() map[webhooks.InboxKey]int) {
 		return maps.Clone(runs)
 	}
 }
+
+// notReadyStore answers every acquisition with an error wrapping
+// ErrStoreNotReady, as pgstore does on a schema never migrated.
+type notReadyStore struct {
+	*downStore
+}
+
+func (s *notReadyStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	_, _ = s.downStore.Acquire(ctx, req)
+	return nil, fmt.Errorf("test store: schema %q has no inbox: %w", "hooks", webhooks.ErrStoreNotReady)
+}
+
+// TestProcessorStopsWhenTheStoreIsNotReady: an acquisition that fails
+// with ErrStoreNotReady stops Run, which says so once and returns the
+// error, after stopping its wake source, instead of repeating it at every
+// poll.
+func TestProcessorStopsWhenTheStoreIsNotReady(t *testing.T) {
+	t.Parallel()
+	store := &notReadyStore{&downStore{observedStore: newObservedStore()}}
+	logs := &syncBuffer{}
+	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: make(chan struct{})}
+	p, err := webhooks.NewProcessor(store, webhooks.NewMux(), webhooks.WithClock(webhookstest.NewClock(base)),
+		webhooks.WithPollInterval(time.Millisecond), webhooks.WithWakeSource(ws), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second): // the safety net of a test that would otherwise hang
+		cancel()
+		<-done
+		t.Fatalf("Run did not return within 10s of a store that is not ready; %d acquisitions", len(store.waitCalls(t, 0)))
+	}
+	require.ErrorIs(t, err, webhooks.ErrStoreNotReady)
+	assert.ErrorContains(t, err, `schema "hooks" has no inbox`)
+	assert.Len(t, store.waitCalls(t, 0), 1, "one acquisition, not repeated")
+	assert.Equal(t, 1, strings.Count(logs.String(), "level=ERROR"), "said once:\n%s", logs)
+	assert.Contains(t, logs.String(), "the processor stops")
+	assert.NotContains(t, logs.String(), "level=WARN", "no warning about a lost acquisition reply")
+	select {
+	case <-ws.stopped:
+	default:
+		t.Fatal("Run returned before the wake source's Listen did")
+	}
+	// A store that is only down keeps Run going (TestProcessorStopsRepeatingAfterALease).
+}

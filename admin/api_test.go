@@ -148,7 +148,7 @@ func TestDeadLettersBadInput(t *testing.T) {
 		{"limit=501", "from 1 to 500"},
 		{"limit=ten", "from 1 to 500"},
 		{"state=pending", `state "pending": give dead or closed`},
-		{"from=yesterday", `from "yesterday": give a time`},
+		{"from=yesterday", `from "yesterday": give a date as YYYY-MM-DD`},
 		{"to=2026-13-01", `to "2026-13-01"`},
 		{"from=2026-03-05&to=2026-03-04", "is not before to"},
 		{"error_class=oops", `error_class "oops": give one of error, permanent`},

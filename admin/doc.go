@@ -60,11 +60,16 @@
 // Dead-letter listings take these query parameters, each optional:
 // provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
 // event_type, error_class, api_version, from and to (when the items died,
-// from included, to excluded: RFC 3339, or a date as 2006-01-02 in UTC),
+// from included, to excluded: RFC 3339, or a date as YYYY-MM-DD in UTC),
 // state (dead, the default, or closed), limit (1 to [MaxPageSize],
 // [DefaultPageSize] by default) and after (the previous page's next
 // cursor). An item is addressed by provider, tenant (empty or left out: no
-// tenant) and event_id.
+// tenant) and event_id. Listings and stats read no payload: a page lists
+// each item's payload length and digest, and the groups of dead letters by
+// provider and event type are the largest [ops.DefaultDeadLetterGroups]
+// (senders choose event types), with a count of the others
+// (Stats.MoreDeadLetters). The item page shows a JSON payload indented,
+// any other as it is (with WithPayloads); the API returns it as stored.
 //
 // # Errors
 //

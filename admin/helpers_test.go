@@ -34,6 +34,8 @@ type dead struct {
 	class                           webhooks.FailureClass
 	apiVersion                      string
 	at                              time.Time
+	// payload, when set, replaces payloadOf(key).
+	payload string
 }
 
 func (d dead) key() webhooks.InboxKey {
@@ -67,6 +69,10 @@ func makeDead(t testing.TB, s *memstore.Inbox, d dead) {
 	ctx := t.Context()
 	env := envelope(d.key(), d.eventType, d.at.Add(-time.Minute))
 	env.APIVersion = d.apiVersion
+	if d.payload != "" {
+		env.Payload = []byte(d.payload)
+		env.PayloadSHA256 = sha256.Sum256(env.Payload)
+	}
 	_, err := s.Enqueue(ctx, env)
 	require.NoError(t, err)
 	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: d.at.Add(-time.Second), LeaseDuration: time.Minute, Max: 1, Worker: "test-worker", Version: "v1"})

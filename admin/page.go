@@ -58,6 +58,7 @@ var funcs = template.FuncMap{
 		return s[:n] + "…"
 	},
 	"deref":  func(s *string) string { return *s },
+	"pretty": indentJSON,
 	"base64": base64.StdEncoding.EncodeToString,
 }
 
@@ -66,6 +67,19 @@ var (
 	itemPage  = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/item.html"))
 	errorPage = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/error.html"))
 )
+
+// indentJSON returns a payload that is JSON indented for reading (its
+// tokens, numbers among them, as they were sent), and any other as it is.
+func indentJSON(s *string) string {
+	if !json.Valid([]byte(*s)) {
+		return *s
+	}
+	var b bytes.Buffer
+	if json.Indent(&b, []byte(*s), "", "  ") != nil {
+		return *s
+	}
+	return b.String()
+}
 
 // roundDuration keeps a duration readable: milliseconds below a second,
 // seconds below an hour, minutes beyond.
@@ -201,7 +215,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		if d.Closed {
 			at = it.ClosedAt
 		}
-		d.Items = append(d.Items, itemRow{Item: NewItem(it), At: at, URL: itemURL(it.Key)})
+		d.Items = append(d.Items, itemRow{Item: summaryItem(it), At: at, URL: itemURL(it.Key)})
 	}
 	v := l.values()
 	d.FirstURL = "./?" + v.Encode()

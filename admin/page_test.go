@@ -1,6 +1,7 @@
 package admin_test
 
 import (
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,6 +17,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // page gets an HTML page, requiring the status.
@@ -116,7 +118,7 @@ func TestItemPage(t *testing.T) {
 	}
 
 	body = page(t, newHandler(t, s, admin.WithPayloads(true)), "/item?provider=stripe&tenant=acme&event_id=evt_2", http.StatusOK)
-	assert.Contains(t, body, "{&#34;marker&#34;:&#34;PAYLOAD-evt_2&#34;}")
+	assert.Contains(t, body, "{\n  &#34;marker&#34;: &#34;PAYLOAD-evt_2&#34;\n}", "the JSON payload, indented")
 	assert.Contains(t, body, "QUARANTINED")
 	assert.Contains(t, body, "HEADER-evt_2")
 
@@ -218,4 +220,70 @@ func TestMounting(t *testing.T) {
 	h := newHandler(t, s, admin.WithPathPrefix("/admin/"))
 	e := decode[admin.ErrorResponse](t, do(h, http.MethodGet, "/elsewhere/api/stats", ""), http.StatusNotFound)
 	assert.Contains(t, e.Message, "not under the admin handler's prefix /admin/")
+}
+
+// TestPageTimeFieldsHintTheirFormat: the listing's time fields say what
+// to type in words, not with Go's reference time.
+func TestPageTimeFieldsHintTheirFormat(t *testing.T) {
+	t.Parallel()
+	h := newHandler(t, memstore.NewInbox())
+	body := page(t, h, "/", http.StatusOK)
+	assert.NotContains(t, body, "2006-01-02", "Go's reference time shown as a placeholder")
+	assert.Contains(t, body, `name="from" value="" placeholder="YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ"`)
+	assert.Contains(t, body, `name="to" value="" placeholder="YYYY-MM-DD or YYYY-MM-DDThh:mm:ssZ"`)
+	body = page(t, h, "/?from=yesterday", http.StatusBadRequest)
+	assert.NotContains(t, body, "2006-01-02")
+	assert.Contains(t, body, "give a date as YYYY-MM-DD or a time as YYYY-MM-DDThh:mm:ssZ (RFC 3339; both in UTC)")
+}
+
+// TestItemPageFormatsJSONPayloads: a JSON payload is shown indented, still
+// escaped; any other payload as it is; neither without WithPayloads.
+func TestItemPageFormatsJSONPayloads(t *testing.T) {
+	t.Parallel()
+	s := memstore.NewInbox()
+	makeDead(t, s, dead{provider: "x", id: "json", eventType: "a", at: base,
+		payload: `{"id":"json","data":{"html":"</pre><script>alert(1)</script>","n":[1,2.50]}}`})
+	makeDead(t, s, dead{provider: "x", id: "form", eventType: "a", at: base.Add(time.Minute), payload: `a=1&b=<i>{"x":1}</i>`})
+	h := newHandler(t, s, admin.WithPayloads(true))
+
+	body := page(t, h, "/item?provider=x&event_id=json", http.StatusOK)
+	assert.Contains(t, body, `<pre class="payload">{
+  &#34;id&#34;: &#34;json&#34;,
+  &#34;data&#34;: {
+    &#34;html&#34;: &#34;&lt;/pre&gt;&lt;script&gt;alert(1)&lt;/script&gt;&#34;,
+    &#34;n&#34;: [
+      1,
+      2.50
+    ]
+  }
+}</pre>`, "the JSON payload indented, its numbers as sent")
+	assert.NotContains(t, body, "<script>")
+
+	body = page(t, h, "/item?provider=x&event_id=form", http.StatusOK)
+	assert.Contains(t, body, `<pre class="payload">a=1&amp;b=&lt;i&gt;{&#34;x&#34;:1}&lt;/i&gt;</pre>`, "any other payload as it is")
+
+	body = page(t, newHandler(t, s), "/item?provider=x&event_id=json", http.StatusOK)
+	assert.NotContains(t, body, "alert(1)", "no payload without WithPayloads")
+}
+
+// TestDeadLetterGroupsBounded: event types are chosen by senders, so the
+// page and the API list the largest dead-letter groups only, and say how
+// many more there are.
+func TestDeadLetterGroupsBounded(t *testing.T) {
+	t.Parallel()
+	s := memstore.NewInbox()
+	for i := range ops.DefaultDeadLetterGroups + 5 {
+		makeDead(t, s, dead{provider: "x", id: fmt.Sprintf("e%02d", i), eventType: fmt.Sprintf("type.%02d", i), at: base.Add(time.Duration(i) * time.Second)})
+	}
+	h := newHandler(t, s)
+	body := page(t, h, "/", http.StatusOK)
+	groups := body[strings.Index(body, `id="groups"`):]
+	groups = groups[:strings.Index(groups, "</table>")]
+	assert.Equal(t, ops.DefaultDeadLetterGroups, strings.Count(groups, "<tr><td>"), "group rows:\n%s", groups)
+	assert.Contains(t, body, `<p class="more" id="more-groups">and 5 more groups holding 5 dead letters</p>`)
+
+	st := decode[admin.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
+	assert.Len(t, st.DeadLetters, ops.DefaultDeadLetterGroups)
+	assert.Equal(t, admin.More{Groups: 5, Count: 5}, st.MoreDeadLetters)
+	assert.Equal(t, int64(ops.DefaultDeadLetterGroups+5), st.States["dead"])
 }

@@ -188,7 +188,7 @@ func parseTime(name, s string) (time.Time, error) {
 			return t.UTC(), nil
 		}
 	}
-	return time.Time{}, badf("%s %q: give a time as 2006-01-02T15:04:05Z (RFC 3339) or a date as 2006-01-02 (UTC)", name, s)
+	return time.Time{}, badf("%s %q: give a date as YYYY-MM-DD or a time as YYYY-MM-DDThh:mm:ssZ (RFC 3339; both in UTC)", name, s)
 }
 
 // keyParams are the query parameters that address one item.

@@ -212,9 +212,16 @@ type Page struct {
 func NewPage(p *ops.Page) Page {
 	out := Page{Items: make([]Item, 0, len(p.Items)), Next: p.Next}
 	for i := range p.Items {
-		out.Items = append(out.Items, NewItem(&p.Items[i]))
+		out.Items = append(out.Items, summaryItem(&p.Items[i]))
 	}
 	return out
+}
+
+// summaryItem is a listed item as the API shows it.
+func summaryItem(s *ops.Summary) Item {
+	it := NewItem(&s.Item)
+	it.PayloadBytes = s.PayloadBytes
+	return it
 }
 
 // Stats counts what the inbox holds, as of AsOf.
@@ -233,8 +240,17 @@ type Stats struct {
 	Retrying            int64     `json:"retrying"`
 	LeasesHeld          int64     `json:"leases_held"`
 	// DeadLetters counts dead letters by provider and event type, the
-	// largest groups first.
-	DeadLetters []Count `json:"dead_letters"`
+	// largest groups first, at most ops.DefaultDeadLetterGroups of them;
+	// MoreDeadLetters counts the groups left out and their dead letters.
+	DeadLetters     []Count `json:"dead_letters"`
+	MoreDeadLetters More    `json:"more_dead_letters"`
+}
+
+// More counts the groups a bounded list left out, and the items they
+// hold; both are zero when the list is complete.
+type More struct {
+	Groups int64 `json:"groups"`
+	Count  int64 `json:"count"`
 }
 
 // Count is a number of dead letters sharing a provider and an event type.
@@ -255,6 +271,7 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 		Retrying:           s.Retrying,
 		LeasesHeld:         s.LeasesHeld,
 		DeadLetters:        make([]Count, 0, len(s.DeadLetters)),
+		MoreDeadLetters:    More{Groups: s.MoreDeadLetters.Groups, Count: s.MoreDeadLetters.N},
 	}
 	for st, n := range s.States {
 		out.States[string(st)] = n

@@ -39,13 +39,25 @@ func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	matches := s.matchLocked(state, q, after)
 	var page ops.Page
 	for _, e := range matches[:min(q.Limit, len(matches))] {
-		page.Items = append(page.Items, cloneItem(e.item))
+		page.Items = append(page.Items, summaryOf(&e.item))
 	}
 	if len(matches) > q.Limit {
 		last := page.Items[q.Limit-1]
-		page.Next = cursor.Position{State: state, At: listedAt(&last), Key: last.Key}.String()
+		page.Next = cursor.Position{State: state, At: listedAt(&last.Item), Key: last.Key}.String()
 	}
 	return page, nil
+}
+
+// summaryOf is it as a list shows it, without copying its payload or
+// headers.
+func summaryOf(it *webhooks.Item) ops.Summary {
+	sum := ops.Summary{Item: *it, PayloadBytes: len(it.Payload)}
+	sum.Payload, sum.Headers = nil, nil
+	if it.LastError != nil {
+		e := *it.LastError
+		sum.LastError = &e
+	}
+	return sum
 }
 
 // listState returns the state q lists: dead by default, or closed.
@@ -249,6 +261,10 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 	if err := ctxErr(ctx); err != nil {
 		return ops.Stats{}, err
 	}
+	limit, err := req.GroupLimit()
+	if err != nil {
+		return ops.Stats{}, fmt.Errorf("memstore: Stats: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
@@ -282,6 +298,13 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		st.DeadLetters = append(st.DeadLetters, g)
 	}
 	slices.SortFunc(st.DeadLetters, compareCounts)
+	if len(st.DeadLetters) > limit {
+		for _, g := range st.DeadLetters[limit:] {
+			st.MoreDeadLetters.Groups++
+			st.MoreDeadLetters.N += g.N
+		}
+		st.DeadLetters = st.DeadLetters[:limit]
+	}
 	return st, nil
 }
 

@@ -32,8 +32,9 @@ type Store interface {
 	// List returns up to q.Limit items in q.State (dead letters by
 	// default) matching q, newest first — by DeadAt, or ClosedAt for
 	// closed items, then by key — and a cursor for the next page. The
-	// items carry no history (see Get). A cursor the store did not make is
-	// refused with an error wrapping ErrInvalidCursor.
+	// items are Summaries: no payload, headers or history, which a store
+	// must not read for a list (see Get). A cursor the store did not make
+	// is refused with an error wrapping ErrInvalidCursor.
 	List(ctx context.Context, q Query) (Page, error)
 
 	// Replay makes items pending again, with a fresh attempt budget unless
@@ -65,7 +66,9 @@ type Store interface {
 	CloseDeadLetter(ctx context.Context, req CloseRequest) error
 
 	// Stats counts what the inbox holds, in one call cheap enough to poll
-	// every few seconds.
+	// every few seconds. It lists at most req.DeadLetterGroups dead-letter
+	// groups and counts the rest in Stats.MoreDeadLetters; a negative
+	// bound is refused with an error wrapping ErrInvalidRequest.
 	Stats(ctx context.Context, req StatsRequest) (Stats, error)
 }
 
@@ -182,7 +185,7 @@ type Query struct {
 
 // Page is one page of items.
 type Page struct {
-	Items []webhooks.Item
+	Items []Summary
 	// Next is the cursor for the following page; empty when this page is
 	// the last.
 	Next string
@@ -206,6 +209,15 @@ const (
 	// of sight for years.
 	MaxReplaySpread = 24 * time.Hour
 )
+
+// Summary is an item as a list shows it: without its payload and headers
+// (Item.Payload and Item.Headers are nil), which a list does not read, so a
+// page of large dead letters costs what it shows. Get returns them.
+type Summary struct {
+	webhooks.Item
+	// PayloadBytes is the length of the payload.
+	PayloadBytes int
+}
 
 // ReplayRequest asks for a replay of one item (Key) or of many (Query).
 // Actor and Reason are required: a replay is audited.
@@ -302,6 +314,29 @@ type CloseRequest struct {
 // StatsRequest asks for the inbox's counts as of Now.
 type StatsRequest struct {
 	Now time.Time
+	// DeadLetterGroups is the most dead-letter groups Stats lists, the
+	// largest first; the rest are only counted (Stats.MoreDeadLetters).
+	// Senders choose event types, so the groups are bounded. Defaults to
+	// DefaultDeadLetterGroups when zero.
+	DeadLetterGroups int
+}
+
+// DefaultDeadLetterGroups is how many dead-letter groups Stats lists when
+// StatsRequest.DeadLetterGroups is zero.
+const DefaultDeadLetterGroups = 20
+
+// GroupLimit is the number of dead-letter groups req asks for:
+// DefaultDeadLetterGroups when zero. It is an error wrapping
+// ErrInvalidRequest when negative.
+func (req StatsRequest) GroupLimit() (int, error) {
+	switch {
+	case req.DeadLetterGroups < 0:
+		return 0, fmt.Errorf("webhooks/ops: StatsRequest.DeadLetterGroups is %d; give 0 for the default (%d) or a positive bound: %w",
+			req.DeadLetterGroups, DefaultDeadLetterGroups, ErrInvalidRequest)
+	case req.DeadLetterGroups == 0:
+		return DefaultDeadLetterGroups, nil
+	}
+	return req.DeadLetterGroups, nil
 }
 
 // Stats counts what an inbox holds.
@@ -322,8 +357,11 @@ type Stats struct {
 	// nothing is due. Now minus it is how far processing lags.
 	OldestDue time.Time
 	// DeadLetters counts dead letters by provider and event type, the
-	// largest groups first.
-	DeadLetters []Count
+	// largest groups first (then by provider and event type), at most
+	// StatsRequest.GroupLimit of them. MoreDeadLetters counts the groups
+	// left out and the dead letters they hold.
+	DeadLetters     []Count
+	MoreDeadLetters More
 }
 
 // Count is a number of items sharing a provider and event type.
@@ -331,4 +369,11 @@ type Count struct {
 	Provider  string
 	EventType string
 	N         int64
+}
+
+// More counts the groups a bounded list of groups left out: how many, and
+// the items they hold. Both are zero when the list is complete.
+type More struct {
+	Groups int64
+	N      int64
 }

@@ -41,6 +41,11 @@
 //	webhooks.leases_held      gauge                        leases not yet expired
 //	webhooks.dead_letters     gauge  provider, event_type  dead letters
 //
+// The dead-letter gauge has a series for each group Stats lists (the
+// largest ops.DefaultDeadLetterGroups) and one, provider and event_type
+// [EventTypeOther], for the dead letters of all the others, since senders choose
+// event types; the series add up to every dead letter.
+//
 // Metrics carry no tenant and no event ID, which would give every tenant
 // or event a series of its own; spans carry both. The event_type label is
 // bounded too: a type no handler takes is recorded as [EventTypeOther],

@@ -12,6 +12,11 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
+// otherGroups labels the dead letters of the groups Stats does not list
+// (ops.Stats.MoreDeadLetters): one series for all of them, under the
+// value every bounded label of this package uses.
+const otherGroups = EventTypeOther
+
 // statsCache fetches a store's stats for the gauges, at most once per
 // maxAge: collections in between, however many, reuse the last answer (or
 // the last failure).
@@ -48,7 +53,7 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 	oldest, err3 := m.Float64ObservableGauge("webhooks.oldest_due.age", metric.WithUnit("s"), metric.WithDescription("How long the longest-waiting due item has waited; 0 when none is due."))
 	retrying, err4 := m.Int64ObservableGauge("webhooks.retrying", metric.WithUnit("{item}"), metric.WithDescription("Pending items that failed before."))
 	leases, err5 := m.Int64ObservableGauge("webhooks.leases_held", metric.WithUnit("{lease}"), metric.WithDescription("Leases not yet expired."))
-	dead, err6 := m.Int64ObservableGauge("webhooks.dead_letters", metric.WithUnit("{item}"), metric.WithDescription("Dead letters, by provider and event type."))
+	dead, err6 := m.Int64ObservableGauge("webhooks.dead_letters", metric.WithUnit("{item}"), metric.WithDescription("Dead letters, by provider and event type: the largest groups, and the rest as provider and event_type other."))
 	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
 		return nil, err
 	}
@@ -73,6 +78,9 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 		o.ObserveInt64(leases, st.LeasesHeld)
 		for _, g := range st.DeadLetters {
 			o.ObserveInt64(dead, g.N, metric.WithAttributes(labelProvider.String(g.Provider), labelEventType.String(g.EventType)))
+		}
+		if st.MoreDeadLetters.Groups > 0 {
+			o.ObserveInt64(dead, st.MoreDeadLetters.N, metric.WithAttributes(labelProvider.String(otherGroups), labelEventType.String(otherGroups)))
 		}
 		return nil
 	}, items, backlog, oldest, retrying, leases, dead)

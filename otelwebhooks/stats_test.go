@@ -3,6 +3,7 @@ package otelwebhooks_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -101,4 +102,37 @@ func TestNewRefusesANegativeMaxAge(t *testing.T) {
 	t.Parallel()
 	_, err := otelwebhooks.New(otelwebhooks.WithStatsMaxAge(-time.Second))
 	assert.ErrorContains(t, err, "must not be negative")
+}
+
+// TestDeadLetterGaugeBounded: the dead-letter gauge observes the groups
+// Stats lists, the largest ones, and one series for the rest, so event
+// types chosen by senders cannot add series without bound; the series
+// still add up to every dead letter.
+func TestDeadLetterGaugeBounded(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	inbox := memstore.NewInbox()
+	at := time.Now().Add(-time.Minute)
+	const groups = ops.DefaultDeadLetterGroups + 5
+	for i := range groups {
+		k := webhooks.InboxKey{Provider: "acme", EventID: fmt.Sprint("e", i)}
+		_, err := inbox.Enqueue(ctx, webhooks.Envelope{Key: k, EventType: fmt.Sprintf("attacker.%02d", i), ReceivedAt: at})
+		require.NoError(t, err)
+		leases, err := inbox.Acquire(ctx, webhooks.AcquireRequest{Now: at, LeaseDuration: time.Minute, Max: 1})
+		require.NoError(t, err)
+		require.NoError(t, inbox.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}, Now: at}))
+	}
+	s := newSDK(t)
+	obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithStats(inbox))
+	require.NoError(t, err)
+	defer obs.Close()
+
+	dead := counts(t, find(t, s.collect(t), "webhooks.dead_letters"))
+	assert.Len(t, dead, ops.DefaultDeadLetterGroups+1, "the largest groups and one for the rest: %v", dead)
+	assert.Equal(t, 5.0, dead["event_type=other,provider=other"], "the groups beyond the largest")
+	total := 0.0
+	for _, n := range dead {
+		total += n
+	}
+	assert.Equal(t, float64(groups), total, "the series add up to every dead letter")
 }

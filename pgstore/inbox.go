@@ -39,10 +39,13 @@ import (
 // PostgreSQL's notification queue.
 func (s *Store) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
 	res, err := s.enqueueGrouped(ctx, env)
-	if err == nil && (res.Outcome == webhooks.EnqueueNew || res.Replayed) {
+	if err != nil {
+		return res, s.explainMissing(ctx, err)
+	}
+	if res.Outcome == webhooks.EnqueueNew || res.Replayed {
 		s.Notify()
 	}
-	return res, err
+	return res, nil
 }
 
 func (s *Store) enqueueGrouped(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
@@ -201,7 +204,11 @@ func (s *Store) EnqueueTx(ctx context.Context, tx pgx.Tx, env webhooks.Envelope)
 	if tx == nil {
 		return webhooks.EnqueueResult{}, errors.New("pgstore: EnqueueTx needs the host's pgx.Tx; got nil (use Enqueue outside a transaction)")
 	}
-	return s.enqueue(ctx, tx, env, s.notifyInTx)
+	res, err := s.enqueue(ctx, tx, env, s.notifyInTx)
+	if err != nil {
+		err = s.explainMissing(ctx, err)
+	}
+	return res, err
 }
 
 // enqueue runs the enqueue statement on q; with notify, the statement itself

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // itemRow holds the columns of itemColumns as scanned.
@@ -38,8 +39,17 @@ type itemRow struct {
 // dest returns lead, then the scan destinations in itemColumns order, in
 // one slice.
 func (r *itemRow) dest(lead ...any) []any {
-	return append(append(make([]any, 0, len(lead)+itemColumnCount), lead...),
-		&r.provider, &r.tenant, &r.eventID, &r.eventType, &r.payload, &r.headers,
+	return r.columns(lead, &r.payload, &r.headers)
+}
+
+// columns returns lead, then the scan destinations in itemColumns order
+// with body in place of the payload's and the headers' (summaryColumns
+// has one column there).
+func (r *itemRow) columns(lead []any, body ...any) []any {
+	d := append(make([]any, 0, len(lead)+itemColumnCount), lead...)
+	d = append(d, &r.provider, &r.tenant, &r.eventID, &r.eventType)
+	d = append(d, body...)
+	return append(d,
 		&r.digest, &r.keyID, &r.state, &r.attempts, &r.nextAttemptAt, &r.leaseExpiresAt,
 		&r.errClass, &r.errMessage, &r.errAt, &r.duplicateCount, &r.lastSeenAt,
 		&r.occurredAt, &r.receivedAt, &r.updatedAt, &r.completedAt, &r.deadAt,
@@ -47,13 +57,21 @@ func (r *itemRow) dest(lead ...any) []any {
 	)
 }
 
-// scanItem reads a row of itemColumns (List); it is a pgx.RowToFunc.
-func scanItem(row pgx.CollectableRow) (webhooks.Item, error) {
-	var r itemRow
-	if err := row.Scan(r.dest()...); err != nil {
-		return webhooks.Item{}, err
+// scanSummary reads a row of summaryColumns (List); it is a pgx.RowToFunc.
+func scanSummary(row pgx.CollectableRow) (ops.Summary, error) {
+	var (
+		r            itemRow
+		payloadBytes int32
+	)
+	if err := row.Scan(r.columns(nil, &payloadBytes)...); err != nil {
+		return ops.Summary{}, err
 	}
-	return r.item()
+	it, err := r.item()
+	if err != nil {
+		return ops.Summary{}, err
+	}
+	it.Payload = nil
+	return ops.Summary{Item: it, PayloadBytes: int(payloadBytes)}, nil
 }
 
 // item converts the row. Times come back in UTC. Its errors name the item

@@ -64,7 +64,11 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 			return nil, err
 		}
 	}
-	return s.acquire(ctx, "Acquire", req, start)
+	leases, err := s.acquire(ctx, "Acquire", req, start)
+	if err != nil && len(leases) == 0 {
+		err = s.explainMissing(ctx, err)
+	}
+	return leases, err
 }
 
 // releaseTimeout bounds giving back an unreadable row.

@@ -243,3 +243,31 @@ func sha256Of(s string) []byte {
 	d := sha256.Sum256([]byte(s))
 	return d[:]
 }
+
+// TestOlderSchemaRefusesToServe: a schema Migrate left at an older
+// migration than this package needs is refused by CheckSchema, and by the
+// Acquire that finds a column of a later migration missing, saying so.
+func TestOlderSchemaRefusesToServe(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	schema := pgtest.NewSchema(t, pool)
+	s, err := New(pool, WithSchema(schema))
+	require.NoError(t, err)
+	ctx := t.Context()
+	ms, err := Migrations(schema)
+	require.NoError(t, err)
+	for _, m := range ms[:len(ms)-1] {
+		require.NoError(t, s.migrate(ctx, m))
+	}
+	want := fmt.Sprintf(`pgstore: schema %q is at migration %d and this pgstore needs %d: run (*Store).Migrate (or hookinbox migrate -schema %s)`,
+		schema, len(ms)-1, len(ms), schema)
+	err = s.CheckSchema(ctx)
+	require.ErrorIs(t, err, webhooks.ErrStoreNotReady)
+	assert.Equal(t, want, err.Error())
+	_, err = s.Acquire(ctx, webhooks.AcquireRequest{Now: time.Now(), LeaseDuration: time.Minute, Max: 1, ID: "acq-1"})
+	require.ErrorIs(t, err, webhooks.ErrStoreNotReady)
+	assert.Contains(t, err.Error(), want)
+
+	require.NoError(t, s.Migrate(ctx))
+	require.NoError(t, s.CheckSchema(ctx))
+}

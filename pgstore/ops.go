@@ -139,7 +139,8 @@ func scanDelivery(row pgx.CollectableRow) (ops.Delivery, error) {
 
 // List implements ops.Store. Pages are read through inbox_items_dead_idx
 // (closed items: inbox_items_closed_idx) in its order; the filters the
-// index does not hold are checked on the rows it leads to.
+// index does not hold are checked on the rows it leads to. The statement
+// reads neither the payload nor the headers (see summaryColumns).
 func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	if q.Limit < 1 {
 		return ops.Page{}, fmt.Errorf("pgstore: List: Limit is %d; it must be at least 1: %w", q.Limit, ops.ErrInvalidRequest)
@@ -171,7 +172,7 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 		return ops.Page{}, err
 	}
 	rows, _ := s.pool.Query(ctx, sql, args...)
-	items, err := pgx.CollectRows(rows, scanItem)
+	items, err := pgx.CollectRows(rows, scanSummary)
 	if err != nil {
 		return ops.Page{}, wrapErr("list", err)
 	}
@@ -539,21 +540,28 @@ const SucceededCountedExactly = 1000
 // Stats implements ops.Store in one statement (statsSQL): every count but
 // the succeeded one is exact and read through a partial index, so its
 // cost grows with the items that are not succeeded (the backlog, the
-// leases, the dead letters), not with the table; succeeded items are
+// leases, the dead letters), not with the table, and its answer with
+// req.DeadLetterGroups only (the groups beyond are summed in the same
+// statement and not sent); succeeded items are
 // counted exactly up to SucceededCountedExactly and estimated beyond, from
 // the planner's statistics. It is cheap enough to poll every few seconds
 // beside millions of succeeded rows.
 func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, error) {
+	groups, err := req.GroupLimit()
+	if err != nil {
+		return ops.Stats{}, fmt.Errorf("pgstore: Stats: %w", err)
+	}
 	var (
 		pending, leased, due, retrying, held, closed, succeeded int64
 		estimate                                                *int64
 		oldest                                                  *time.Time
 		providers, eventTypes                                   []string
 		counts                                                  []int64
+		more                                                    ops.More
 	)
-	err := s.pool.QueryRow(ctx, s.sql.stats, s.now(req.Now), SucceededCountedExactly, quoteSchema(s.schema)+".inbox_items_succeeded_idx").Scan(
+	err = s.pool.QueryRow(ctx, s.sql.stats, s.now(req.Now), SucceededCountedExactly, quoteSchema(s.schema)+".inbox_items_succeeded_idx", groups).Scan(
 		&pending, &leased, &due, &retrying, &held, &oldest, &closed, &succeeded, &estimate,
-		&providers, &eventTypes, &counts)
+		&providers, &eventTypes, &counts, &more.Groups, &more.N)
 	if err != nil {
 		return ops.Stats{}, wrapErr("stats", err)
 	}
@@ -573,11 +581,12 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 			st.States[webhooks.StateSucceeded] = max(succeeded, *estimate)
 		}
 	}
-	var dead int64
+	dead := more.N
 	for i := range providers {
 		st.DeadLetters = append(st.DeadLetters, ops.Count{Provider: providers[i], EventType: eventTypes[i], N: counts[i]})
 		dead += counts[i]
 	}
+	st.MoreDeadLetters = more
 	st.States[webhooks.StateDead] = dead
 	return st, nil
 }

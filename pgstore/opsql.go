@@ -191,8 +191,8 @@ SELECT EXISTS (SELECT 1 FROM closed),
 //     (its predicate is the states);
 //   - closed items: inbox_items_closed_idx;
 //   - dead letters by provider and event type: inbox_items_dead_type_idx,
-//     in its order, so the grouping needs no sort (the groups are then
-//     ordered by size);
+//     in its order, so the grouping needs no sort; the groups are then
+//     ranked by size, the first $4 returned and the rest only counted;
 //   - succeeded items: counted through inbox_items_succeeded_idx up to $2
 //     rows, stopping at $2 (in the index's order, so that the planner reads
 //     the index rather than the first pages of the table, which it would
@@ -203,7 +203,7 @@ SELECT EXISTS (SELECT 1 FROM closed),
 //     the planner does.
 //
 // $1 now, $2 the most succeeded items counted exactly, $3 the succeeded
-// index's qualified name.
+// index's qualified name, $4 the most dead-letter groups returned.
 const statsSQL = `
 SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
 	(SELECT count(*) FROM {{schema}}.inbox_items WHERE state = 'closed'),
@@ -217,7 +217,7 @@ SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
 			ELSE c.reltuples
 		END::bigint
 		FROM pg_catalog.pg_class AS c WHERE c.oid = $3::regclass),
-	d.providers, d.event_types, d.counts
+	d.providers, d.event_types, d.counts, d.more_groups, d.more_items
 FROM (
 	SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
 		count(*) FILTER (WHERE state = 'leased') AS leased,
@@ -228,11 +228,14 @@ FROM (
 	FROM {{schema}}.inbox_items
 	WHERE state IN ('pending', 'leased')
 ) AS a, (
-	SELECT coalesce(array_agg(provider ORDER BY n DESC, provider, event_type), '{}') AS providers,
-		coalesce(array_agg(event_type ORDER BY n DESC, provider, event_type), '{}') AS event_types,
-		coalesce(array_agg(n ORDER BY n DESC, provider, event_type), '{}') AS counts
+	SELECT coalesce(array_agg(provider ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS providers,
+		coalesce(array_agg(event_type ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS event_types,
+		coalesce(array_agg(n ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS counts,
+		count(*) FILTER (WHERE rank > $4) AS more_groups,
+		coalesce(sum(n) FILTER (WHERE rank > $4), 0)::bigint AS more_items
 	FROM (
-		SELECT provider, event_type, count(*) AS n
+		SELECT provider, event_type, count(*) AS n,
+			row_number() OVER (ORDER BY count(*) DESC, provider, event_type) AS rank
 		FROM {{schema}}.inbox_items
 		WHERE state = 'dead'
 		GROUP BY provider, event_type

@@ -119,7 +119,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []any{tok, tok}, now, int64(60e6)}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
 		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},
-			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, true},
+			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := explain(t, s, c.sql, c.args, true)
@@ -191,7 +191,7 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE "+table)
 	require.NoError(t, err)
 
-	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx"}, false)
+	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, false)
 	t.Logf("Stats beside %d succeeded items:\n%s", succeeded, plan)
 	assert.NotContains(t, plan, "Seq Scan on inbox_items", "plan:\n%s", plan)
 	for _, index := range []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"} {
@@ -306,3 +306,35 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 }
 
 var errRollback = errors.New("roll back")
+
+// TestListSelectsNoPayloadOrHeaders: the statements that page dead letters
+// and closed items output neither the payload nor the headers column
+// (EXPLAIN VERBOSE lists every column a node outputs): a page of large
+// dead letters reads no TOASTed value.
+func TestListSelectsNoPayloadOrHeaders(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	for _, state := range []webhooks.State{webhooks.StateDead, webhooks.StateClosed} {
+		start := s.sql.listDead
+		if state == webhooks.StateClosed {
+			start = s.sql.listClosed
+		}
+		sql, args, err := s.listQuery(start, state, ops.Query{State: state, Provider: "p"}, nil, 51)
+		require.NoError(t, err)
+		plan := explain(t, s, "(VERBOSE) "+sql, args, false)
+		var outputs []string
+		for line := range strings.Lines(plan) {
+			if _, cols, ok := strings.Cut(line, "Output: "); ok {
+				outputs = append(outputs, strings.TrimSpace(cols))
+			}
+		}
+		require.NotEmpty(t, outputs, "plan:\n%s", plan)
+		for _, cols := range outputs {
+			for col := range strings.SplitSeq(cols, ", ") {
+				name := col[strings.LastIndexByte(col, '.')+1:] // i.payload or payload
+				assert.NotContains(t, []string{"payload", "headers"}, name, "listing %s items outputs %s; plan:\n%s", state, col, plan)
+			}
+		}
+	}
+}

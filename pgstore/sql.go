@@ -13,7 +13,7 @@ import (
 // clock, so coalesce($n::timestamptz, now()) picks the caller's time or the
 // server's. Durations travel as microseconds (bigint).
 
-// itemColumns lists the columns itemRow.dest scans, in order (scanItem, and
+// itemColumns lists the columns itemRow.dest scans, in order (getSQL, and
 // acquireSQL after its own three).
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
 	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
@@ -23,6 +23,12 @@ const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, 
 
 // itemColumnCount is the number of columns in itemColumns.
 var itemColumnCount = strings.Count(itemColumns, ",") + 1
+
+// summaryColumns are itemColumns as a list reads them (scanSummary): the
+// payload's length in place of the payload and the headers, which a list
+// does not show. octet_length takes the length of a TOASTed value from its
+// pointer, without fetching or decompressing the value.
+var summaryColumns = strings.Replace(itemColumns, "i.payload, i.headers,", "octet_length(i.payload),", 1)
 
 // upsertSQL inserts an item or, when the key exists, counts a duplicate
 // (same digest) or a conflict (other digest), changing nothing else. The
@@ -647,8 +653,8 @@ func renderStatements(quotedSchema string) statements {
 		history:                 r.Replace(historySQL),
 		audit:                   r.Replace(auditSQL),
 		quarantine:              r.Replace(quarantineSQL),
-		listDead:                r.Replace(listSQL(itemColumns, "dead")),
-		listClosed:              r.Replace(listSQL(itemColumns, "closed")),
+		listDead:                r.Replace(listSQL(summaryColumns, "dead")),
+		listClosed:              r.Replace(listSQL(summaryColumns, "closed")),
 		selectReplay:            replayStatements(r, "i.provider, i.tenant, i.event_id, i."),
 		countReplay:             replayStatements(r, ""),
 		replayOne:               r.Replace(replayOneSQL),

@@ -122,7 +122,9 @@ func WithEnqueueBatch(n int) Option {
 
 // New returns a store using pool. It does not touch the database: call
 // Migrate once at start-up (or run the SQL of Migrations with your own
-// migration tool) before using it.
+// migration tool) before using it. On a schema without the inbox, Enqueue
+// and Acquire fail with an error wrapping webhooks.ErrStoreNotReady that
+// says so (see CheckSchema).
 func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New needs a *pgxpool.Pool; got nil")

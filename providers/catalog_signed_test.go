@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -138,7 +139,8 @@ func TestCatalogUnsignedFields(t *testing.T) {
 	var unsignedIDs, unsignedTypes []string
 	for _, e := range providers.Entries() {
 		f := newFixture(t, e.Name, sns, acknowledge)
-		base := f.sign(t, webhookstest.Message{})
+		at := time.Now().Truncate(time.Second)
+		base := f.sign(t, webhookstest.Message{Timestamp: at})
 		s := findSigned(t, f, base)
 		got := f.verification(t, base).Unsigned
 		assert.Equal(t, webhooks.UnsignedFields{EventID: !s.id, EventType: !s.typ}, got, "%s: the verifier marks what the attacks found unsigned (%+v)", e.Name, s)
@@ -159,7 +161,7 @@ func TestCatalogUnsignedFields(t *testing.T) {
 			// The captured body under the next genuine delivery's ID.
 			f := fixtureFor(t, f.signer, sns, acknowledge)
 			// A body of its own: with the same bytes, nothing is lost.
-			genuine := f.sign(t, webhookstest.Message{Body: append(slices.Clone(base.Body), ' ')})
+			genuine := f.sign(t, webhookstest.Message{Body: append(slices.Clone(base.Body), ' '), Timestamp: at})
 			captured := cloneDelivery(base)
 			captured.Header.Set(s.idHeader, genuine.EventID)
 			require.Less(t, f.send(t, captured).Code, 300, e.Name)

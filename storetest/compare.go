@@ -9,6 +9,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // checkItem reports every field of got that differs from want, prefixed with
@@ -54,6 +55,22 @@ func diffItem(got, want webhooks.Item) []string {
 	addTime("DeadAt", got.DeadAt, want.DeadAt)
 	addTime("ClosedAt", got.ClosedAt, want.ClosedAt)
 	return diffs
+}
+
+// checkSummary reports every field of the listed item got that differs
+// from the stored item want: got has no payload and no headers, and the
+// payload's length.
+func checkSummary(t *testing.T, what string, got ops.Summary, want webhooks.Item) {
+	t.Helper()
+	if got.Payload != nil || got.Headers != nil {
+		t.Errorf("%s: item %s has a %d-byte payload and headers %v; want neither (nil): a list does not read what it does not show", what, fmtKey(got.Key), len(got.Payload), got.Headers)
+	}
+	if got.PayloadBytes != len(want.Payload) {
+		t.Errorf("%s: item %s PayloadBytes = %d; want %d, the stored payload's length", what, fmtKey(got.Key), got.PayloadBytes, len(want.Payload))
+	}
+	it := got.Item
+	it.Payload, it.Headers = want.Payload, want.Headers
+	checkItem(t, what, it, want)
 }
 
 // headersEqual compares headers as stored: a nil and an empty header are the
@@ -103,7 +120,7 @@ func fmtKey(k webhooks.InboxKey) string {
 }
 
 // keysOf returns the keys of items, in order.
-func keysOf(items []webhooks.Item) []webhooks.InboxKey {
+func keysOf(items []ops.Summary) []webhooks.InboxKey {
 	keys := make([]webhooks.InboxKey, len(items))
 	for i, it := range items {
 		keys[i] = it.Key

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ var listCases = []inboxCase{
 	{"ListInvalidCursor", testListInvalidCursor},
 	{"ListInvalidQuery", testListInvalidQuery},
 	{"ListEmpty", testListEmpty},
+	{"ListReadsNoPayload", testListReadsNoPayload},
 }
 
 // deadSpec is a dead letter a case creates.
@@ -86,7 +88,7 @@ func fmtQuery(q ops.Query) string {
 
 // wantList requires one List page of q with Limit 1000 to hold exactly
 // want, in order, with an empty Next.
-func wantList(t *testing.T, s Store, q ops.Query, want []webhooks.InboxKey) []webhooks.Item {
+func wantList(t *testing.T, s Store, q ops.Query, want []webhooks.InboxKey) []ops.Summary {
 	t.Helper()
 	q.Limit = 1000
 	page, err := s.List(t.Context(), q)
@@ -134,7 +136,7 @@ func testListOrder(t *testing.T, s Store) {
 	items := wantList(t, s, ops.Query{}, want)
 	wantList(t, s, ops.Query{State: webhooks.StateDead}, want)
 	for _, it := range items {
-		checkItem(t, "List item compared with Get", it, mustGet(t, s, it.Key))
+		checkSummary(t, "List item compared with Get", it, mustGet(t, s, it.Key))
 	}
 }
 
@@ -360,4 +362,32 @@ func testListEmpty(t *testing.T, s Store) {
 	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
 	mustEnqueue(t, s, envelope(key("pending"), "p", base))
 	wantList(t, s, ops.Query{}, nil)
+}
+
+// testListReadsNoPayload: a listed item carries neither its payload nor
+// its headers, which lists do not show (Get does), whatever their size;
+// only the payload's length.
+func testListReadsNoPayload(t *testing.T, s Store) {
+	payload := strings.Repeat(`{"line":"a large dead letter"},`, 8<<10) // 256 KiB
+	env := envelope(key("large"), payload, base)
+	makeDead(t, s, env, base)
+	closed := envelope(key("closed"), payload+" ", at(time.Second))
+	makeDead(t, s, closed, at(time.Second))
+	mustClose(t, s, closeOf(closed.Key, at(2*time.Second)))
+
+	for _, q := range []ops.Query{{Limit: 10}, {State: webhooks.StateClosed, Limit: 10}} {
+		page, err := s.List(t.Context(), q)
+		if err != nil || len(page.Items) != 1 {
+			t.Fatalf("List(%s) = %d items, %v; want 1 item", fmtQuery(q), len(page.Items), err)
+		}
+		it := page.Items[0]
+		want := env
+		if q.State == webhooks.StateClosed {
+			want = closed
+		}
+		checkSummary(t, "List("+fmtQuery(q)+")", it, mustGet(t, s, want.Key))
+	}
+	if d := mustDetail(t, s, env.Key); string(d.Payload) != payload || !headersEqual(d.Headers, env.Headers) {
+		t.Errorf("Get(%s) after List: %d payload bytes, headers %v; want the stored %d bytes and %v", fmtKey(env.Key), len(d.Payload), d.Headers, len(payload), env.Headers)
+	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -13,6 +14,7 @@ import (
 var statsCases = []inboxCase{
 	{"StatsEmpty", testStatsEmpty},
 	{"StatsCounts", testStatsCounts},
+	{"StatsDeadLetterGroupsBounded", testStatsDeadLetterGroupsBounded},
 }
 
 // mustStats returns Stats at now.
@@ -53,6 +55,9 @@ func checkStats(t *testing.T, got, want ops.Stats, when string) {
 	}
 	if !slices.Equal(got.DeadLetters, want.DeadLetters) {
 		t.Errorf("Stats %s: DeadLetters = %v; want %v (the largest groups first, then by provider and event type)", when, got.DeadLetters, want.DeadLetters)
+	}
+	if got.MoreDeadLetters != want.MoreDeadLetters {
+		t.Errorf("Stats %s: MoreDeadLetters = %+v; want %+v (the groups beyond DeadLetters and their dead letters)", when, got.MoreDeadLetters, want.MoreDeadLetters)
 	}
 }
 
@@ -125,4 +130,53 @@ func testStatsCounts(t *testing.T, s Store) {
 	// is held.
 	want.Due, want.LeasesHeld = 6, 0
 	checkStats(t, mustStats(t, s, at(3*time.Hour)), want, "three hours later")
+}
+
+// testStatsDeadLetterGroupsBounded: senders choose event types, so the
+// dead-letter groups Stats lists are bounded: the largest
+// ops.DefaultDeadLetterGroups by default, or StatsRequest.DeadLetterGroups,
+// and the rest counted in MoreDeadLetters; the dead count is every dead
+// letter's.
+func testStatsDeadLetterGroupsBounded(t *testing.T, s Store) {
+	const groups = ops.DefaultDeadLetterGroups + 3
+	var specs []deadSpec
+	for g := range groups {
+		// One dead letter a group, three in the last: the largest.
+		n := 1
+		if g == groups-1 {
+			n = 3
+		}
+		for i := range n {
+			specs = append(specs, deadSpec{key(fmt.Sprintf("g%02d_%d", g, i)), fmt.Sprintf("type.%02d", g), at(time.Duration(len(specs)) * time.Second)})
+		}
+	}
+	makeDeadLetters(t, s, specs)
+	now := at(time.Hour)
+	largestFirst := []ops.Count{{Provider: "acme", EventType: fmt.Sprintf("type.%02d", groups-1), N: 3}}
+	for g := range groups - 1 {
+		largestFirst = append(largestFirst, ops.Count{Provider: "acme", EventType: fmt.Sprintf("type.%02d", g), N: 1})
+	}
+	for _, c := range []struct {
+		bound, want int
+	}{
+		{0, ops.DefaultDeadLetterGroups},
+		{1, 1},
+		{5, 5},
+		{groups, groups},
+		{groups + 1, groups},
+	} {
+		st, err := s.Stats(t.Context(), ops.StatsRequest{Now: now, DeadLetterGroups: c.bound})
+		if err != nil {
+			t.Fatalf("Stats(DeadLetterGroups %d): %v; want no error", c.bound, err)
+		}
+		want := ops.Stats{
+			States:          map[webhooks.State]int64{webhooks.StateDead: int64(len(specs))},
+			DeadLetters:     largestFirst[:c.want],
+			MoreDeadLetters: ops.More{Groups: int64(groups - c.want), N: int64(groups - c.want)},
+		}
+		checkStats(t, st, want, fmt.Sprintf("of %d dead-letter groups, DeadLetterGroups %d", groups, c.bound))
+	}
+	if _, err := s.Stats(t.Context(), ops.StatsRequest{Now: now, DeadLetterGroups: -1}); !errors.Is(err, ops.ErrInvalidRequest) {
+		t.Errorf("Stats(DeadLetterGroups -1) error = %v; want one wrapping ops.ErrInvalidRequest", err)
+	}
 }

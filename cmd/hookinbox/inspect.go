@@ -65,6 +65,9 @@ var statsCmd = opsSpec{
 				for _, g := range st.DeadLetters {
 					fmt.Fprintf(tw, "%d\t%s\t%s\n", g.N, clean(g.Provider), clean(g.EventType))
 				}
+				if more := st.MoreDeadLetters; more.Groups > 0 {
+					fmt.Fprintf(tw, "%d\t(%d more groups)\t\n", more.N, more.Groups)
+				}
 			}
 			return tw.Flush()
 		}

@@ -232,3 +232,31 @@ func moduleRoot(t *testing.T) string {
 	}
 	return filepath.Dir(strings.TrimSpace(string(out)))
 }
+
+// getenvIntoPool is a connection string read from the environment and
+// given to pgxpool unchecked.
+var getenvIntoPool = regexp.MustCompile(`pgxpool\.New(WithConfig)?\([^)]*os\.Getenv\(`)
+
+// TestReadmeSnippetsRefuseAnEmptyDatabaseURL: a snippet that reads the
+// connection string from the environment stops when it is unset. pgx takes
+// an empty string for "PostgreSQL's defaults" (the local socket, the user's
+// own database), where Migrate would create the schema silently.
+func TestReadmeSnippetsRefuseAnEmptyDatabaseURL(t *testing.T) {
+	root := moduleRoot(t)
+	for _, name := range []string{"README.md", filepath.Join("pgstore", "README.md")} {
+		b, err := os.ReadFile(filepath.Join(root, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, block := range fence.FindAllSubmatch(b, -1) {
+			src := string(block[1])
+			line := bytes.Count(b[:bytes.Index(b, block[0])], []byte("\n")) + 2
+			if m := getenvIntoPool.FindString(src); m != "" {
+				t.Errorf("%s:%d: %s…: an unset variable connects to PostgreSQL's defaults; read it, and stop when it is empty", name, line, m)
+			}
+			if strings.Contains(src, `os.Getenv("DATABASE_URL")`) && !strings.Contains(src, `== ""`) {
+				t.Errorf("%s:%d: the snippet reads DATABASE_URL without refusing an empty one", name, line)
+			}
+		}
+	}
+}
