@@ -214,16 +214,25 @@ func WithMaxBodyBytes(n int64) ReceiverOption {
 
 // WithPathPrefix sets the path the handler serves, {prefix}{provider} and
 // {prefix}{provider}/{tenant}, each optionally with a trailing slash. The
-// prefix must start and end with '/'; "/" serves providers at the root,
-// for a handler mounted with http.StripPrefix. The prefix is the path as
-// the Receiver sees it: mounted with mux.Handle("/api/webhooks/", rcv),
-// set "/api/webhooks/". A request outside the prefix is answered 404 and
-// logged as a mounting mistake, naming the prefix and the path seen.
+// prefix must start and end with '/'; it is the path as the Receiver sees
+// it. Defaults to DefaultPathPrefix ("/webhooks/").
 //
-// A route pattern with Go 1.22 wildcards needs no prefix: when the
-// request's pattern has a {provider} wildcard (and optionally {tenant}),
-// as in mux.Handle("POST /hooks/{provider}/{tenant}", rcv), those values
-// are used. Defaults to DefaultPathPrefix ("/webhooks/").
+// The Receiver finds the provider and tenant, in this order: from the
+// {provider} and {tenant} wildcards of a Go 1.22 route pattern, as in
+// mux.Handle("POST /hooks/{provider}/{tenant}", rcv); after the prefix,
+// when the path starts with it; after the http.ServeMux subtree pattern
+// that routed the request, as in mux.Handle("/hooks/", rcv); or after the
+// part of the path a handler before it cut off, as
+// http.StripPrefix("/hooks", rcv) and http.StripPrefix("/hooks/", rcv)
+// do (Request.RequestURI still holds the whole path). A sub-router is read
+// the same way: its own pattern, under the cut of the router above it.
+// Under a router that keeps the whole path and sets no pattern, set the
+// prefix to the path the Receiver sees (for example "/api/webhooks/").
+//
+// A path it cannot read one way only (a subtree that matches the path
+// both before and after a cut, with different remainders), or not at
+// all, is answered 404 and logged as a mounting mistake, naming the
+// prefix, the path seen and the pattern.
 func WithPathPrefix(prefix string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.prefix = prefix })
 }

@@ -132,9 +132,10 @@ func (g *Receiver) tooLarge(w http.ResponseWriter, r *http.Request, route Route)
 	writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
 }
 
-// route finds the provider and tenant of r: from the {provider} and
-// {tenant} wildcards of a Go 1.22 route pattern when it has them, else from
-// the escaped path after the prefix, so an encoded slash cannot split a
+// route finds the provider and tenant of r, as WithPathPrefix describes:
+// from the {provider} and {tenant} wildcards of a Go 1.22 route pattern
+// when it has them, else from the escaped path after the prefix or after
+// where the Receiver is mounted, so an encoded slash cannot split a
 // segment. "." and ".." segments are refused.
 func (g *Receiver) route(r *http.Request) (Route, bool) {
 	if provider := r.PathValue("provider"); provider != "" {
@@ -142,6 +143,9 @@ func (g *Receiver) route(r *http.Request) (Route, bool) {
 	}
 	path := r.URL.EscapedPath()
 	rest, ok := strings.CutPrefix(path, g.cfg.prefix)
+	if !ok {
+		rest, ok = afterMount(r, path)
+	}
 	if !ok {
 		g.warnMount(r, path)
 		return Route{}, false
@@ -158,6 +162,64 @@ func (g *Receiver) route(r *http.Request) (Route, bool) {
 		return Route{}, false
 	}
 	return checkRoute(provider, tenant)
+}
+
+// afterMount returns the escaped path after where the Receiver is mounted,
+// for a path outside its prefix: after the ServeMux subtree pattern that
+// routed r (mux.Handle("/hooks/", rcv)), or after the part of the path a
+// handler before it cut off (http.StripPrefix, with or without the
+// trailing slash), as r.RequestURI shows. When both could apply and they
+// disagree, or neither does, it reports false.
+func afterMount(r *http.Request, path string) (string, bool) {
+	orig := requestPath(r.RequestURI)
+	stripped := orig != path && strings.HasSuffix(orig, path)
+	subtree, byPattern := subtreePattern(r.Pattern)
+	var afterPattern string
+	if byPattern {
+		afterPattern, byPattern = strings.CutPrefix(path, subtree)
+	}
+	switch {
+	case byPattern && (!stripped || !strings.HasPrefix(orig, subtree)):
+		// The mux that routed r saw the path the Receiver sees: a
+		// subtree, perhaps of a sub-router under http.StripPrefix.
+		return afterPattern, true
+	case stripped:
+		rest := strings.TrimPrefix(path, "/")
+		if byPattern && rest != afterPattern {
+			// The subtree matched both the request's path and the cut
+			// one: which one it routed is not known.
+			return "", false
+		}
+		return rest, true
+	}
+	return "", false
+}
+
+// requestPath is the escaped path of a request URI, "" when it has none.
+func requestPath(uri string) string {
+	if strings.HasPrefix(uri, "/") {
+		path, _, _ := strings.Cut(uri, "?")
+		return path
+	}
+	u, err := url.ParseRequestURI(uri) // the absolute form a proxy is sent
+	if err != nil {
+		return ""
+	}
+	return u.EscapedPath()
+}
+
+// subtreePattern returns the path of a ServeMux pattern ([METHOD ][HOST]/path)
+// that routes a subtree without wildcards, such as "POST /hooks/".
+func subtreePattern(pattern string) (string, bool) {
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i:], " \t")
+	}
+	i := strings.IndexByte(pattern, '/')
+	if i < 0 {
+		return "", false
+	}
+	path := pattern[i:]
+	return path, strings.HasSuffix(path, "/") && !strings.Contains(path, "{")
 }
 
 func checkRoute(provider, tenant string) (Route, bool) {
@@ -183,9 +245,9 @@ func (g *Receiver) warnMount(r *http.Request, path string) {
 		return
 	}
 	g.cfg.logger.ErrorContext(r.Context(), "webhook path is outside the receiver's path prefix; answering 404. "+
-		"If the receiver is mounted under a router path, set WithPathPrefix to the path it sees (for example \"/api/webhooks/\"), "+
-		"use http.StripPrefix with WithPathPrefix(\"/\"), or route a pattern with a {provider} wildcard",
-		"path_prefix", g.cfg.prefix, "path", path)
+		"The receiver reads {provider}[/{tenant}] after its prefix, after the http.ServeMux subtree or http.StripPrefix it is mounted under, "+
+		"or from a pattern's {provider} wildcard; under another router, set WithPathPrefix to the path the receiver sees (for example \"/api/webhooks/\")",
+		"path_prefix", g.cfg.prefix, "path", path, "request_uri_path", requestPath(r.RequestURI), "pattern", r.Pattern)
 }
 
 func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err error) {
