@@ -166,8 +166,9 @@ type Receiver struct {
 	cfg      receiverConfig
 	// subscribed holds WithSubscriptions' patterns; nil takes every type.
 	subscribed *patterns[struct{}]
-	// inFlight holds a token per request being handled (WithMaxInFlight).
-	inFlight chan struct{}
+	// inFlight admits the requests being handled (WithMaxInFlight and the
+	// other bounds of inflight.go).
+	inFlight *inFlight
 
 	// lastMountWarning rate-limits the log line about requests outside the
 	// path prefix (Unix nanoseconds of the last one).
@@ -190,7 +191,7 @@ type receiverConfig struct {
 	subscribe        bool     // WithSubscriptions was given
 	subscriptions    []string // its patterns
 	storeTimeout     time.Duration
-	maxInFlight      int
+	limits           inFlightConfig
 	maxHeaders       int
 	maxHeaderBytes   int
 	observer         Observer
@@ -297,15 +298,6 @@ func WithSubscriptions(patterns ...string) ReceiverOption {
 	})
 }
 
-// WithMaxInFlight bounds how many requests the Receiver handles at once.
-// Past it, a request is answered 503 with Retry-After at once, without its
-// body being read, so a flood of slow or large requests cannot exhaust
-// memory; the provider retries later. Defaults to 128, so bodies of the default
-// limit hold at most 128 MiB.
-func WithMaxInFlight(n int) ReceiverOption {
-	return receiverOption(func(c *receiverConfig) { c.maxInFlight = n })
-}
-
 // WithStoredHeaderLimits bounds the request headers kept with an item: at
 // most fields header fields and bytes bytes of names and values. Headers
 // over either bound are left out (in order of name) and the number left out
@@ -329,7 +321,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		dropped:      make(map[string]bool),
 
 		storeTimeout:   defaultReceiveStoreTimeout,
-		maxInFlight:    defaultMaxInFlight,
+		limits:         defaultInFlightConfig(),
 		maxHeaders:     defaultMaxStoredHeaders,
 		maxHeaderBytes: defaultMaxStoredHeaderBytes,
 	}
@@ -350,12 +342,13 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
 	case cfg.storeTimeout <= 0:
 		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
-	case cfg.maxInFlight < 1:
-		return nil, fmt.Errorf("webhooks: WithMaxInFlight(%d): allow at least one request", cfg.maxInFlight)
 	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	}
-	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: make(chan struct{}, cfg.maxInFlight)}
+	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
+		return nil, err
+	}
+	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: newInFlight(cfg.limits)}
 	if cfg.subscribe {
 		g.subscribed = new(patterns[struct{}])
 		for _, p := range cfg.subscriptions {

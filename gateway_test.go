@@ -730,6 +730,7 @@ func TestGatewayShedsLoad(t *testing.T) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
 	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(2),
+		webhooks.WithClientInFlightShare(0), webhooks.WithProviderInFlightShare(0), // the bound alone
 		webhooks.WithStoreTimeout(time.Minute), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 

@@ -7,33 +7,30 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// ServeHTTP serves POST {prefix}{provider}[/{tenant}], GET there for
+// ServeHTTP serves POST {prefix}{provider}[/{tenant}] (see WithPathPrefix
+// for where else it finds the provider), GET there for
 // providers whose verifier answers GET challenges (GETVerifier), and HEAD
 // (200 for a registered provider, nothing stored). It answers
 // 202 for a new webhook, 200 for a duplicate or an ignored event type (see
 // WithSubscriptions), 409 for an event ID reused with another payload, 401
 // when verification fails, 404 for an unknown provider or path, 400 for a
 // tenant, event ID or type that cannot be stored (valid UTF-8 without NUL, at most 512 bytes), 405 for
-// other methods, 413 for bodies over the limit, 503 with Retry-After when a
-// store fails, and 500 if a verifier or store panics. A provider challenge
+// other methods, 413 for bodies over the limit, 408 for a body that did not
+// arrive in time (WithBodyTimeout), 503 with Retry-After when a store fails
+// or the request is over the in-flight bounds (WithMaxInFlight,
+// WithMaxInFlightBytes and the shares), and 500 if a verifier or store panics. A provider challenge
 // the verifier answered (see Verification.Handshake) gets the verifier's
 // response and stores nothing; a provider that expects its own answer to a
 // delivery (Verification.Answer) gets it for 202 and 200. Other bodies are
 // small JSON objects such as {"status":"rejected","reason":"bad_signature"}.
 func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	select {
-	case g.inFlight <- struct{}{}:
-		defer func() { <-g.inFlight }()
-	default:
-		g.shed(w, r)
-		return
-	}
 	route, ok := g.route(r)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
@@ -67,17 +64,46 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil { // only hand-built requests; servers always set one
 		r.Body = http.NoBody
 	}
+	// The body's bytes are reserved before it is read: its length, or
+	// the most it may be when it comes without one.
+	reserve := r.ContentLength
+	switch {
+	case r.Body == http.NoBody:
+		reserve = 0
+	case reserve < 0:
+		reserve = g.cfg.maxBodyBytes
+	}
+	client, provider := clientOf(r.RemoteAddr), route.Provider
+	if _, ok := g.resolver.Lookup(provider); !ok {
+		provider = "" // unregistered providers share one share
+	}
+	if bound, ok := g.inFlight.acquire(client, provider, reserve); !ok {
+		g.shed(w, r, bound, client)
+		return
+	}
+	defer g.inFlight.release(client, provider, reserve)
+
+	var bodyReader io.Reader = r.Body
+	if r.Body != http.NoBody {
+		bodyReader = g.setBodyDeadline(w, r, reserve)
+	}
 	buf := getBodyBuffer(r.ContentLength)
 	defer putBodyBuffer(buf)
-	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, g.cfg.maxBodyBytes))
+	body, err := readBody(buf, http.MaxBytesReader(w, readCloser{bodyReader, r.Body}, g.cfg.maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			g.tooLarge(w, r, route)
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			g.cfg.logger.WarnContext(r.Context(), "webhook body did not arrive within its deadline; answering 408", "provider", route.Provider, "tenant", route.Tenant,
+				"client", client, "content_length", r.ContentLength, "read_bytes", buf.Len(), "body_timeout", g.cfg.limits.bodyTimeout, "min_body_rate", g.cfg.limits.minBodyRate)
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusRequestTimeout, responseBody{Status: "timeout"})
+		default:
+			g.cfg.logger.WarnContext(r.Context(), "webhook body read failed", "provider", route.Provider, "tenant", route.Tenant, "err", err)
+			writeJSON(w, http.StatusBadRequest, responseBody{Status: "bad_request"})
 		}
-		g.cfg.logger.WarnContext(r.Context(), "webhook body read failed", "provider", route.Provider, "tenant", route.Tenant, "err", err)
-		writeJSON(w, http.StatusBadRequest, responseBody{Status: "bad_request"})
 		return
 	}
 	res, err := g.Receive(r.Context(), route, &Request{
@@ -103,6 +129,13 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, res.Status.HTTPStatus(), responseBody{Status: res.Status.String(), Reason: string(res.Reason), EventID: res.Key.EventID})
 }
 
+// readCloser reads from one reader and closes another: a request body
+// read through a deadline check, for http.MaxBytesReader.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // acceptsGET reports whether the provider's verifier answers GET
 // challenges (GETVerifier).
 func (g *Receiver) acceptsGET(provider string) bool {
@@ -114,11 +147,13 @@ func (g *Receiver) acceptsGET(provider string) bool {
 	return ok && gv.AcceptsGET()
 }
 
-// shed answers a request over WithMaxInFlight: 503 at once, without
+// shed answers a request over an in-flight bound: 503 at once, without
 // reading the body, and the connection is closed so that nothing reads it
 // after the answer either.
-func (g *Receiver) shed(w http.ResponseWriter, r *http.Request) {
-	g.cfg.logger.WarnContext(r.Context(), "webhook shed: too many requests in flight", "max_in_flight", g.cfg.maxInFlight, "path", r.URL.Path)
+func (g *Receiver) shed(w http.ResponseWriter, r *http.Request, bound, client string) {
+	l := g.cfg.limits
+	g.cfg.logger.WarnContext(r.Context(), "webhook shed: too many requests in flight", "bound", bound, "client", client, "path", r.URL.Path,
+		"max_in_flight", l.maxRequests, "max_in_flight_bytes", l.maxBytes, "client_share", l.clientShare, "provider_share", l.providerShare)
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
 	writeJSON(w, http.StatusServiceUnavailable, responseBody{Status: StatusUnavailable.String()})
