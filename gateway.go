@@ -174,8 +174,9 @@ type Receiver struct {
 	inbox    Enqueuer
 	replay   ReplayStore
 	cfg      receiverConfig
-	// inFlight holds a token per request being handled (WithMaxInFlight).
-	inFlight chan struct{}
+	// inFlight admits the requests being handled (WithMaxInFlight and the
+	// other bounds of inflight.go).
+	inFlight *inFlight
 
 	// lastMountWarning rate-limits the log line about requests outside the
 	// path prefix (Unix nanoseconds of the last one).
@@ -199,7 +200,7 @@ type receiverConfig struct {
 
 	redeliveryReplay bool
 	storeTimeout     time.Duration
-	maxInFlight      int
+	limits           inFlightConfig
 	maxHeaders       int
 	maxHeaderBytes   int
 	observer         Observer
@@ -223,16 +224,25 @@ func WithMaxBodyBytes(n int64) ReceiverOption {
 
 // WithPathPrefix sets the path the handler serves, {prefix}{provider} and
 // {prefix}{provider}/{tenant}, each optionally with a trailing slash. The
-// prefix must start and end with '/'; "/" serves providers at the root,
-// for a handler mounted with http.StripPrefix. The prefix is the path as
-// the Receiver sees it: mounted with mux.Handle("/api/webhooks/", rcv),
-// set "/api/webhooks/". A request outside the prefix is answered 404 and
-// logged as a mounting mistake, naming the prefix and the path seen.
+// prefix must start and end with '/'; it is the path as the Receiver sees
+// it. Defaults to DefaultPathPrefix ("/webhooks/").
 //
-// A route pattern with Go 1.22 wildcards needs no prefix: when the
-// request's pattern has a {provider} wildcard (and optionally {tenant}),
-// as in mux.Handle("POST /hooks/{provider}/{tenant}", rcv), those values
-// are used. Defaults to DefaultPathPrefix ("/webhooks/").
+// The Receiver finds the provider and tenant, in this order: from the
+// {provider} and {tenant} wildcards of a Go 1.22 route pattern, as in
+// mux.Handle("POST /hooks/{provider}/{tenant}", rcv); after the prefix,
+// when the path starts with it; after the http.ServeMux subtree pattern
+// that routed the request, as in mux.Handle("/hooks/", rcv); or after the
+// part of the path a handler before it cut off, as
+// http.StripPrefix("/hooks", rcv) and http.StripPrefix("/hooks/", rcv)
+// do (Request.RequestURI still holds the whole path). A sub-router is read
+// the same way: its own pattern, under the cut of the router above it.
+// Under a router that keeps the whole path and sets no pattern, set the
+// prefix to the path the Receiver sees (for example "/api/webhooks/").
+//
+// A path it cannot read one way only (a subtree that matches the path
+// both before and after a cut, with different remainders), or not at
+// all, is answered 404 and logged as a mounting mistake, naming the
+// prefix, the path seen and the pattern.
 func WithPathPrefix(prefix string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.prefix = prefix })
 }
@@ -331,15 +341,6 @@ func WithTenants(providers ...string) ReceiverOption {
 	})
 }
 
-// WithMaxInFlight bounds how many requests the Receiver handles at once.
-// Past it, a request is answered 503 with Retry-After at once, without its
-// body being read, so a flood of slow or large requests cannot exhaust
-// memory; the provider retries later. Defaults to 128, so bodies of the default
-// limit hold at most 128 MiB.
-func WithMaxInFlight(n int) ReceiverOption {
-	return receiverOption(func(c *receiverConfig) { c.maxInFlight = n })
-}
-
 // WithStoredHeaderLimits bounds the request headers kept with an item: at
 // most fields header fields and bytes bytes of names and values. Headers
 // over either bound are left out (in order of name) and the number left out
@@ -364,7 +365,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		tenants:      make(map[string]bool),
 
 		storeTimeout:   defaultReceiveStoreTimeout,
-		maxInFlight:    defaultMaxInFlight,
+		limits:         defaultInFlightConfig(),
 		maxHeaders:     defaultMaxStoredHeaders,
 		maxHeaderBytes: defaultMaxStoredHeaderBytes,
 	}
@@ -385,12 +386,13 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
 	case cfg.storeTimeout <= 0:
 		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
-	case cfg.maxInFlight < 1:
-		return nil, fmt.Errorf("webhooks: WithMaxInFlight(%d): allow at least one request", cfg.maxInFlight)
 	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	}
-	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: make(chan struct{}, cfg.maxInFlight)}
+	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
+		return nil, err
+	}
+	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: newInFlight(cfg.limits)}
 	return g, nil
 }
 

@@ -608,8 +608,9 @@ func TestGatewayMounting(t *testing.T) {
 	t.Run("a mounting mistake is logged, not silent", func(t *testing.T) {
 		logs := &syncBuffer{}
 		rcv, inbox, clock := newRcv(t, logs)
-		mux := http.NewServeMux()
-		mux.Handle("/api/webhooks/", rcv) // but the prefix is still /webhooks/
+		// A router that says nothing of where it mounted the receiver
+		// (no ServeMux pattern, no cut path), the prefix still /webhooks/.
+		mux := http.HandlerFunc(rcv.ServeHTTP)
 		r := post(t, mux, "/api/webhooks/acme", `{}`, okHeaders("e1"))
 		assert.Equal(t, http.StatusNotFound, r.Code)
 		assert.Equal(t, "not_found", r.Status)
@@ -835,6 +836,7 @@ func TestGatewayShedsLoad(t *testing.T) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
 	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(2),
+		webhooks.WithClientInFlightShare(0), webhooks.WithProviderInFlightShare(0), // the bound alone
 		webhooks.WithStoreTimeout(time.Minute), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 

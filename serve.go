@@ -7,33 +7,30 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// ServeHTTP serves POST {prefix}{provider}[/{tenant}], GET there for
+// ServeHTTP serves POST {prefix}{provider}[/{tenant}] (see WithPathPrefix
+// for where else it finds the provider), GET there for
 // providers whose verifier answers GET challenges (GETVerifier), and HEAD
 // (200 for a registered provider, nothing stored). It answers
 // 202 for a new webhook, 200 for a duplicate or an ignored event type (see
 // WithProcessor), 409 for an event ID reused with another payload, 401
 // when verification fails, 404 for an unknown provider or path, 400 for a
 // tenant, event ID or type that cannot be stored (valid UTF-8 without NUL, at most 512 bytes), 405 for
-// other methods, 413 for bodies over the limit, 503 with Retry-After when a
-// store fails, and 500 if a verifier or store panics. A provider challenge
+// other methods, 413 for bodies over the limit, 408 for a body that did not
+// arrive in time (WithBodyTimeout), 503 with Retry-After when a store fails
+// or the request is over the in-flight bounds (WithMaxInFlight,
+// WithMaxInFlightBytes and the shares), and 500 if a verifier or store panics. A provider challenge
 // the verifier answered (see Verification.Handshake) gets the verifier's
 // response and stores nothing; a provider that expects its own answer to a
 // delivery (Verification.Answer) gets it for 202 and 200. Other bodies are
 // small JSON objects such as {"status":"rejected","reason":"bad_signature"}.
 func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	select {
-	case g.inFlight <- struct{}{}:
-		defer func() { <-g.inFlight }()
-	default:
-		g.shed(w, r)
-		return
-	}
 	route, ok := g.route(r)
 	if !ok {
 		writeJSON(w, http.StatusNotFound, responseBody{Status: "not_found"})
@@ -67,17 +64,46 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body == nil { // only hand-built requests; servers always set one
 		r.Body = http.NoBody
 	}
+	// The body's bytes are reserved before it is read: its length, or
+	// the most it may be when it comes without one.
+	reserve := r.ContentLength
+	switch {
+	case r.Body == http.NoBody:
+		reserve = 0
+	case reserve < 0:
+		reserve = g.cfg.maxBodyBytes
+	}
+	client, provider := clientOf(r.RemoteAddr), route.Provider
+	if _, ok := g.resolver.Lookup(provider); !ok {
+		provider = "" // unregistered providers share one share
+	}
+	if bound, ok := g.inFlight.acquire(client, provider, reserve); !ok {
+		g.shed(w, r, bound, client)
+		return
+	}
+	defer g.inFlight.release(client, provider, reserve)
+
+	var bodyReader io.Reader = r.Body
+	if r.Body != http.NoBody {
+		bodyReader = g.setBodyDeadline(w, r, reserve)
+	}
 	buf := getBodyBuffer(r.ContentLength)
 	defer putBodyBuffer(buf)
-	body, err := readBody(buf, http.MaxBytesReader(w, r.Body, g.cfg.maxBodyBytes))
+	body, err := readBody(buf, http.MaxBytesReader(w, readCloser{bodyReader, r.Body}, g.cfg.maxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		switch {
+		case errors.As(err, &mbe):
 			g.tooLarge(w, r, route)
-			return
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			g.cfg.logger.WarnContext(r.Context(), "webhook body did not arrive within its deadline; answering 408", "provider", route.Provider, "tenant", route.Tenant,
+				"client", client, "content_length", r.ContentLength, "read_bytes", buf.Len(), "body_timeout", g.cfg.limits.bodyTimeout, "min_body_rate", g.cfg.limits.minBodyRate)
+			w.Header().Set("Connection", "close")
+			writeJSON(w, http.StatusRequestTimeout, responseBody{Status: "timeout"})
+		default:
+			g.cfg.logger.WarnContext(r.Context(), "webhook body read failed", "provider", route.Provider, "tenant", route.Tenant, "err", err)
+			writeJSON(w, http.StatusBadRequest, responseBody{Status: "bad_request"})
 		}
-		g.cfg.logger.WarnContext(r.Context(), "webhook body read failed", "provider", route.Provider, "tenant", route.Tenant, "err", err)
-		writeJSON(w, http.StatusBadRequest, responseBody{Status: "bad_request"})
 		return
 	}
 	res, err := g.Receive(r.Context(), route, &Request{
@@ -103,6 +129,13 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, res.Status.HTTPStatus(), responseBody{Status: res.Status.String(), Reason: string(res.Reason), EventID: res.Key.EventID})
 }
 
+// readCloser reads from one reader and closes another: a request body
+// read through a deadline check, for http.MaxBytesReader.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // acceptsGET reports whether the provider's verifier answers GET
 // challenges (GETVerifier).
 func (g *Receiver) acceptsGET(provider string) bool {
@@ -114,11 +147,13 @@ func (g *Receiver) acceptsGET(provider string) bool {
 	return ok && gv.AcceptsGET()
 }
 
-// shed answers a request over WithMaxInFlight: 503 at once, without
+// shed answers a request over an in-flight bound: 503 at once, without
 // reading the body, and the connection is closed so that nothing reads it
 // after the answer either.
-func (g *Receiver) shed(w http.ResponseWriter, r *http.Request) {
-	g.cfg.logger.WarnContext(r.Context(), "webhook shed: too many requests in flight", "max_in_flight", g.cfg.maxInFlight, "path", r.URL.Path)
+func (g *Receiver) shed(w http.ResponseWriter, r *http.Request, bound, client string) {
+	l := g.cfg.limits
+	g.cfg.logger.WarnContext(r.Context(), "webhook shed: too many requests in flight", "bound", bound, "client", client, "path", r.URL.Path,
+		"max_in_flight", l.maxRequests, "max_in_flight_bytes", l.maxBytes, "client_share", l.clientShare, "provider_share", l.providerShare)
 	w.Header().Set("Connection", "close")
 	w.Header().Set("Retry-After", strconv.Itoa(int(g.cfg.retryAfter/time.Second)))
 	writeJSON(w, http.StatusServiceUnavailable, responseBody{Status: StatusUnavailable.String()})
@@ -132,9 +167,10 @@ func (g *Receiver) tooLarge(w http.ResponseWriter, r *http.Request, route Route)
 	writeJSON(w, http.StatusRequestEntityTooLarge, responseBody{Status: "too_large"})
 }
 
-// route finds the provider and tenant of r: from the {provider} and
-// {tenant} wildcards of a Go 1.22 route pattern when it has them, else from
-// the escaped path after the prefix, so an encoded slash cannot split a
+// route finds the provider and tenant of r, as WithPathPrefix describes:
+// from the {provider} and {tenant} wildcards of a Go 1.22 route pattern
+// when it has them, else from the escaped path after the prefix or after
+// where the Receiver is mounted, so an encoded slash cannot split a
 // segment. "." and ".." segments are refused.
 func (g *Receiver) route(r *http.Request) (Route, bool) {
 	if provider := r.PathValue("provider"); provider != "" {
@@ -142,6 +178,9 @@ func (g *Receiver) route(r *http.Request) (Route, bool) {
 	}
 	path := r.URL.EscapedPath()
 	rest, ok := strings.CutPrefix(path, g.cfg.prefix)
+	if !ok {
+		rest, ok = afterMount(r, path)
+	}
 	if !ok {
 		g.warnMount(r, path)
 		return Route{}, false
@@ -158,6 +197,64 @@ func (g *Receiver) route(r *http.Request) (Route, bool) {
 		return Route{}, false
 	}
 	return checkRoute(provider, tenant)
+}
+
+// afterMount returns the escaped path after where the Receiver is mounted,
+// for a path outside its prefix: after the ServeMux subtree pattern that
+// routed r (mux.Handle("/hooks/", rcv)), or after the part of the path a
+// handler before it cut off (http.StripPrefix, with or without the
+// trailing slash), as r.RequestURI shows. When both could apply and they
+// disagree, or neither does, it reports false.
+func afterMount(r *http.Request, path string) (string, bool) {
+	orig := requestPath(r.RequestURI)
+	stripped := orig != path && strings.HasSuffix(orig, path)
+	subtree, byPattern := subtreePattern(r.Pattern)
+	var afterPattern string
+	if byPattern {
+		afterPattern, byPattern = strings.CutPrefix(path, subtree)
+	}
+	switch {
+	case byPattern && (!stripped || !strings.HasPrefix(orig, subtree)):
+		// The mux that routed r saw the path the Receiver sees: a
+		// subtree, perhaps of a sub-router under http.StripPrefix.
+		return afterPattern, true
+	case stripped:
+		rest := strings.TrimPrefix(path, "/")
+		if byPattern && rest != afterPattern {
+			// The subtree matched both the request's path and the cut
+			// one: which one it routed is not known.
+			return "", false
+		}
+		return rest, true
+	}
+	return "", false
+}
+
+// requestPath is the escaped path of a request URI, "" when it has none.
+func requestPath(uri string) string {
+	if strings.HasPrefix(uri, "/") {
+		path, _, _ := strings.Cut(uri, "?")
+		return path
+	}
+	u, err := url.ParseRequestURI(uri) // the absolute form a proxy is sent
+	if err != nil {
+		return ""
+	}
+	return u.EscapedPath()
+}
+
+// subtreePattern returns the path of a ServeMux pattern ([METHOD ][HOST]/path)
+// that routes a subtree without wildcards, such as "POST /hooks/".
+func subtreePattern(pattern string) (string, bool) {
+	if i := strings.IndexAny(pattern, " \t"); i >= 0 {
+		pattern = strings.TrimLeft(pattern[i:], " \t")
+	}
+	i := strings.IndexByte(pattern, '/')
+	if i < 0 {
+		return "", false
+	}
+	path := pattern[i:]
+	return path, strings.HasSuffix(path, "/") && !strings.Contains(path, "{")
 }
 
 func checkRoute(provider, tenant string) (Route, bool) {
@@ -183,9 +280,9 @@ func (g *Receiver) warnMount(r *http.Request, path string) {
 		return
 	}
 	g.cfg.logger.ErrorContext(r.Context(), "webhook path is outside the receiver's path prefix; answering 404. "+
-		"If the receiver is mounted under a router path, set WithPathPrefix to the path it sees (for example \"/api/webhooks/\"), "+
-		"use http.StripPrefix with WithPathPrefix(\"/\"), or route a pattern with a {provider} wildcard",
-		"path_prefix", g.cfg.prefix, "path", path)
+		"The receiver reads {provider}[/{tenant}] after its prefix, after the http.ServeMux subtree or http.StripPrefix it is mounted under, "+
+		"or from a pattern's {provider} wildcard; under another router, set WithPathPrefix to the path the receiver sees (for example \"/api/webhooks/\")",
+		"path_prefix", g.cfg.prefix, "path", path, "request_uri_path", requestPath(r.RequestURI), "pattern", r.Pattern)
 }
 
 func (g *Receiver) log(ctx context.Context, route Route, res ReceiveResult, err error) {

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -104,4 +105,148 @@ func (h *records) all() []record {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return slices.Clone(h.list)
+}
+// TestMountingIdioms: the ways a Go developer mounts a handler work as
+// they read, with the default path prefix: http.StripPrefix with or
+// without the trailing slash, a ServeMux subtree or {provider} pattern,
+// and a sub-router mounted under a prefix of its own.
+func TestMountingIdioms(t *testing.T) {
+	t.Parallel()
+	newRcv := func(t *testing.T, logs *syncBuffer) (*webhooks.Receiver, *memstore.Inbox) {
+		t.Helper()
+		inbox := memstore.NewInbox()
+		r := webhooks.NewRegistry()
+		r.MustRegister("acme", headerVerifier)
+		logger := discard
+		if logs != nil {
+			logger = slog.New(slog.NewTextHandler(logs, nil))
+		}
+		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(logger), webhooks.WithClock(newFakeClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
+		require.NoError(t, err)
+		return rcv, inbox
+	}
+	stored := func(t *testing.T, inbox *memstore.Inbox, tenant, id string) {
+		t.Helper()
+		_, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", Tenant: tenant, EventID: id})
+		assert.NoError(t, err, "event %s was stored for provider acme, tenant %q", id, tenant)
+	}
+	for _, tc := range []struct {
+		name  string
+		mount func(rcv http.Handler) http.Handler
+		path  string
+	}{
+		{"StripPrefix without the trailing slash", func(rcv http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("/hooks/", http.StripPrefix("/hooks", rcv))
+			return mux
+		}, "/hooks/acme"},
+		{"StripPrefix with the trailing slash", func(rcv http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("/hooks/", http.StripPrefix("/hooks/", rcv))
+			return mux
+		}, "/hooks/acme"},
+		{"StripPrefix as the server's handler", func(rcv http.Handler) http.Handler {
+			return http.StripPrefix("/hooks", rcv)
+		}, "/hooks/acme"},
+		{"StripPrefix, with the prefix after it", func(rcv http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("/hooks/", http.StripPrefix("/hooks", rcv))
+			return mux
+		}, "/hooks/webhooks/acme"},
+		{"a ServeMux subtree", func(rcv http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("POST /hooks/", rcv)
+			return mux
+		}, "/hooks/acme/"},
+		{"a ServeMux pattern with {provider}", func(rcv http.Handler) http.Handler {
+			mux := http.NewServeMux()
+			mux.Handle("POST /hooks/{provider}", rcv)
+			return mux
+		}, "/hooks/acme"},
+		{"a sub-router under StripPrefix, with a subtree", func(rcv http.Handler) http.Handler {
+			api := http.NewServeMux()
+			api.Handle("/hooks/", rcv)
+			root := http.NewServeMux()
+			root.Handle("/api/", http.StripPrefix("/api", api))
+			return root
+		}, "/api/hooks/acme"},
+		{"a sub-router under StripPrefix, with {provider}", func(rcv http.Handler) http.Handler {
+			api := http.NewServeMux()
+			api.Handle("POST /hooks/{provider}", rcv)
+			root := http.NewServeMux()
+			root.Handle("/api/", http.StripPrefix("/api", api))
+			return root
+		}, "/api/hooks/acme"},
+		{"a sub-router mounted whole", func(rcv http.Handler) http.Handler {
+			api := http.NewServeMux()
+			api.Handle("/api/hooks/", rcv)
+			root := http.NewServeMux()
+			root.Handle("/api/", api)
+			return root
+		}, "/api/hooks/acme"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			rcv, inbox := newRcv(t, nil)
+			h := tc.mount(rcv)
+			resp := post(t, h, tc.path, `{}`, okHeaders("e1"))
+			assert.Equal(t, http.StatusAccepted, resp.Code, "POST %s: %s", tc.path, resp.Raw)
+			stored(t, inbox, "", "e1")
+		})
+	}
+
+	t.Run("a tenant after the mount point", func(t *testing.T) {
+		t.Parallel()
+		for _, tc := range []struct {
+			name  string
+			mount func(rcv http.Handler) http.Handler
+			path  string
+		}{
+			{"StripPrefix", func(rcv http.Handler) http.Handler { return http.StripPrefix("/hooks/", rcv) }, "/hooks/acme/t1"},
+			{"{provider}/{tenant}", func(rcv http.Handler) http.Handler {
+				mux := http.NewServeMux()
+				mux.Handle("POST /hooks/{provider}/{tenant}", rcv)
+				return mux
+			}, "/hooks/acme/t1"},
+		} {
+			rcv, inbox := newRcv(t, nil)
+			resp := post(t, tc.mount(rcv), tc.path, `{}`, okHeaders("e1"))
+			assert.Equal(t, http.StatusAccepted, resp.Code, "%s: POST %s", tc.name, tc.path)
+			stored(t, inbox, "t1", "e1")
+		}
+	})
+
+	// Where the path cannot be read one way only, or was rewritten rather
+	// than cut, the answer is 404 and the mounting mistake is logged.
+	for _, tc := range []struct {
+		name  string
+		mount func(rcv http.Handler) http.Handler
+		path  string
+	}{
+		{"a ServeMux and StripPrefix disagree", func(rcv http.Handler) http.Handler {
+			// /x/x/acme: acme under the subtree /x/, or x/acme after the cut /x?
+			mux := http.NewServeMux()
+			mux.Handle("/x/", http.StripPrefix("/x", rcv))
+			return mux
+		}, "/x/x/acme"},
+		{"a rewritten path", func(rcv http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				r.URL.Path = "/elsewhere/acme"
+				rcv.ServeHTTP(w, r)
+			})
+		}, "/in/acme"},
+		{"a handler mounted without a way to tell where", func(rcv http.Handler) http.Handler { return rcv }, "/hooks/acme"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			logs := &syncBuffer{}
+			rcv, inbox := newRcv(t, logs)
+			resp := post(t, tc.mount(rcv), tc.path, `{}`, okHeaders("e1"))
+			assert.Equal(t, http.StatusNotFound, resp.Code)
+			assert.Equal(t, "not_found", resp.Status)
+			assert.Zero(t, inbox.Len())
+			assert.Contains(t, logs.String(), "outside the receiver's path prefix")
+			assert.True(t, strings.Contains(logs.String(), "level=ERROR"), "logged as an error: %s", logs.String())
+		})
+	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -28,14 +30,16 @@ type groupHarness struct {
 	mu      sync.Mutex
 	queued  int // calls that queued so far
 	batches []int
-	waiting map[int]chan struct{} // closed once queued reaches the key
-	onStart func(n int)           // called as a batch of n starts
+	// batchBytes is each batch's size in bytes, as batches in requests.
+	batchBytes []int64
+	waiting    map[int]chan struct{} // closed once queued reaches the key
+	onStart    func(n int)           // called as a batch of n starts
 }
 
-func newGroupHarness(t *testing.T) *groupHarness {
+func newGroupHarness(t *testing.T, opts ...Option) *groupHarness {
 	t.Helper()
 	pool := pgtest.NewPool(t, 6)
-	h := &groupHarness{t: t, s: newMigratedStore(t, pool), pool: pool}
+	h := &groupHarness{t: t, s: newMigratedStore(t, pool, opts...), pool: pool}
 	c := h.s.committer
 	c.maxRuns = 1
 	h.waiting = make(map[int]chan struct{})
@@ -48,10 +52,11 @@ func newGroupHarness(t *testing.T) *groupHarness {
 			delete(h.waiting, h.queued)
 		}
 	}
-	c.started = func(n int) {
+	c.started = func(n int, bytes int64) {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		h.batches = append(h.batches, n)
+		h.batchBytes = append(h.batchBytes, bytes)
 		if h.onStart != nil {
 			h.onStart(n)
 		}
@@ -294,13 +299,18 @@ func TestGroupCommitCanceledWhileRunning(t *testing.T) {
 	releaseSecond := h.hold("held2")
 	first, release, calls := h.queueBehindHeldBatch(t.Context(), envelopeOf("held2", "held2"))
 	queued := h.untilQueued(3)
-	victim := h.enqueue(ctx, envelopeOf("victim", "v"))
+	victimEnv := envelopeOf("victim", "v")
+	victimEnv.Payload = []byte("v") // a buffer of the caller's, reused once it returned
+	victim := h.enqueue(ctx, victimEnv)
 	h.wait(queued, "the victim to queue")
-	started := make(chan struct{})
+	started, reused := make(chan struct{}), make(chan struct{})
 	h.mu.Lock()
 	h.onStart = func(n int) {
 		if n == 2 {
 			close(started)
+			// The statement is not sent before the victim gave up and
+			// wrote over its buffer.
+			<-reused
 		}
 	}
 	h.mu.Unlock()
@@ -308,7 +318,9 @@ func TestGroupCommitCanceledWhileRunning(t *testing.T) {
 	require.NoError(t, first.wait(t).err)
 	h.wait(started, "the second batch (held2 and the victim) to start")
 	cancel()
-	require.ErrorIs(t, victim.wait(t).err, context.Canceled, "returned while its batch waits for a row")
+	require.ErrorIs(t, victim.wait(t).err, context.Canceled, "returned while its batch runs")
+	victimEnv.Payload[0] = 'X' // the caller's buffer is its own again
+	close(reused)
 	select {
 	case <-calls[0].done:
 		t.Fatal("the batch's other caller returned; its statement must still be waiting")
@@ -317,6 +329,9 @@ func TestGroupCommitCanceledWhileRunning(t *testing.T) {
 	releaseSecond()
 	require.NoError(t, calls[0].wait(t).err)
 	assert.True(t, h.stored("victim"), "the batch went on: the item is durable though unacknowledged")
+	var payload []byte
+	require.NoError(t, h.pool.QueryRow(t.Context(), "SELECT payload FROM "+quoteSchema(h.s.schema)+".inbox_items WHERE event_id = 'victim'").Scan(&payload))
+	assert.Equal(t, "v", string(payload), "the batch stored the payload as given, not the buffer the caller reused")
 	res, err := h.s.Enqueue(t.Context(), envelopeOf("victim", "v"))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.EnqueueDuplicate, res.Outcome, "the provider's next delivery")
@@ -340,6 +355,87 @@ func TestGroupCommitCancelledBatch(t *testing.T) {
 	res, err := h.s.Enqueue(t.Context(), envelopeOf("next", "n"))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+}
+
+// TestGroupCommitBatchBytes: a batch holds at most WithEnqueueBatchBytes
+// bytes of payloads and headers, in queue order, however many calls
+// queued; an envelope larger than the bound goes in a statement of its own.
+func TestGroupCommitBatchBytes(t *testing.T) {
+	t.Parallel()
+	const bound = 1000
+	h := newGroupHarness(t, WithEnqueueBatchBytes(bound))
+	var envs []webhooks.Envelope
+	for i, size := range []int{400, 400, 400, 1500, 300, 300} {
+		env := envelopeOf(fmt.Sprint("e", i), strings.Repeat("x", size))
+		if i == 5 {
+			env.Headers = http.Header{"X-Pad": {strings.Repeat("h", 500)}} // headers count too
+		}
+		envs = append(envs, env)
+	}
+	first, release, calls := h.queueBehindHeldBatch(t.Context(), envs...)
+	release()
+	require.NoError(t, first.wait(t).err)
+	for i, c := range calls {
+		require.NoError(t, c.wait(t).err, "call %d", i)
+		assert.Equal(t, webhooks.EnqueueNew, c.res.Outcome, "call %d", i)
+		assert.True(t, h.stored(envs[i].Key.EventID), "call %d", i)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// The held call, then 400+400; 400 (1500 does not fit beside it); 1500
+	// alone; 300 alone (the last one's headers do not fit beside it); the
+	// last one.
+	assert.Equal(t, []int{1, 2, 1, 1, 1, 1}, h.batches, "batch sizes")
+	for i, n := range h.batchBytes {
+		assert.True(t, n <= bound || h.batches[i] == 1, "batch %d holds %d bytes in %d envelopes", i, n, h.batches[i])
+	}
+	assert.Equal(t, int64(1500), h.batchBytes[3], "the large envelope went alone")
+
+	_, err := New(h.pool, WithEnqueueBatchBytes(0))
+	assert.Error(t, err)
+}
+
+// TestEnqueueBatchLeavesPayloadsOutOfItsSort: the batch statement sorts
+// its rows by key (the lock order) without their payloads, and keeps no
+// payload in a CTE it reads twice, so a batch of large bodies is not
+// written to temporary files on its way to the table: the plan of one of
+// 8 MiB under a work_mem of 1 MiB uses no temporary buffer.
+func TestEnqueueBatchLeavesPayloadsOutOfItsSort(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s := newMigratedStore(t, pool)
+	body := strings.Repeat("a", 1<<20)
+	var reqs []*enqueueRequest
+	for i := range 8 {
+		r, err := s.newEnqueueRequest(t.Context(), envelopeOf(fmt.Sprint("big-", 7-i), body))
+		require.NoError(t, err)
+		reqs = append(reqs, r)
+	}
+	var plan strings.Builder
+	err := pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(t.Context(), "SET LOCAL work_mem = '1MB'"); err != nil {
+			return err
+		}
+		rows, err := tx.Query(t.Context(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.enqueueBatch, enqueueBatchArgs(reqs)...)
+		if err != nil {
+			return err
+		}
+		for rows.Next() {
+			var line string
+			if err := rows.Scan(&line); err != nil {
+				return err
+			}
+			plan.WriteString(line + "\n")
+		}
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return errRollback // EXPLAIN ANALYZE ran the insert
+	})
+	require.ErrorIs(t, err, errRollback)
+	assert.Contains(t, plan.String(), "Sort Key: input.provider", "rows are still inserted in key order")
+	assert.NotContains(t, plan.String(), "temp read", "no temporary buffers:\n%s", plan.String())
+	assert.NotContains(t, plan.String(), "external", "no sort on disk:\n%s", plan.String())
 }
 
 // TestEnqueueBatchOne: WithEnqueueBatch(1) stores each call by itself.

@@ -19,7 +19,8 @@ import (
 // after that commit, so a nil error means the item is durable. A call
 // made while the store is idle runs at once, alone; calls made while
 // earlier ones are being stored wait for them and go together in the next
-// statement, up to WithEnqueueBatch envelopes. When a statement fails,
+// statement, up to WithEnqueueBatch envelopes and WithEnqueueBatchBytes
+// bytes of payloads and headers. When a statement fails,
 // every call in it returns the error, and only those calls.
 //
 // When ctx ends while the call waits, it returns ctx's error at once. If
@@ -71,9 +72,9 @@ func (s *Store) enqueueGrouped(ctx context.Context, env webhooks.Envelope) (webh
 	return res, nil
 }
 
-// newEnqueueRequest checks env and encodes it for the committer, copying
-// the payload: a caller that gives up before its batch ran returns while
-// the batch may still read it.
+// newEnqueueRequest checks env and encodes it for the committer. The
+// payload is not copied: the batch copies it when it starts (see
+// committer).
 func (s *Store) newEnqueueRequest(ctx context.Context, env webhooks.Envelope) (*enqueueRequest, error) {
 	if err := checkEnvelope(env); err != nil {
 		return nil, err
@@ -82,15 +83,13 @@ func (s *Store) newEnqueueRequest(ctx context.Context, env webhooks.Envelope) (*
 	if err != nil {
 		return nil, err
 	}
-	payload := make([]byte, len(env.Payload))
-	copy(payload, env.Payload)
 	return &enqueueRequest{
 		key:        env.Key,
 		eventType:  env.EventType,
 		keyID:      env.KeyID,
 		apiVersion: env.APIVersion,
 		traceLink:  env.TraceLink,
-		payload:    payload,
+		payload:    env.Payload,
 		headers:    headers,
 		digest:     env.PayloadSHA256,
 		occurredAt: occurredAt(env.OccurredAt),

@@ -104,6 +104,10 @@ SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert
 // in common lock them in the same order and never deadlock. Each returned
 // row is an envelope's position in the arrays (from 1) and what the upsert
 // found for it; a conflicting delivery is quarantined as by enqueueSQL.
+// Payloads and headers are taken from their arrays by position where a row
+// is written, not carried through the CTEs and the sort: those keep their
+// rows in memory only up to work_mem and write the rest to temporary files,
+// which for a batch of large bodies cost more than the insert itself.
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload,
 // $6 headers, $7 digest, $8 key_id, $9 occurred_at, $10 received_at,
@@ -111,20 +115,19 @@ SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert
 // $12 api_version, $13 trace_link.
 var enqueueBatchSQL = `
 WITH input AS (
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::bytea[], $6::jsonb[],
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
 		$7::bytea[], $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[])
-		WITH ORDINALITY AS x(provider, tenant, event_id, event_type, payload, headers,
+		WITH ORDINALITY AS x(provider, tenant, event_id, event_type,
 			payload_sha256, key_id, occurred_at, received_at, due_at, api_version, trace_link, n)
 ), upsert AS (
 	INSERT INTO {{schema}}.inbox_items AS i (
 		provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
 		state, attempts, next_attempt_at, duplicate_count, last_seen_at,
 		occurred_at, received_at, updated_at, api_version, trace_link)
-	SELECT provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
+	SELECT provider, tenant, event_id, event_type, ($5::bytea[])[n], ($6::jsonb[])[n], payload_sha256, key_id,
 		'pending', 0, coalesce(due_at, now()), 0, received_at,
 		occurred_at, received_at, coalesce(due_at, now()), api_version, trace_link
-	FROM input
-	ORDER BY provider COLLATE "C", tenant COLLATE "C", event_id COLLATE "C"
+	FROM (SELECT * FROM input ORDER BY provider COLLATE "C", tenant COLLATE "C", event_id COLLATE "C" OFFSET 0) AS sorted
 	ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
 		duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
 			THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
@@ -134,7 +137,7 @@ WITH input AS (
 			THEN i.conflicts ELSE i.conflicts + 1 END
 	RETURNING i.provider, i.tenant, i.event_id, (i.xmax = 0) AS inserted, i.payload_sha256, i.state, i.conflicts
 ), matched AS (
-	SELECT x.n, x.payload, x.headers, x.payload_sha256 AS digest, x.key_id, x.received_at,
+	SELECT x.n, x.payload_sha256 AS digest, x.key_id, x.received_at,
 		u.provider, u.tenant, u.event_id, u.inserted, u.payload_sha256 = x.payload_sha256 AS same_digest,
 		u.state, u.conflicts
 	FROM upsert AS u
@@ -142,7 +145,7 @@ WITH input AS (
 ), quarantined AS (
 	INSERT INTO {{schema}}.inbox_quarantine (
 		provider, tenant, event_id, seq, payload, headers, payload_sha256, key_id, received_at)
-	SELECT provider, tenant, event_id, conflicts, payload, headers, digest, key_id, received_at
+	SELECT provider, tenant, event_id, conflicts, ($5::bytea[])[n], ($6::jsonb[])[n], digest, key_id, received_at
 	FROM matched
 	WHERE NOT inserted AND NOT same_digest AND conflicts <= ` + strconv.Itoa(ops.QuarantineLimit) + `
 )

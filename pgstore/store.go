@@ -63,6 +63,7 @@ type config struct {
 	noNotifyInTx bool
 	logger       *slog.Logger
 	enqueueBatch int
+	enqueueBytes int64
 }
 
 // WithSchema sets the schema that holds the store's tables, so they can live
@@ -120,6 +121,16 @@ func WithEnqueueBatch(n int) Option {
 	return func(c *config) { c.enqueueBatch = n }
 }
 
+// WithEnqueueBatchBytes sets the most bytes of payloads and stored headers
+// one statement of Enqueue stores (see Enqueue), so that large bodies make
+// smaller batches: a statement carrying many large payloads would run past
+// the callers' deadlines (a Receiver's 2-second store timeout), and every
+// caller in it would fail. An envelope larger than n is stored in a
+// statement of its own. Defaults to DefaultEnqueueBatchBytes (4 MiB).
+func WithEnqueueBatchBytes(n int64) Option {
+	return func(c *config) { c.enqueueBytes = n }
+}
+
 // New returns a store using pool. It does not touch the database: call
 // Migrate once at start-up (or run the SQL of Migrations with your own
 // migration tool) before using it. On a schema without the inbox, Enqueue
@@ -129,7 +140,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: New needs a *pgxpool.Pool; got nil")
 	}
-	c := config{schema: DefaultSchema, enqueueBatch: DefaultEnqueueBatch}
+	c := config{schema: DefaultSchema, enqueueBatch: DefaultEnqueueBatch, enqueueBytes: DefaultEnqueueBatchBytes}
 	for _, o := range opts {
 		if o != nil {
 			o(&c)
@@ -140,6 +151,9 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	}
 	if c.enqueueBatch < 1 {
 		return nil, fmt.Errorf("pgstore: WithEnqueueBatch(%d): a batch holds at least one envelope (1 turns grouping off)", c.enqueueBatch)
+	}
+	if c.enqueueBytes < 1 {
+		return nil, fmt.Errorf("pgstore: WithEnqueueBatchBytes(%d): the bound must be positive (an envelope larger than it is stored alone)", c.enqueueBytes)
 	}
 	logger := c.logger
 	if logger == nil {
@@ -157,7 +171,7 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 	}
 	s.notifier = newNotifier(s.sendNotify, logger, s.channel)
 	if c.enqueueBatch > 1 {
-		s.committer = newCommitter(s, c.enqueueBatch)
+		s.committer = newCommitter(s, c.enqueueBatch, c.enqueueBytes)
 	}
 	return s, nil
 }

@@ -112,6 +112,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	retentionEvery := fs.Duration("retention-every", time.Hour, "how often retention runs (also once at start)")
 	publicURL := fs.String("public-url", getenv("PUBLIC_URL"), "public base URL providers call, for those that sign it (twilio, hubspot, square, trello) (default $PUBLIC_URL)")
 	maxInFlight := fs.Int("max-in-flight", 128, "requests handled at once; more are answered 503 with Retry-After at once")
+	maxInFlightBytes := fs.Int64("max-in-flight-bytes", 0, "bytes of request bodies held at once; more are answered 503 with Retry-After at once (0: the Receiver's default, 96 MiB)")
+	clientShare := fs.Int("client-share", -1, "requests one client (IP address) may hold while the last of -max-in-flight are kept for others; 0 turns the share off, -1 is an eighth of -max-in-flight")
+	providerShare := fs.Int("provider-share", -1, "requests one provider may hold while the last of -max-in-flight are kept for others; 0 turns the share off, -1 is an eighth of -max-in-flight")
+	enqueueBatch := fs.Int("enqueue-batch", pgstore.DefaultEnqueueBatch, "with -dsn, the most webhooks one group commit stores; 1 turns grouping off")
 	listProviders := fs.Bool("list-providers", false, "print the provider catalog's names, one a line, and exit")
 	adminToken := fs.String("admin-token", "", "serve the admin page and API at /admin/ to requests bearing this token (default $ADMIN_TOKEN; off when empty)")
 	metrics := fs.Bool("metrics", false, "serve Prometheus metrics at GET /metrics")
@@ -200,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			return fmt.Errorf("connecting to PostgreSQL: %w", err)
 		}
 		defer pool.Close()
-		pg, err := pgstore.New(pool, pgstore.WithSchema(*schema), pgstore.WithDatabaseClock())
+		pg, err := pgstore.New(pool, pgstore.WithSchema(*schema), pgstore.WithDatabaseClock(), pgstore.WithEnqueueBatch(*enqueueBatch))
 		if err != nil {
 			return err
 		}
@@ -247,6 +251,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	rcvOpts := []webhooks.ReceiverOption{
 		webhooks.WithLogger(logger),
 		webhooks.WithMaxInFlight(*maxInFlight),
+	}
+	if *maxInFlightBytes > 0 {
+		rcvOpts = append(rcvOpts, webhooks.WithMaxInFlightBytes(*maxInFlightBytes))
+	}
+	if *clientShare >= 0 {
+		rcvOpts = append(rcvOpts, webhooks.WithClientInFlightShare(*clientShare))
+	}
+	if *providerShare >= 0 {
+		rcvOpts = append(rcvOpts, webhooks.WithProviderInFlightShare(*providerShare))
 	}
 	if *metrics {
 		// The OpenTelemetry SDK with the Prometheus exporter, on a registry

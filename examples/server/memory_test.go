@@ -1,16 +1,12 @@
+//go:build unix
+
 package main
 
 import (
-	"bufio"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +40,7 @@ func TestPostgresListPagesOverLargeDeadLetters(t *testing.T) {
 	schema := testSchema(t, dsn)
 	seedLargeDeadLetters(t, dsn, schema, deadLetters, payloadBytes)
 
-	srv := startProcess(t, buildServer(t), map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"},
+	srv := startProcess(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"},
 		"-dsn", dsn, "-schema", schema, "-admin-token", token)
 	list := func() admin.Page {
 		t.Helper()
@@ -104,102 +100,4 @@ func seedLargeDeadLetters(t *testing.T, dsn, schema string, n, size int) {
 		require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptDeadLettered,
 			Failure: webhooks.Failure{Class: webhooks.FailurePermanent, Message: "too large"}, Now: now}))
 	}
-}
-
-// buildServer builds this example into a temporary directory.
-func buildServer(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "server")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/hookinbox/webhooks/examples/server").CombinedOutput()
-	require.NoError(t, err, "go build ./examples/server: %s", out)
-	return bin
-}
-
-// process is the server running as a process of its own, whose memory a
-// test reads.
-type process struct {
-	*server
-	cmd *exec.Cmd
-}
-
-// startProcess runs bin with args and env (only those variables) on a free
-// port, and waits for it to listen. It is interrupted, and waited for,
-// when t ends.
-func startProcess(t *testing.T, bin string, env map[string]string, args ...string) *process {
-	t.Helper()
-	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
-	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	stderr, err := cmd.StderrPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	p := &process{server: &server{stdout: newLines(), stderr: newLines()}, cmd: cmd}
-	exited := make(chan struct{})
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(os.Interrupt)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-exited
-		}
-	})
-	addr := make(chan string, 1)
-	go func() {
-		defer close(exited)
-		sc := bufio.NewScanner(stderr)
-		for sc.Scan() {
-			line := sc.Text()
-			_, _ = p.stderr.Write([]byte(line + "\n"))
-			var l struct{ Msg, Addr string }
-			if json.Unmarshal([]byte(line), &l) == nil && l.Msg == "listening" {
-				addr <- l.Addr
-			}
-		}
-		_, _ = io.Copy(io.Discard, stderr)
-		_ = cmd.Wait()
-	}()
-	select {
-	case a := <-addr:
-		p.url = "http://" + a
-	case <-exited:
-		t.Fatalf("the server exited before listening:\n%s", strings.Join(p.stderr.matching(""), "\n"))
-	case <-time.After(30 * time.Second):
-		t.Fatal("the server did not listen within 30s")
-	}
-	return p
-}
-
-// memoryUse is a process's resident memory, now and at its peak.
-type memoryUse struct{ rss, hwm int64 }
-
-// memory reads the process's VmRSS and VmHWM from /proc, skipping the test
-// where there is no /proc.
-func (p *process) memory(t *testing.T) memoryUse {
-	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
-	if os.IsNotExist(err) {
-		t.Skip("no /proc/<pid>/status on this system: the server's memory cannot be read")
-	}
-	require.NoError(t, err)
-	var m memoryUse
-	for line := range strings.Lines(string(b)) {
-		name, value, ok := strings.Cut(line, ":")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(value), " kB"), 10, 64)
-		switch name {
-		case "VmRSS":
-			require.NoError(t, err, line)
-			m.rss = kb << 10
-		case "VmHWM":
-			require.NoError(t, err, line)
-			m.hwm = kb << 10
-		}
-	}
-	require.NotZero(t, m.hwm, "VmHWM in /proc/%d/status", p.cmd.Process.Pid)
-	return m
 }
