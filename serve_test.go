@@ -106,6 +106,7 @@ func (h *records) all() []record {
 	defer h.mu.Unlock()
 	return slices.Clone(h.list)
 }
+
 // TestMountingIdioms: the ways a Go developer mounts a handler work as
 // they read, with the default path prefix: http.StripPrefix with or
 // without the trailing slash, a ServeMux subtree or {provider} pattern,
