@@ -395,6 +395,29 @@ func TestGroupCommitBatchBytes(t *testing.T) {
 	assert.Error(t, err)
 }
 
+// TestLargeEnvelopesGoAlone: an envelope over groupedEnvelopeMax is
+// stored by a statement of its own, not queued behind a group commit: one
+// arriving while a batch is held is stored before the batch is released.
+func TestLargeEnvelopesGoAlone(t *testing.T) {
+	t.Parallel()
+	h := newGroupHarness(t)
+	first, release, _ := h.queueBehindHeldBatch(t.Context())
+	large := envelopeOf("large", strings.Repeat("x", groupedEnvelopeMax+1))
+	// Queued behind the held batch instead, it would wait until this
+	// bound, which only a broken test reaches.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	res, err := h.s.Enqueue(ctx, large)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
+	assert.True(t, h.stored("large"), "stored while the held batch is still running")
+	release()
+	require.NoError(t, first.wait(t).err)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	assert.Equal(t, []int{1}, h.batches, "only the held call went through a group commit")
+}
+
 // TestEnqueueBatchLeavesPayloadsOutOfItsSort: the batch statement sorts
 // its rows by key (the lock order) without their payloads, and keeps no
 // payload in a CTE it reads twice, so a batch of large bodies is not

@@ -60,6 +60,9 @@ func (s *Store) enqueueGrouped(ctx context.Context, env webhooks.Envelope) (webh
 	if err != nil {
 		return webhooks.EnqueueResult{}, err
 	}
+	if r.size() > groupedEnvelopeMax {
+		return s.enqueue(ctx, s.pool, env, false)
+	}
 	res, alone, err := s.committer.enqueue(r)
 	switch {
 	case alone:

@@ -126,7 +126,10 @@ func WithEnqueueBatch(n int) Option {
 // smaller batches: a statement carrying many large payloads would run past
 // the callers' deadlines (a Receiver's 2-second store timeout), and every
 // caller in it would fail. An envelope larger than n is stored in a
-// statement of its own. Defaults to DefaultEnqueueBatchBytes (4 MiB).
+// statement of its own, and so is any envelope over 256 KiB, whatever n:
+// grouping saves commits, which a large row hardly needs, and queues it
+// behind the statements in flight. Defaults to DefaultEnqueueBatchBytes
+// (4 MiB).
 func WithEnqueueBatchBytes(n int64) Option {
 	return func(c *config) { c.enqueueBytes = n }
 }
