@@ -53,9 +53,10 @@
 // [ops.MaxReplaySpread]. A bulk replay is a job the client drives: each
 // request goes through at most [ops.ReplayBatch] items and answers with
 // its progress (done of total) and the next cursor, to send back as after
-// until the answer has none; nothing runs on after the answer, and a
-// replay stopped halfway is continued with its cursor or run again from
-// the start (what it already replayed is not taken again).
+// until the answer has none; nothing runs on after the answer. A replay
+// takes only the items it selected when it began, so a replay stopped
+// halfway is continued with its cursor; run again from the start, it is a
+// new replay of what is in the state then.
 //
 // Dead-letter listings take these query parameters, each optional:
 // provider, tenant (one tenant) or no_tenant=true (the items of no tenant),

@@ -322,8 +322,13 @@ type ReplayRequest struct {
 //
 // One request goes through at most ops.ReplayBatch items: when the answer
 // has a Next cursor, send the same body again with After set to it, until
-// the answer has none. Items already replayed are not taken again, so a
-// replay stopped halfway can be continued, or run again from the start.
+// the answer has none (a cursor sent with a smaller Limit is refused). A
+// replay takes only the items it selected when it began, each once: those
+// that left the state meanwhile (replayed or closed by someone else) are
+// skipped, not made up for with others. A replay stopped halfway is
+// continued with its cursor; sent again without one, the body starts a
+// new replay, of what is in the state then (what the first replayed is
+// not, unless it has died again since).
 type BulkReplayRequest struct {
 	Filter Filter `json:"filter"`
 	// State is dead (the default), closed or succeeded.
@@ -340,7 +345,8 @@ type BulkReplayRequest struct {
 // ReplayResult lists the items a request replayed (on a dry run: would
 // replay) and when each is due. For a bulk replay, Total is how many items
 // it selected when it began, Done how many it has gone through so far,
-// this request's included, and Next the cursor to continue with (see
+// this request's included (Done is Total once the replay is complete, the
+// items skipped included), and Next the cursor to continue with (see
 // BulkReplayRequest); empty once the replay is complete.
 type ReplayResult struct {
 	DryRun bool       `json:"dry_run"`

@@ -121,8 +121,8 @@ func matches(q ops.Query, it *webhooks.Item, at time.Time) bool {
 }
 
 // Replay implements ops.Store. Each call runs under the store's lock, so
-// no item leaves its state while the call runs; a bulk replay's first call
-// sorts every item it may take, and so does each later call.
+// no item leaves its state while the call runs; each call of a bulk
+// replay sorts every item the query matches.
 func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ops.ReplayResult{}, err
@@ -154,7 +154,10 @@ func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	return ops.ReplayResult{Items: []ops.Replayed{{Key: req.Key, DueAt: req.Now}}, Done: 1, Total: 1}, nil
 }
 
-// replayBulk runs one call of the bulk replay req.
+// replayBulk runs one call of the bulk replay req: the first selects up
+// to Query.Limit items and records the last as the end of the selection;
+// each call goes through up to ops.ReplayBatch of them after its cursor,
+// down to that end.
 func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayResult, error) {
 	q := *req.Query
 	state := q.State
@@ -167,7 +170,7 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 	)
 	if q.After != "" {
 		var err error
-		if c, err = cursor.ParseReplay(q.After, state, req.DryRun); err != nil {
+		if c, err = cursor.ParseReplay(q.After, q, req.DryRun); err != nil {
 			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay: %w", err)
 		}
 		after = &c.Position
@@ -178,13 +181,25 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 	m := s.matchLocked(state, q, after)
 	if after == nil {
 		c.Total = min(len(m), q.Limit)
+		if c.Total == 0 {
+			return ops.ReplayResult{}, nil
+		}
+		m = m[:c.Total]
+		end := &m[c.Total-1].item
+		c.End = cursor.Position{State: state, At: listedAt(end), Key: end.Key}
+	} else if i := slices.IndexFunc(m, func(e *entry) bool { return c.End.Before(listedAt(&e.item), e.item.Key) }); i >= 0 {
+		m = m[:i] // keep to the selection
 	}
 	todo := m[:min(len(m), c.Total-c.Done, ops.ReplayBatch)]
-	res := ops.ReplayResult{Items: make([]ops.Replayed, len(todo)), Total: c.Total}
-	var next cursor.Position // the last item, as it is listed before the replay
-	if len(todo) > 0 {
-		last := &todo[len(todo)-1].item
-		next = cursor.Position{State: state, At: listedAt(last), Key: last.Key}
+	res := ops.ReplayResult{Items: make([]ops.Replayed, len(todo)), Done: c.Done + len(todo), Total: c.Total}
+	if len(m) > len(todo) && res.Done < c.Total {
+		last := &todo[len(todo)-1].item // as it is listed before the replay
+		next := c
+		next.Position = cursor.Position{State: state, At: listedAt(last), Key: last.Key}
+		next.Done, next.DryRun = res.Done, req.DryRun
+		res.Next = next.String()
+	} else {
+		res.Done = c.Total // what is left of the selection left the state
 	}
 	for i, e := range todo {
 		due := req.Now.Add(spreadOffset(req.Spread, c.Done+i, c.Total))
@@ -192,10 +207,6 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 		if !req.DryRun {
 			s.replayLocked(e, req.Now, due, !req.KeepAttempts, audit)
 		}
-	}
-	res.Done = c.Done + len(todo)
-	if res.Done < c.Total && len(m) > len(todo) {
-		res.Next = cursor.Replay{Position: next, Done: res.Done, Total: c.Total, DryRun: req.DryRun}.String()
 	}
 	return res, nil
 }

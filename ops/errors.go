@@ -14,7 +14,8 @@ var (
 
 	// ErrNotFinished is returned by Replay for an item that is pending or
 	// leased: it runs, or is about to, already; it was left as it is.
-	ErrNotFinished = errors.New("webhooks/ops: the item is pending or running: it has not finished")
+	ErrNotFinished = errors.New("webhooks/ops: the item is pending or running, so it runs without a replay; " +
+		"to run it once more, wait until it settles (succeeded or dead), then replay it")
 
 	// ErrInvalidCursor is returned by List, and by a bulk Replay, for a
 	// cursor the store did not make for it.

@@ -47,13 +47,24 @@ type Store interface {
 	// leased is left as it is, with an error wrapping ErrNotFinished
 	// (ErrNotFound when it does not exist).
 	//
-	// A bulk replay takes the items in Query.State (dead letters by
-	// default; closed or succeeded ones only when the query names that
-	// state), newest first, up to Query.Limit, and goes through at most
-	// ReplayBatch of them per call: when more remain, ReplayResult.Next is
-	// the cursor to call again with, as Query.After, the request otherwise
-	// unchanged. Items that leave the state while it runs are skipped, so
-	// running a bulk replay again, or two at once, replays each item once.
+	// A bulk replay selects, when it begins, the items in Query.State
+	// (dead letters by default; closed or succeeded ones only when the
+	// query names that state) matching the query, newest first, up to
+	// Query.Limit, and goes through at most ReplayBatch of them per call:
+	// while some remain, ReplayResult.Next is the cursor to call again
+	// with, as Query.After, the request otherwise unchanged (a cursor is
+	// refused, with an error wrapping ErrInvalidCursor, with a
+	// Query.Limit below its Total). It replays items of that selection
+	// only, each once, and never more than Total: those that left the
+	// state before it reached them (replayed or closed by someone else,
+	// deleted) are skipped and not made up for with older ones, and one
+	// it replayed that dies again dies after the selection and is not
+	// taken again. (Only an item entering the state with a time among the
+	// selection's, from a clock running behind, can take the place of one
+	// that left.) So two bulk replays at once take no item twice, and no
+	// more items than their selections hold. Started again without a
+	// cursor, a bulk replay is a new one, of the items in the state then,
+	// those that died again included.
 	// With req.DryRun it reports what it would replay and changes nothing.
 	Replay(ctx context.Context, req ReplayRequest) (ReplayResult, error)
 
@@ -239,12 +250,14 @@ type ReplayRequest struct {
 	DryRun bool
 	// Spread distributes the replayed items' due times evenly over
 	// [Now, Now+Spread), so replaying thousands does not stampede the
-	// handlers' downstream: the i-th item a bulk replay goes through
-	// (newest first, from 0) of the n it selected when it began
-	// (ReplayResult.Total) is due at Now+Spread*i/n, Now being that of
-	// the call that replays it, so a dry run reports the due times the
-	// replay then gives (a store may round them to its precision). Zero
-	// makes every item due at Now. At most MaxReplaySpread.
+	// handlers' downstream: of the n items a bulk replay selected when it
+	// began (ReplayResult.Total), the one a call takes after i others
+	// (the previous call's Done, plus those before it in this call) is
+	// due at Now+Spread*i/n, Now being that of the call that replays it,
+	// so a dry run reports the due times the replay then gives (a store
+	// may round them to its precision), and i < n keeps every due time in
+	// the window. Zero makes every item due at Now. At most
+	// MaxReplaySpread.
 	Spread time.Duration
 	// Redelivery records the replay as a provider's redelivery
 	// (ActionRedelivery) instead of an operator's (ActionReplay).
@@ -289,9 +302,12 @@ type ReplayResult struct {
 	// Items are the items this call replayed, in order.
 	Items []Replayed
 	// Total is how many items a bulk replay selected when it began (at
-	// most Query.Limit), and Done how many of them it has gone through
-	// with this call: replayed, or skipped because they left the state
-	// meanwhile. For one item both are 1.
+	// most Query.Limit), and Done how many of them it has gone through,
+	// this call included: those its calls took (replayed, or skipped
+	// because they left the state during the call), and, once it is
+	// complete, those that left the state before it reached them. Done
+	// is Total exactly when Next is empty; a call takes at most Total
+	// minus the previous call's Done. For one item both are 1.
 	Done, Total int
 	// Next is the cursor of a bulk replay's next call (Query.After);
 	// empty once the replay is complete.

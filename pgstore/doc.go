@@ -57,7 +57,8 @@
 // Replay and CloseDeadLetter change an item and record the change in
 // inbox_audit in one statement; a bulk replay goes a call per batch of
 // ops.ReplayBatch, selecting through the state's partial index after its
-// cursor and replaying the batch in one transaction. Stats is one statement
+// cursor, down to the end of the selection its first call counted, and
+// replaying the batch in one transaction. Stats is one statement
 // over partial indexes, which never reads succeeded rows: it counts them
 // exactly up to SucceededCountedExactly and estimates beyond, from the
 // planner's statistics.

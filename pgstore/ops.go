@@ -164,7 +164,7 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 		}
 		after = &c
 	}
-	sql, args, err := s.listQuery(start, state, q, after, q.Limit+1)
+	sql, args, err := s.listQuery(start, state, q, after, nil, q.Limit+1)
 	if errors.Is(err, errUnstorableFilter) {
 		return ops.Page{}, nil // no stored item can match
 	}
@@ -212,9 +212,21 @@ func checkPosition(c cursor.Position) error {
 }
 
 // listQuery completes start (a listSQL for state) with q's filters, given
-// only when set so the planner sees plain equalities, the position after
-// as a row comparison in the index's order, the order, and limit.
-func (s *Store) listQuery(start string, state webhooks.State, q ops.Query, after *cursor.Position, limit int) (string, []any, error) {
+// only when set so the planner sees plain equalities, the positions after
+// (excluded) and end (a bulk replay's end, included) as row comparisons in
+// the index's order, the order, and limit.
+func (s *Store) listQuery(start string, state webhooks.State, q ops.Query, after, end *cursor.Position, limit int) (string, []any, error) {
+	sql, args, err := s.listOrdered(start, state, q, after, end)
+	if err != nil {
+		return "", nil, err
+	}
+	args = append(args, limit)
+	return sql + "$" + strconv.Itoa(len(args)), args, nil
+}
+
+// listOrdered is listQuery but for the limit: its text ends with LIMIT,
+// for the caller to complete.
+func (s *Store) listOrdered(start string, state webhooks.State, q ops.Query, after, end *cursor.Position) (string, []any, error) {
 	at := "i." + orderedBy[state]
 	sql := start
 	var args []any
@@ -262,23 +274,32 @@ func (s *Store) listQuery(start string, state webhooks.State, q ops.Query, after
 			sql += " AND " + at + " < " + arg(q.To) + "::timestamptz"
 		}
 	}
-	if after != nil {
-		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id) < (" +
-			arg(after.At) + "::timestamptz, " + arg(after.Key.Provider) + ", " +
-			arg(after.Key.Tenant) + ", " + arg(after.Key.EventID) + ")"
+	bound := func(op string, p *cursor.Position) {
+		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id) " + op + " (" +
+			arg(p.At) + "::timestamptz, " + arg(p.Key.Provider) + ", " +
+			arg(p.Key.Tenant) + ", " + arg(p.Key.EventID) + ")"
 	}
-	return sql + listOrder(strings.TrimPrefix(at, "i.")) + arg(limit), args, nil
+	if after != nil {
+		bound("<", after)
+	}
+	if end != nil {
+		bound(">=", end)
+	}
+	return sql + listOrder(strings.TrimPrefix(at, "i.")), args, nil
 }
 
 // Replay implements ops.Store. One item is replayed, and audited, in one
-// statement. A bulk replay's call reads the keys of up to ops.ReplayBatch
-// items the query selects after its cursor (through the state's index,
-// newest first), gives each its due time (Now plus its place in the
-// spread, to the microsecond), and replays those still in the state in
-// one statement and transaction (replayBatchSQL), skipping the others;
-// the first call of a replay larger than a batch counts the items it
-// selects first, up to Query.Limit. A dry run only reads. After replaying
-// anything it asks for a wake-up on NotifyChannel.
+// statement. A bulk replay's first call selects up to Query.Limit keys
+// through the state's index, newest first, and returns the first
+// ops.ReplayBatch of them, their count (Total) and the last (the end of
+// the selection, kept in the cursor) in one statement (replayFirstSQL), so
+// that what it replays and the Total it reports come from one snapshot;
+// each later call reads the keys of up to ops.ReplayBatch items after its
+// cursor and down to that end. A call gives each item its due time (Now
+// plus its place in the spread, to the microsecond), and replays those
+// still in the state in one statement and transaction (replayBatchSQL),
+// skipping the others. A dry run only reads. After replaying anything it
+// asks for a wake-up on NotifyChannel.
 //
 // With the database clock, Now is the server's: each call's now().
 func (s *Store) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayResult, error) {
@@ -345,52 +366,31 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 		state = webhooks.StateDead
 	}
 	var (
-		c     cursor.Replay
-		after *cursor.Position
+		c     cursor.Replay // Done and Total before this call
+		found []replaySelected
+		more  bool // whether items of the selection follow those found
+		err   error
 	)
-	if q.After != "" {
-		var err error
-		if c, err = cursor.ParseReplay(q.After, state, req.DryRun); err != nil {
+	if q.After == "" {
+		found, c, err = s.selectReplayFirst(ctx, state, q)
+		more = c.Total > len(found)
+	} else {
+		if c, err = cursor.ParseReplay(q.After, q, req.DryRun); err != nil {
 			return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %w", err)
 		}
-		if err := checkPosition(c.Position); err != nil {
-			return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %w", err)
+		if checkPosition(c.Position) != nil || checkPosition(c.End) != nil {
+			return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %w", ops.ErrInvalidCursor)
 		}
-		after = &c.Position
-	}
-	n := min(ops.ReplayBatch, c.Total-c.Done) // the items this call selects
-	if after == nil {
-		n = min(ops.ReplayBatch, q.Limit)
-		if q.Limit > ops.ReplayBatch {
-			total, err := s.countReplay(ctx, state, q)
-			if err != nil || total == 0 {
-				return ops.ReplayResult{}, err
-			}
-			c.Total = total
-		}
-	}
-	sql, args, err := s.listQuery(s.sql.selectReplay[state], state, q, after, n)
-	if errors.Is(err, errUnstorableFilter) {
-		return ops.ReplayResult{}, nil // no stored item can match
+		n := min(ops.ReplayBatch, c.Total-c.Done)
+		found, err = s.selectReplayNext(ctx, state, q, c, n+1)
+		more = len(found) > n
+		found = found[:min(len(found), n)]
 	}
 	if err != nil {
 		return ops.ReplayResult{}, err
 	}
-	rows, _ := s.pool.Query(ctx, sql, args...)
-	type selected struct {
-		key webhooks.InboxKey
-		at  time.Time
-	}
-	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (selected, error) {
-		var sel selected
-		err := row.Scan(&sel.key.Provider, &sel.key.Tenant, &sel.key.EventID, &sel.at)
-		return sel, err
-	})
-	if err != nil {
-		return ops.ReplayResult{}, wrapErr("replay: selecting the items", err)
-	}
-	if after == nil && q.Limit <= ops.ReplayBatch {
-		c.Total = len(found)
+	if len(found) == 0 {
+		return ops.ReplayResult{Done: c.Total, Total: c.Total}, nil
 	}
 	keys := make([]webhooks.InboxKey, len(found))
 	offsets := make([]time.Duration, len(found))
@@ -399,9 +399,14 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 		offsets[i] = spreadOffset(req.Spread, c.Done+i, c.Total).Truncate(time.Microsecond)
 	}
 	res := ops.ReplayResult{Done: c.Done + len(found), Total: c.Total}
-	if len(found) == n && res.Done < c.Total {
+	if more && res.Done < c.Total {
 		last := found[len(found)-1]
-		res.Next = cursor.Replay{Position: cursor.Position{State: state, At: last.at.UTC(), Key: last.key}, Done: res.Done, Total: c.Total, DryRun: req.DryRun}.String()
+		next := c
+		next.Position = cursor.Position{State: state, At: last.at.UTC(), Key: last.key}
+		next.Done, next.DryRun = res.Done, req.DryRun
+		res.Next = next.String()
+	} else {
+		res.Done = c.Total // what is left of the selection left the state
 	}
 	if req.DryRun {
 		now := req.Now.Truncate(time.Microsecond)
@@ -416,9 +421,6 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 		}
 		return res, nil
 	}
-	if len(keys) == 0 {
-		return res, nil
-	}
 	res.Items, err = s.replayBatch(ctx, req, audit, state, keys, offsets)
 	if err != nil {
 		return ops.ReplayResult{}, err
@@ -429,20 +431,71 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 	return res, nil
 }
 
-// countReplay counts the items in state q selects, up to q.Limit.
-func (s *Store) countReplay(ctx context.Context, state webhooks.State, q ops.Query) (int, error) {
-	sql, args, err := s.listQuery(s.sql.countReplay[state], state, q, nil, q.Limit)
+// replaySelected is an item a bulk replay selected, and the time it is
+// ordered by.
+type replaySelected struct {
+	key webhooks.InboxKey
+	at  time.Time
+}
+
+// selectReplayFirst selects the items of a bulk replay's first call, in
+// one statement: up to ops.ReplayBatch of the items in state q selects,
+// newest first, and returns them with the replay's cursor as it begins:
+// Total, how many items q selects up to q.Limit, and End, the last of
+// them.
+func (s *Store) selectReplayFirst(ctx context.Context, state webhooks.State, q ops.Query) ([]replaySelected, cursor.Replay, error) {
+	sql, args, err := s.listOrdered(s.sql.selectReplay[state], state, q, nil, nil)
 	if errors.Is(err, errUnstorableFilter) {
-		return 0, nil
+		return nil, cursor.Replay{}, nil // no stored item can match
 	}
 	if err != nil {
-		return 0, err
+		return nil, cursor.Replay{}, err
 	}
-	var n int
-	if err := s.pool.QueryRow(ctx, "SELECT count(*) FROM ("+sql+") AS c", args...).Scan(&n); err != nil {
-		return 0, wrapErr("replay: counting the items", err)
+	args = append(args, q.Limit, ops.ReplayBatch)
+	sql = replayFirstSQL(sql, "$"+strconv.Itoa(len(args)-1), "$"+strconv.Itoa(len(args)))
+	rows, _ := s.pool.Query(ctx, sql, args...)
+	var (
+		found   []replaySelected
+		sel     replaySelected
+		part, n int
+		c       cursor.Replay
+		scanned = []any{&part, &sel.key.Provider, &sel.key.Tenant, &sel.key.EventID, &sel.at, &n}
+	)
+	_, err = pgx.ForEachRow(rows, scanned, func() error {
+		if part == 1 {
+			found = append(found, sel)
+		} else {
+			c.Total, c.End = n, cursor.Position{State: state, At: sel.at.UTC(), Key: sel.key}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, cursor.Replay{}, wrapErr("replay: selecting the items", err)
 	}
-	return n, nil
+	return found, c, nil
+}
+
+// selectReplayNext selects up to limit items of a later call of the bulk
+// replay c of the items in state q selects: after c's position, down to
+// its end.
+func (s *Store) selectReplayNext(ctx context.Context, state webhooks.State, q ops.Query, c cursor.Replay, limit int) ([]replaySelected, error) {
+	sql, args, err := s.listQuery(s.sql.selectReplay[state], state, q, &c.Position, &c.End, limit)
+	if errors.Is(err, errUnstorableFilter) {
+		return nil, nil // no stored item can match
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, _ := s.pool.Query(ctx, sql, args...)
+	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (replaySelected, error) {
+		var sel replaySelected
+		err := row.Scan(&sel.key.Provider, &sel.key.Tenant, &sel.key.EventID, &sel.at)
+		return sel, err
+	})
+	if err != nil {
+		return nil, wrapErr("replay: selecting the items", err)
+	}
+	return found, nil
 }
 
 // replayBatch replays the items keys that are still in state, with their

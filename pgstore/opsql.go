@@ -38,8 +38,8 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 ORDER BY seq`
 
 // listSQL is the start of List's statement for the columns of items in
-// state: List (and a bulk Replay, for the keys it replays, and for their
-// count) adds its filters, then listOrder and the limit. The order matches
+// state: List (and a bulk Replay, for the keys it replays) adds its
+// filters, then listOrder and the limit. The order matches
 // inbox_items_dead_idx for dead letters and inbox_items_closed_idx for
 // closed items, whose predicates are the state test; succeeded items,
 // which only a bulk replay selects, are read through
@@ -60,18 +60,33 @@ var orderedBy = map[webhooks.State]string{
 }
 
 // replayStatements renders, for each state a bulk replay takes, the start
-// of its selection: the keys and the column it is ordered by, after
-// columns (those of the keys), or, with columns empty, a row to count.
-func replayStatements(r *strings.Replacer, columns string) map[webhooks.State]string {
+// of its selection: the keys and the column it is ordered by.
+func replayStatements(r *strings.Replacer) map[webhooks.State]string {
 	out := make(map[webhooks.State]string, len(orderedBy))
 	for state, at := range orderedBy {
-		c := "1"
-		if columns != "" {
-			c = columns + at
-		}
-		out[state] = r.Replace(listSQL(c, string(state)))
+		out[state] = r.Replace(listSQL("i.provider, i.tenant, i.event_id, i."+at, string(state)))
 	}
 	return out
+}
+
+// replayFirstSQL is the statement of a bulk replay's first call, from
+// selection, a selectReplay statement completed by listOrdered, and the
+// parameters limit (Query.Limit) and batch (ops.ReplayBatch). In one
+// snapshot it counts the items the selection takes up to limit, and
+// returns the first batch of them (part 1: up to batch) and the last
+// (part 2), with the count. Each part reads the state's index in its
+// order, so nothing is held but a batch; only the rows returned are
+// sorted.
+func replayFirstSQL(selection, limit, batch string) string {
+	return `
+WITH c AS (SELECT count(*) AS n FROM (` + selection + limit + `) AS a)
+SELECT s.part, s.provider, s.tenant, s.event_id, s.at, c.n
+FROM c CROSS JOIN (
+	(SELECT 1 AS part, f.* FROM (` + selection + `least(` + limit + `, ` + batch + `)) AS f (provider, tenant, event_id, at))
+	UNION ALL
+	(SELECT 2 AS part, e.* FROM (` + selection + `1 OFFSET greatest((SELECT n FROM c) - 1, 0)) AS e (provider, tenant, event_id, at))
+) AS s
+ORDER BY s.part, s.at DESC, s.provider DESC, s.tenant DESC, s.event_id DESC`
 }
 
 // listOrder orders a listing by the column at, as its index does.

@@ -36,18 +36,23 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	k := webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}
 	list := func(start string, state webhooks.State, q ops.Query, after *cursor.Position) (string, []any) {
-		sql, args, err := s.listQuery(start, state, q, after, 51)
+		sql, args, err := s.listQuery(start, state, q, after, nil, 51)
 		require.NoError(t, err)
 		return sql, args
 	}
+	end := &cursor.Position{State: webhooks.StateDead, At: now.Add(-time.Hour), Key: k}
 	tenant := ""
 	dlSQL, dlArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{}, &cursor.Position{State: webhooks.StateDead, At: now, Key: k})
 	dlFilteredSQL, dlFilteredArgs := list(s.sql.listDead, webhooks.StateDead, ops.Query{
 		Provider: "p", Tenant: &tenant, EventType: "x", ErrorClass: webhooks.FailurePermanent, APIVersion: "2024-01-01", From: now, To: now.Add(time.Hour)}, nil)
 	closedSQL, closedArgs := list(s.sql.listClosed, webhooks.StateClosed, ops.Query{State: webhooks.StateClosed, From: now}, &cursor.Position{State: webhooks.StateClosed, At: now.Add(time.Hour), Key: k})
-	selectSQL, selectArgs := list(s.sql.selectReplay[webhooks.StateDead], webhooks.StateDead, ops.Query{Provider: "p"}, &cursor.Position{State: webhooks.StateDead, At: now, Key: k})
-	countSQL, countArgs := list(s.sql.countReplay[webhooks.StateDead], webhooks.StateDead, ops.Query{Provider: "p"}, nil)
-	countSQL = "SELECT count(*) FROM (" + countSQL + ") AS c"
+	selectSQL, selectArgs, err := s.listQuery(s.sql.selectReplay[webhooks.StateDead], webhooks.StateDead, ops.Query{Provider: "p"},
+		&cursor.Position{State: webhooks.StateDead, At: now, Key: k}, end, 51)
+	require.NoError(t, err)
+	firstSQL, firstArgs, err := s.listOrdered(s.sql.selectReplay[webhooks.StateDead], webhooks.StateDead, ops.Query{Provider: "p"}, nil, nil)
+	require.NoError(t, err)
+	firstArgs = append(firstArgs, 1000, ops.ReplayBatch)
+	firstSQL = replayFirstSQL(firstSQL, "$"+strconv.Itoa(len(firstArgs)-1), "$"+strconv.Itoa(len(firstArgs)))
 	selectClosedSQL, selectClosedArgs := list(s.sql.selectReplay[webhooks.StateClosed], webhooks.StateClosed, ops.Query{State: webhooks.StateClosed}, nil)
 	selectSucceededSQL, selectSucceededArgs := list(s.sql.selectReplay[webhooks.StateSucceeded], webhooks.StateSucceeded,
 		ops.Query{State: webhooks.StateSucceeded, From: now, To: now.Add(time.Hour)}, &cursor.Position{State: webhooks.StateSucceeded, At: now.Add(time.Hour), Key: k})
@@ -89,8 +94,9 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
 		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_items_dead_idx"}, dlFilteredArgs, false},
 		{"list closed items after a cursor", closedSQL, []string{"inbox_items_closed_idx"}, closedArgs, false},
-		{"bulk replay: select dead letters after a cursor", selectSQL, []string{"inbox_items_dead_idx"}, selectArgs, false},
-		{"bulk replay: count dead letters", countSQL, []string{"inbox_items_dead_idx"}, countArgs, false},
+		{"bulk replay: select dead letters after a cursor, down to the end", selectSQL, []string{"inbox_items_dead_idx"}, selectArgs, false},
+		// The first call sorts only the rows it returns (a batch and one).
+		{"bulk replay: first call, select and count dead letters", firstSQL, []string{"inbox_items_dead_idx"}, firstArgs, true},
 		{"bulk replay: select closed items", selectClosedSQL, []string{"inbox_items_closed_idx"}, selectClosedArgs, false},
 		// Succeeded items are ordered by completion through their index;
 		// ties are sorted, a few rows at a time.
@@ -129,6 +135,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			assert.NotContains(t, plan, "Seq Scan", "plan:\n%s", plan)
 			if !c.sorts {
 				assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+			}
+			if c.sql == firstSQL {
+				assert.True(t, strings.HasPrefix(plan, "Sort ") && strings.Count(plan, "Sort Key:") == 1,
+					"a first call sorts only the rows it returns, last; plan:\n%s", plan)
 			}
 			if c.sql == s.sql.acquire {
 				for _, line := range strings.Split(plan, "\n") {
@@ -320,7 +330,7 @@ func TestListSelectsNoPayloadOrHeaders(t *testing.T) {
 		if state == webhooks.StateClosed {
 			start = s.sql.listClosed
 		}
-		sql, args, err := s.listQuery(start, state, ops.Query{State: state, Provider: "p"}, nil, 51)
+		sql, args, err := s.listQuery(start, state, ops.Query{State: state, Provider: "p"}, nil, nil, 51)
 		require.NoError(t, err)
 		plan := explain(t, s, "(VERBOSE) "+sql, args, false)
 		var outputs []string

@@ -628,7 +628,7 @@ type statements struct {
 	leaseLost                                     string
 	get, history, audit, quarantine               string
 	listDead, listClosed                          string
-	selectReplay, countReplay                     map[webhooks.State]string
+	selectReplay                                  map[webhooks.State]string
 	replayOne, replayBatch, peek, closeOne, stats string
 	register                                      string
 	deleteSucceeded, deleteClosed                 string
@@ -658,8 +658,7 @@ func renderStatements(quotedSchema string) statements {
 		quarantine:              r.Replace(quarantineSQL),
 		listDead:                r.Replace(listSQL(summaryColumns, "dead")),
 		listClosed:              r.Replace(listSQL(summaryColumns, "closed")),
-		selectReplay:            replayStatements(r, "i.provider, i.tenant, i.event_id, i."),
-		countReplay:             replayStatements(r, ""),
+		selectReplay:            replayStatements(r),
 		replayOne:               r.Replace(replayOneSQL),
 		replayBatch:             r.Replace(replayBatchSQL),
 		peek:                    r.Replace(peekSQL),

@@ -21,6 +21,8 @@ var reopenCases = []inboxCase{
 	{"BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked},
 	{"BulkReplayLimits", testBulkReplayLimits},
 	{"BulkReplayInBatches", testBulkReplayInBatches},
+	{"BulkReplayKeepsToItsSelection", testBulkReplayKeepsToItsSelection},
+	{"BulkReplayCursorKeepsItsLimit", testBulkReplayCursorKeepsItsLimit},
 }
 
 // testReplayGivesAFreshBudget: by default a replay starts the item's
@@ -249,7 +251,8 @@ func replayCalls(t *testing.T, s Store, req ops.ReplayRequest) []ops.ReplayResul
 // spread over the whole replay; a dry run's cursor does not continue a
 // replay, nor a listing's; an item the replay already replayed, dead again
 // before the replay ends, is not taken again, and one replayed by someone
-// else meanwhile is not either.
+// else meanwhile is not either: it is skipped, and the replay ends with
+// Done equal to Total.
 func testBulkReplayInBatches(t *testing.T, s Store) {
 	const n = ops.ReplayBatch + 100
 	keys := manyDeadLetters(t, s, n)
@@ -302,8 +305,8 @@ func testBulkReplayInBatches(t *testing.T, s Store) {
 	q.After = res.Next
 	req.Query = &q
 	res = mustReplay(t, s, req)
-	if res.Done != n-1 || res.Total != n || res.Next != "" {
-		t.Errorf("Replay of %d dead letters, second call: Done %d, Total %d, Next %q; want %d (one left the dead letters), %d and none", n, res.Done, res.Total, res.Next, n-1, n)
+	if res.Done != n || res.Total != n || res.Next != "" {
+		t.Errorf("Replay of %d dead letters, second call: Done %d, Total %d, Next %q; want %d (the one that left the dead letters skipped), %d and none", n, res.Done, res.Total, res.Next, n, n)
 	}
 	// The second call's items take the places after the first call's, in
 	// the order it finds them.
@@ -317,4 +320,85 @@ func testBulkReplayInBatches(t *testing.T, s Store) {
 		checkAudit(t, s, r.Key, []ops.Audit{replayAudit(now)}, "after a replay in two batches")
 	}
 	wantList(t, s, ops.Query{}, keys[:1])
+}
+
+// testBulkReplayKeepsToItsSelection: a bulk replay goes through the items
+// it selected when it began, and no others. Two operators replay the
+// newest dead letters at once: the one replaying ops.ReplayBatch+10 has
+// gone through its first batch when the other replays the newest 10 left,
+// the rest of the first one's selection. The first then ends with nothing
+// more to replay (Done = Total), and does not take in their place older
+// dead letters it never selected.
+func testBulkReplayKeepsToItsSelection(t *testing.T, s Store) {
+	const limit = ops.ReplayBatch + 10
+	keys := manyDeadLetters(t, s, limit+10)
+	now := at(2 * time.Hour)
+	req := bulkReplay(ops.Query{Limit: limit}, now)
+	req.Spread = limit * time.Second
+	first := mustReplay(t, s, req)
+	if len(first.Items) != ops.ReplayBatch || first.Done != ops.ReplayBatch || first.Total != limit || first.Next == "" {
+		t.Fatalf("Replay(Limit %d), first call: %d items, Done %d, Total %d, Next %q; want %d, %d, %d and a cursor",
+			limit, len(first.Items), first.Done, first.Total, first.Next, ops.ReplayBatch, ops.ReplayBatch, limit)
+	}
+	other := mustReplay(t, s, bulkReplay(ops.Query{Limit: 10}, now.Add(time.Second)))
+	wantReplayed(t, "the other operator's Replay(Limit 10)", other, replayedAt(keys[ops.ReplayBatch:limit], now.Add(time.Second)))
+
+	q := *req.Query
+	q.After = first.Next
+	req.Query = &q
+	res := mustReplay(t, s, req)
+	if len(res.Items) != 0 || res.Done != limit || res.Total != limit || res.Next != "" {
+		t.Errorf("Replay(Limit %d), second call, after another replay took the rest of its selection: items:%s\nDone %d, Total %d, Next %q; "+
+			"want no item (the older dead letters were never selected), Done %d of Total %d and no cursor",
+			limit, fmtReplayed(res.Items), res.Done, res.Total, res.Next, limit, limit)
+	}
+	wantList(t, s, ops.Query{}, keys[limit:])
+}
+
+// replayedAt is keys, each due at due.
+func replayedAt(keys []webhooks.InboxKey, due time.Time) []ops.Replayed {
+	out := make([]ops.Replayed, len(keys))
+	for i, k := range keys {
+		out[i] = ops.Replayed{Key: k, DueAt: due}
+	}
+	return out
+}
+
+// testBulkReplayCursorKeepsItsLimit: a bulk replay's cursor goes on only
+// with a Query.Limit that admits the Total it selected: continued with a
+// smaller limit, the replay is refused with ErrInvalidCursor and nothing
+// changes; with a larger one it goes on.
+func testBulkReplayCursorKeepsItsLimit(t *testing.T, s Store) {
+	const limit = ops.ReplayBatch + 10
+	keys := manyDeadLetters(t, s, limit)
+	now := at(2 * time.Hour)
+	req := bulkReplay(ops.Query{Limit: limit}, now)
+	for _, dry := range []bool{true, false} {
+		req.DryRun = dry
+		first := mustReplay(t, s, req)
+		if first.Total != limit || first.Next == "" {
+			t.Fatalf("Replay(%s), first call: Total %d, Next %q; want %d and a cursor", fmtReplay(req), first.Total, first.Next, limit)
+		}
+		tampered := req
+		q := *req.Query
+		q.Limit, q.After = ops.ReplayBatch, first.Next
+		tampered.Query = &q
+		res, err := s.Replay(t.Context(), tampered)
+		if !errors.Is(err, ops.ErrInvalidCursor) || len(res.Items) != 0 {
+			t.Errorf("Replay(%s), continuing a replay of Total %d with a smaller Limit: %d items, error %v; want none and an error wrapping ops.ErrInvalidCursor",
+				fmtReplay(tampered), first.Total, len(res.Items), err)
+		}
+		left := keys // a dry run changes nothing
+		if !dry {
+			left = keys[ops.ReplayBatch:]
+		}
+		wantList(t, s, ops.Query{}, left)
+
+		q.Limit = ops.MaxReplayLimit
+		res = mustReplay(t, s, tampered)
+		wantReplayed(t, "Replay continued with a larger Limit", res, replayedAt(keys[ops.ReplayBatch:], now))
+		if res.Done != limit || res.Total != limit || res.Next != "" {
+			t.Errorf("Replay(%s) continued with a larger Limit: Done %d, Total %d, Next %q; want %d, %d and no cursor", fmtReplay(tampered), res.Done, res.Total, res.Next, limit, limit)
+		}
+	}
 }

@@ -31,10 +31,15 @@ type wire struct {
 	N string `json:"n"`
 	E string `json:"e"`
 	// A bulk replay's cursor: its kind ("replay", or "dry" for a dry
-	// run), items done and total.
-	K string `json:"k,omitempty"`
-	D int    `json:"d,omitempty"`
-	C int    `json:"c,omitempty"`
+	// run), items done and total, and the end of its selection (the
+	// position of its last item).
+	K  string `json:"k,omitempty"`
+	D  int    `json:"d,omitempty"`
+	C  int    `json:"c,omitempty"`
+	ET int64  `json:"et,omitempty"`
+	EP string `json:"ep,omitempty"`
+	EN string `json:"en,omitempty"`
+	EE string `json:"ee,omitempty"`
 }
 
 // String encodes the position as an opaque URL-safe string.
@@ -93,12 +98,16 @@ func (c wire) position(state webhooks.State) (Position, error) {
 	return Position{State: got, At: time.Unix(0, c.T).UTC(), Key: webhooks.InboxKey{Provider: c.P, Tenant: c.N, EventID: c.E}}, nil
 }
 
-// Replay is where the next call of a bulk replay starts (after Position,
-// the last item the previous call selected) and how far the replay got:
-// Done of its Total items, Done < Total. DryRun tells a dry run's cursor
+// Replay is where the next call of a bulk replay starts and ends: after
+// Position, the last item the previous call went through, down to End, the
+// last item the replay selected when it began (included), in newest-first
+// order; and how far it got: Done of its Total items, Done < Total. End
+// keeps the replay to its selection: the items that leave the state while
+// it runs are not replaced by older ones. DryRun tells a dry run's cursor
 // from a replay's, so one never continues the other.
 type Replay struct {
 	Position
+	End         Position
 	Done, Total int
 	DryRun      bool
 }
@@ -110,14 +119,24 @@ func (r Replay) String() string {
 	if r.DryRun {
 		w.K = "dry"
 	}
+	w.ET, w.EP, w.EN, w.EE = r.End.At.UnixNano(), r.End.Key.Provider, r.End.Key.Tenant, r.End.Key.EventID
 	return w.String()
 }
 
-// ParseReplay decodes a cursor made by Replay.String for a bulk replay of
-// items in state, a dry run or not. Any other string, a listing's cursor,
-// a dry run's for a replay (and the other way round), one of another state
-// and counts out of order give an error wrapping ops.ErrInvalidCursor.
-func ParseReplay(s string, state webhooks.State, dryRun bool) (Replay, error) {
+// ParseReplay decodes a cursor made by Replay.String for a call of the
+// bulk replay of q (of the items in q.State, dead letters when it is
+// empty), a dry run or not. Any other string, a listing's cursor, a dry
+// run's for a replay (and the other way round), one of another state,
+// counts out of order or over q.Limit, and an end that is not after the
+// position give an error wrapping ops.ErrInvalidCursor. The cursor is not
+// authenticated: these checks catch a mistake, such as a cursor continued
+// with another limit, not an operator who forges one (who may as well run
+// another replay).
+func ParseReplay(s string, q ops.Query, dryRun bool) (Replay, error) {
+	state := q.State
+	if state == "" {
+		state = webhooks.StateDead
+	}
 	c, err := decode(s)
 	if err != nil {
 		return Replay{}, err
@@ -129,14 +148,21 @@ func ParseReplay(s string, state webhooks.State, dryRun bool) (Replay, error) {
 		return Replay{}, invalid()
 	case (c.K == "dry") != dryRun:
 		return Replay{}, fmt.Errorf("%w: a dry run's cursor continues only a dry run, and a replay's only a replay; start again without a cursor", ops.ErrInvalidCursor)
-	case c.D < 1 || c.D >= c.C || c.C > ops.MaxReplayLimit:
+	case c.D < 1 || c.D >= c.C || c.EP == "" || c.EE == "":
 		return Replay{}, invalid()
+	case c.C > q.Limit:
+		return Replay{}, fmt.Errorf("%w: it continues a replay of %d items, more than Query.Limit (%d); continue it with the request it began with, or start again without a cursor",
+			ops.ErrInvalidCursor, c.C, q.Limit)
 	}
 	p, err := c.position(state)
 	if err != nil {
 		return Replay{}, err
 	}
-	return Replay{Position: p, Done: c.D, Total: c.C, DryRun: dryRun}, nil
+	end := Position{State: state, At: time.Unix(0, c.ET).UTC(), Key: webhooks.InboxKey{Provider: c.EP, Tenant: c.EN, EventID: c.EE}}
+	if !p.Before(end.At, end.Key) {
+		return Replay{}, invalid()
+	}
+	return Replay{Position: p, End: end, Done: c.D, Total: c.C, DryRun: dryRun}, nil
 }
 
 func invalid() error {

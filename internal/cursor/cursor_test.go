@@ -83,40 +83,58 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// TestReplayCursor: a bulk replay's cursor keeps its position and
-// progress; it is refused by a listing, by a replay of another state, by a
-// dry run when it is a replay's (and the other way round), and with counts
-// a replay cannot have.
+// TestReplayCursor: a bulk replay's cursor keeps its position, the end of
+// its selection and its progress; it is refused by a listing, by a replay
+// of another state, by a dry run when it is a replay's (and the other way
+// round), with counts a replay cannot have or over the query's limit, and
+// with an end that is not after its position.
 func TestReplayCursor(t *testing.T) {
 	t.Parallel()
 	k := webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "e"}
+	endKey := webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "a"}
 	for _, state := range []webhooks.State{webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded} {
+		q := ops.Query{State: state, Limit: 1203}
 		for _, dry := range []bool{false, true} {
-			r := Replay{Position: Position{State: state, At: t0, Key: k}, Done: 500, Total: 1203, DryRun: dry}
-			got, err := ParseReplay(r.String(), state, dry)
-			if err != nil || got.State != state || !got.At.Equal(t0) || got.Key != k || got.Done != 500 || got.Total != 1203 || got.DryRun != dry {
+			r := Replay{Position: Position{State: state, At: t0, Key: k}, End: Position{State: state, At: t0.Add(-time.Hour), Key: endKey}, Done: 500, Total: 1203, DryRun: dry}
+			got, err := ParseReplay(r.String(), q, dry)
+			if err != nil || got.Position != r.Position || got.End != r.End || got.Done != 500 || got.Total != 1203 || got.DryRun != dry {
 				t.Errorf("ParseReplay(String()) of %+v = %+v, %v; want it back", r, got, err)
 			}
-			if _, err := ParseReplay(r.String(), state, !dry); !errors.Is(err, ops.ErrInvalidCursor) {
+			if _, err := ParseReplay(r.String(), q, !dry); !errors.Is(err, ops.ErrInvalidCursor) {
 				t.Errorf("ParseReplay(a cursor with DryRun %t, DryRun %t) error %v; want ops.ErrInvalidCursor", dry, !dry, err)
 			}
 			if _, err := Parse(r.String(), state); !errors.Is(err, ops.ErrInvalidCursor) {
 				t.Errorf("Parse(a replay's cursor) error %v; want ops.ErrInvalidCursor", err)
 			}
 		}
-		if _, err := ParseReplay(Position{State: state, At: t0, Key: k}.String(), state, false); !errors.Is(err, ops.ErrInvalidCursor) {
+		if _, err := ParseReplay(Position{State: state, At: t0, Key: k}.String(), q, false); !errors.Is(err, ops.ErrInvalidCursor) {
 			t.Errorf("ParseReplay(a listing's cursor) error %v; want ops.ErrInvalidCursor", err)
 		}
 	}
-	dead := Replay{Position: Position{State: webhooks.StateDead, At: t0, Key: k}, Done: 1, Total: 2}
-	if _, err := ParseReplay(dead.String(), webhooks.StateClosed, false); !errors.Is(err, ops.ErrInvalidCursor) {
+	dead := Replay{Position: Position{State: webhooks.StateDead, At: t0, Key: k}, End: Position{State: webhooks.StateDead, At: t0, Key: endKey}, Done: 1, Total: 5}
+	if _, err := ParseReplay(dead.String(), ops.Query{Limit: 5}, false); err != nil {
+		t.Fatalf("ParseReplay(%+v) = %v; want it back (the end at the same time, a smaller key)", dead, err)
+	}
+	if _, err := ParseReplay(dead.String(), ops.Query{State: webhooks.StateClosed, Limit: 5}, false); !errors.Is(err, ops.ErrInvalidCursor) {
 		t.Errorf("ParseReplay(a dead-letter replay's cursor, closed) error %v; want ops.ErrInvalidCursor", err)
 	}
-	for _, counts := range [][2]int{{0, 5}, {5, 5}, {6, 5}, {-1, 5}, {1, ops.MaxReplayLimit + 1}} {
+	for _, counts := range [][2]int{{0, 5}, {5, 5}, {6, 5}, {-1, 5}, {1, 6}, {1, ops.MaxReplayLimit + 1}} {
 		r := dead
 		r.Done, r.Total = counts[0], counts[1]
-		if _, err := ParseReplay(r.String(), webhooks.StateDead, false); !errors.Is(err, ops.ErrInvalidCursor) {
-			t.Errorf("ParseReplay(Done %d, Total %d) error %v; want ops.ErrInvalidCursor", r.Done, r.Total, err)
+		if _, err := ParseReplay(r.String(), ops.Query{Limit: 5}, false); !errors.Is(err, ops.ErrInvalidCursor) {
+			t.Errorf("ParseReplay(Done %d, Total %d, Query.Limit 5) error %v; want ops.ErrInvalidCursor", r.Done, r.Total, err)
+		}
+	}
+	for _, end := range []Position{
+		{},            // none
+		dead.Position, // the position itself: nothing would be left
+		{State: webhooks.StateDead, At: t0, Key: webhooks.InboxKey{Provider: "p", Tenant: "t", EventID: "f"}}, // a larger key
+		{State: webhooks.StateDead, At: t0.Add(time.Nanosecond), Key: endKey},                                 // newer
+	} {
+		r := dead
+		r.End = end
+		if _, err := ParseReplay(r.String(), ops.Query{Limit: 5}, false); !errors.Is(err, ops.ErrInvalidCursor) {
+			t.Errorf("ParseReplay(position %+v, end %+v) error %v; want ops.ErrInvalidCursor: the end must come after the position", r.Position, end, err)
 		}
 	}
 }
@@ -124,21 +142,26 @@ func TestReplayCursor(t *testing.T) {
 // FuzzParseReplay: any string either fails with an error wrapping
 // ops.ErrInvalidCursor or yields a cursor that encodes back to itself.
 func FuzzParseReplay(f *testing.F) {
-	f.Add(Replay{Position: Position{State: webhooks.StateDead, Key: webhooks.InboxKey{Provider: "p", EventID: "e"}}, Done: 1, Total: 3}.String())
-	f.Add(Replay{Position: Position{State: webhooks.StateSucceeded, Key: webhooks.InboxKey{Provider: "p", EventID: "e"}}, Done: 2, Total: 3, DryRun: true}.String())
+	end := Position{Key: webhooks.InboxKey{Provider: "p", EventID: "a"}}
+	f.Add(Replay{Position: Position{State: webhooks.StateDead, At: t0, Key: webhooks.InboxKey{Provider: "p", EventID: "e"}}, End: end, Done: 1, Total: 3}.String())
+	f.Add(Replay{Position: Position{State: webhooks.StateSucceeded, At: t0, Key: webhooks.InboxKey{Provider: "p", EventID: "e"}}, End: end, Done: 2, Total: 3, DryRun: true}.String())
 	f.Add("e30")
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, state := range []webhooks.State{webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded} {
+			q := ops.Query{State: state, Limit: ops.MaxReplayLimit}
 			for _, dry := range []bool{false, true} {
-				c, err := ParseReplay(s, state, dry)
+				c, err := ParseReplay(s, q, dry)
 				if err != nil {
 					if !errors.Is(err, ops.ErrInvalidCursor) {
 						t.Fatalf("ParseReplay(%q) error %v does not wrap ops.ErrInvalidCursor", s, err)
 					}
 					continue
 				}
-				again, err := ParseReplay(c.String(), state, dry)
-				if err != nil || again.State != c.State || !again.At.Equal(c.At) || again.Key != c.Key || again.Done != c.Done || again.Total != c.Total {
+				if !c.Position.Before(c.End.At, c.End.Key) || c.Done < 1 || c.Done >= c.Total || c.Total > q.Limit {
+					t.Fatalf("ParseReplay(%q) = %+v: an end not after the position, or counts out of order", s, c)
+				}
+				again, err := ParseReplay(c.String(), q, dry)
+				if err != nil || again.Position != c.Position || again.End != c.End || again.Done != c.Done || again.Total != c.Total {
 					t.Fatalf("round trip changed the cursor: %+v → %+v, %v", c, again, err)
 				}
 			}
