@@ -78,7 +78,7 @@ func (c *hmacKeys) get(secret []byte) (*hmacKey, error) {
 
 // matches computes the HMAC of the request's content with k and compares it
 // in constant time with each signature.
-func (k *hmacKey) matches(t wire.Template, in *hmacRequest) bool {
+func (k *hmacKey) matches(t wire.Template, in *signedMessage) bool {
 	st := k.state.Get().(*hmacState)
 	defer k.state.Put(st)
 	st.mac.Reset()

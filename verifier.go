@@ -226,3 +226,10 @@ func hookError(doing string, err error) error {
 type Clock interface {
 	Now() time.Time
 }
+
+// SystemClock is the wall clock: its Now is time.Now. It is the Clock
+// wherever nil is given, and a verifier author's default.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }

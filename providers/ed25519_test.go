@@ -76,7 +76,7 @@ func TestEd25519RFC8032Vector(t *testing.T) {
 	if err != nil || pair.PublicKey(providers.Ed25519KeyHex) != vec.PublicKey {
 		t.Fatalf("the vector's secret key does not give its public key: %v", err)
 	}
-	opts := providers.Ed25519Options{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFromBody: true}}
+	opts := providers.Ed25519Options{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFromBody: true}}}
 	v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(vec.PublicKey), nil)
 	got := nhVerify(t, v, nhRequest(vec.Message, "X-Signature", vec.Signature))
 	if got.EventID != bodyID([]byte(vec.Message)) || got.KeyID != "static:0" || !got.OccurredAt.IsZero() {
@@ -347,7 +347,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 		// Standard Webhooks libraries skip them.
 		{"malformed v1a beside a valid one", "v1a,*** " + vec.Key1.Signature, "k1", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"wrong-length v1a beside a valid one", "v1a," + base64.StdEncoding.EncodeToString(make([]byte, 32)) + " " + vec.Key2.Signature + " v1a", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
-		{"eight valid and a malformed one", strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures) + "v1a,***", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
+		{"eight valid and a malformed one", strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxSignatures) + "v1a,***", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"svix names", vec.Key1.Signature, "k1", both, [3]string{"svix-id", "svix-timestamp", "svix-signature"}},
 	} {
 		got := nhVerify(t, tc.v, nhRequest(vec.Body, tc.names[0], vec.ID, tc.names[1], vec.Timestamp, tc.names[2], tc.signature))
@@ -359,7 +359,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 	h := func(kv ...string) []string {
 		return append([]string{"Webhook-Id", vec.ID, "Webhook-Timestamp", vec.Timestamp}, kv...)
 	}
-	nine := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures+1))
+	nine := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxSignatures+1))
 	tests := []struct {
 		name string
 		req  *webhooks.Request
@@ -383,8 +383,8 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 			nhReject(t, both, tt.req, tt.want)
 		})
 	}
-	// Exactly MaxEd25519Signatures signatures are checked.
-	eight := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures))
+	// Exactly webhooks.MaxSignatures signatures are checked.
+	eight := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxSignatures))
 	nhVerify(t, both, nhRequest(vec.Body, h("Webhook-Signature", eight)...))
 
 	for _, now := range []time.Time{signedAt.Add(6 * time.Minute), signedAt.Add(-6 * time.Minute)} {
@@ -548,7 +548,7 @@ func TestNewEd25519VerifierRejectsInvalidOptions(t *testing.T) {
 func TestEd25519HandshakeHookErrors(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
-	opts := providers.Ed25519Options{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDFromBody: true}}
+	opts := providers.Ed25519Options{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDFromBody: true}}}
 	body := []byte("hello")
 	sig := hex.EncodeToString(ed25519.Sign(pair.Private, body))
 	for name, tc := range map[string]struct {

@@ -73,7 +73,7 @@ func NewMailgunVerifier(opts MailgunOptions, creds webhooks.CredentialResolver) 
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	return &mailgunVerifier{creds: creds, timestamp: ts, clock: clock}, nil
 }
@@ -220,7 +220,7 @@ func NewSendGridVerifier(opts SendGridOptions, creds webhooks.CredentialResolver
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	return &sendGridVerifier{creds: creds, timestamp: ts, clock: clock}, nil
 }

@@ -93,7 +93,7 @@ func NewSNSVerifier(opts SNSOptions, topics webhooks.CredentialResolver) (webhoo
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	return &snsVerifier{opts: opts, topics: topics, clock: clock}, nil
 }

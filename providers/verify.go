@@ -27,20 +27,6 @@ func singleHeader(h http.Header, name string, missing webhooks.Reason) (string, 
 	return value, nil
 }
 
-// parseSignatureHeader reads a signature header value and turns a fault
-// into a rejection: ReasonMissingSignature when no signature was sent,
-// ReasonMalformedHeader otherwise. The detail never contains the value.
-func parseSignatureHeader(f *wire.SignatureFormat, value, headerName string) (wire.Signatures, *webhooks.VerificationError) {
-	sigs, fault := f.Parse(value)
-	switch {
-	case fault == wire.NoFault:
-		return sigs, nil
-	case fault.Missing():
-		return wire.Signatures{}, webhooks.Reject(webhooks.ReasonMissingSignature, "%s", f.Detail(fault, headerName))
-	}
-	return wire.Signatures{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "%s", f.Detail(fault, headerName))
-}
-
 // hookError passes a *VerificationError from a hook on as the rejection and
 // wraps any other error, which makes the gateway answer 503.
 func hookError(scheme, doing string, err error) error {
@@ -104,9 +90,6 @@ func (a *anyHeader) PerTenant() bool {
 	}
 	return len(a.verifiers) > 0
 }
-
-// PerTenant implements webhooks.TenantScoped.
-func (v *Ed25519Verifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
 
 // PerTenant implements webhooks.TenantScoped.
 func (v *TokenVerifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }

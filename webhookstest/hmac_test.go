@@ -87,18 +87,28 @@ func TestSignHMACHeaders(t *testing.T) {
 			"X-Shopify-Topic":       "orders/create",
 		}},
 		{"sha1 rfc3339 timestamp header", webhooks.HMACOptions{
-			SignatureHeader: "X-Sig", Timestamp: webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampRFC3339},
-			SignedContent: "{timestamp}.{body}", Algorithm: crypto.SHA1, Event: webhooks.EventSource{IDHeader: "X-Id"},
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Sig",
+				Timestamp:       webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampRFC3339},
+				SignedContent:   "{timestamp}.{body}",
+				Event:           webhooks.EventSource{IDHeader: "X-Id"},
+			},
+			Algorithm: crypto.SHA1,
 		}, "k", webhookstest.HMACMessage{ID: "1", Timestamp: at.Add(500 * time.Millisecond), Body: []byte("a=b")}, map[string]string{
 			"X-Sig": hex.EncodeToString(mac(sha1.New, "k", "2025-03-14T15:09:26Z.a=b")),
 			"X-Ts":  "2025-03-14T15:09:26Z",
 		}},
 		{"sha512 millis func", webhooks.HMACOptions{
-			SignatureHeader: "X-Sig", Timestamp: webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampUnixMillis},
-			Algorithm: crypto.SHA512, Encoding: webhooks.EncodingBase64, Event: webhooks.EventSource{IDHeader: "X-Id"},
-			SignedContentFunc: func(r *webhooks.Request, ts, id string) ([]byte, error) {
-				return []byte(r.Method + "|" + id + "|" + ts + "|" + r.Header.Get("X-Id") + "|" + string(r.Body)), nil
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Sig",
+				Timestamp:       webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampUnixMillis},
+				Encoding:        webhooks.EncodingBase64,
+				Event:           webhooks.EventSource{IDHeader: "X-Id"},
+				SignedContentFunc: func(r *webhooks.Request, ts, id string) ([]byte, error) {
+					return []byte(r.Method + "|" + id + "|" + ts + "|" + r.Header.Get("X-Id") + "|" + string(r.Body)), nil
+				},
 			},
+			Algorithm: crypto.SHA512,
 		}, "k", webhookstest.HMACMessage{ID: "7", Timestamp: at, Body: []byte("x")}, map[string]string{
 			"X-Sig": base64.StdEncoding.EncodeToString(mac(sha512.New, "k", "POST|7|"+strconv.FormatInt(at.UnixMilli(), 10)+"|7|x")),
 		}},
@@ -165,9 +175,11 @@ func TestSignHMACContentType(t *testing.T) {
 func TestNewHMACRequestSignsTheURL(t *testing.T) {
 	t.Parallel()
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-Sig",
-		SignedContent:   "{method} {url}\n{body}",
-		Event:           webhooks.EventSource{IDHeader: "X-Id"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Sig",
+			SignedContent:   "{method} {url}\n{body}",
+			Event:           webhooks.EventSource{IDHeader: "X-Id"},
+		},
 	}
 	v, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets("k"))
 	if err != nil {
@@ -236,7 +248,7 @@ func TestSignHMACErrors(t *testing.T) {
 		msg    webhookstest.HMACMessage
 		want   string
 	}{
-		{"invalid options", webhooks.HMACOptions{SignatureHeader: "X-Sig"}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "no event ID source"},
+		{"invalid options", webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Sig"}}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "no event ID source"},
 		{"empty secret", providers.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "secret static:0 is empty"},
 		{"prefix-only secret", providers.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "is only the prefix"},
 		{"undecodable secret", broken, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
@@ -247,9 +259,15 @@ func TestSignHMACErrors(t *testing.T) {
 		{"ID for a computed ID", providers.ZoomOptions(), secretText, webhookstest.HMACMessage{ID: "x", Body: []byte(`{"event":"e"}`)}, "HMACMessage.ID must be empty"},
 		{"no timestamp in the body", providers.LinearOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{"action":"create"}`)}, `timestamp from the body at "webhookTimestamp"`},
 		{"timestamp differs from the body", providers.LinearOptions(), secretText, webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"webhookTimestamp":1}`)}, "differs from HMACMessage.Timestamp"},
-		{"failing SignedContentFunc", webhooks.HMACOptions{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDHeader: "X-Id"}, SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
-			return nil, errors.New("boom")
-		}}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "SignedContentFunc: boom"},
+		{"failing SignedContentFunc", webhooks.HMACOptions{
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Sig",
+				Event:           webhooks.EventSource{IDHeader: "X-Id"},
+				SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
+					return nil, errors.New("boom")
+				},
+			},
+		}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "SignedContentFunc: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
