@@ -10,6 +10,8 @@ import (
 	"fmt"
 	"hash"
 	"io"
+
+	"github.com/hookinbox/webhooks/internal/hmackey"
 )
 
 // HMACOptions configures an HMACVerifier: the seed's generic verifier of
@@ -85,7 +87,7 @@ type HMACVerifier struct {
 	reader requestReader
 	opts   HMACOptions
 	creds  CredentialResolver
-	keys   *hmacKeys
+	keys   *hmackey.Cache
 }
 
 // NewHMACVerifier returns a verifier with the given options, taking secrets
@@ -102,7 +104,7 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("webhooks: invalid HMAC options: %w", err)
 	}
-	v := &HMACVerifier{reader: reader, opts: opts, creds: creds, keys: newHMACKeys(newHash, opts.DecodeSecret)}
+	v := &HMACVerifier{reader: reader, opts: opts, creds: creds, keys: hmackey.New(newHash, opts.DecodeSecret)}
 	v.opts.SignedRequest = SignedRequest{} // the reader holds the description
 	return v, nil
 }
@@ -178,16 +180,16 @@ func (v *HMACVerifier) authenticate(ctx context.Context, route Route, in *signed
 		if len(s.Value) == 0 || (v.opts.SecretPrefix != "" && string(s.Value) == v.opts.SecretPrefix) {
 			continue
 		}
-		k, err := v.keys.get(s.Value)
+		k, err := v.keys.Get(s.Value)
 		if err != nil {
 			return "", nil, fmt.Errorf("webhooks: HMAC verifier: decoding secret %q: %w", s.ID, err)
 		}
-		if len(k.key) == 0 {
+		if len(k.Bytes()) == 0 {
 			continue
 		}
 		tried++
-		if k.matches(v.reader.content, in) {
-			return s.ID, k.key, nil
+		if matches(k, v.reader.content, in) {
+			return s.ID, k.Bytes(), nil
 		}
 	}
 	if tried == 0 {

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/hookinbox/webhooks/internal/hmackey"
 	"testing"
 	"time"
 )
@@ -36,7 +38,7 @@ func TestHMACKeysBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	body := `{"a":1}`
-	for i := range maxCachedKeys + 100 {
+	for i := range hmackey.MaxKeys + 100 {
 		secret := "secret-" + strconv.Itoa(i)
 		current.Store(secret)
 		req := &Request{Header: http.Header{"X-Sig": {signHex(secret, body)}, "X-Id": {"e"}}, Body: []byte(body)}
@@ -44,11 +46,8 @@ func TestHMACKeysBounded(t *testing.T) {
 			t.Fatalf("secret %d: %v", i, err)
 		}
 	}
-	v.keys.mu.RLock()
-	n := len(v.keys.m)
-	v.keys.mu.RUnlock()
-	if n > maxCachedKeys {
-		t.Errorf("the cache holds %d keys, more than %d", n, maxCachedKeys)
+	if n := v.keys.Len(); n > hmackey.MaxKeys {
+		t.Errorf("the cache holds %d keys, more than %d", n, hmackey.MaxKeys)
 	}
 }
 

@@ -298,7 +298,7 @@ func (c *requestReader) parse(req *Request, in *signedMessage) (*Request, error)
 	if r.SignedContentFunc != nil {
 		b, err := r.SignedContentFunc(req, timestamp, id)
 		if err != nil {
-			return nil, hookError("building signed content", err)
+			return nil, HookError("building signed content", err)
 		}
 		in.content = b
 		if in.content == nil {
@@ -355,7 +355,7 @@ func (c *requestReader) metadata(req *Request, in *signedMessage, keyID string, 
 	if c.handshake != nil {
 		resp, err := c.handshake(req, out, key)
 		if err != nil {
-			return Verification{}, hookError("answering a handshake", err)
+			return Verification{}, HookError("answering a handshake", err)
 		}
 		if resp != nil {
 			out.Handshake = resp

@@ -262,7 +262,7 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 	switch {
 	case v.opts.Confirm != nil:
 		if err := v.opts.Confirm(ctx, route, c); err != nil {
-			return webhooks.Verification{}, hookError("SNS", "confirming a subscription", err)
+			return webhooks.Verification{}, webhooks.HookError("SNS verifier: confirming a subscription", err)
 		}
 	case m.Type == SNSSubscriptionConfirmation:
 		return webhooks.Verification{}, errors.New("webhooks: SNS verifier: a SubscriptionConfirmation arrived and no Confirm is configured; set Config.Confirm to confirm it (SNS sends it again)")

@@ -27,15 +27,6 @@ func singleHeader(h http.Header, name string, missing webhooks.Reason) (string, 
 	return value, nil
 }
 
-// hookError passes a *VerificationError from a hook on as the rejection and
-// wraps any other error, which makes the gateway answer 503.
-func hookError(scheme, doing string, err error) error {
-	if vErr, ok := errors.AsType[*webhooks.VerificationError](err); ok {
-		return vErr
-	}
-	return fmt.Errorf("webhooks: %s verifier: %s: %w", scheme, doing, err)
-}
-
 // checkCredentials reports a nil resolver, and checks static credentials
 // (StaticSecrets, TenantSecrets) before any request arrives.
 func checkCredentials(creds webhooks.CredentialResolver, what string, valid func(value []byte) error) error {

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -123,45 +122,14 @@ func SignEd25519(opts providers.Ed25519Options, key ed25519.PrivateKey, msg Ed25
 		return nil, errors.New("webhookstest: MoreKeys needs a list signature header (ItemSeparator)")
 	}
 
-	h := contentTypeHeader(msg.ContentType, msg.Body)
-	timestamp, err := writeTimestamp(h, opts.Timestamp, msg.Timestamp, msg.Body, "Ed25519Message")
-	if err != nil {
-		return nil, err
-	}
-	if err := writeMetadata(h, opts.Event, msg.ID, msg.Type, msg.Body, "Ed25519Message"); err != nil {
-		return nil, err
-	}
-	id := ""
-	if opts.Event.IDHeader != "" {
-		id = msg.ID
-	}
-	message, err := renderContent(opts.SignedContent, timestamp, id, msg.URL, msg.Body, "Ed25519Message")
-	if err != nil {
-		return nil, err
-	}
-
-	sigs := make([]string, len(keys))
-	for i, k := range keys {
-		sig := ed25519.Sign(k, message)
-		if opts.Encoding == webhooks.EncodingBase64 {
-			sigs[i] = base64.StdEncoding.EncodeToString(sig)
-		} else {
-			sigs[i] = hex.EncodeToString(sig)
+	m := message{ID: msg.ID, Type: msg.Type, Timestamp: msg.Timestamp, Body: msg.Body, ContentType: msg.ContentType, URL: msg.URL}
+	return signRequest(opts.SignedRequest, m, "Ed25519Message", func(content []byte) [][]byte {
+		sigs := make([][]byte, len(keys))
+		for i, k := range keys {
+			sigs[i] = ed25519.Sign(k, content)
 		}
-	}
-	if opts.ItemSeparator == "" {
-		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sigs[0])
-		return h, nil
-	}
-	var items []string
-	if opts.Timestamp.Key != "" {
-		items = append(items, opts.Timestamp.Key+opts.KeyValueSeparator+timestamp)
-	}
-	for _, sig := range sigs {
-		items = append(items, opts.SignatureKey+opts.KeyValueSeparator+sig)
-	}
-	h.Set(opts.SignatureHeader, strings.Join(items, opts.ItemSeparator))
-	return h, nil
+		return sigs
+	})
 }
 
 // NewEd25519Request returns a POST request to url carrying msg.Body and the

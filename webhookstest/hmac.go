@@ -105,35 +105,50 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.H
 			return nil, fmt.Errorf("webhookstest: decoding the secret: %w", err)
 		}
 	}
+	return signRequest(opts.SignedRequest, message(msg), "HMACMessage", func(content []byte) [][]byte {
+		mac := hmac.New(hmacHashFunc(opts.Algorithm), key)
+		mac.Write(content)
+		return [][]byte{mac.Sum(nil)}
+	})
+}
+
+// message is what SignHMAC and SignEd25519 sign, HMACMessage's fields.
+type message HMACMessage
+
+// signRequest returns the headers a provider whose requests r describes
+// sends with msg (of type kind, for errors): Content-Type, the timestamp,
+// event ID and type headers r reads, and the signature header holding
+// sign's signatures of the signed content, encoded and laid out as r says.
+func signRequest(r webhooks.SignedRequest, msg message, kind string, sign func(content []byte) [][]byte) (http.Header, error) {
 	h := contentTypeHeader(msg.ContentType, msg.Body)
-	timestamp, err := writeTimestamp(h, opts.Timestamp, msg.Timestamp, msg.Body, "HMACMessage")
+	timestamp, err := writeTimestamp(h, r.Timestamp, msg.Timestamp, msg.Body, kind)
 	if err != nil {
 		return nil, err
 	}
-	if err := writeMetadata(h, opts.Event, msg.ID, msg.Type, msg.Body, "HMACMessage"); err != nil {
+	if err := writeMetadata(h, r.Event, msg.ID, msg.Type, msg.Body, kind); err != nil {
 		return nil, err
 	}
-	content, err := hmacSignedContent(opts, h, timestamp, msg)
+	content, err := signedContent(r, h, timestamp, msg, kind)
 	if err != nil {
 		return nil, err
 	}
-	mac := hmac.New(hmacHashFunc(opts.Algorithm), key)
-	mac.Write(content)
 	encode := hex.EncodeToString
-	if opts.Encoding == webhooks.EncodingBase64 {
+	if r.Encoding == webhooks.EncodingBase64 {
 		encode = base64.StdEncoding.EncodeToString
 	}
-	sig := encode(mac.Sum(nil))
-	if opts.ItemSeparator == "" {
-		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sig)
+	sigs := sign(content)
+	if r.ItemSeparator == "" {
+		h.Set(r.SignatureHeader, r.SignaturePrefix+encode(sigs[0]))
 		return h, nil
 	}
 	var items []string
-	if opts.Timestamp.Key != "" {
-		items = append(items, opts.Timestamp.Key+opts.KeyValueSeparator+timestamp)
+	if r.Timestamp.Key != "" {
+		items = append(items, r.Timestamp.Key+r.KeyValueSeparator+timestamp)
 	}
-	items = append(items, opts.SignatureKey+opts.KeyValueSeparator+sig)
-	h.Set(opts.SignatureHeader, strings.Join(items, opts.ItemSeparator))
+	for _, sig := range sigs {
+		items = append(items, r.SignatureKey+r.KeyValueSeparator+encode(sig))
+	}
+	h.Set(r.SignatureHeader, strings.Join(items, r.ItemSeparator))
 	return h, nil
 }
 
@@ -155,21 +170,21 @@ func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret 
 	return newRequest(t, http.MethodPost, url, msg.Body, h)
 }
 
-// hmacSignedContent builds the bytes the provider signs.
-func hmacSignedContent(opts webhooks.HMACOptions, h http.Header, timestamp string, msg HMACMessage) ([]byte, error) {
+// signedContent builds the bytes the provider signs.
+func signedContent(r webhooks.SignedRequest, h http.Header, timestamp string, msg message, kind string) ([]byte, error) {
 	id := ""
-	if opts.Event.IDHeader != "" {
+	if r.Event.IDHeader != "" {
 		id = msg.ID
 	}
-	if opts.SignedContentFunc != nil {
+	if r.SignedContentFunc != nil {
 		req := &webhooks.Request{Method: http.MethodPost, Header: h.Clone(), Body: msg.Body}
-		b, err := opts.SignedContentFunc(req, timestamp, id)
+		b, err := r.SignedContentFunc(req, timestamp, id)
 		if err != nil {
 			return nil, fmt.Errorf("webhookstest: SignedContentFunc: %w", err)
 		}
 		return b, nil
 	}
-	return renderContent(opts.SignedContent, timestamp, id, msg.URL, msg.Body, "HMACMessage")
+	return renderContent(r.SignedContent, timestamp, id, msg.URL, msg.Body, kind)
 }
 
 // renderContent fills in a signed-content template ("{body}" when empty)
