@@ -151,9 +151,9 @@ func TestCatalogUnsignedFields(t *testing.T) {
 			unsignedTypes = append(unsignedTypes, e.Name)
 		}
 		switch {
-		case strings.Contains(e.EventID, "**not signed**"):
+		case strings.Contains(e.EventID(), "**not signed**"):
 			assert.False(t, s.id, "%s: the catalog says the event ID is not signed", e.Name)
-		case strings.Contains(e.EventID, ", signed"), strings.Contains(e.EventID, "of the signed body"):
+		case strings.Contains(e.EventID(), ", signed"), strings.Contains(e.EventID(), "of the signed body"):
 			assert.True(t, s.id, "%s: the catalog says the event ID is signed", e.Name)
 		}
 

@@ -179,7 +179,7 @@ func TestCatalogHarness(t *testing.T) {
 			}
 			f.wantRejected(t, f.send(t, other.sign(t, webhookstest.Message{})), "", "another credential")
 
-			if f.entry.Window != "none" && !strings.HasPrefix(f.entry.Window, "none") {
+			if f.entry.Window() != "none" && !strings.HasPrefix(f.entry.Window(), "none") {
 				for _, skew := range []time.Duration{-2 * time.Hour, 2 * time.Hour} {
 					d := f.sign(t, webhookstest.Message{Timestamp: time.Now().Add(skew)})
 					f.wantRejected(t, f.send(t, d), webhooks.ReasonTimestampExpired, "timestamp "+skew.String())
@@ -441,7 +441,7 @@ func TestCatalogEntries(t *testing.T) {
 		require.True(t, ok, e.Name)
 		assert.Equal(t, e.Name, got.Name)
 		assert.Regexp(t, valid, e.Name)
-		for field, value := range map[string]string{"Title": e.Title, "Credential": e.Credential, "Headers": e.Headers, "Signed": e.Signed, "Window": e.Window, "EventID": e.EventID} {
+		for field, value := range map[string]string{"Title": e.Title, "Credential": e.Credential, "Headers": e.Headers(), "Signed": e.Signed(), "Window": e.Window(), "EventID": e.EventID()} {
 			assert.NotEmpty(t, value, "%s: %s", e.Name, field)
 			assert.NotContains(t, value, "|", "%s: %s would break the catalog table", e.Name, field)
 		}

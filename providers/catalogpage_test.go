@@ -136,7 +136,7 @@ func renderCatalog(t *testing.T) string {
 			env += " + `Config.PublicURL`"
 		}
 		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers, e.Signed, e.Window, e.EventID, signed, handshakes, answer, vec, sdkCheck(e.Name))
+			e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers(), e.Signed(), e.Window(), e.EventID(), signed, handshakes, answer, vec, sdkCheck(e.Name))
 	}
 	return b.String()
 }
@@ -175,10 +175,10 @@ func renderReplayTable(t *testing.T) string {
 		base := f.sign(t, webhookstest.Message{})
 		s := findSigned(t, f, base)
 		guarded := f.verification(t, base).ReplayKey != ""
-		timed := !strings.HasPrefix(e.Window, "none")
+		timed := !strings.HasPrefix(e.Window(), "none")
 		window := "no"
 		if timed {
-			window = e.Window
+			window = e.Window()
 		}
 		var what string
 		switch {
