@@ -75,7 +75,7 @@ func findSigned(t *testing.T, f *catalogFixture, base *webhookstest.Delivery) si
 	t.Helper()
 	// The harness checks bodyUnsigned by tampering (a tampered credential
 	// field would be refused where the rest of the body is not signed).
-	s := signedness{body: !bodyUnsigned[f.name]}
+	s := signedness{body: !bodyUnsigned(f.entry)}
 	s.id, s.typ = s.body, s.body
 	probe := func(h, value string, read func(webhooks.Verification) string, was string) (found, signed bool) {
 		c := cloneDelivery(base)

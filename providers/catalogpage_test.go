@@ -103,42 +103,50 @@ func renderCatalog(t *testing.T) string {
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	sns := newSNSServer(t)
 	for _, e := range providers.Entries() {
-		f := newFixture(t, e.Name, sns, acknowledge)
-		base := f.sign(t, webhookstest.Message{})
-		signed := findSigned(t, f, base).describe(base.EventType != "")
-		handshakes := e.Handshakes
-		if handshakes == "" {
-			handshakes = "—"
-		}
-		answer := "any 2xx (the receiver's 202/200)"
-		if e.Answer != nil {
-			code := e.Answer.StatusCode
-			if code == 0 {
-				code = http.StatusOK
-			}
-			answer = fmt.Sprintf("%d", code)
-			if len(e.Answer.Body) > 0 {
-				answer += " `" + string(e.Answer.Body) + "`"
-			} else {
-				answer += ", no body"
-			}
-		}
-		vec := legacyVectors[e.Name]
-		if v, ok := loadCatalogVector(t, e.Name); ok {
-			vec = "unpublished, computed from the documented scheme — `testdata/" + e.Name + "`"
-			if v.Published {
-				vec = "**published**: " + v.Source
-			}
-		}
-		require.NotEmpty(t, vec, "%s has no vector and no reason", e.Name)
-		env := "`" + e.SecretEnv() + "`"
-		if e.NeedsPublicURL {
-			env += " + `Config.PublicURL`"
-		}
-		fmt.Fprintf(&b, "| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers(), e.Signed(), e.Window(), e.EventID(), signed, handshakes, answer, vec, sdkCheck(e.Name))
+		b.WriteString(catalogRow(t, e, sns))
 	}
 	return b.String()
+}
+
+// catalogRow writes an entry's row of CATALOG.md: its text, what the
+// attacks of TestCatalogUnsignedFields find signed, its vector and SDK
+// cross-check.
+func catalogRow(t *testing.T, e providers.Entry, sns *snsServer) string {
+	t.Helper()
+	f := newEntryFixture(t, e, sns, acknowledge)
+	base := f.sign(t, webhookstest.Message{})
+	signed := findSigned(t, f, base).describe(base.EventType != "")
+	handshakes := e.Handshakes
+	if handshakes == "" {
+		handshakes = "—"
+	}
+	answer := "any 2xx (the receiver's 202/200)"
+	if e.Answer != nil {
+		code := e.Answer.StatusCode
+		if code == 0 {
+			code = http.StatusOK
+		}
+		answer = fmt.Sprintf("%d", code)
+		if len(e.Answer.Body) > 0 {
+			answer += " `" + string(e.Answer.Body) + "`"
+		} else {
+			answer += ", no body"
+		}
+	}
+	vec := legacyVectors[e.Name]
+	if v, ok := loadCatalogVector(t, e.Name); ok {
+		vec = "unpublished, computed from the documented scheme — `testdata/" + e.Name + "`"
+		if v.Published {
+			vec = "**published**: " + v.Source
+		}
+	}
+	require.NotEmpty(t, vec, "%s has no vector and no reason", e.Name)
+	env := "`" + e.SecretEnv() + "`"
+	if e.NeedsPublicURL {
+		env += " + `Config.PublicURL`"
+	}
+	return fmt.Sprintf("| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers(), e.Signed(), e.Window(), e.EventID(), signed, handshakes, answer, vec, sdkCheck(e.Name))
 }
 
 // TestCatalogPage checks that CATALOG.md is the catalog as the code has

@@ -173,6 +173,9 @@ func lookup(name string) (providers.Entry, error) {
 // Name returns the catalog name the signer signs for.
 func (s *Signer) Name() string { return s.name }
 
+// Entry returns the catalog entry the signer signs for.
+func (s *Signer) Entry() providers.Entry { return s.entry }
+
 // Credential returns what Config.Secrets must hold to verify this
 // signer's deliveries: the shared secret, the public key in the
 // provider's format, or the SNS topic ARN.
