@@ -175,7 +175,7 @@ func TestDiscordInteractionsRejections(t *testing.T) {
 	// A signed body without an ID is rejected after the signature.
 	pair, _ := webhookstest.Ed25519KeyPairFromSeed(mustHex(t, vec.SecretKey))
 	noID := []byte(`{"type":2}`)
-	h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: noID})
+	h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Body: noID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestDiscordWebhookEvents(t *testing.T) {
 
 	ping := []byte(`{"version":1,"application_id":"1234567890","type":0}`)
 	rec := httptest.NewRecorder()
-	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: ping}))
+	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Body: ping}))
 	if rec.Code != http.StatusNoContent || rec.Body.Len() != 0 {
 		t.Fatalf("PING: %d %q", rec.Code, rec.Body)
 	}
@@ -292,7 +292,7 @@ func TestDiscordWebhookEvents(t *testing.T) {
 
 	event := []byte(`{"version":1,"application_id":"1234567890","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2025-01-01T00:00:00Z","data":{}}}`)
 	rec = httptest.NewRecorder()
-	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Type: "APPLICATION_AUTHORIZED", Body: event}))
+	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Type: "APPLICATION_AUTHORIZED", Body: event}))
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("event: %d %s", rec.Code, rec.Body)
 	}
@@ -302,9 +302,9 @@ func TestDiscordWebhookEvents(t *testing.T) {
 	}
 
 	// A tampered event and a stale one are refused.
-	tampered := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: event})
+	tampered := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Body: event})
 	tampered.Body = io.NopCloser(strings.NewReader(strings.Replace(string(event), "AUTHORIZED", "DEAUTHORIZED", 1)))
-	stale := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow.Add(-6 * time.Minute), Body: event})
+	stale := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow.Add(-6 * time.Minute), Body: event})
 	for reason, req := range map[webhooks.Reason]*http.Request{webhooks.ReasonBadSignature: tampered, webhooks.ReasonTimestampExpired: stale} {
 		rec = httptest.NewRecorder()
 		gw.ServeHTTP(rec, req)
@@ -413,9 +413,9 @@ func TestStandardWebhooksV1aRoundTrip(t *testing.T) {
 	v := newEd25519Verifier(t, opts, nhSecrets("new", newKey.PublicKey(providers.Ed25519KeyStandardWebhooks)), nil)
 	gw, inbox, _ := nhGateway(t, "acme", v, nil)
 	body := []byte(`{"type":"invoice.paid","data":{"id":"in_1"}}`)
-	msg := webhookstest.Ed25519Message{ID: "msg_1", Type: "invoice.paid", Body: body, MoreKeys: []ed25519.PrivateKey{newKey.Private}}
+	msg := webhookstest.SignedMessage{ID: "msg_1", Type: "invoice.paid", Body: body}
 	rec := httptest.NewRecorder()
-	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/acme", opts, oldKey.Private, msg))
+	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/acme", opts, oldKey.Private, msg, newKey.Private))
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("status %d %s", rec.Code, rec.Body)
 	}
@@ -424,7 +424,7 @@ func TestStandardWebhooksV1aRoundTrip(t *testing.T) {
 		t.Fatalf("item %+v, %v", item, err)
 	}
 	// Signed by the old key only: refused.
-	msg.ID, msg.MoreKeys = "msg_2", nil
+	msg.ID = "msg_2"
 	rec = httptest.NewRecorder()
 	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/acme", opts, oldKey.Private, msg))
 	if rec.Code != http.StatusUnauthorized {

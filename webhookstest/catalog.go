@@ -383,13 +383,8 @@ func hmacSpec(extra func(s *Signer, d *Delivery, m Message)) func(*Signer, *Deli
 		if !ok {
 			return fmt.Errorf("webhookstest: %s is not an HMAC entry", s.name)
 		}
-		hm := HMACMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
-		if o.Event.IDHeader != "" {
-			hm.ID = m.ID
-		}
-		if o.Event.TypeHeader != "" {
-			hm.Type = m.Type
-		}
+		hm := SignedMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+		hm.ID, hm.Type = headerEvent(o.Event, m)
 		h, err := SignHMAC(o, s.secret, hm)
 		if err != nil {
 			return err
@@ -547,6 +542,19 @@ func wooHeaders(_ *Signer, d *Delivery, _ Message) {
 	d.Header.Set("X-Wc-Webhook-Id", "12")
 }
 
+// headerEvent returns the message's event ID and type where the source
+// reads them from headers, "" where the body carries them (the sample has
+// them).
+func headerEvent(ev webhooks.EventSource, m Message) (id, typ string) {
+	if ev.IDHeader != "" {
+		id = m.ID
+	}
+	if ev.TypeHeader != "" {
+		typ = m.Type
+	}
+	return id, typ
+}
+
 // readEvent sets the delivery's event ID and type from the body where the
 // entry reads them there, so a caller's own body reports its own.
 func readEvent(d *Delivery, ev webhooks.EventSource) {
@@ -570,12 +578,7 @@ func signToken(s *Signer, d *Delivery, m Message) error {
 		return fmt.Errorf("webhookstest: %s is not a token entry", s.name)
 	}
 	tm := TokenMessage{Body: d.Body, ContentType: m.ContentType}
-	if o.Event.IDHeader != "" {
-		tm.ID = m.ID
-	}
-	if o.Event.TypeHeader != "" {
-		tm.Type = m.Type
-	}
+	tm.ID, tm.Type = headerEvent(o.Event, m)
 	h, err := SignToken(o, s.secret, tm)
 	if err != nil {
 		return err
@@ -592,10 +595,8 @@ func signEd25519(s *Signer, d *Delivery, m Message) error {
 	if !ok {
 		return fmt.Errorf("webhookstest: %s is not an Ed25519 entry", s.name)
 	}
-	em := Ed25519Message{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
-	if o.Event.IDHeader != "" {
-		em.ID = m.ID
-	}
+	em := SignedMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+	em.ID, _ = headerEvent(o.Event, m)
 	h, err := SignEd25519(o, s.ed.Private, em)
 	if err != nil {
 		return err
