@@ -100,7 +100,7 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Errorf(format, args...)) }
 	newHash, size := hmacHash(opts.Algorithm, bad)
 	reader, err := opts.SignedRequest.compile(size, opts.Clock, opts.Handshake, bad)
-	problems = append(problems, err, checkCredentials(creds, "secret", opts.usableSecret))
+	problems = append(problems, err, CheckCredentials(creds, "secret", opts.usableSecret))
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("webhooks: invalid HMAC options: %w", err)
 	}

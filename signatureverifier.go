@@ -91,7 +91,7 @@ func NewSignatureVerifier(opts SignatureOptions, creds CredentialResolver) (*Sig
 	reader, err := opts.SignedRequest.compile(size, opts.Clock, opts.Handshake, bad)
 	problems = append(problems, err)
 	if opts.Algorithm != nil {
-		problems = append(problems, checkCredentials(creds, v.noun, opts.Algorithm.CheckCredential))
+		problems = append(problems, CheckCredentials(creds, v.noun, opts.Algorithm.CheckCredential))
 	}
 	if err := errors.Join(problems...); err != nil {
 		return nil, fmt.Errorf("webhooks: invalid %s options: %w", name, err)

@@ -222,7 +222,7 @@ func (e Entry) verifier(c Config) (webhooks.Verifier, error) {
 		v, err = NewEd25519Verifier(o, c.Secrets)
 	case e.token != nil:
 		if e.tokenValid != nil {
-			if err := optionsError("token", checkCredentials(c.Secrets, "secret", e.tokenValid)); err != nil {
+			if err := optionsError("token", webhooks.CheckCredentials(c.Secrets, "secret", e.tokenValid)); err != nil {
 				return nil, err
 			}
 		}

@@ -85,7 +85,7 @@ func oktaVerification(v *TokenVerifier) challengeFunc {
 		if err := v.authenticate(ctx, route, req); err != nil {
 			return nil, err
 		}
-		challenge, rej := singleHeader(req.Header, OktaVerificationHeader, webhooks.ReasonMalformedPayload)
+		challenge, rej := webhooks.SingleHeader(req.Header, OktaVerificationHeader, webhooks.ReasonMalformedPayload)
 		if rej != nil {
 			return nil, rej
 		}
@@ -135,7 +135,7 @@ func asanaHandshake(creds webhooks.CredentialResolver) func(context.Context, web
 		if len(req.Header.Values(AsanaSecretHeader)) == 0 {
 			return nil, nil
 		}
-		secret, rej := singleHeader(req.Header, AsanaSecretHeader, webhooks.ReasonMissingSignature)
+		secret, rej := webhooks.SingleHeader(req.Header, AsanaSecretHeader, webhooks.ReasonMissingSignature)
 		if rej != nil {
 			return nil, rej
 		}

@@ -82,7 +82,7 @@ func NewSNSVerifier(opts SNSOptions, topics webhooks.CredentialResolver) (webhoo
 	if opts.Tolerance < 0 {
 		p.bad("Tolerance is negative")
 	}
-	p = append(p, checkCredentials(topics, "topic ARN", func(v []byte) error {
+	p = append(p, webhooks.CheckCredentials(topics, "topic ARN", func(v []byte) error {
 		if !strings.HasPrefix(string(v), "arn:") {
 			return errors.New("it is not an ARN (arn:aws:sns:<region>:<account>:<topic>)")
 		}

@@ -179,9 +179,9 @@ func NewTwilioVerifier(opts TwilioOptions, creds webhooks.CredentialResolver) (*
 			bad("BaseURL %q has a query, fragment or user: give only the scheme, host and any path prefix", opts.BaseURL)
 		}
 	}
-	p = append(p, checkCredentials(creds, "auth token", nil))
+	p = append(p, webhooks.CheckCredentials(creds, "auth token", nil))
 	if opts.SharedKeys != nil {
-		p = append(p, checkCredentials(opts.SharedKeys, "SharedKey secret", nil))
+		p = append(p, webhooks.CheckCredentials(opts.SharedKeys, "SharedKey secret", nil))
 	}
 	if opts.EventIDHeader != "" && !wire.IsHeaderName(opts.EventIDHeader) {
 		bad("EventIDHeader %q is not a valid header name", opts.EventIDHeader)
@@ -290,13 +290,13 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 	if req == nil {
 		return webhooks.Verification{}, errors.New("webhooks: Twilio verifier: nil request")
 	}
-	sigValue, rej := singleHeader(req.Header, TwilioSignatureHeader, webhooks.ReasonMissingSignature)
+	sigValue, rej := webhooks.SingleHeader(req.Header, TwilioSignatureHeader, webhooks.ReasonMissingSignature)
 	if rej != nil {
 		return webhooks.Verification{}, rej
 	}
 	alg, creds, useSharedKey, namedKey := twilioSHA1, v.creds, false, ""
 	if len(req.Header.Values(TwilioSignatureSettingsHeader)) > 0 {
-		value, rej := singleHeader(req.Header, TwilioSignatureSettingsHeader, webhooks.ReasonMalformedHeader)
+		value, rej := webhooks.SingleHeader(req.Header, TwilioSignatureSettingsHeader, webhooks.ReasonMalformedHeader)
 		if rej != nil {
 			return webhooks.Verification{}, rej
 		}
@@ -466,7 +466,7 @@ func isFormMediaType(contentType string) bool {
 // content's digest.
 func (v *TwilioVerifier) eventID(h http.Header, c twilioContent) (string, *webhooks.VerificationError) {
 	if v.opts.EventIDHeader != "" {
-		id, rej := singleHeader(h, v.opts.EventIDHeader, webhooks.ReasonMissingEventID)
+		id, rej := webhooks.SingleHeader(h, v.opts.EventIDHeader, webhooks.ReasonMissingEventID)
 		if rej == nil {
 			return id, nil
 		}

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/wire"
@@ -12,32 +11,6 @@ import (
 
 // Helpers the verifiers of this package share. The root package's shared
 // parts (EventSource, TimestampSource, HeaderFallbacks) do the rest.
-
-// singleHeader returns the one value of header name. An absent or empty
-// header is rejected with the missing reason; a header sent more than once
-// with ReasonMalformedHeader, since the two copies could disagree.
-func singleHeader(h http.Header, name string, missing webhooks.Reason) (string, *webhooks.VerificationError) {
-	value, n := wire.Header(h, name)
-	switch {
-	case n > 1:
-		return "", webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s is sent %d times", name, n)
-	case value == "":
-		return "", webhooks.Reject(missing, "header %s is missing", name)
-	}
-	return value, nil
-}
-
-// checkCredentials reports a nil resolver, and checks static credentials
-// (StaticSecrets, TenantSecrets) before any request arrives.
-func checkCredentials(creds webhooks.CredentialResolver, what string, valid func(value []byte) error) error {
-	switch c := creds.(type) {
-	case nil:
-		return errors.New("creds is nil: pass a CredentialResolver, for example webhooks.StaticSecrets(secret)")
-	case webhooks.StaticCredentials:
-		return c.Check(what, valid)
-	}
-	return nil
-}
 
 // optionsError is the error of a constructor given invalid options, or nil.
 func optionsError(scheme string, problems ...error) error {
