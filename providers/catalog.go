@@ -155,18 +155,15 @@ type Entry struct {
 
 // HMACOptions returns the options the entry's HMAC verifier is built with
 // for cfg (whose PublicURL it reads where the entry signs the public URL),
-// and false for an entry whose verifier is not one of HMACOptions.
+// and false for an entry whose verifier is not one of HMACOptions. Box and
+// DocuSign check the same options under several signature headers, any
+// one of which verifies; the options name the first.
 func (e Entry) HMACOptions(cfg Config) (webhooks.HMACOptions, bool) {
 	if e.hmac == nil {
 		return webhooks.HMACOptions{}, false
 	}
 	return e.hmac(cfg.PublicURL), true
 }
-
-// SignatureHeaders returns the headers an HMAC entry reads signatures
-// from, of which any one verifies (Box, DocuSign), or nil when it reads
-// HMACOptions.SignatureHeader alone.
-func (e Entry) SignatureHeaders() []string { return slices.Clone(e.anyHeaders) }
 
 // Ed25519Options returns the options the entry's Ed25519 verifier is
 // built with, and false for an entry of another scheme.

@@ -299,7 +299,7 @@ var catalog = []Entry{
 		Name: "sendgrid", Title: "Twilio SendGrid Event Webhook", Scheme: SchemeECDSA,
 		Docs:       "https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features",
 		Credential: "the verification key (base64 DER ECDSA P-256 public key)",
-		notes:      notes{headers: "`X-Twilio-Email-Event-Webhook-Signature` (base64 DER), `X-Twilio-Email-Event-Webhook-Timestamp`", signed: "`{timestamp}{body}`, ECDSA P-256 with SHA-256", window: window(webhooks.DefaultTolerance), eventID: "SHA-256 of the signed body (a batch of events)"},
+		notes:      notes{headers: code(SendGridSignatureHeader) + " (base64 DER), " + code(SendGridTimestampHeader), signed: "`{timestamp}{body}`, ECDSA P-256 with SHA-256", window: window(webhooks.DefaultTolerance), eventID: "SHA-256 of the signed body (a batch of events)"},
 		build: func(c Config) (webhooks.Verifier, error) {
 			v, err := NewSendGridVerifier(SendGridOptions{Clock: c.Clock}, c.Secrets)
 			if err != nil {

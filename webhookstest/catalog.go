@@ -682,8 +682,8 @@ func sendGridSign(s *Signer, d *Delivery, m Message) error {
 	if err != nil {
 		return err
 	}
-	d.Header.Set("X-Twilio-Email-Event-Webhook-Signature", b64(sig))
-	d.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
+	d.Header.Set(providers.SendGridSignatureHeader, b64(sig))
+	d.Header.Set(providers.SendGridTimestampHeader, ts)
 	d.Credentials = append(d.Credentials, b64(sig))
 	return nil
 }
