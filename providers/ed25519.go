@@ -141,10 +141,11 @@ type Ed25519Verifier struct {
 // TenantSecrets) that is empty or does not decode; keys from other
 // resolvers are checked on each request.
 func NewEd25519Verifier(opts Ed25519Options, creds webhooks.CredentialResolver) (*Ed25519Verifier, error) {
+	var formatErr error
 	switch opts.PublicKeyFormat {
 	case Ed25519KeyHex, Ed25519KeyBase64, Ed25519KeyStandardWebhooks:
 	default:
-		return nil, optionsError("Ed25519", fmt.Errorf("PublicKeyFormat %v is unknown: use Ed25519KeyHex, Ed25519KeyBase64 or Ed25519KeyStandardWebhooks", opts.PublicKeyFormat))
+		formatErr = fmt.Errorf("PublicKeyFormat %v is unknown: use Ed25519KeyHex, Ed25519KeyBase64 or Ed25519KeyStandardWebhooks", opts.PublicKeyFormat)
 	}
 	v, err := webhooks.NewSignatureVerifier(webhooks.SignatureOptions{
 		SignedRequest: opts.SignedRequest,
@@ -153,8 +154,13 @@ func NewEd25519Verifier(opts Ed25519Options, creds webhooks.CredentialResolver) 
 		Handshake:     opts.Handshake,
 		Clock:         opts.Clock,
 	}, creds)
-	if err != nil {
+	switch {
+	case err != nil && formatErr != nil:
+		return nil, fmt.Errorf("%w\n%w", err, formatErr) // one list of problems
+	case err != nil:
 		return nil, err
+	case formatErr != nil:
+		return nil, optionsError("Ed25519", formatErr)
 	}
 	return &Ed25519Verifier{v}, nil
 }
