@@ -183,12 +183,15 @@ func (c StaticCredentials) Format(f fmt.State, _ rune) {
 // LogValue keeps the values out of slog output.
 func (c StaticCredentials) LogValue() slog.Value { return slog.StringValue(fmt.Sprint(c)) }
 
-// checkCredentials reports a nil resolver, and checks static credentials
-// with StaticCredentials.Check.
-func checkCredentials(creds CredentialResolver, what string, valid func(value []byte) error) error {
+// CheckCredentials is what a verifier's constructor reports about its
+// credentials: an error for a nil resolver, and for static credentials
+// (StaticSecrets, TenantSecrets) what StaticCredentials.Check reports with
+// what and valid. Other resolvers' credentials are checked on each
+// request.
+func CheckCredentials(creds CredentialResolver, what string, valid func(value []byte) error) error {
 	switch c := creds.(type) {
 	case nil:
-		return errors.New("creds is nil: pass a CredentialResolver, for example StaticSecrets(secret)")
+		return errors.New("creds is nil: pass a CredentialResolver, for example webhooks.StaticSecrets(secret)")
 	case StaticCredentials:
 		return c.Check(what, valid)
 	}

@@ -19,12 +19,14 @@ import (
 // tenantOptions is a timestamped HMAC scheme for the tenant tests.
 func tenantOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		SignedContent:   "{timestamp}.{body}",
-		SecretPrefix:    "whsec_",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
-		Clock:           fixedClock(fixedNow),
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
+		},
+		SecretPrefix: "whsec_",
+		Clock:        fixedClock(fixedNow),
 	}
 }
 

@@ -37,7 +37,12 @@ func (e Event) Key() InboxKey {
 	return InboxKey{Provider: e.Provider, Tenant: e.Tenant, EventID: e.ID}
 }
 
-func eventFromLease(l *Lease) Event {
+func eventFromLease(l *Lease) Event { return l.Event() }
+
+// Event returns the event a Processor hands to its Dispatcher for the
+// lease: the item's fields, the attempt and the lease token. Store tests
+// use it to complete a lease as a handler would (CompleteTx).
+func (l *Lease) Event() Event {
 	it := l.Item
 	return Event{
 		Provider:   it.Key.Provider,

@@ -3,8 +3,11 @@ package webhooks
 import (
 	"context"
 	"errors"
+	"net/http"
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -82,4 +85,25 @@ func TestMuxHandlerErrorPassesThrough(t *testing.T) {
 	boom := errors.New("boom")
 	require.NoError(t, m.HandleFunc("e", func(context.Context, Event) error { return boom }))
 	assert.ErrorIs(t, m.Dispatch(context.Background(), Event{Type: "e"}), boom)
+}
+
+// TestLeaseEvent checks that Lease.Event, the one mapping from a lease to
+// the event its handler gets, fills in every field of Event from a lease
+// whose item has every field set: a field added to Event and forgotten
+// here, as storetest's former copy forgot TraceLink, fails it.
+func TestLeaseEvent(t *testing.T) {
+	t.Parallel()
+	at := time.Unix(1767225600, 0).UTC()
+	l := &Lease{Token: "tok", Attempt: 3, Item: Item{
+		Key: InboxKey{Provider: "p", Tenant: "t", EventID: "e"}, EventType: "x.y", Payload: []byte("{}"),
+		Headers: http.Header{"A": {"b"}}, KeyID: "k", TraceLink: "00-trace", OccurredAt: at, ReceivedAt: at.Add(time.Second),
+	}}
+	ev := l.Event()
+	v := reflect.ValueOf(ev)
+	for i := range v.NumField() {
+		assert.False(t, v.Field(i).IsZero(), "Event.%s is not set from the lease", v.Type().Field(i).Name)
+	}
+	assert.Equal(t, Event{Provider: "p", Tenant: "t", ID: "e", Type: "x.y", Payload: []byte("{}"), Headers: http.Header{"A": {"b"}},
+		Attempt: 3, OccurredAt: at, ReceivedAt: at.Add(time.Second), KeyID: "k", LeaseToken: "tok", TraceLink: "00-trace"}, ev)
+	assert.Equal(t, ev, eventFromLease(l), "the processor hands over the same event")
 }

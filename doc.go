@@ -8,9 +8,12 @@
 // # 1. Verifiers
 //
 // A [Verifier] checks that a request really comes from its provider and
-// returns the event's ID and type. [NewHMACVerifier] covers HMAC signatures
-// configured by [HMACOptions]; package providers has a verifier for each
-// provider by name (Stripe, GitHub, Slack, …). Secrets come from a
+// returns the event's ID and type. A [SignedRequest] describes where a
+// provider's request carries its signature, timestamp, event ID and type;
+// [NewHMACVerifier] verifies HMAC signatures of one ([HMACOptions]), and a
+// verifier author plugs another algorithm into the same pipeline with
+// [NewSignatureVerifier] ([SignatureAlgorithm]). Package providers has a
+// verifier for each provider by name (Stripe, GitHub, Slack, …). Secrets come from a
 // [CredentialResolver]: [StaticSecrets] for one set, [TenantSecrets] for
 // secrets per tenant; several may be live at once for rotation.
 //

@@ -29,11 +29,13 @@ const e2eSecret = "e2e-signing-secret-0123456789"
 // demoOptions signs "timestamp.body" with HMAC-SHA256, hex, "sha256=" prefix.
 func demoOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		SignaturePrefix: "sha256=",
-		SignedContent:   "{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-Event-Id", TypeHeader: "X-Event-Type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			SignaturePrefix: "sha256=",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-Event-Id", TypeHeader: "X-Event-Type"},
+		},
 	}
 }
 

@@ -208,7 +208,7 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 	if s.IDFunc != nil {
 		var err error
 		if id.value, err = s.IDFunc(req, v); err != nil {
-			return Verification{}, hookError("computing the event ID", err)
+			return Verification{}, HookError("computing the event ID", err)
 		}
 	}
 	if id.value == "" && s.IDFromBody {

@@ -20,10 +20,12 @@ import (
 // is GitHub's documented test delivery.
 func ExampleNewHMACVerifier() {
 	verifier, err := webhooks.NewHMACVerifier(webhooks.HMACOptions{
-		SignatureHeader: "X-Hub-Signature-256",
-		SignaturePrefix: "sha256=",
-		SignedContent:   "{body}",
-		Event:           webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Hub-Signature-256",
+			SignaturePrefix: "sha256=",
+			SignedContent:   "{body}",
+			Event:           webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+		},
 	}, webhooks.StaticSecrets("It's a Secret to Everybody"))
 	if err != nil {
 		fmt.Println(err)
@@ -65,11 +67,13 @@ func ExampleNewHMACVerifier() {
 func ExampleTenantSecrets() {
 	now := time.Unix(1700000000, 0)
 	verifier, err := webhooks.NewHMACVerifier(webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		SignedContent:   "{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
-		Clock:           webhookstest.NewClock(now),
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
+		},
+		Clock: webhookstest.NewClock(now),
 	}, webhooks.TenantSecrets(map[string][]string{
 		"acme":   {"acme-old", "acme-new"}, // rotating
 		"globex": {"globex-secret"},

@@ -21,9 +21,11 @@ import (
 // ID from it.
 func bodyOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Sig",
-		SignaturePrefix: "sha256=",
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Sig",
+			SignaturePrefix: "sha256=",
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
 	}
 }
 

@@ -19,9 +19,11 @@ import (
 // again under any ID and type.
 func githubLike() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Sig",
-		SignaturePrefix: "sha256=",
-		Event:           webhooks.EventSource{IDHeader: "X-Delivery", TypeHeader: "X-Event"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Sig",
+			SignaturePrefix: "sha256=",
+			Event:           webhooks.EventSource{IDHeader: "X-Delivery", TypeHeader: "X-Event"},
+		},
 	}
 }
 

@@ -115,6 +115,14 @@ func (l fallbackList) applyTo(req *Request) *Request {
 	return &r
 }
 
+// SingleHeader returns the one value of header name, trimmed, for a
+// verifier that reads a header the scheme requires. An absent or empty
+// header is rejected with the missing reason; a header sent more than
+// once with ReasonMalformedHeader, since the two copies could disagree.
+func SingleHeader(h http.Header, name string, missing Reason) (string, *VerificationError) {
+	return singleHeaderKey(h, http.CanonicalHeaderKey(name), name, missing)
+}
+
 // singleHeaderKey returns the one value of the header whose canonical name
 // is key; name is the one rejections give. An absent or empty header is
 // rejected with the missing reason; a header sent more than once with

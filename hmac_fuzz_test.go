@@ -24,8 +24,8 @@ import (
 // SHA-512 value.
 var fuzzHeaderFormats = []wire.SignatureFormat{
 	{Prefix: "sha256=", Size: sha256.Size},
-	{ItemSep: ",", KVSep: "=", SignatureKey: "v1", TimestampKey: "t", Size: sha256.Size, Max: maxSignatures},
-	{ItemSep: " ", KVSep: ",", SignatureKey: "v1", Base64: true, Size: sha256.Size, Max: maxSignatures},
+	{ItemSep: ",", KVSep: "=", SignatureKey: "v1", TimestampKey: "t", Size: sha256.Size, Max: MaxSignatures},
+	{ItemSep: " ", KVSep: ",", SignatureKey: "v1", Base64: true, Size: sha256.Size, Max: MaxSignatures},
 	{Base64: true, Size: 64},
 }
 
@@ -72,7 +72,7 @@ func knownDetails(f *wire.SignatureFormat) map[string]bool {
 	}
 	details := make(map[string]bool)
 	for _, in := range inputs {
-		if _, rej := parseSignatureHeader(f, in, fuzzHeaderName); rej != nil {
+		if _, rej := parseHeader(f, in, fuzzHeaderName); rej != nil {
 			details[rej.Detail] = true
 		}
 	}
@@ -115,10 +115,10 @@ func FuzzHMACSignatureHeader(f *testing.F) {
 	f.Fuzz(func(t *testing.T, value string, format uint8) {
 		i := int(format) % len(fuzzHeaderFormats)
 		sf := &fuzzHeaderFormats[i]
-		got, rej := parseSignatureHeader(sf, value, fuzzHeaderName)
+		got, rej := parseHeader(sf, value, fuzzHeaderName)
 
 		// Deterministic.
-		again, rej2 := parseSignatureHeader(sf, value, fuzzHeaderName)
+		again, rej2 := parseHeader(sf, value, fuzzHeaderName)
 		if !sameParse(got, again) || !sameRejection(rej, rej2) {
 			t.Fatalf("parse(%q) is not deterministic", value)
 		}
@@ -150,7 +150,7 @@ func FuzzHMACSignatureHeader(f *testing.F) {
 			}
 			// Written back canonically, the header parses to the same.
 			canon := canonicalHeader(sf, got)
-			back, rej := parseSignatureHeader(sf, canon, fuzzHeaderName)
+			back, rej := parseHeader(sf, canon, fuzzHeaderName)
 			if rej != nil || !sameParse(got, back) {
 				t.Fatalf("parse(%q) = %+v, but its canonical form %q parses to %+v, %v", value, got, canon, back, rej)
 			}
@@ -159,14 +159,14 @@ func FuzzHMACSignatureHeader(f *testing.F) {
 		if sf.ItemSep != "" {
 			// Items with unknown keys change nothing.
 			extra := value + sf.ItemSep + "x-unknown" + sf.KVSep + "1"
-			withExtra, rejExtra := parseSignatureHeader(sf, extra, fuzzHeaderName)
+			withExtra, rejExtra := parseHeader(sf, extra, fuzzHeaderName)
 			if !sameParse(got, withExtra) || (rej == nil) != (rejExtra == nil) || (rej != nil && rej.Reason != rejExtra.Reason) {
 				t.Fatalf("parse(%q) = %+v, %v but with an unknown item %+v, %v", value, got, rej, withExtra, rejExtra)
 			}
 			// A malformed signature item beside accepted ones is skipped.
 			if rej == nil {
 				bad := value + sf.ItemSep + sf.SignatureKey + sf.KVSep + "!"
-				withBad, rejBad := parseSignatureHeader(sf, bad, fuzzHeaderName)
+				withBad, rejBad := parseHeader(sf, bad, fuzzHeaderName)
 				if rejBad != nil || !sameParse(got, withBad) {
 					t.Fatalf("parse(%q) = %+v but with a malformed item %+v, %v", value, got, withBad, rejBad)
 				}
@@ -193,14 +193,16 @@ func FuzzHMACVerify(f *testing.F) {
 	key := []byte("fuzz-key-0123456789abcdef")
 	now := time.Unix(1700000000, 0).UTC()
 	opts := HMACOptions{
-		SignatureHeader:   "Webhook-Signature",
-		ItemSeparator:     " ",
-		KeyValueSeparator: ",",
-		SignatureKey:      "v1",
-		Encoding:          EncodingBase64,
-		SignedContent:     "{id}.{timestamp}.{body}",
-		Timestamp:         TimestampSource{Header: "Webhook-Timestamp"},
-		Event:             EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
+		SignedRequest: SignedRequest{
+			SignatureHeader:   "Webhook-Signature",
+			ItemSeparator:     " ",
+			KeyValueSeparator: ",",
+			SignatureKey:      "v1",
+			Encoding:          EncodingBase64,
+			SignedContent:     "{id}.{timestamp}.{body}",
+			Timestamp:         TimestampSource{Header: "Webhook-Timestamp"},
+			Event:             EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
+		},
 		DecodeSecret: func(b []byte) ([]byte, error) {
 			return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(b), "whsec_"))
 		},
@@ -249,4 +251,14 @@ func FuzzHMACVerify(f *testing.F) {
 			t.Fatalf("accepted timestamp %v outside the window", got.OccurredAt)
 		}
 	})
+}
+
+// parseHeader parses a signature header as the verifiers do: the format's
+// parse, and the rejection signatureRejection makes of a fault.
+func parseHeader(f *wire.SignatureFormat, value, headerName string) (wire.Signatures, *VerificationError) {
+	sigs, fault := f.Parse(value)
+	if fault != wire.NoFault {
+		return wire.Signatures{}, signatureRejection(f, fault, headerName)
+	}
+	return sigs, nil
 }

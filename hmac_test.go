@@ -340,10 +340,12 @@ func TestHMACTimestampWindow(t *testing.T) {
 	const secret = "window-secret"
 	body := `{"id":"evt_window"}`
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		SignedContent:   "{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
-		Event:           webhooks.EventSource{IDPath: "id"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+			Event:           webhooks.EventSource{IDPath: "id"},
+		},
 	}
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
 	short := opts
@@ -435,10 +437,12 @@ func TestHMACTimestampFormats(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := webhooks.HMACOptions{
-				SignatureHeader: "X-Signature",
-				SignedContent:   "{timestamp}.{body}",
-				Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp", Format: tt.format},
-				Event:           webhooks.EventSource{IDPath: "id"},
+				SignedRequest: webhooks.SignedRequest{
+					SignatureHeader: "X-Signature",
+					SignedContent:   "{timestamp}.{body}",
+					Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp", Format: tt.format},
+					Event:           webhooks.EventSource{IDPath: "id"},
+				},
 			}
 			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
 			got, err := v.Verify(context.Background(), testRoute, request(body,
@@ -485,10 +489,12 @@ func TestHMACAlgorithmsAndEncodings(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			opts := webhooks.HMACOptions{
-				SignatureHeader: "X-Signature",
-				Algorithm:       tt.algorithm,
-				Encoding:        tt.encoding,
-				Event:           webhooks.EventSource{IDPath: "id"},
+				SignedRequest: webhooks.SignedRequest{
+					SignatureHeader: "X-Signature",
+					Encoding:        tt.encoding,
+					Event:           webhooks.EventSource{IDPath: "id"},
+				},
+				Algorithm: tt.algorithm,
 			}
 			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), nil)
 			got, err := v.Verify(context.Background(), testRoute, request(body, "X-Signature", tt.signature))
@@ -510,19 +516,21 @@ func TestHMACSignedContentFunc(t *testing.T) {
 	const secret = "slack-signing-secret"
 	var calls sync.Map
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-Slack-Signature",
-		SignaturePrefix: "v0=",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Slack-Request-Timestamp"},
-		Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event.type"},
-		SignedContentFunc: func(req *webhooks.Request, timestamp, id string) ([]byte, error) {
-			calls.Store(timestamp, id)
-			switch req.Header.Get("X-Test") {
-			case "reject":
-				return nil, webhooks.Reject(webhooks.ReasonMalformedHeader, "cannot build")
-			case "fail":
-				return nil, errors.New("content builder unavailable")
-			}
-			return []byte("v0:" + timestamp + ":" + string(req.Body)), nil
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Slack-Signature",
+			SignaturePrefix: "v0=",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Slack-Request-Timestamp"},
+			Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event.type"},
+			SignedContentFunc: func(req *webhooks.Request, timestamp, id string) ([]byte, error) {
+				calls.Store(timestamp, id)
+				switch req.Header.Get("X-Test") {
+				case "reject":
+					return nil, webhooks.Reject(webhooks.ReasonMalformedHeader, "cannot build")
+				case "fail":
+					return nil, errors.New("content builder unavailable")
+				}
+				return []byte("v0:" + timestamp + ":" + string(req.Body)), nil
+			},
 		},
 	}
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
@@ -588,7 +596,7 @@ func TestHMACJSONPaths(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := webhooks.HMACOptions{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDPath: tt.idPath, TypePath: tt.typePath}}
+			opts := webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDPath: tt.idPath, TypePath: tt.typePath}}}
 			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), nil)
 			got, err := v.Verify(context.Background(), testRoute, request(tt.body, "X-Signature", hexMAC(secret, tt.body)))
 			if tt.want != "" {
@@ -606,7 +614,7 @@ func TestHMACJSONPaths(t *testing.T) {
 func TestHMACCredentials(t *testing.T) {
 	t.Parallel()
 	body := `{"id":"evt_creds"}`
-	opts := webhooks.HMACOptions{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDPath: "id"}}
+	opts := webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDPath: "id"}}}
 	req := func() *webhooks.Request { return request(body, "X-Signature", hexMAC("s", body)) }
 
 	t.Run("resolver error is not a rejection", func(t *testing.T) {
@@ -747,7 +755,7 @@ func TestHMACConcurrentVerify(t *testing.T) {
 
 func TestNewHMACVerifierRejectsInvalidOptions(t *testing.T) {
 	t.Parallel()
-	valid := webhooks.HMACOptions{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDHeader: "X-Id"}}
+	valid := webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDHeader: "X-Id"}}}
 	with := func(f func(*webhooks.HMACOptions)) webhooks.HMACOptions {
 		o := valid
 		f(&o)
@@ -848,7 +856,7 @@ func TestNewHMACVerifierRejectsInvalidOptions(t *testing.T) {
 	}
 
 	// Every problem is reported, not only the first.
-	_, err := webhooks.NewHMACVerifier(webhooks.HMACOptions{Encoding: 9, SignedContent: "{x}"}, nil)
+	_, err := webhooks.NewHMACVerifier(webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{Encoding: 9, SignedContent: "{x}"}}, nil)
 	for _, want := range []string{"SignatureHeader is empty", "Encoding", "unknown placeholder {x}", "no event ID source", "creds is nil"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v lacks %q", err, want)
@@ -907,9 +915,11 @@ func TestHMACSignedContentTemplates(t *testing.T) {
 	body := `{"id":"evt_layout"}`
 	ts := strconv.FormatInt(fixedNow.Unix(), 10)
 	base := webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-Id"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-Id"},
+		},
 	}
 	tests := []struct {
 		name            string
@@ -966,15 +976,17 @@ func TestHMACHeaderFallbacks(t *testing.T) {
 	body := `{"type":"t"}`
 	ts := strconv.FormatInt(fixedNow.Unix(), 10)
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-New-Signature",
-		SignedContent:   "{id}.{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-New-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-New-Id", TypeHeader: "X-New-Type"},
-		HeaderFallbacks: webhooks.HeaderFallbacks{
-			"x-new-signature": "X-Old-Signature",
-			"X-New-Timestamp": "x-old-timestamp",
-			"X-New-Id":        "X-Old-Id",
-			"X-New-Type":      "X-Old-Type",
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-New-Signature",
+			SignedContent:   "{id}.{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-New-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-New-Id", TypeHeader: "X-New-Type"},
+			HeaderFallbacks: webhooks.HeaderFallbacks{
+				"x-new-signature": "X-Old-Signature",
+				"X-New-Timestamp": "x-old-timestamp",
+				"X-New-Id":        "X-Old-Id",
+				"X-New-Type":      "X-Old-Type",
+			},
 		},
 	}
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
@@ -1024,9 +1036,11 @@ func TestHMACTimestampPath(t *testing.T) {
 	t.Parallel()
 	const secret = "path-secret"
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		Timestamp:       webhooks.TimestampSource{Path: "meta.sentAt", Format: webhooks.TimestampUnixMillis, Tolerance: time.Minute},
-		Event:           webhooks.EventSource{IDPath: "id"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			Timestamp:       webhooks.TimestampSource{Path: "meta.sentAt", Format: webhooks.TimestampUnixMillis, Tolerance: time.Minute},
+			Event:           webhooks.EventSource{IDPath: "id"},
+		},
 	}
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
 	ms := func(d time.Duration) string { return strconv.FormatInt(fixedNow.Add(d).UnixMilli(), 10) }
@@ -1095,7 +1109,7 @@ func TestHMACEventIDFunc(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			opts := webhooks.HMACOptions{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFunc: tt.fn, TypePath: "kind"}}
+			opts := webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFunc: tt.fn, TypePath: "kind"}}}
 			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), nil)
 			got, err := v.Verify(context.Background(), testRoute, request(body, "X-Signature", hexMAC(secret, body)))
 			switch {
@@ -1116,10 +1130,15 @@ func TestHMACEventIDFunc(t *testing.T) {
 	}
 	// Never called for a request that does not verify.
 	called := false
-	opts := webhooks.HMACOptions{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFunc: func(*webhooks.Request, webhooks.Verification) (string, error) {
-		called = true
-		return "x", nil
-	}}}
+	opts := webhooks.HMACOptions{
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			Event: webhooks.EventSource{IDFunc: func(*webhooks.Request, webhooks.Verification) (string, error) {
+				called = true
+				return "x", nil
+			}},
+		},
+	}
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), nil)
 	_, err := v.Verify(context.Background(), testRoute, request(body, "X-Signature", hexMAC("wrong", body)))
 	wantReason(t, err, webhooks.ReasonBadSignature)
@@ -1177,10 +1196,12 @@ func TestHMACHandshakeHook(t *testing.T) {
 	)
 	hookErr := errors.New("challenge store down")
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		SignedContent:   "{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
-		Event:           webhooks.EventSource{IDPath: "id"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Timestamp"},
+			Event:           webhooks.EventSource{IDPath: "id"},
+		},
 		Handshake: func(req *webhooks.Request, v webhooks.Verification, key []byte) (*webhooks.Response, error) {
 			mu.Lock()
 			calls = append(calls, call{string(key), v})

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+
+	"github.com/hookinbox/webhooks/internal/hmackey"
 	"testing"
 	"time"
 )
@@ -31,12 +33,12 @@ func TestHMACKeysBounded(t *testing.T) {
 	creds := CredentialResolverFunc(func(context.Context, Route) ([]Secret, error) {
 		return []Secret{{ID: "rotating", Value: []byte(current.Load().(string))}}, nil
 	})
-	v, err := NewHMACVerifier(HMACOptions{SignatureHeader: "X-Sig", Event: EventSource{IDHeader: "X-Id"}}, creds)
+	v, err := NewHMACVerifier(HMACOptions{SignedRequest: SignedRequest{SignatureHeader: "X-Sig", Event: EventSource{IDHeader: "X-Id"}}}, creds)
 	if err != nil {
 		t.Fatal(err)
 	}
 	body := `{"a":1}`
-	for i := range maxCachedKeys + 100 {
+	for i := range hmackey.MaxKeys + 100 {
 		secret := "secret-" + strconv.Itoa(i)
 		current.Store(secret)
 		req := &Request{Header: http.Header{"X-Sig": {signHex(secret, body)}, "X-Id": {"e"}}, Body: []byte(body)}
@@ -44,11 +46,8 @@ func TestHMACKeysBounded(t *testing.T) {
 			t.Fatalf("secret %d: %v", i, err)
 		}
 	}
-	v.keys.mu.RLock()
-	n := len(v.keys.m)
-	v.keys.mu.RUnlock()
-	if n > maxCachedKeys {
-		t.Errorf("the cache holds %d keys, more than %d", n, maxCachedKeys)
+	if n := v.keys.Len(); n > hmackey.MaxKeys {
+		t.Errorf("the cache holds %d keys, more than %d", n, hmackey.MaxKeys)
 	}
 }
 
@@ -64,7 +63,10 @@ func TestHMACKeysFollowTheValue(t *testing.T) {
 	})
 	var decodes atomic.Int32
 	opts := HMACOptions{
-		SignatureHeader: "X-Sig", Event: EventSource{IDHeader: "X-Id"},
+		SignedRequest: SignedRequest{
+			SignatureHeader: "X-Sig",
+			Event:           EventSource{IDHeader: "X-Id"},
+		},
 		DecodeSecret: func(s []byte) ([]byte, error) {
 			decodes.Add(1)
 			return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(s), "whsec_"))
@@ -123,22 +125,39 @@ func TestHMACVerifyAllocations(t *testing.T) {
 		allocs float64
 	}{
 		{"body only, headers", HMACOptions{
-			SignatureHeader: "X-Hub-Signature-256", SignaturePrefix: "sha256=",
-			Event: EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+			SignedRequest: SignedRequest{
+				SignatureHeader: "X-Hub-Signature-256",
+				SignaturePrefix: "sha256=",
+				Event:           EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+			},
 		}, "gh", http.Header{"X-Hub-Signature-256": {"sha256=" + signHex("gh", body)}, "X-Github-Delivery": {"d-1"}, "X-Github-Event": {"push"}}, 0},
 		{"list header, JSON ID and type", HMACOptions{
-			SignatureHeader: "Stripe-Signature", ItemSeparator: ",", KeyValueSeparator: "=", SignatureKey: "v1",
-			SignedContent: "{timestamp}.{body}", SecretPrefix: "whsec_",
-			Timestamp: TimestampSource{Key: "t"}, Event: EventSource{IDPath: "id", TypePath: "type"},
+			SignedRequest: SignedRequest{
+				SignatureHeader:   "Stripe-Signature",
+				ItemSeparator:     ",",
+				KeyValueSeparator: "=",
+				SignatureKey:      "v1",
+				SignedContent:     "{timestamp}.{body}",
+				Timestamp:         TimestampSource{Key: "t"},
+				Event:             EventSource{IDPath: "id", TypePath: "type"},
+			},
+			SecretPrefix: "whsec_",
 		}, "whsec_x", http.Header{"Stripe-Signature": {"t=" + ts + ",v1=" + signHex("whsec_x", ts+"."+body) + ",v0=00"}}, 2},
 		{"base64 list, decoded secret, JSON type", HMACOptions{
-			SignatureHeader: "Webhook-Signature", ItemSeparator: " ", KeyValueSeparator: ",", SignatureKey: "v1",
-			Encoding: EncodingBase64, SignedContent: "{id}.{timestamp}.{body}", SecretPrefix: "whsec_",
+			SignedRequest: SignedRequest{
+				SignatureHeader:   "Webhook-Signature",
+				ItemSeparator:     " ",
+				KeyValueSeparator: ",",
+				SignatureKey:      "v1",
+				Encoding:          EncodingBase64,
+				SignedContent:     "{id}.{timestamp}.{body}",
+				Timestamp:         TimestampSource{Header: "Webhook-Timestamp"},
+				Event:             EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
+			},
+			SecretPrefix: "whsec_",
 			DecodeSecret: func(s []byte) ([]byte, error) {
 				return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(s), "whsec_"))
 			},
-			Timestamp: TimestampSource{Header: "Webhook-Timestamp"},
-			Event:     EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
 		}, key, http.Header{"Webhook-Signature": {"v1a,x v1," + b64("msg_1."+ts+"."+body)}, "Webhook-Timestamp": {ts}, "Webhook-Id": {"msg_1"}}, 1},
 	} {
 		c.opts.Clock = clock
@@ -182,7 +201,11 @@ func TestHMACAgainstCryptoHMAC(t *testing.T) {
 				}
 				id := strings.Repeat("i", idLen)
 				opts := HMACOptions{
-					SignatureHeader: "X-Sig", SignedContent: "{body}", Event: EventSource{IDHeader: "X-Id"},
+					SignedRequest: SignedRequest{
+						SignatureHeader: "X-Sig",
+						SignedContent:   "{body}",
+						Event:           EventSource{IDHeader: "X-Id"},
+					},
 				}
 				content := string(body)
 				if idLen > 0 {

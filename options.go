@@ -60,14 +60,10 @@ func WithStoreTimeout(d time.Duration) interface {
 	}
 }
 
-type systemClock struct{}
-
-func (systemClock) Now() time.Time { return time.Now() }
-
 // clockOrSystem returns c, or the system clock when c is nil.
 func clockOrSystem(c Clock) Clock {
 	if c == nil {
-		return systemClock{}
+		return SystemClock{}
 	}
 	return c
 }

@@ -210,10 +210,12 @@ const (
 // Error returns "webhooks: verification failed: " and the code.
 func (r Reason) Error() string { return "webhooks: verification failed: " + string(r) }
 
-// hookError passes a *VerificationError from a hook (SignedContentFunc,
-// Handshake, IDFunc) on as the rejection and wraps any other error, which
-// makes the gateway answer 503.
-func hookError(doing string, err error) error {
+// HookError is what a verifier returns for an error from a hook the host
+// configured (a SignedContentFunc, a HandshakeFunc, an IDFunc): a
+// *VerificationError as it is, the rejection; any other error wrapped
+// after "webhooks: " and what the verifier was doing, which makes the
+// gateway answer 503.
+func HookError(doing string, err error) error {
 	if vErr, ok := errors.AsType[*VerificationError](err); ok {
 		return vErr
 	}
@@ -226,3 +228,10 @@ func hookError(doing string, err error) error {
 type Clock interface {
 	Now() time.Time
 }
+
+// SystemClock is the wall clock: its Now is time.Now. It is the Clock
+// wherever nil is given, and a verifier author's default.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }

@@ -43,7 +43,7 @@ type BasicAuthVerifier struct {
 // reports one from another resolver as an error (naming its ID only), not a
 // rejection.
 func NewBasicAuthVerifier(opts BasicAuthOptions, creds webhooks.CredentialResolver) (*BasicAuthVerifier, error) {
-	err := optionsError("basic auth", opts.Event.Validate(), checkCredentials(creds, "secret", func(value []byte) error {
+	err := optionsError("basic auth", opts.Event.Validate(), webhooks.CheckCredentials(creds, "secret", func(value []byte) error {
 		if bytes.IndexByte(value, ':') < 0 {
 			return errors.New("it is not \"user:password\"")
 		}
@@ -65,7 +65,7 @@ func (v *BasicAuthVerifier) Verify(ctx context.Context, route webhooks.Route, re
 	if req == nil {
 		return webhooks.Verification{}, errors.New("webhooks: basic auth verifier: nil request")
 	}
-	value, rej := singleHeader(req.Header, "Authorization", webhooks.ReasonMissingSignature)
+	value, rej := webhooks.SingleHeader(req.Header, "Authorization", webhooks.ReasonMissingSignature)
 	if rej != nil {
 		return webhooks.Verification{}, rej
 	}

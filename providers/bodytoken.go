@@ -181,7 +181,7 @@ func figmaPing(_ *webhooks.Request, v *webhooks.Verification) error {
 // are the paths of the credentials to redact, unique those whose keys
 // must appear once.
 func newBodyTokenVerifier(creds webhooks.CredentialResolver, where string, tokens func([]byte) ([]string, error), event webhooks.EventSource, secret credentialPaths, unique ...string) (*bodyTokenVerifier, error) {
-	if err := optionsError("body token", event.Validate(), checkCredentials(creds, "secret", nil)); err != nil {
+	if err := optionsError("body token", event.Validate(), webhooks.CheckCredentials(creds, "secret", nil)); err != nil {
 		return nil, err
 	}
 	if tokens == nil {

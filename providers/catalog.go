@@ -104,8 +104,12 @@ const (
 	SchemeTwilioURL   = "twilio-url"  // an HMAC of the public URL and parameters, NewTwilioVerifier
 )
 
-// Entry describes one provider of the catalog. Its text fields are what
-// CATALOG.md shows, generated from them.
+// Entry describes one provider of the catalog: its definition (the
+// options its verifier is built with: HMACOptions, Ed25519Options or
+// TokenOptions, or a verifier of a fixed format) and what people need to
+// know beside it. CATALOG.md is generated from entries; the text of
+// Headers, Signed, Window and EventID is derived from the definition
+// wherever it has one, so the page says what the verifier does.
 type Entry struct {
 	// Name is the catalog name, short lower-case words joined by "-",
 	// for example "stripe" or "discord-events". It is a good provider key
@@ -122,16 +126,6 @@ type Entry struct {
 	// Credential says what Config.Secrets supplies, for example "the
 	// endpoint's signing secret (whsec_…)".
 	Credential string
-	// Headers names the request headers the scheme reads.
-	Headers string
-	// Signed says what the signature covers and how it is written.
-	Signed string
-	// Window is how far a signed timestamp may lie from the clock, or
-	// "none" when the scheme signs no time.
-	Window string
-	// EventID says where the event ID comes from and whether the
-	// signature covers it.
-	EventID string
 	// Handshakes lists the provider's challenges the verifier answers,
 	// or "" when there are none.
 	Handshakes string
@@ -145,7 +139,112 @@ type Entry struct {
 	// NeedsPublicURL reports that the entry reads Config.PublicURL.
 	NeedsPublicURL bool
 
+	// The definition: the options of the entry's scheme, or build for a
+	// verifier of a fixed format.
+	hmac       func(publicURL string) webhooks.HMACOptions
+	anyHeaders []string // HMAC signature headers of which any one verifies
+	ed25519    func() Ed25519Options
+	token      func() TokenOptions
+	tokenValid func([]byte) error // checks static token secrets
+	tokenGet   func(*TokenVerifier) challengeFunc
+	// mod adds what the provider documents beyond the signature.
+	mod   func(c Config, p *preset)
 	build func(Config) (webhooks.Verifier, error)
+	notes notes
+}
+
+// HMACOptions returns the options the entry's HMAC verifier is built with
+// for cfg (whose PublicURL it reads where the entry signs the public URL),
+// and false for an entry whose verifier is not one of HMACOptions. Box and
+// DocuSign check the same options under several signature headers, any
+// one of which verifies; the options name the first.
+func (e Entry) HMACOptions(cfg Config) (webhooks.HMACOptions, bool) {
+	if e.hmac == nil {
+		return webhooks.HMACOptions{}, false
+	}
+	return e.hmac(cfg.PublicURL), true
+}
+
+// Ed25519Options returns the options the entry's Ed25519 verifier is
+// built with, and false for an entry of another scheme.
+func (e Entry) Ed25519Options() (Ed25519Options, bool) {
+	if e.ed25519 == nil {
+		return Ed25519Options{}, false
+	}
+	return e.ed25519(), true
+}
+
+// TokenOptions returns the options the entry's token verifier is built
+// with, and false for an entry of another scheme.
+func (e Entry) TokenOptions() (TokenOptions, bool) {
+	if e.token == nil {
+		return TokenOptions{}, false
+	}
+	return e.token(), true
+}
+
+// New returns the entry's verifier configured by cfg, as the package's New
+// does for a catalog name.
+func (e Entry) New(cfg Config) (webhooks.Verifier, error) {
+	if e.NeedsPublicURL && cfg.PublicURL == "" {
+		return nil, fmt.Errorf("webhooks: %s signs the public URL it calls: set Config.PublicURL, for example \"https://hooks.example.com\"", e.Title)
+	}
+	if e.NeedsVerifyToken && cfg.VerifyToken == "" {
+		return nil, fmt.Errorf("webhooks: %s checks the endpoint with a verify token: set Config.VerifyToken (by convention from %s)", e.Title, e.VerifyTokenEnv())
+	}
+	v, err := e.verifier(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("webhooks: provider %q: %w", e.Name, trimPrefix(err))
+	}
+	if p, ok := v.(*preset); ok && e.Answer != nil {
+		p.answer = e.Answer
+	}
+	return v, nil
+}
+
+// verifier builds the entry's verifier from its definition.
+func (e Entry) verifier(c Config) (webhooks.Verifier, error) {
+	var (
+		v   webhooks.Verifier
+		err error
+	)
+	switch {
+	case e.hmac != nil && len(e.anyHeaders) > 0:
+		v, err = newAnyHeader(c, e.hmac(c.PublicURL), e.anyHeaders...)
+	case e.hmac != nil:
+		v, err = hmacPreset(c, e.hmac(c.PublicURL))
+	case e.ed25519 != nil:
+		o := e.ed25519()
+		o.Clock = c.Clock
+		v, err = NewEd25519Verifier(o, c.Secrets)
+	case e.token != nil:
+		if e.tokenValid != nil {
+			if err := optionsError("token", webhooks.CheckCredentials(c.Secrets, "secret", e.tokenValid)); err != nil {
+				return nil, err
+			}
+		}
+		var tv *TokenVerifier
+		if tv, err = NewTokenVerifier(e.token(), c.Secrets); err == nil {
+			v = tv
+			if e.tokenGet != nil {
+				p := &preset{inner: tv, get: true, challenge: e.tokenGet(tv)}
+				if e.mod != nil {
+					e.mod(c, p)
+				}
+				return p, nil
+			}
+		}
+	default:
+		return e.build(c)
+	}
+	if err != nil {
+		return nil, err
+	}
+	p := &preset{inner: v}
+	if e.mod != nil {
+		e.mod(c, p)
+	}
+	return p, nil
 }
 
 // SecretEnv returns the environment variable a host reads the entry's
@@ -210,20 +309,7 @@ func New(name string, cfg Config) (webhooks.Verifier, error) {
 	if !ok {
 		return nil, fmt.Errorf("webhooks: unknown provider %q: providers.Names() lists the catalog", name)
 	}
-	if e.NeedsPublicURL && cfg.PublicURL == "" {
-		return nil, fmt.Errorf("webhooks: %s signs the public URL it calls: set Config.PublicURL, for example \"https://hooks.example.com\"", e.Title)
-	}
-	if e.NeedsVerifyToken && cfg.VerifyToken == "" {
-		return nil, fmt.Errorf("webhooks: %s checks the endpoint with a verify token: set Config.VerifyToken (by convention from %s)", e.Title, e.VerifyTokenEnv())
-	}
-	v, err := e.build(cfg)
-	if err != nil {
-		return nil, fmt.Errorf("webhooks: provider %q: %w", name, trimPrefix(err))
-	}
-	if p, ok := v.(*preset); ok && e.Answer != nil {
-		p.answer = e.Answer
-	}
-	return v, nil
+	return e.New(cfg)
 }
 
 // trimPrefix drops a leading "webhooks: " so wrapped messages read once.

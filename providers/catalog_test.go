@@ -38,9 +38,18 @@ import (
 
 const hookBase = "https://hooks.example.com"
 
-// bodyUnsigned are the entries whose credential does not cover the body:
-// a tampered body still verifies there, as documented.
-var bodyUnsigned = map[string]bool{"gitlab": true, "okta": true, "telegram": true, "figma": true, "msgraph": true, "mailgun": true}
+// bodyUnsigned reports whether an entry's credential does not cover the
+// body, so a tampered body still verifies, as documented: a token entry's,
+// and those of the fixed-format verifiers that carry a token in the body
+// (figma, msgraph) or sign only a token (mailgun).
+func bodyUnsigned(e providers.Entry) bool {
+	_, token := e.TokenOptions()
+	return token || fixedBodyUnsigned[e.Name]
+}
+
+// fixedBodyUnsigned are the entries without a definition whose credential
+// does not cover the body.
+var fixedBodyUnsigned = map[string]bool{"figma": true, "msgraph": true, "mailgun": true}
 
 // catalogFixture is one entry's verifier behind a Receiver.
 type catalogFixture struct {
@@ -88,7 +97,15 @@ func (s *snsServer) host() string { return strings.TrimPrefix(s.srv.URL, "https:
 // newFixture builds the named entry with a fresh credential.
 func newFixture(t *testing.T, name string, sns *snsServer, confirm func(context.Context, webhooks.Route, providers.Confirmation) error) *catalogFixture {
 	t.Helper()
-	signer, err := webhookstest.NewKeySigner(name)
+	return newEntryFixture(t, mustLookup(t, name), sns, confirm)
+}
+
+// newEntryFixture builds an entry (the catalog's, or a test's copy) with a
+// fresh credential.
+func newEntryFixture(t *testing.T, e providers.Entry, sns *snsServer, confirm func(context.Context, webhooks.Route, providers.Confirmation) error) *catalogFixture {
+	t.Helper()
+	name := e.Name
+	signer, err := webhookstest.NewEntryKeySigner(e)
 	require.NoError(t, err, name)
 	if name == "sns" {
 		sns.serve("/SimpleNotificationService-"+rand8(t)+".pem", signer.SNS())
@@ -99,9 +116,7 @@ func newFixture(t *testing.T, name string, sns *snsServer, confirm func(context.
 // fixtureFor builds a fixture around an existing signer.
 func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confirm func(context.Context, webhooks.Route, providers.Confirmation) error) *catalogFixture {
 	t.Helper()
-	name := signer.Name()
-	e, ok := providers.Lookup(name)
-	require.True(t, ok, name)
+	name, e := signer.Name(), signer.Entry()
 	f := &catalogFixture{name: name, entry: e, signer: signer, url: hookBase + "/webhooks/" + name, sns: sns}
 	cfg := providers.Config{Secrets: webhooks.StaticSecrets(signer.Credential()), PublicURL: hookBase, VerifyToken: "verify-" + name, Confirm: confirm}
 	switch name {
@@ -112,7 +127,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 	case "sns":
 		cfg.HTTPClient, cfg.KeyHosts, cfg.KeyRoots = sns.srv.Client(), []string{sns.host()}, signer.SNS().Roots
 	}
-	v, err := providers.New(name, cfg)
+	v, err := e.New(cfg)
 	require.NoError(t, err, name)
 	f.verifier = v
 	reg := webhooks.NewRegistry()
@@ -170,7 +185,7 @@ func TestCatalogHarness(t *testing.T) {
 
 			// Tampering, wrong credential, timestamps and headers first,
 			// while the inbox is empty.
-			if !bodyUnsigned[name] {
+			if !bodyUnsigned(f.entry) {
 				f.wantRejected(t, f.send(t, tamper(base)), "", "a tampered body")
 			}
 			other := newFixture(t, name, sns, confirm)
@@ -179,7 +194,7 @@ func TestCatalogHarness(t *testing.T) {
 			}
 			f.wantRejected(t, f.send(t, other.sign(t, webhookstest.Message{})), "", "another credential")
 
-			if f.entry.Window != "none" && !strings.HasPrefix(f.entry.Window, "none") {
+			if f.entry.Window() != "none" && !strings.HasPrefix(f.entry.Window(), "none") {
 				for _, skew := range []time.Duration{-2 * time.Hour, 2 * time.Hour} {
 					d := f.sign(t, webhookstest.Message{Timestamp: time.Now().Add(skew)})
 					f.wantRejected(t, f.send(t, d), webhooks.ReasonTimestampExpired, "timestamp "+skew.String())
@@ -195,8 +210,13 @@ func TestCatalogHarness(t *testing.T) {
 			}
 			// A timestamp or event ID header sent twice is malformed, as
 			// TimestampSource and EventSource document.
-			assert.Equal(t, timestampHeaderEntries[name], required[webhooks.ReasonMissingTimestamp] != "", "%s: a required timestamp header (found %q)", name, required[webhooks.ReasonMissingTimestamp])
-			assert.Equal(t, idHeaderEntries[name], required[webhooks.ReasonMissingEventID] != "", "%s: a required event ID header (found %q)", name, required[webhooks.ReasonMissingEventID])
+			tsHeader, idHeader := definedHeaders(f.entry)
+			assert.Equal(t, tsHeader, required[webhooks.ReasonMissingTimestamp] != "", "%s: a required timestamp header (found %q)", name, required[webhooks.ReasonMissingTimestamp])
+			assert.Equal(t, idHeader, required[webhooks.ReasonMissingEventID] != "", "%s: a required event ID header (found %q)", name, required[webhooks.ReasonMissingEventID])
+			// The catalog names every header whose absence is refused.
+			for _, h := range required {
+				assert.Contains(t, strings.ToLower(f.entry.Headers()), "`"+strings.ToLower(h), "%s: the catalog's headers name %s", name, h)
+			}
 			for _, reason := range []webhooks.Reason{webhooks.ReasonMissingTimestamp, webhooks.ReasonMissingEventID} {
 				if h := required[reason]; h != "" {
 					dup := cloneDelivery(base)
@@ -295,23 +315,26 @@ func checkChallenge(t *testing.T, name string, c *webhookstest.Challenge, rec *h
 	}
 }
 
-// timestampHeaderEntries and idHeaderEntries are the entries that read
-// the signed time, and the event ID, from a header they require; the
-// harness checks that removing it is refused for the right reason and
-// that sending it twice is malformed.
-var (
-	timestampHeaderEntries = setOf("box", "clerk", "discord", "discord-events", "gitlab-signing", "hubspot", "openai", "replicate", "resend",
-		"sendgrid", "slack", "standardwebhooks", "standardwebhooks-ed25519", "svix", "twitch", "zendesk", "zoom")
-	idHeaderEntries = setOf("bitbucket", "clerk", "github", "gitlab", "gitlab-signing", "jira", "linear", "openai", "razorpay", "replicate",
-		"resend", "sentry", "shopify", "standardwebhooks", "standardwebhooks-ed25519", "svix", "twitch", "woocommerce", "zendesk")
-)
-
-func setOf(names ...string) map[string]bool {
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
+// definedHeaders reports whether an entry requires a timestamp header
+// and an event ID header, as its definition (or, for sendgrid, its fixed
+// format) says; the harness checks that removing each is refused for the
+// right reason and that sending it twice is malformed.
+func definedHeaders(e providers.Entry) (timestamp, id bool) {
+	var (
+		ts webhooks.TimestampSource
+		ev webhooks.EventSource
+	)
+	if o, ok := e.HMACOptions(providers.Config{PublicURL: hookBase}); ok {
+		ts, ev = o.Timestamp, o.Event
 	}
-	return m
+	if o, ok := e.Ed25519Options(); ok {
+		ts, ev = o.Timestamp, o.Event
+	}
+	if o, ok := e.TokenOptions(); ok {
+		ev = o.Event
+	}
+	// An ID header that IDFromBody stands in for is not required.
+	return ts.Header != "" || e.Name == "sendgrid", ev.IDHeader != "" && !ev.IDFromBody
 }
 
 // requiredHeaders finds, for each of missing_signature, missing_timestamp
@@ -441,7 +464,7 @@ func TestCatalogEntries(t *testing.T) {
 		require.True(t, ok, e.Name)
 		assert.Equal(t, e.Name, got.Name)
 		assert.Regexp(t, valid, e.Name)
-		for field, value := range map[string]string{"Title": e.Title, "Credential": e.Credential, "Headers": e.Headers, "Signed": e.Signed, "Window": e.Window, "EventID": e.EventID} {
+		for field, value := range map[string]string{"Title": e.Title, "Credential": e.Credential, "Headers": e.Headers(), "Signed": e.Signed(), "Window": e.Window(), "EventID": e.EventID()} {
 			assert.NotEmpty(t, value, "%s: %s", e.Name, field)
 			assert.NotContains(t, value, "|", "%s: %s would break the catalog table", e.Name, field)
 		}

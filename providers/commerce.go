@@ -30,10 +30,12 @@ import (
 // idempotency value).
 func SquareOptions(publicURL string) webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "X-Square-Hmacsha256-Signature",
-		Encoding:          webhooks.EncodingBase64,
-		SignedContentFunc: urlThenBody(publicURL),
-		Event:             webhooks.EventSource{IDPath: "event_id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "X-Square-Hmacsha256-Signature",
+			Encoding:          webhooks.EncodingBase64,
+			SignedContentFunc: urlThenBody(publicURL),
+			Event:             webhooks.EventSource{IDPath: "event_id", TypePath: "type"},
+		},
 	}
 }
 
@@ -70,9 +72,11 @@ func publicRequestURL(base string, req *webhooks.Request) (string, error) {
 // of the payload").
 func WooCommerceOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Wc-Webhook-Signature",
-		Encoding:        webhooks.EncodingBase64,
-		Event:           webhooks.EventSource{IDHeader: "X-Wc-Webhook-Delivery-Id", TypeHeader: "X-Wc-Webhook-Topic"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Wc-Webhook-Signature",
+			Encoding:        webhooks.EncodingBase64,
+			Event:           webhooks.EventSource{IDHeader: "X-Wc-Webhook-Delivery-Id", TypeHeader: "X-Wc-Webhook-Topic"},
+		},
 	}
 }
 
@@ -98,8 +102,10 @@ func wooCommercePing(_ context.Context, _ webhooks.Route, req *webhooks.Request)
 // Source: https://docs.lemonsqueezy.com/help/webhooks/signing-requests.
 func LemonSqueezyOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Signature",
-		Event:           webhooks.EventSource{IDFromBody: true, TypeHeader: "X-Event-Name"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature",
+			Event:           webhooks.EventSource{IDFromBody: true, TypeHeader: "X-Event-Name"},
+		},
 	}
 }
 
@@ -112,8 +118,10 @@ func LemonSqueezyOptions() webhooks.HMACOptions {
 // Source: https://docs.cdp.coinbase.com/commerce/docs/webhooks-security.
 func CoinbaseCommerceOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Cc-Webhook-Signature",
-		Event:           webhooks.EventSource{IDPath: "event.id", TypePath: "event.type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Cc-Webhook-Signature",
+			Event:           webhooks.EventSource{IDPath: "event.id", TypePath: "event.type"},
+		},
 	}
 }
 
@@ -127,8 +135,10 @@ func CoinbaseCommerceOptions() webhooks.HMACOptions {
 // https://razorpay.com/docs/webhooks/#idempotency (x-razorpay-event-id).
 func RazorpayOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Razorpay-Signature",
-		Event:           webhooks.EventSource{IDHeader: "X-Razorpay-Event-Id", TypePath: "event"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Razorpay-Signature",
+			Event:           webhooks.EventSource{IDHeader: "X-Razorpay-Event-Id", TypePath: "event"},
+		},
 	}
 }
 
@@ -141,13 +151,15 @@ func RazorpayOptions() webhooks.HMACOptions {
 // Source: https://docs.mux.com/core/verify-webhook-signatures.
 func MuxOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "Mux-Signature",
-		ItemSeparator:     ",",
-		KeyValueSeparator: "=",
-		SignatureKey:      "v1",
-		SignedContent:     "{timestamp}.{body}",
-		Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: webhooks.DefaultTolerance},
-		Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Mux-Signature",
+			ItemSeparator:     ",",
+			KeyValueSeparator: "=",
+			SignatureKey:      "v1",
+			SignedContent:     "{timestamp}.{body}",
+			Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: webhooks.DefaultTolerance},
+			Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
 	}
 }
 
@@ -175,18 +187,20 @@ const HubSpotTolerance = 5 * time.Minute
 func HubSpotOptions(publicURL string) webhooks.HMACOptions {
 	base := strings.TrimRight(publicURL, "/")
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hubspot-Signature-V3",
-		Encoding:        webhooks.EncodingBase64,
-		SignedContentFunc: func(req *webhooks.Request, timestamp, _ string) ([]byte, error) {
-			u, err := publicRequestURL(base, req)
-			if err != nil {
-				return nil, err
-			}
-			return []byte(req.Method + HubSpotURI(u) + string(req.Body) + timestamp), nil
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Hubspot-Signature-V3",
+			Encoding:        webhooks.EncodingBase64,
+			SignedContentFunc: func(req *webhooks.Request, timestamp, _ string) ([]byte, error) {
+				u, err := publicRequestURL(base, req)
+				if err != nil {
+					return nil, err
+				}
+				return []byte(req.Method + HubSpotURI(u) + string(req.Body) + timestamp), nil
+			},
+			Timestamp:             webhooks.TimestampSource{Header: "X-Hubspot-Request-Timestamp", Format: webhooks.TimestampUnixMillis, Tolerance: HubSpotTolerance},
+			Event:                 webhooks.EventSource{IDFromBody: true, TypePath: "0.subscriptionType", TypeOptional: true},
+			OtherSignatureHeaders: []string{"X-Hubspot-Signature"},
 		},
-		Timestamp:             webhooks.TimestampSource{Header: "X-Hubspot-Request-Timestamp", Format: webhooks.TimestampUnixMillis, Tolerance: HubSpotTolerance},
-		Event:                 webhooks.EventSource{IDFromBody: true, TypePath: "0.subscriptionType", TypeOptional: true},
-		OtherSignatureHeaders: []string{"X-Hubspot-Signature"},
 	}
 }
 
@@ -211,10 +225,12 @@ func HubSpotURI(u string) string { return hubSpotDecoded.Replace(u) }
 // Source: https://www.typeform.com/developers/webhooks/secure-your-webhooks/.
 func TypeformOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "Typeform-Signature",
-		SignaturePrefix: "sha256=",
-		Encoding:        webhooks.EncodingBase64,
-		Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event_type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "Typeform-Signature",
+			SignaturePrefix: "sha256=",
+			Encoding:        webhooks.EncodingBase64,
+			Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event_type"},
+		},
 	}
 }
 
@@ -232,13 +248,15 @@ const CalendlyTolerance = 3 * time.Minute
 // Source: https://developer.calendly.com/api-docs/4c305798a61d3-webhook-signatures.
 func CalendlyOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "Calendly-Webhook-Signature",
-		ItemSeparator:     ",",
-		KeyValueSeparator: "=",
-		SignatureKey:      "v1",
-		SignedContent:     "{timestamp}.{body}",
-		Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: CalendlyTolerance},
-		Event:             webhooks.EventSource{IDFromBody: true, TypePath: "event"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Calendly-Webhook-Signature",
+			ItemSeparator:     ",",
+			KeyValueSeparator: "=",
+			SignatureKey:      "v1",
+			SignedContent:     "{timestamp}.{body}",
+			Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: CalendlyTolerance},
+			Event:             webhooks.EventSource{IDFromBody: true, TypePath: "event"},
+		},
 	}
 }
 
@@ -257,17 +275,19 @@ func CalendlyOptions() webhooks.HMACOptions {
 func TrelloOptions(publicURL string) webhooks.HMACOptions {
 	base := strings.TrimRight(publicURL, "/")
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Trello-Webhook",
-		Algorithm:       crypto.SHA1,
-		Encoding:        webhooks.EncodingBase64,
-		SignedContentFunc: func(req *webhooks.Request, _, _ string) ([]byte, error) {
-			u, err := publicRequestURL(base, req)
-			if err != nil {
-				return nil, err
-			}
-			return append(append([]byte{}, req.Body...), u...), nil
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Trello-Webhook",
+			Encoding:        webhooks.EncodingBase64,
+			SignedContentFunc: func(req *webhooks.Request, _, _ string) ([]byte, error) {
+				u, err := publicRequestURL(base, req)
+				if err != nil {
+					return nil, err
+				}
+				return append(append([]byte{}, req.Body...), u...), nil
+			},
+			Event: webhooks.EventSource{IDPath: "action.id", TypePath: "action.type"},
 		},
-		Event: webhooks.EventSource{IDPath: "action.id", TypePath: "action.type"},
+		Algorithm: crypto.SHA1,
 	}
 }
 

@@ -27,9 +27,11 @@ import (
 // same for retries).
 func JiraOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hub-Signature",
-		SignaturePrefix: "sha256=",
-		Event:           webhooks.EventSource{IDHeader: "X-Atlassian-Webhook-Identifier", TypePath: "webhookEvent"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Hub-Signature",
+			SignaturePrefix: "sha256=",
+			Event:           webhooks.EventSource{IDHeader: "X-Atlassian-Webhook-Identifier", TypePath: "webhookEvent"},
+		},
 	}
 }
 
@@ -42,9 +44,11 @@ func JiraOptions() webhooks.HMACOptions {
 // and https://support.atlassian.com/bitbucket-cloud/docs/event-payloads/#HTTP-headers.
 func BitbucketOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hub-Signature",
-		SignaturePrefix: "sha256=",
-		Event:           webhooks.EventSource{IDHeader: "X-Request-Uuid", TypeHeader: "X-Event-Key"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Hub-Signature",
+			SignaturePrefix: "sha256=",
+			Event:           webhooks.EventSource{IDHeader: "X-Request-Uuid", TypeHeader: "X-Event-Key"},
+		},
 	}
 }
 
@@ -60,8 +64,10 @@ func BitbucketOptions() webhooks.HMACOptions {
 // client secret).
 func SentryOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "Sentry-Hook-Signature",
-		Event:           webhooks.EventSource{IDHeader: "Request-Id", TypeHeader: "Sentry-Hook-Resource", TypeSuffixPath: "action"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "Sentry-Hook-Signature",
+			Event:           webhooks.EventSource{IDHeader: "Request-Id", TypeHeader: "Sentry-Hook-Resource", TypeSuffixPath: "action"},
+		},
 	}
 }
 
@@ -74,9 +80,11 @@ func SentryOptions() webhooks.HMACOptions {
 // Source: https://vercel.com/docs/webhooks/webhooks-api#securing-webhooks.
 func VercelOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Vercel-Signature",
-		Algorithm:       crypto.SHA1,
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Vercel-Signature",
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
+		Algorithm: crypto.SHA1,
 	}
 }
 
@@ -90,11 +98,13 @@ func VercelOptions() webhooks.HMACOptions {
 // Source: https://developer.pagerduty.com/docs/webhooks-v3-overview#verifying-signatures.
 func PagerDutyOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "X-Pagerduty-Signature",
-		ItemSeparator:     ",",
-		KeyValueSeparator: "=",
-		SignatureKey:      "v1",
-		Event:             webhooks.EventSource{IDPath: "event.id", TypePath: "event.event_type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "X-Pagerduty-Signature",
+			ItemSeparator:     ",",
+			KeyValueSeparator: "=",
+			SignatureKey:      "v1",
+			Event:             webhooks.EventSource{IDPath: "event.id", TypePath: "event.event_type"},
+		},
 	}
 }
 
@@ -107,9 +117,11 @@ func PagerDutyOptions() webhooks.HMACOptions {
 // Source: https://developers.intercom.com/docs/references/webhooks/webhook-models#signed-notifications.
 func IntercomOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hub-Signature",
-		SignaturePrefix: "sha1=",
-		Algorithm:       crypto.SHA1,
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "topic"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Hub-Signature",
+			SignaturePrefix: "sha1=",
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "topic"},
+		},
+		Algorithm: crypto.SHA1,
 	}
 }

@@ -34,12 +34,14 @@ import (
 // See https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint.
 func DiscordInteractionsOptions() Ed25519Options {
 	return Ed25519Options{
-		SignatureHeader: "X-Signature-Ed25519",
-		Encoding:        webhooks.EncodingHex,
-		SignedContent:   "{timestamp}{body}",
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature-Ed25519",
+			Encoding:        webhooks.EncodingHex,
+			SignedContent:   "{timestamp}{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Signature-Timestamp"},
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
 		PublicKeyFormat: Ed25519KeyHex,
-		Timestamp:       webhooks.TimestampSource{Header: "X-Signature-Timestamp"},
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
 		Handshake:       discordInteractionPing,
 	}
 }
@@ -57,12 +59,14 @@ func DiscordInteractionsOptions() Ed25519Options {
 // See https://discord.com/developers/docs/events/webhook-events.
 func DiscordWebhookEventsOptions() Ed25519Options {
 	return Ed25519Options{
-		SignatureHeader: "X-Signature-Ed25519",
-		Encoding:        webhooks.EncodingHex,
-		SignedContent:   "{timestamp}{body}",
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Signature-Ed25519",
+			Encoding:        webhooks.EncodingHex,
+			SignedContent:   "{timestamp}{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Signature-Timestamp"},
+			Event:           webhooks.EventSource{IDFromBody: true, TypePath: "event.type"},
+		},
 		PublicKeyFormat: Ed25519KeyHex,
-		Timestamp:       webhooks.TimestampSource{Header: "X-Signature-Timestamp"},
-		Event:           webhooks.EventSource{IDFromBody: true, TypePath: "event.type"},
 		Handshake:       discordWebhookEventPing,
 	}
 }

@@ -12,7 +12,11 @@
 // lists the entries, Lookup and Entries describe them (documentation,
 // headers, signed content, window, where the event ID comes from and
 // whether it is signed, endpoint checks, the provider's expected answer),
-// and New builds an entry's verifier from a Config:
+// and New builds an entry's verifier from a Config. An entry's definition
+// is the options its verifier is built with (Entry.HMACOptions,
+// Ed25519Options, TokenOptions); its headers, signed content, window and
+// event ID text are rendered from them, and package webhookstest signs
+// from them too:
 //
 //	v, err := providers.New("stripe", providers.Config{Secrets: webhooks.StaticSecrets(secret)})
 //	...

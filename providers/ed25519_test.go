@@ -76,7 +76,7 @@ func TestEd25519RFC8032Vector(t *testing.T) {
 	if err != nil || pair.PublicKey(providers.Ed25519KeyHex) != vec.PublicKey {
 		t.Fatalf("the vector's secret key does not give its public key: %v", err)
 	}
-	opts := providers.Ed25519Options{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFromBody: true}}
+	opts := providers.Ed25519Options{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Signature", Event: webhooks.EventSource{IDFromBody: true}}}
 	v := newEd25519Verifier(t, opts, webhooks.StaticSecrets(vec.PublicKey), nil)
 	got := nhVerify(t, v, nhRequest(vec.Message, "X-Signature", vec.Signature))
 	if got.EventID != bodyID([]byte(vec.Message)) || got.KeyID != "static:0" || !got.OccurredAt.IsZero() {
@@ -175,7 +175,7 @@ func TestDiscordInteractionsRejections(t *testing.T) {
 	// A signed body without an ID is rejected after the signature.
 	pair, _ := webhookstest.Ed25519KeyPairFromSeed(mustHex(t, vec.SecretKey))
 	noID := []byte(`{"type":2}`)
-	h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: noID})
+	h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Body: noID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestDiscordWebhookEvents(t *testing.T) {
 
 	ping := []byte(`{"version":1,"application_id":"1234567890","type":0}`)
 	rec := httptest.NewRecorder()
-	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: ping}))
+	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Body: ping}))
 	if rec.Code != http.StatusNoContent || rec.Body.Len() != 0 {
 		t.Fatalf("PING: %d %q", rec.Code, rec.Body)
 	}
@@ -292,7 +292,7 @@ func TestDiscordWebhookEvents(t *testing.T) {
 
 	event := []byte(`{"version":1,"application_id":"1234567890","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2025-01-01T00:00:00Z","data":{}}}`)
 	rec = httptest.NewRecorder()
-	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Type: "APPLICATION_AUTHORIZED", Body: event}))
+	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Type: "APPLICATION_AUTHORIZED", Body: event}))
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("event: %d %s", rec.Code, rec.Body)
 	}
@@ -302,9 +302,9 @@ func TestDiscordWebhookEvents(t *testing.T) {
 	}
 
 	// A tampered event and a stale one are refused.
-	tampered := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow, Body: event})
+	tampered := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow, Body: event})
 	tampered.Body = io.NopCloser(strings.NewReader(strings.Replace(string(event), "AUTHORIZED", "DEAUTHORIZED", 1)))
-	stale := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.Ed25519Message{Timestamp: nhNow.Add(-6 * time.Minute), Body: event})
+	stale := webhookstest.NewEd25519Request(t, "/webhooks/discord-events", opts, pair.Private, webhookstest.SignedMessage{Timestamp: nhNow.Add(-6 * time.Minute), Body: event})
 	for reason, req := range map[webhooks.Reason]*http.Request{webhooks.ReasonBadSignature: tampered, webhooks.ReasonTimestampExpired: stale} {
 		rec = httptest.NewRecorder()
 		gw.ServeHTTP(rec, req)
@@ -347,7 +347,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 		// Standard Webhooks libraries skip them.
 		{"malformed v1a beside a valid one", "v1a,*** " + vec.Key1.Signature, "k1", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"wrong-length v1a beside a valid one", "v1a," + base64.StdEncoding.EncodeToString(make([]byte, 32)) + " " + vec.Key2.Signature + " v1a", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
-		{"eight valid and a malformed one", strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures) + "v1a,***", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
+		{"eight valid and a malformed one", strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxSignatures) + "v1a,***", "k2", both, [3]string{"Webhook-Id", "Webhook-Timestamp", "Webhook-Signature"}},
 		{"svix names", vec.Key1.Signature, "k1", both, [3]string{"svix-id", "svix-timestamp", "svix-signature"}},
 	} {
 		got := nhVerify(t, tc.v, nhRequest(vec.Body, tc.names[0], vec.ID, tc.names[1], vec.Timestamp, tc.names[2], tc.signature))
@@ -359,7 +359,7 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 	h := func(kv ...string) []string {
 		return append([]string{"Webhook-Id", vec.ID, "Webhook-Timestamp", vec.Timestamp}, kv...)
 	}
-	nine := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures+1))
+	nine := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxSignatures+1))
 	tests := []struct {
 		name string
 		req  *webhooks.Request
@@ -383,8 +383,8 @@ func TestStandardWebhooksV1aVector(t *testing.T) {
 			nhReject(t, both, tt.req, tt.want)
 		})
 	}
-	// Exactly MaxEd25519Signatures signatures are checked.
-	eight := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", providers.MaxEd25519Signatures))
+	// Exactly webhooks.MaxSignatures signatures are checked.
+	eight := strings.TrimSpace(strings.Repeat(vec.Key2.Signature+" ", webhooks.MaxSignatures))
 	nhVerify(t, both, nhRequest(vec.Body, h("Webhook-Signature", eight)...))
 
 	for _, now := range []time.Time{signedAt.Add(6 * time.Minute), signedAt.Add(-6 * time.Minute)} {
@@ -413,9 +413,9 @@ func TestStandardWebhooksV1aRoundTrip(t *testing.T) {
 	v := newEd25519Verifier(t, opts, nhSecrets("new", newKey.PublicKey(providers.Ed25519KeyStandardWebhooks)), nil)
 	gw, inbox, _ := nhGateway(t, "acme", v, nil)
 	body := []byte(`{"type":"invoice.paid","data":{"id":"in_1"}}`)
-	msg := webhookstest.Ed25519Message{ID: "msg_1", Type: "invoice.paid", Body: body, MoreKeys: []ed25519.PrivateKey{newKey.Private}}
+	msg := webhookstest.SignedMessage{ID: "msg_1", Type: "invoice.paid", Body: body}
 	rec := httptest.NewRecorder()
-	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/acme", opts, oldKey.Private, msg))
+	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/acme", opts, oldKey.Private, msg, newKey.Private))
 	if rec.Code != http.StatusAccepted {
 		t.Fatalf("status %d %s", rec.Code, rec.Body)
 	}
@@ -424,7 +424,7 @@ func TestStandardWebhooksV1aRoundTrip(t *testing.T) {
 		t.Fatalf("item %+v, %v", item, err)
 	}
 	// Signed by the old key only: refused.
-	msg.ID, msg.MoreKeys = "msg_2", nil
+	msg.ID = "msg_2"
 	rec = httptest.NewRecorder()
 	gw.ServeHTTP(rec, webhookstest.NewEd25519Request(t, "/webhooks/acme", opts, oldKey.Private, msg))
 	if rec.Code != http.StatusUnauthorized {
@@ -548,7 +548,7 @@ func TestNewEd25519VerifierRejectsInvalidOptions(t *testing.T) {
 func TestEd25519HandshakeHookErrors(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
-	opts := providers.Ed25519Options{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDFromBody: true}}
+	opts := providers.Ed25519Options{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDFromBody: true}}}
 	body := []byte("hello")
 	sig := hex.EncodeToString(ed25519.Sign(pair.Private, body))
 	for name, tc := range map[string]struct {

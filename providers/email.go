@@ -68,12 +68,12 @@ const MailgunTimestampPath = "signature.timestamp"
 // Source: https://documentation.mailgun.com/docs/mailgun/user-manual/webhooks/securing-webhooks.
 func NewMailgunVerifier(opts MailgunOptions, creds webhooks.CredentialResolver) (webhooks.Verifier, error) {
 	ts, tsErr := fixedTimestamp(opts.Timestamp, webhooks.TimestampSource{Path: MailgunTimestampPath})
-	if err := optionsError("Mailgun", tsErr, checkCredentials(creds, "webhook signing key", nil)); err != nil {
+	if err := optionsError("Mailgun", tsErr, webhooks.CheckCredentials(creds, "webhook signing key", nil)); err != nil {
 		return nil, err
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	return &mailgunVerifier{creds: creds, timestamp: ts, clock: clock}, nil
 }
@@ -211,7 +211,7 @@ var sendGridEvent = webhooks.EventSource{IDFromBody: true, TypePath: "0.event", 
 // Source: https://www.twilio.com/docs/sendgrid/for-developers/tracking-events/getting-started-event-webhook-security-features.
 func NewSendGridVerifier(opts SendGridOptions, creds webhooks.CredentialResolver) (webhooks.Verifier, error) {
 	ts, tsErr := fixedTimestamp(opts.Timestamp, webhooks.TimestampSource{Header: SendGridTimestampHeader})
-	err := optionsError("SendGrid", tsErr, checkCredentials(creds, "verification key", func(value []byte) error {
+	err := optionsError("SendGrid", tsErr, webhooks.CheckCredentials(creds, "verification key", func(value []byte) error {
 		_, err := ParseECDSAPublicKey(value)
 		return err
 	}))
@@ -220,7 +220,7 @@ func NewSendGridVerifier(opts SendGridOptions, creds webhooks.CredentialResolver
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	return &sendGridVerifier{creds: creds, timestamp: ts, clock: clock}, nil
 }
@@ -249,7 +249,7 @@ func ParseECDSAPublicKey(value []byte) (*ecdsa.PublicKey, error) {
 }
 
 func (v *sendGridVerifier) Verify(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
-	value, rej := singleHeader(req.Header, SendGridSignatureHeader, webhooks.ReasonMissingSignature)
+	value, rej := webhooks.SingleHeader(req.Header, SendGridSignatureHeader, webhooks.ReasonMissingSignature)
 	if rej != nil {
 		return webhooks.Verification{}, rej
 	}

@@ -171,7 +171,7 @@ func TestDiscordWebhookEventsThroughGateway(t *testing.T) {
 		return []byte(`{"version":1,"application_id":"1234567890","type":1,"event":{"type":"APPLICATION_AUTHORIZED","timestamp":"2025-01-01T00:00:00Z","data":{"guild":"` + guild + `"}}}`)
 	}
 	sign := func(key ed25519.PrivateKey, at time.Time, body []byte) *http.Request {
-		msg := webhookstest.Ed25519Message{Timestamp: at, Body: body}
+		msg := webhookstest.SignedMessage{Timestamp: at, Body: body}
 		if !strings.Contains(string(body), `"type":0`) {
 			msg.Type = "APPLICATION_AUTHORIZED"
 		}

@@ -33,11 +33,13 @@ import "github.com/hookinbox/webhooks"
 // SHA-256 one, is not checked and never stored).
 func GitHubOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:       "X-Hub-Signature-256",
-		SignaturePrefix:       "sha256=",
-		Encoding:              webhooks.EncodingHex,
-		SignedContent:         "{body}",
-		Event:                 webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
-		OtherSignatureHeaders: []string{"X-Hub-Signature"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:       "X-Hub-Signature-256",
+			SignaturePrefix:       "sha256=",
+			Encoding:              webhooks.EncodingHex,
+			SignedContent:         "{body}",
+			Event:                 webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+			OtherSignatureHeaders: []string{"X-Hub-Signature"},
+		},
 	}
 }

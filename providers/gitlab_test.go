@@ -176,7 +176,7 @@ func TestGitLabSigningToken(t *testing.T) {
 	}
 
 	// Round trip through webhookstest, with GitLab's headers.
-	msg := webhookstest.HMACMessage{ID: gitlabKey, Type: "Merge Request Hook", Timestamp: signedAt, Body: []byte(gitlabBody)}
+	msg := webhookstest.SignedMessage{ID: gitlabKey, Type: "Merge Request Hook", Timestamp: signedAt, Body: []byte(gitlabBody)}
 	h, err := webhookstest.SignHMAC(providers.GitLabSigningOptions(), vec.SigningToken, msg)
 	if err != nil {
 		t.Fatal(err)

@@ -110,7 +110,7 @@ type HandshakeSecretsOptions struct {
 func NewHandshakeSecrets(opts HandshakeSecretsOptions) *HandshakeSecrets {
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	logger := opts.Logger
 	if logger == nil {

@@ -222,7 +222,7 @@ func NewCertificateFetcher(opts CertificateFetcherOptions) (*CertificateFetcher,
 	}
 	f.opts, f.clock = opts, opts.Clock
 	if f.clock == nil {
-		f.clock = systemClock{}
+		f.clock = webhooks.SystemClock{}
 	}
 	return f, nil
 }

@@ -34,14 +34,16 @@ const LinearTolerance = time.Minute
 // one minute delta between provided ts and current time").
 func LinearOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "Linear-Signature",
-		Encoding:        webhooks.EncodingHex,
-		SignedContent:   "{body}",
-		Timestamp: webhooks.TimestampSource{
-			Path:      "webhookTimestamp",
-			Format:    webhooks.TimestampUnixMillis,
-			Tolerance: LinearTolerance,
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "Linear-Signature",
+			Encoding:        webhooks.EncodingHex,
+			SignedContent:   "{body}",
+			Timestamp: webhooks.TimestampSource{
+				Path:      "webhookTimestamp",
+				Format:    webhooks.TimestampUnixMillis,
+				Tolerance: LinearTolerance,
+			},
+			Event: webhooks.EventSource{IDHeader: "Linear-Delivery", TypeHeader: "Linear-Event"},
 		},
-		Event: webhooks.EventSource{IDHeader: "Linear-Delivery", TypeHeader: "Linear-Event"},
 	}
 }

@@ -42,10 +42,12 @@ import (
 // it is not checked and never stored).
 func MetaOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:       "X-Hub-Signature-256",
-		SignaturePrefix:       "sha256=",
-		Event:                 webhooks.EventSource{IDFromBody: true, TypePath: "object"},
-		OtherSignatureHeaders: []string{"X-Hub-Signature"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:       "X-Hub-Signature-256",
+			SignaturePrefix:       "sha256=",
+			Event:                 webhooks.EventSource{IDFromBody: true, TypePath: "object"},
+			OtherSignatureHeaders: []string{"X-Hub-Signature"},
+		},
 	}
 }
 
@@ -98,11 +100,13 @@ func metaChallenge(verifyToken string) func(context.Context, webhooks.Route, *we
 // response_token, the x-twitter-webhooks-signature header, 200 OK).
 func TwitterOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Twitter-Webhooks-Signature",
-		SignaturePrefix: "sha256=",
-		Encoding:        webhooks.EncodingBase64,
-		CheckSecret:     twitterWrongKind,
-		Event:           webhooks.EventSource{IDFromBody: true},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Twitter-Webhooks-Signature",
+			SignaturePrefix: "sha256=",
+			Encoding:        webhooks.EncodingBase64,
+			Event:           webhooks.EventSource{IDFromBody: true},
+		},
+		CheckSecret: twitterWrongKind,
 	}
 }
 
@@ -180,13 +184,15 @@ const (
 // challenge answered with a 200 and the raw challenge as text/plain).
 func TwitchOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "Twitch-Eventsub-Message-Signature",
-		SignaturePrefix: "sha256=",
-		SignedContent:   "{id}{timestamp}{body}",
-		DecodeSecret:    twitchSecret,
-		Timestamp:       webhooks.TimestampSource{Header: "Twitch-Eventsub-Message-Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: TwitchTolerance},
-		Event:           webhooks.EventSource{IDHeader: "Twitch-Eventsub-Message-Id", TypeHeader: "Twitch-Eventsub-Subscription-Type"},
-		Handshake:       twitchChallenge,
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "Twitch-Eventsub-Message-Signature",
+			SignaturePrefix: "sha256=",
+			SignedContent:   "{id}{timestamp}{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "Twitch-Eventsub-Message-Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: TwitchTolerance},
+			Event:           webhooks.EventSource{IDHeader: "Twitch-Eventsub-Message-Id", TypeHeader: "Twitch-Eventsub-Subscription-Type"},
+		},
+		DecodeSecret: twitchSecret,
+		Handshake:    twitchChallenge,
 	}
 }
 
@@ -276,10 +282,12 @@ func telegramType(req *webhooks.Request, v *webhooks.Verification) error {
 // (webhookEventId, deliveryContext.isRedelivery).
 func LINEOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Line-Signature",
-		Encoding:        webhooks.EncodingBase64,
-		Handshake:       lineVerification,
-		Event:           webhooks.EventSource{IDFunc: lineEventIDs, TypePath: "events.0.type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Line-Signature",
+			Encoding:        webhooks.EncodingBase64,
+			Event:           webhooks.EventSource{IDFunc: lineEventIDs, TypePath: "events.0.type"},
+		},
+		Handshake: lineVerification,
 	}
 }
 
@@ -337,11 +345,13 @@ func lineDigest(req *webhooks.Request, v *webhooks.Verification) error {
 // key, the reply as a message within 10 seconds).
 func TeamsOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "Authorization",
-		SignaturePrefix: "HMAC ",
-		Encoding:        webhooks.EncodingBase64,
-		DecodeSecret:    decodeBase64Secret("a Teams security token"),
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "Authorization",
+			SignaturePrefix: "HMAC ",
+			Encoding:        webhooks.EncodingBase64,
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
+		DecodeSecret: decodeBase64Secret("a Teams security token"),
 	}
 }
 

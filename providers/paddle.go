@@ -36,15 +36,17 @@ const PaddleTolerance = 5 * time.Second
 // as the deduplication key; one notification_id per destination).
 func PaddleOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "Paddle-Signature",
-		ItemSeparator:     ";",
-		KeyValueSeparator: "=",
-		SignatureKey:      "h1",
-		Encoding:          webhooks.EncodingHex,
-		SignedContent:     "{timestamp}:{body}",
-		SecretPrefix:      "pdl_ntfset_",
-		CheckSecret:       paddleWrongKind,
-		Timestamp:         webhooks.TimestampSource{Key: "ts", Tolerance: PaddleTolerance},
-		Event:             webhooks.EventSource{IDPath: "event_id", TypePath: "event_type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Paddle-Signature",
+			ItemSeparator:     ";",
+			KeyValueSeparator: "=",
+			SignatureKey:      "h1",
+			Encoding:          webhooks.EncodingHex,
+			SignedContent:     "{timestamp}:{body}",
+			Timestamp:         webhooks.TimestampSource{Key: "ts", Tolerance: PaddleTolerance},
+			Event:             webhooks.EventSource{IDPath: "event_id", TypePath: "event_type"},
+		},
+		SecretPrefix: "pdl_ntfset_",
+		CheckSecret:  paddleWrongKind,
 	}
 }

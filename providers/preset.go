@@ -57,7 +57,7 @@ func (p *preset) Verify(ctx context.Context, route webhooks.Route, req *webhooks
 	}
 	if p.finish != nil {
 		if err := p.finish(req, &v); err != nil {
-			return webhooks.Verification{}, hookError("preset", "reading the delivery", err)
+			return webhooks.Verification{}, webhooks.HookError("preset verifier: reading the delivery", err)
 		}
 		if v.Handshake != nil {
 			return v, nil

@@ -30,7 +30,7 @@ type presetCase struct {
 	// written as the provider hands them out.
 	secrets [3]string
 	// message returns a valid event signed at at.
-	message  func(at time.Time) webhookstest.HMACMessage
+	message  func(at time.Time) webhookstest.SignedMessage
 	wantID   func(body []byte) string
 	wantType string
 	// unsigned is what the signature leaves out, as the provider
@@ -50,8 +50,8 @@ func presetCases() []presetCase {
 			name:    "stripe",
 			opts:    providers.StripeOptions(),
 			secrets: [3]string{"whsec_current_a1b2c3", "whsec_next_d4e5f6", "whsec_retired_g7h8"},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: "evt_rt", Type: "invoice.paid", Timestamp: at,
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: "evt_rt", Type: "invoice.paid", Timestamp: at,
 					Body: []byte(`{"id":"evt_rt","object":"event","type":"invoice.paid","data":{"object":{"id":"in_1"}}}`)}
 			},
 			wantID: presetFixedID("evt_rt"), wantType: "invoice.paid",
@@ -61,8 +61,8 @@ func presetCases() []presetCase {
 			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 			opts:     providers.GitHubOptions(),
 			secrets:  [3]string{"gh-current", "gh-next", "gh-retired"},
-			message: func(time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: ghDelivery, Type: "push", Body: []byte(`{"ref":"refs/heads/main"}`)}
+			message: func(time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: ghDelivery, Type: "push", Body: []byte(`{"ref":"refs/heads/main"}`)}
 			},
 			wantID: presetFixedID(ghDelivery), wantType: "push",
 		},
@@ -70,8 +70,8 @@ func presetCases() []presetCase {
 			name:    "standardwebhooks",
 			opts:    providers.StandardWebhooksOptions(),
 			secrets: [3]string{presetWhsec("current"), presetWhsec("next"), presetWhsec("retired")},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: "msg_rt", Timestamp: at, Body: []byte(`{"type":"user.created","timestamp":"2025-03-14T15:09:26Z","data":{"id":"u_1"}}`)}
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: "msg_rt", Timestamp: at, Body: []byte(`{"type":"user.created","timestamp":"2025-03-14T15:09:26Z","data":{"id":"u_1"}}`)}
 			},
 			wantID: presetFixedID("msg_rt"), wantType: "user.created",
 		},
@@ -79,8 +79,8 @@ func presetCases() []presetCase {
 			name:    "svix",
 			opts:    providers.SvixOptions(),
 			secrets: [3]string{presetWhsec("current"), presetWhsec("next"), presetWhsec("retired")},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: "msg_svix", Timestamp: at, Body: []byte(`{"type":"email.sent","data":{}}`)}
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: "msg_svix", Timestamp: at, Body: []byte(`{"type":"email.sent","data":{}}`)}
 			},
 			wantID: presetFixedID("msg_svix"), wantType: "email.sent",
 		},
@@ -88,8 +88,8 @@ func presetCases() []presetCase {
 			name:    "slack",
 			opts:    providers.SlackOptions(),
 			secrets: [3]string{"8f742231b10e8888abcd99current", "8f742231b10e8888abcd99next", "8f742231b10e8888abcd99old"},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"token":"t","team_id":"T1","api_app_id":"A1","event":{"type":"app_mention","text":"hi","ts":"1.2"},"type":"event_callback","event_id":"Ev08MFMKH6","event_time":1742000000}`)}
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{Timestamp: at, Body: []byte(`{"token":"t","team_id":"T1","api_app_id":"A1","event":{"type":"app_mention","text":"hi","ts":"1.2"},"type":"event_callback","event_id":"Ev08MFMKH6","event_time":1742000000}`)}
 			},
 			wantID: presetFixedID("Ev08MFMKH6"), wantType: "app_mention",
 		},
@@ -98,8 +98,8 @@ func presetCases() []presetCase {
 			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 			opts:     providers.ShopifyOptions(),
 			secrets:  [3]string{"shpss_current", "shpss_next", "shpss_retired"},
-			message: func(time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: []byte(`{"id":820982911946154508,"email":"jon@example.com"}`)}
+			message: func(time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: []byte(`{"id":820982911946154508,"email":"jon@example.com"}`)}
 			},
 			wantID: presetFixedID("b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"), wantType: "orders/create",
 		},
@@ -107,8 +107,8 @@ func presetCases() []presetCase {
 			name:    "paddle",
 			opts:    providers.PaddleOptions(),
 			secrets: [3]string{"pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_current", "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_next", "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_old"},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: "evt_01h", Type: "subscription.created", Timestamp: at,
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: "evt_01h", Type: "subscription.created", Timestamp: at,
 					Body: []byte(`{"event_id":"evt_01h","event_type":"subscription.created","occurred_at":"2025-03-14T15:09:26Z","notification_id":"ntf_01h","data":{"id":"sub_01h"}}`)}
 			},
 			wantID: presetFixedID("evt_01h"), wantType: "subscription.created",
@@ -118,8 +118,8 @@ func presetCases() []presetCase {
 			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 			opts:     providers.LinearOptions(),
 			secrets:  [3]string{"lin_wh_current", "lin_wh_next", "lin_wh_retired"},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{ID: "234d1a4e-b617-4388-90fe-adc3633d6b72", Type: "Issue", Timestamp: at,
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{ID: "234d1a4e-b617-4388-90fe-adc3633d6b72", Type: "Issue", Timestamp: at,
 					Body: []byte(`{"action":"update","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + strconv.FormatInt(at.UnixMilli(), 10) + `}`)}
 			},
 			wantID: presetFixedID("234d1a4e-b617-4388-90fe-adc3633d6b72"), wantType: "Issue",
@@ -128,8 +128,8 @@ func presetCases() []presetCase {
 			name:    "zoom",
 			opts:    providers.ZoomOptions(),
 			secrets: [3]string{"zoom-current", "zoom-next", "zoom-retired"},
-			message: func(at time.Time) webhookstest.HMACMessage {
-				return webhookstest.HMACMessage{Timestamp: at,
+			message: func(at time.Time) webhookstest.SignedMessage {
+				return webhookstest.SignedMessage{Timestamp: at,
 					Body: []byte(`{"event":"meeting.ended","payload":{"account_id":"A","object":{"uuid":"u=="}},"event_ts":` + strconv.FormatInt(at.UnixMilli(), 10) + `}`)}
 			},
 			wantID: func(body []byte) string {
@@ -146,7 +146,7 @@ func presetTimestamped(o webhooks.HMACOptions) bool {
 }
 
 // presetSigned returns the request webhookstest makes for msg.
-func presetSigned(t *testing.T, opts webhooks.HMACOptions, secret string, msg webhookstest.HMACMessage) *webhooks.Request {
+func presetSigned(t *testing.T, opts webhooks.HMACOptions, secret string, msg webhookstest.SignedMessage) *webhooks.Request {
 	t.Helper()
 	h, err := webhookstest.SignHMAC(opts, secret, msg)
 	if err != nil {
@@ -340,7 +340,7 @@ func TestPresetVectors(t *testing.T) {
 			// The same vector under webhookstest: it reproduces the
 			// recorded signature header.
 			req := vectorRequest(vec)
-			h, err := webhookstest.SignHMAC(tt.opts, vec.Secret, webhookstest.HMACMessage{
+			h, err := webhookstest.SignHMAC(tt.opts, vec.Secret, webhookstest.SignedMessage{
 				ID:        req.Header.Get(tt.opts.Event.IDHeader),
 				Type:      req.Header.Get(tt.opts.Event.TypeHeader),
 				Timestamp: tt.wantAt,
@@ -550,7 +550,7 @@ func TestSlackHandshake(t *testing.T) {
 	opts := providers.SlackOptions()
 	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
 	sign := func(body string, at time.Time) *webhooks.Request {
-		return presetSigned(t, opts, secret, webhookstest.HMACMessage{Timestamp: at, Body: []byte(body)})
+		return presetSigned(t, opts, secret, webhookstest.SignedMessage{Timestamp: at, Body: []byte(body)})
 	}
 
 	got := verified(t)(v.Verify(context.Background(), testRoute, sign(slackChallenge, fixedNow)))
@@ -572,7 +572,7 @@ func TestSlackHandshake(t *testing.T) {
 		want webhooks.Reason
 	}{
 		"unsigned":            {request(slackChallenge, "X-Slack-Request-Timestamp", strconv.FormatInt(fixedNow.Unix(), 10)), webhooks.ReasonMissingSignature},
-		"signed by another":   {presetSigned(t, opts, "not-the-secret", webhookstest.HMACMessage{Timestamp: fixedNow, Body: []byte(slackChallenge)}), webhooks.ReasonBadSignature},
+		"signed by another":   {presetSigned(t, opts, "not-the-secret", webhookstest.SignedMessage{Timestamp: fixedNow, Body: []byte(slackChallenge)}), webhooks.ReasonBadSignature},
 		"stale":               {sign(slackChallenge, fixedNow.Add(-time.Hour)), webhooks.ReasonTimestampExpired},
 		"no challenge string": {sign(`{"type":"url_verification","challenge":5}`, fixedNow), webhooks.ReasonMalformedPayload},
 		"empty challenge":     {sign(`{"type":"url_verification","challenge":""}`, fixedNow), webhooks.ReasonMalformedPayload},
@@ -602,7 +602,7 @@ func TestShopifyPreset(t *testing.T) {
 	inbox := memstore.NewInbox()
 	gw := newPresetGateway(t, "shopify", v, inbox)
 	for i, webhookID := range []string{"w-1", "w-2"} {
-		req := webhookstest.NewHMACRequest(t, "/webhooks/shopify", opts, vec.Secret, webhookstest.HMACMessage{ID: "event-1", Type: "orders/create", Body: []byte(vec.Payload)})
+		req := webhookstest.NewHMACRequest(t, "/webhooks/shopify", opts, vec.Secret, webhookstest.SignedMessage{ID: "event-1", Type: "orders/create", Body: []byte(vec.Payload)})
 		req.Header.Set("X-Shopify-Webhook-Id", webhookID)
 		rec := httptest.NewRecorder()
 		gw.ServeHTTP(rec, req)
@@ -731,7 +731,7 @@ func TestZoomPreset(t *testing.T) {
 
 	// Signed with the old secret, answered with the old secret.
 	opts := providers.ZoomOptions()
-	req := presetSigned(t, opts, "zoom-old-token", webhookstest.HMACMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)})
+	req := presetSigned(t, opts, "zoom-old-token", webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)})
 	got = verified(t)(v.Verify(context.Background(), testRoute, req))
 	m = hmac.New(sha256.New, []byte("zoom-old-token"))
 	m.Write([]byte(vec.Handshake["plainToken"]))
@@ -744,9 +744,9 @@ func TestZoomPreset(t *testing.T) {
 		want webhooks.Reason
 	}{
 		"unsigned":          {request(vec.Payload, "X-Zm-Request-Timestamp", vec.Headers["X-Zm-Request-Timestamp"]), webhooks.ReasonMissingSignature},
-		"signed by another": {presetSigned(t, opts, "zoom-retired", webhookstest.HMACMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)}), webhooks.ReasonBadSignature},
-		"stale":             {presetSigned(t, opts, vec.Secret, webhookstest.HMACMessage{Timestamp: time.Unix(vec.Now, 0).Add(-time.Hour), Body: []byte(vec.Payload)}), webhooks.ReasonTimestampExpired},
-		"no plainToken":     {presetSigned(t, opts, vec.Secret, webhookstest.HMACMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(`{"event":"endpoint.url_validation","payload":{}}`)}), webhooks.ReasonMalformedPayload},
+		"signed by another": {presetSigned(t, opts, "zoom-retired", webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)}), webhooks.ReasonBadSignature},
+		"stale":             {presetSigned(t, opts, vec.Secret, webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0).Add(-time.Hour), Body: []byte(vec.Payload)}), webhooks.ReasonTimestampExpired},
+		"no plainToken":     {presetSigned(t, opts, vec.Secret, webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(`{"event":"endpoint.url_validation","payload":{}}`)}), webhooks.ReasonMalformedPayload},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -785,7 +785,7 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			msg := webhookstest.HMACMessage{Timestamp: tt.at, Body: []byte(tt.body)}
+			msg := webhookstest.SignedMessage{Timestamp: tt.at, Body: []byte(tt.body)}
 
 			rec := httptest.NewRecorder()
 			gw.ServeHTTP(rec, webhookstest.NewHMACRequest(t, "/webhooks/"+tt.provider, tt.opts, tt.secret, msg))
@@ -828,7 +828,7 @@ func TestStandardWebhooksTypeIsOptional(t *testing.T) {
 		`{"data":{}}`:                       "",
 		`plain text, not JSON`:              "",
 	} {
-		h, err := webhookstest.SignHMAC(providers.StandardWebhooksOptions(), secret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(body)})
+		h, err := webhookstest.SignHMAC(providers.StandardWebhooksOptions(), secret, webhookstest.SignedMessage{ID: "msg_1", Timestamp: at, Body: []byte(body)})
 		if err != nil {
 			t.Fatal(err)
 		}

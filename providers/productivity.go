@@ -30,8 +30,10 @@ import (
 // Source: https://www.dropbox.com/developers/reference/webhooks.
 func DropboxOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Dropbox-Signature",
-		Event:           webhooks.EventSource{IDFromBody: true},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Dropbox-Signature",
+			Event:           webhooks.EventSource{IDFromBody: true},
+		},
 	}
 }
 
@@ -83,7 +85,7 @@ func oktaVerification(v *TokenVerifier) challengeFunc {
 		if err := v.authenticate(ctx, route, req); err != nil {
 			return nil, err
 		}
-		challenge, rej := singleHeader(req.Header, OktaVerificationHeader, webhooks.ReasonMalformedPayload)
+		challenge, rej := webhooks.SingleHeader(req.Header, OktaVerificationHeader, webhooks.ReasonMalformedPayload)
 		if rej != nil {
 			return nil, rej
 		}
@@ -117,8 +119,10 @@ func oktaVerification(v *TokenVerifier) challengeFunc {
 // https://developers.asana.com/reference/createwebhook.
 func AsanaOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Hook-Signature",
-		Event:           webhooks.EventSource{IDFromBody: true, TypePath: "events.0.action", TypeOptional: true},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Hook-Signature",
+			Event:           webhooks.EventSource{IDFromBody: true, TypePath: "events.0.action", TypeOptional: true},
+		},
 	}
 }
 
@@ -131,7 +135,7 @@ func asanaHandshake(creds webhooks.CredentialResolver) func(context.Context, web
 		if len(req.Header.Values(AsanaSecretHeader)) == 0 {
 			return nil, nil
 		}
-		secret, rej := singleHeader(req.Header, AsanaSecretHeader, webhooks.ReasonMissingSignature)
+		secret, rej := webhooks.SingleHeader(req.Header, AsanaSecretHeader, webhooks.ReasonMissingSignature)
 		if rej != nil {
 			return nil, rej
 		}
@@ -163,9 +167,11 @@ func asanaHandshake(creds webhooks.CredentialResolver) func(context.Context, web
 // of the body).
 func NotionOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Notion-Signature",
-		SignaturePrefix: "sha256=",
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Notion-Signature",
+			SignaturePrefix: "sha256=",
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
 	}
 }
 
@@ -217,10 +223,12 @@ func saveHandshakeSecret(ctx context.Context, creds webhooks.CredentialResolver,
 // Source: https://airtable.com/developers/web/api/webhooks-overview#webhook-notification-delivery.
 func AirtableOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Airtable-Content-Mac",
-		SignaturePrefix: "hmac-sha256=",
-		DecodeSecret:    decodeBase64Secret("an Airtable macSecretBase64"),
-		Event:           webhooks.EventSource{IDFromBody: true},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Airtable-Content-Mac",
+			SignaturePrefix: "hmac-sha256=",
+			Event:           webhooks.EventSource{IDFromBody: true},
+		},
+		DecodeSecret: decodeBase64Secret("an Airtable macSecretBase64"),
 	}
 }
 
@@ -243,11 +251,13 @@ const BoxTolerance = 10 * time.Minute
 // delivery ID changes on retries while the body's ID stays).
 func BoxOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "Box-Signature-Primary",
-		Encoding:        webhooks.EncodingBase64,
-		SignedContent:   "{body}{timestamp}",
-		Timestamp:       webhooks.TimestampSource{Header: "Box-Delivery-Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: BoxTolerance},
-		Event:           webhooks.EventSource{IDPath: "id", TypePath: "trigger"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "Box-Signature-Primary",
+			Encoding:        webhooks.EncodingBase64,
+			SignedContent:   "{body}{timestamp}",
+			Timestamp:       webhooks.TimestampSource{Header: "Box-Delivery-Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: BoxTolerance},
+			Event:           webhooks.EventSource{IDPath: "id", TypePath: "trigger"},
+		},
 	}
 }
 
@@ -267,9 +277,11 @@ func BoxOptions() webhooks.HMACOptions {
 // and https://developers.docusign.com/platform/webhooks/connect/json-sim-event-model/.
 func DocuSignOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Docusign-Signature-1",
-		Encoding:        webhooks.EncodingBase64,
-		Event:           webhooks.EventSource{IDFunc: docuSignID, TypePath: "event"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Docusign-Signature-1",
+			Encoding:        webhooks.EncodingBase64,
+			Event:           webhooks.EventSource{IDFunc: docuSignID, TypePath: "event"},
+		},
 	}
 }
 
@@ -313,11 +325,13 @@ func docuSignFinish(req *webhooks.Request, v *webhooks.Verification) error {
 // Source: https://developer.zendesk.com/documentation/webhooks/verifying/.
 func ZendeskOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Zendesk-Webhook-Signature",
-		Encoding:        webhooks.EncodingBase64,
-		SignedContent:   "{timestamp}{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Zendesk-Webhook-Signature-Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: webhooks.DefaultTolerance},
-		Event:           webhooks.EventSource{IDHeader: "X-Zendesk-Webhook-Invocation-Id", TypePath: "type", TypeOptional: true},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Zendesk-Webhook-Signature",
+			Encoding:        webhooks.EncodingBase64,
+			SignedContent:   "{timestamp}{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Zendesk-Webhook-Signature-Timestamp", Format: webhooks.TimestampRFC3339, Tolerance: webhooks.DefaultTolerance},
+			Event:           webhooks.EventSource{IDHeader: "X-Zendesk-Webhook-Invocation-Id", TypePath: "type", TypeOptional: true},
+		},
 	}
 }
 

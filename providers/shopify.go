@@ -33,10 +33,12 @@ import "github.com/hookinbox/webhooks"
 // subscription").
 func ShopifyOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Shopify-Hmac-Sha256",
-		Encoding:        webhooks.EncodingBase64,
-		SignedContent:   "{body}",
-		CheckSecret:     shopifyWrongKind,
-		Event:           webhooks.EventSource{IDHeader: "X-Shopify-Webhook-Id", TypeHeader: "X-Shopify-Topic"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Shopify-Hmac-Sha256",
+			Encoding:        webhooks.EncodingBase64,
+			SignedContent:   "{body}",
+			Event:           webhooks.EventSource{IDHeader: "X-Shopify-Webhook-Id", TypeHeader: "X-Shopify-Topic"},
+		},
+		CheckSecret: shopifyWrongKind,
 	}
 }

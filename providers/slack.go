@@ -45,14 +45,16 @@ import (
 // event).
 func SlackOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Slack-Signature",
-		SignaturePrefix: "v0=",
-		Encoding:        webhooks.EncodingHex,
-		SignedContent:   "v0:{timestamp}:{body}",
-		CheckSecret:     slackWrongKind,
-		Timestamp:       webhooks.TimestampSource{Header: "X-Slack-Request-Timestamp", Tolerance: webhooks.DefaultTolerance},
-		Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event.type"},
-		Handshake:       slackHandshake,
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Slack-Signature",
+			SignaturePrefix: "v0=",
+			Encoding:        webhooks.EncodingHex,
+			SignedContent:   "v0:{timestamp}:{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Slack-Request-Timestamp", Tolerance: webhooks.DefaultTolerance},
+			Event:           webhooks.EventSource{IDPath: "event_id", TypePath: "event.type"},
+		},
+		CheckSecret: slackWrongKind,
+		Handshake:   slackHandshake,
 	}
 }
 

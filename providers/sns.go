@@ -82,7 +82,7 @@ func NewSNSVerifier(opts SNSOptions, topics webhooks.CredentialResolver) (webhoo
 	if opts.Tolerance < 0 {
 		p.bad("Tolerance is negative")
 	}
-	p = append(p, checkCredentials(topics, "topic ARN", func(v []byte) error {
+	p = append(p, webhooks.CheckCredentials(topics, "topic ARN", func(v []byte) error {
 		if !strings.HasPrefix(string(v), "arn:") {
 			return errors.New("it is not an ARN (arn:aws:sns:<region>:<account>:<topic>)")
 		}
@@ -93,7 +93,7 @@ func NewSNSVerifier(opts SNSOptions, topics webhooks.CredentialResolver) (webhoo
 	}
 	clock := opts.Clock
 	if clock == nil {
-		clock = systemClock{}
+		clock = webhooks.SystemClock{}
 	}
 	return &snsVerifier{opts: opts, topics: topics, clock: clock}, nil
 }
@@ -262,7 +262,7 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 	switch {
 	case v.opts.Confirm != nil:
 		if err := v.opts.Confirm(ctx, route, c); err != nil {
-			return webhooks.Verification{}, hookError("SNS", "confirming a subscription", err)
+			return webhooks.Verification{}, webhooks.HookError("SNS verifier: confirming a subscription", err)
 		}
 	case m.Type == SNSSubscriptionConfirmation:
 		return webhooks.Verification{}, errors.New("webhooks: SNS verifier: a SubscriptionConfirmation arrived and no Confirm is configured; set Config.Confirm to confirm it (SNS sends it again)")

@@ -39,25 +39,27 @@ import (
 // past or future).
 func StandardWebhooksOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "Webhook-Signature",
-		ItemSeparator:     " ",
-		KeyValueSeparator: ",",
-		SignatureKey:      "v1",
-		Encoding:          webhooks.EncodingBase64,
-		SignedContent:     "{id}.{timestamp}.{body}",
-		DecodeSecret:      decodeStandardWebhooksSecret,
-		SecretPrefix:      "whsec_",
-		Timestamp:         webhooks.TimestampSource{Header: "Webhook-Timestamp", Tolerance: webhooks.DefaultTolerance},
-		Event: webhooks.EventSource{
-			IDHeader:     "Webhook-Id",
-			TypePath:     "type",
-			TypeOptional: true, // the spec only recommends a JSON body with a type
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Webhook-Signature",
+			ItemSeparator:     " ",
+			KeyValueSeparator: ",",
+			SignatureKey:      "v1",
+			Encoding:          webhooks.EncodingBase64,
+			SignedContent:     "{id}.{timestamp}.{body}",
+			Timestamp:         webhooks.TimestampSource{Header: "Webhook-Timestamp", Tolerance: webhooks.DefaultTolerance},
+			Event: webhooks.EventSource{
+				IDHeader:     "Webhook-Id",
+				TypePath:     "type",
+				TypeOptional: true, // the spec only recommends a JSON body with a type
+			},
+			HeaderFallbacks: webhooks.HeaderFallbacks{
+				"Webhook-Signature": "Svix-Signature",
+				"Webhook-Timestamp": "Svix-Timestamp",
+				"Webhook-Id":        "Svix-Id",
+			},
 		},
-		HeaderFallbacks: webhooks.HeaderFallbacks{
-			"Webhook-Signature": "Svix-Signature",
-			"Webhook-Timestamp": "Svix-Timestamp",
-			"Webhook-Id":        "Svix-Id",
-		},
+		DecodeSecret: decodeStandardWebhooksSecret,
+		SecretPrefix: "whsec_",
 	}
 }
 
@@ -109,19 +111,21 @@ func decodeStandardWebhooksSecret(secret []byte) ([]byte, error) {
 // See https://github.com/standard-webhooks/standard-webhooks/blob/main/spec/standard-webhooks.md#signature-scheme.
 func StandardWebhooksEd25519Options() Ed25519Options {
 	return Ed25519Options{
-		SignatureHeader:   "Webhook-Signature",
-		ItemSeparator:     " ",
-		KeyValueSeparator: ",",
-		SignatureKey:      "v1a",
-		Encoding:          webhooks.EncodingBase64,
-		SignedContent:     "{id}.{timestamp}.{body}",
-		PublicKeyFormat:   Ed25519KeyStandardWebhooks,
-		Timestamp:         webhooks.TimestampSource{Header: "Webhook-Timestamp"},
-		Event:             webhooks.EventSource{IDHeader: "Webhook-Id"},
-		HeaderFallbacks: webhooks.HeaderFallbacks{
-			"Webhook-Signature": "Svix-Signature",
-			"Webhook-Timestamp": "Svix-Timestamp",
-			"Webhook-Id":        "Svix-Id",
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Webhook-Signature",
+			ItemSeparator:     " ",
+			KeyValueSeparator: ",",
+			SignatureKey:      "v1a",
+			Encoding:          webhooks.EncodingBase64,
+			SignedContent:     "{id}.{timestamp}.{body}",
+			Timestamp:         webhooks.TimestampSource{Header: "Webhook-Timestamp"},
+			Event:             webhooks.EventSource{IDHeader: "Webhook-Id"},
+			HeaderFallbacks: webhooks.HeaderFallbacks{
+				"Webhook-Signature": "Svix-Signature",
+				"Webhook-Timestamp": "Svix-Timestamp",
+				"Webhook-Id":        "Svix-Id",
+			},
 		},
+		PublicKeyFormat: Ed25519KeyStandardWebhooks,
 	}
 }

@@ -20,7 +20,7 @@ import (
 // semanticDigestEntries are the entries whose idempotency digest is not
 // the SHA-256 of the stored payload, by design (a field the provider
 // changes on each redelivery is left out of it).
-var semanticDigestEntries = setOf("docusign", "line")
+var semanticDigestEntries = map[string]bool{"docusign": true, "line": true}
 
 // TestCatalogStoresNoCredentials sends a signed delivery of every catalog
 // entry through a Receiver on memstore and checks that nothing stored with

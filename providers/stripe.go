@@ -24,15 +24,17 @@ import "github.com/hookinbox/webhooks"
 // other elements", and the libraries' default tolerance of five minutes.
 func StripeOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader:   "Stripe-Signature",
-		ItemSeparator:     ",",
-		KeyValueSeparator: "=",
-		SignatureKey:      "v1",
-		Encoding:          webhooks.EncodingHex,
-		SignedContent:     "{timestamp}.{body}",
-		SecretPrefix:      "whsec_",
-		CheckSecret:       stripeWrongKind,
-		Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: webhooks.DefaultTolerance},
-		Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Stripe-Signature",
+			ItemSeparator:     ",",
+			KeyValueSeparator: "=",
+			SignatureKey:      "v1",
+			Encoding:          webhooks.EncodingHex,
+			SignedContent:     "{timestamp}.{body}",
+			Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: webhooks.DefaultTolerance},
+			Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
+		},
+		SecretPrefix: "whsec_",
+		CheckSecret:  stripeWrongKind,
 	}
 }

@@ -80,7 +80,7 @@ func NewTokenVerifier(opts TokenOptions, creds webhooks.CredentialResolver) (*To
 	if opts.Scheme != "" && !wire.IsHeaderName(opts.Scheme) {
 		p.bad("Scheme %q is not a single token such as \"Bearer\"", opts.Scheme)
 	}
-	p = append(p, opts.Event.Validate(), checkCredentials(creds, "secret", nil))
+	p = append(p, opts.Event.Validate(), webhooks.CheckCredentials(creds, "secret", nil))
 	if err := optionsError("token", p...); err != nil {
 		return nil, err
 	}
@@ -119,7 +119,7 @@ func (v *TokenVerifier) authenticate(ctx context.Context, route webhooks.Route, 
 
 // check reads the token from the request.
 func (v *TokenVerifier) check(req *webhooks.Request) (sharedSecretCheck, *webhooks.VerificationError) {
-	token, rej := singleHeader(req.Header, v.opts.Header, webhooks.ReasonMissingSignature)
+	token, rej := webhooks.SingleHeader(req.Header, v.opts.Header, webhooks.ReasonMissingSignature)
 	if rej != nil {
 		return sharedSecretCheck{}, rej
 	}

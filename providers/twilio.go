@@ -1,7 +1,6 @@
 package providers
 
 import (
-	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha1"
@@ -10,16 +9,15 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash"
 	"mime"
 	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/hmackey"
 	"github.com/hookinbox/webhooks/internal/wire"
 )
 
@@ -133,7 +131,8 @@ type TwilioVerifier struct {
 	opts  TwilioOptions
 	base  string
 	creds webhooks.CredentialResolver
-	keys  twilioKeys
+	// keys are the keyed hash states of each algorithm's secrets.
+	sha1Keys, sha256Keys *hmackey.Cache
 }
 
 // SecretHeaders implements webhooks.SecretHeaderVerifier:
@@ -142,58 +141,14 @@ func (v *TwilioVerifier) SecretHeaders() []string { return twilioSecretHeaders }
 
 var twilioSecretHeaders = []string{TwilioSignatureHeader}
 
-// maxTwilioKeys bounds the secrets a TwilioVerifier keeps keyed hash
-// states for.
-const maxTwilioKeys = 1024
-
-// twilioKeys pools keyed HMAC states per algorithm and secret value, so a
-// request costs a reset instead of hmac.New. Entries stay in memory only.
-type twilioKeys struct {
-	mu sync.RWMutex
-	m  map[string]*sync.Pool // algorithm name + "\x00" + secret
-}
-
-// twilioState is a keyed HMAC and the buffer its content is written from.
-type twilioState struct {
-	mac hash.Hash
-	buf []byte
-	sum [sha256.Size]byte
-}
-
-func (k *twilioKeys) pool(alg twilioAlgorithm, secret []byte) *sync.Pool {
-	id := alg.name + "\x00" + string(secret)
-	k.mu.RLock()
-	p := k.m[id]
-	k.mu.RUnlock()
-	if p != nil {
-		return p
-	}
-	key := bytes.Clone(secret)
-	p = &sync.Pool{New: func() any { return &twilioState{mac: hmac.New(alg.newHash, key)} }}
-	k.mu.Lock()
-	if k.m == nil {
-		k.m = make(map[string]*sync.Pool)
-	}
-	if len(k.m) >= maxTwilioKeys {
-		for old := range k.m {
-			delete(k.m, old)
-			break
-		}
-	}
-	k.m[id] = p
-	k.mu.Unlock()
-	return p
-}
-
-// matches reports whether the HMAC of url and params under the pool's key
-// is sig, compared in constant time.
-func (k *twilioKeys) matches(p *sync.Pool, url, params string, sig []byte) bool {
-	st := p.Get().(*twilioState)
-	defer p.Put(st)
-	st.mac.Reset()
-	st.buf = append(append(st.buf[:0], url...), params...)
-	st.mac.Write(st.buf)
-	return hmac.Equal(st.mac.Sum(st.sum[:0]), sig)
+// twilioMatches reports whether the HMAC of url and params under k is
+// sig, compared in constant time.
+func twilioMatches(k *hmackey.Key, url, params string, sig []byte) bool {
+	st := k.Borrow()
+	defer k.Return(st)
+	st.Buf = append(append(st.Buf[:0], url...), params...)
+	st.MAC.Write(st.Buf)
+	return hmac.Equal(st.Sum(), sig)
 }
 
 // NewTwilioVerifier returns a verifier that takes the account's auth tokens
@@ -224,9 +179,9 @@ func NewTwilioVerifier(opts TwilioOptions, creds webhooks.CredentialResolver) (*
 			bad("BaseURL %q has a query, fragment or user: give only the scheme, host and any path prefix", opts.BaseURL)
 		}
 	}
-	p = append(p, checkCredentials(creds, "auth token", nil))
+	p = append(p, webhooks.CheckCredentials(creds, "auth token", nil))
 	if opts.SharedKeys != nil {
-		p = append(p, checkCredentials(opts.SharedKeys, "SharedKey secret", nil))
+		p = append(p, webhooks.CheckCredentials(opts.SharedKeys, "SharedKey secret", nil))
 	}
 	if opts.EventIDHeader != "" && !wire.IsHeaderName(opts.EventIDHeader) {
 		bad("EventIDHeader %q is not a valid header name", opts.EventIDHeader)
@@ -247,19 +202,18 @@ func NewTwilioVerifier(opts TwilioOptions, creds webhooks.CredentialResolver) (*
 	}
 	opts.EventIDParams = slices.Clone(opts.EventIDParams)
 	opts.EventTypeParams = slices.Clone(opts.EventTypeParams)
-	return &TwilioVerifier{opts: opts, base: base, creds: creds}, nil
+	return &TwilioVerifier{opts: opts, base: base, creds: creds, sha1Keys: hmackey.New(sha1.New, nil), sha256Keys: hmackey.New(sha256.New, nil)}, nil
 }
 
 // twilioAlgorithm is a signing algorithm a Twilio request may use.
 type twilioAlgorithm struct {
-	name    string
-	newHash func() hash.Hash
-	size    int
+	name string
+	size int
 }
 
 var (
-	twilioSHA1   = twilioAlgorithm{"HMAC_SHA1", sha1.New, sha1.Size}
-	twilioSHA256 = twilioAlgorithm{"HMAC_SHA256", sha256.New, sha256.Size}
+	twilioSHA1   = twilioAlgorithm{"HMAC_SHA1", sha1.Size}
+	twilioSHA256 = twilioAlgorithm{"HMAC_SHA256", sha256.Size}
 )
 
 // twilioSettings is the content of TwilioSignatureSettingsHeader.
@@ -336,13 +290,13 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 	if req == nil {
 		return webhooks.Verification{}, errors.New("webhooks: Twilio verifier: nil request")
 	}
-	sigValue, rej := singleHeader(req.Header, TwilioSignatureHeader, webhooks.ReasonMissingSignature)
+	sigValue, rej := webhooks.SingleHeader(req.Header, TwilioSignatureHeader, webhooks.ReasonMissingSignature)
 	if rej != nil {
 		return webhooks.Verification{}, rej
 	}
 	alg, creds, useSharedKey, namedKey := twilioSHA1, v.creds, false, ""
 	if len(req.Header.Values(TwilioSignatureSettingsHeader)) > 0 {
-		value, rej := singleHeader(req.Header, TwilioSignatureSettingsHeader, webhooks.ReasonMalformedHeader)
+		value, rej := webhooks.SingleHeader(req.Header, TwilioSignatureSettingsHeader, webhooks.ReasonMalformedHeader)
 		if rej != nil {
 			return webhooks.Verification{}, rej
 		}
@@ -384,8 +338,12 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 			continue
 		}
 		tried++
-		p := v.keys.pool(alg, s.Value)
-		if v.keys.matches(p, content.url, content.params, sig) {
+		keys := v.sha1Keys
+		if alg.name == twilioSHA256.name {
+			keys = v.sha256Keys
+		}
+		k, _ := keys.Get(s.Value) // no decoding, so no error
+		if twilioMatches(k, content.url, content.params, sig) {
 			keyID, matched = s.ID, true
 			break
 		}
@@ -393,7 +351,7 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 			alt, altOK = twilioPortVariant(content.url)
 			altDone = true
 		}
-		if altOK && v.keys.matches(p, alt, content.params, sig) {
+		if altOK && twilioMatches(k, alt, content.params, sig) {
 			keyID, matched = s.ID, true
 			break
 		}
@@ -508,7 +466,7 @@ func isFormMediaType(contentType string) bool {
 // content's digest.
 func (v *TwilioVerifier) eventID(h http.Header, c twilioContent) (string, *webhooks.VerificationError) {
 	if v.opts.EventIDHeader != "" {
-		id, rej := singleHeader(h, v.opts.EventIDHeader, webhooks.ReasonMissingEventID)
+		id, rej := webhooks.SingleHeader(h, v.opts.EventIDHeader, webhooks.ReasonMissingEventID)
 		if rej == nil {
 			return id, nil
 		}

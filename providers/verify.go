@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/wire"
@@ -12,55 +11,6 @@ import (
 
 // Helpers the verifiers of this package share. The root package's shared
 // parts (EventSource, TimestampSource, HeaderFallbacks) do the rest.
-
-// singleHeader returns the one value of header name. An absent or empty
-// header is rejected with the missing reason; a header sent more than once
-// with ReasonMalformedHeader, since the two copies could disagree.
-func singleHeader(h http.Header, name string, missing webhooks.Reason) (string, *webhooks.VerificationError) {
-	value, n := wire.Header(h, name)
-	switch {
-	case n > 1:
-		return "", webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s is sent %d times", name, n)
-	case value == "":
-		return "", webhooks.Reject(missing, "header %s is missing", name)
-	}
-	return value, nil
-}
-
-// parseSignatureHeader reads a signature header value and turns a fault
-// into a rejection: ReasonMissingSignature when no signature was sent,
-// ReasonMalformedHeader otherwise. The detail never contains the value.
-func parseSignatureHeader(f *wire.SignatureFormat, value, headerName string) (wire.Signatures, *webhooks.VerificationError) {
-	sigs, fault := f.Parse(value)
-	switch {
-	case fault == wire.NoFault:
-		return sigs, nil
-	case fault.Missing():
-		return wire.Signatures{}, webhooks.Reject(webhooks.ReasonMissingSignature, "%s", f.Detail(fault, headerName))
-	}
-	return wire.Signatures{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "%s", f.Detail(fault, headerName))
-}
-
-// hookError passes a *VerificationError from a hook on as the rejection and
-// wraps any other error, which makes the gateway answer 503.
-func hookError(scheme, doing string, err error) error {
-	if vErr, ok := errors.AsType[*webhooks.VerificationError](err); ok {
-		return vErr
-	}
-	return fmt.Errorf("webhooks: %s verifier: %s: %w", scheme, doing, err)
-}
-
-// checkCredentials reports a nil resolver, and checks static credentials
-// (StaticSecrets, TenantSecrets) before any request arrives.
-func checkCredentials(creds webhooks.CredentialResolver, what string, valid func(value []byte) error) error {
-	switch c := creds.(type) {
-	case nil:
-		return errors.New("creds is nil: pass a CredentialResolver, for example webhooks.StaticSecrets(secret)")
-	case webhooks.StaticCredentials:
-		return c.Check(what, valid)
-	}
-	return nil
-}
 
 // optionsError is the error of a constructor given invalid options, or nil.
 func optionsError(scheme string, problems ...error) error {
@@ -104,9 +54,6 @@ func (a *anyHeader) PerTenant() bool {
 	}
 	return len(a.verifiers) > 0
 }
-
-// PerTenant implements webhooks.TenantScoped.
-func (v *Ed25519Verifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }
 
 // PerTenant implements webhooks.TenantScoped.
 func (v *TokenVerifier) PerTenant() bool { return webhooks.PerTenant(v.creds) }

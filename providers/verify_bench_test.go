@@ -146,7 +146,7 @@ type benchCase struct {
 
 // hmacBenchCase signs msg for opts and builds the preset's verifier, with
 // the floor over the same signed content.
-func hmacBenchCase(b *testing.B, opts webhooks.HMACOptions, secret string, msg webhookstest.HMACMessage) benchCase {
+func hmacBenchCase(b *testing.B, opts webhooks.HMACOptions, secret string, msg webhookstest.SignedMessage) benchCase {
 	b.Helper()
 	opts.Clock = webhookstest.NewClock(benchNow)
 	msg.Timestamp = benchNow
@@ -183,7 +183,7 @@ func hmacBenchCase(b *testing.B, opts webhooks.HMACOptions, secret string, msg w
 
 // signedContentAround renders the signed content's text before and after
 // {body}.
-func signedContentAround(b *testing.B, opts webhooks.HMACOptions, h http.Header, msg webhookstest.HMACMessage) ([]byte, []byte) {
+func signedContentAround(b *testing.B, opts webhooks.HMACOptions, h http.Header, msg webhookstest.SignedMessage) ([]byte, []byte) {
 	b.Helper()
 	template := opts.SignedContent
 	if template == "" {
@@ -286,7 +286,7 @@ func catalogBenchCase(name string) (benchCase, error) {
 func benchCases(b *testing.B) map[string]func() benchCase {
 	whsec := "whsec_" + base64.StdEncoding.EncodeToString([]byte("bench-key-0123456789abcdef012345"))
 	id := func(s string) string { return `"event_id": "` + s + `"` }
-	hmacCase := func(opts func() webhooks.HMACOptions, secret string, msg webhookstest.HMACMessage) func() benchCase {
+	hmacCase := func(opts func() webhooks.HMACOptions, secret string, msg webhookstest.SignedMessage) func() benchCase {
 		return func() benchCase { return hmacBenchCase(b, opts(), secret, msg) }
 	}
 	body := stripeShapedBody(benchBodySize)
@@ -294,37 +294,37 @@ func benchCases(b *testing.B) map[string]func() benchCase {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ed25519Case := func(opts func() providers.Ed25519Options, msg webhookstest.Ed25519Message) func() benchCase {
+	ed25519Case := func(opts func() providers.Ed25519Options, msg webhookstest.SignedMessage) func() benchCase {
 		return func() benchCase { return ed25519BenchCase(b, opts(), keys, msg) }
 	}
 	return map[string]func() benchCase{
-		"discord": ed25519Case(providers.DiscordInteractionsOptions, webhookstest.Ed25519Message{
+		"discord": ed25519Case(providers.DiscordInteractionsOptions, webhookstest.SignedMessage{
 			Body: []byte(strings.Replace(string(stripeShapedBody(benchBodySize)), `"type": "invoice.paid"`, `"type": 2`, 1))}),
-		"discord-events": ed25519Case(providers.DiscordWebhookEventsOptions, webhookstest.Ed25519Message{
+		"discord-events": ed25519Case(providers.DiscordWebhookEventsOptions, webhookstest.SignedMessage{
 			Body: stripeShapedBody(benchBodySize, `"event": {"type": "APPLICATION_AUTHORIZED"}`)}),
-		"github":         hmacCase(providers.GitHubOptions, "gh-secret", webhookstest.HMACMessage{ID: "72d3162e-cc78-11e3-81ab-4c9367dc0958", Type: "push", Body: body}),
-		"gitlab-signing": hmacCase(providers.GitLabSigningOptions, whsec, webhookstest.HMACMessage{ID: "idem-1", Type: "Push Hook", Body: body}),
-		"linear": hmacCase(providers.LinearOptions, "lin_wh_secret", webhookstest.HMACMessage{ID: "del-1", Type: "Issue",
+		"github":         hmacCase(providers.GitHubOptions, "gh-secret", webhookstest.SignedMessage{ID: "72d3162e-cc78-11e3-81ab-4c9367dc0958", Type: "push", Body: body}),
+		"gitlab-signing": hmacCase(providers.GitLabSigningOptions, whsec, webhookstest.SignedMessage{ID: "idem-1", Type: "Push Hook", Body: body}),
+		"linear": hmacCase(providers.LinearOptions, "lin_wh_secret", webhookstest.SignedMessage{ID: "del-1", Type: "Issue",
 			Body: stripeShapedBody(benchBodySize, `"webhookTimestamp": `+strconv.FormatInt(benchNow.UnixMilli(), 10))}),
-		"paddle": hmacCase(providers.PaddleOptions, "pdl_ntfset_bench", webhookstest.HMACMessage{
+		"paddle": hmacCase(providers.PaddleOptions, "pdl_ntfset_bench", webhookstest.SignedMessage{
 			Body: stripeShapedBody(benchBodySize, id("evt_01h8bkrw6a3jgs5h9xw2a1mmd4"), `"event_type": "transaction.completed"`)}),
-		"shopify": hmacCase(providers.ShopifyOptions, "shpss_bench", webhookstest.HMACMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: body}),
-		"slack": hmacCase(providers.SlackOptions, "slack-secret", webhookstest.HMACMessage{
+		"shopify": hmacCase(providers.ShopifyOptions, "shpss_bench", webhookstest.SignedMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: body}),
+		"slack": hmacCase(providers.SlackOptions, "slack-secret", webhookstest.SignedMessage{
 			Body: stripeShapedBody(benchBodySize, id("Ev08MFMKH6"), `"event": {"type": "message"}`)}),
-		"standardwebhooks": hmacCase(providers.StandardWebhooksOptions, whsec, webhookstest.HMACMessage{ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body}),
-		"standardwebhooks-ed25519": ed25519Case(providers.StandardWebhooksEd25519Options, webhookstest.Ed25519Message{
+		"standardwebhooks": hmacCase(providers.StandardWebhooksOptions, whsec, webhookstest.SignedMessage{ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body}),
+		"standardwebhooks-ed25519": ed25519Case(providers.StandardWebhooksEd25519Options, webhookstest.SignedMessage{
 			ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body}),
-		"stripe": hmacCase(providers.StripeOptions, "whsec_bench", webhookstest.HMACMessage{Body: body}),
-		"svix":   hmacCase(providers.SvixOptions, whsec, webhookstest.HMACMessage{ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body}),
+		"stripe": hmacCase(providers.StripeOptions, "whsec_bench", webhookstest.SignedMessage{Body: body}),
+		"svix":   hmacCase(providers.SvixOptions, whsec, webhookstest.SignedMessage{ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body}),
 		"twilio": func() benchCase { return twilioBenchCase(b) },
-		"zoom": hmacCase(providers.ZoomOptions, "zoom-secret", webhookstest.HMACMessage{
+		"zoom": hmacCase(providers.ZoomOptions, "zoom-secret", webhookstest.SignedMessage{
 			Body: stripeShapedBody(benchBodySize, `"event": "meeting.started"`)}),
 	}
 }
 
 // ed25519BenchCase signs msg and builds the preset's verifier; the floor
 // is ed25519.Verify of the signed message.
-func ed25519BenchCase(b *testing.B, opts providers.Ed25519Options, keys webhookstest.Ed25519KeyPair, msg webhookstest.Ed25519Message) benchCase {
+func ed25519BenchCase(b *testing.B, opts providers.Ed25519Options, keys webhookstest.Ed25519KeyPair, msg webhookstest.SignedMessage) benchCase {
 	b.Helper()
 	opts.Clock = webhookstest.NewClock(benchNow)
 	msg.Timestamp = benchNow

@@ -52,13 +52,15 @@ import (
 // (retries after 5, 20 and 60 minutes).
 func ZoomOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Zm-Signature",
-		SignaturePrefix: "v0=",
-		Encoding:        webhooks.EncodingHex,
-		SignedContent:   "v0:{timestamp}:{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Zm-Request-Timestamp", Tolerance: webhooks.DefaultTolerance},
-		Event:           webhooks.EventSource{IDFromBody: true, TypePath: "event"},
-		Handshake:       zoomHandshake,
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Zm-Signature",
+			SignaturePrefix: "v0=",
+			Encoding:        webhooks.EncodingHex,
+			SignedContent:   "v0:{timestamp}:{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Zm-Request-Timestamp", Tolerance: webhooks.DefaultTolerance},
+			Event:           webhooks.EventSource{IDFromBody: true, TypePath: "event"},
+		},
+		Handshake: zoomHandshake,
 	}
 }
 

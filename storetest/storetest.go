@@ -355,21 +355,3 @@ func makeDead(t *testing.T, s Store, env webhooks.Envelope, deadAt time.Time) {
 	l := mustAcquireKey(t, s, env.Key, deadAt, leaseFor)
 	mustSettle(t, s, deadLetter(l, permanent, deadAt))
 }
-
-// eventOf returns the event a Processor hands to its dispatcher for l.
-func eventOf(l *webhooks.Lease) webhooks.Event {
-	it := l.Item
-	return webhooks.Event{
-		Provider:   it.Key.Provider,
-		Tenant:     it.Key.Tenant,
-		ID:         it.Key.EventID,
-		Type:       it.EventType,
-		Payload:    it.Payload,
-		Headers:    it.Headers,
-		Attempt:    l.Attempt,
-		OccurredAt: it.OccurredAt,
-		ReceivedAt: it.ReceivedAt,
-		KeyID:      it.KeyID,
-		LeaseToken: l.Token,
-	}
-}

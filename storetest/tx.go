@@ -65,7 +65,7 @@ func testCompleteInTxCommitted(t *testing.T, s Store, complete completeInTx) {
 	mustEnqueue(t, s, env)
 	now := at(time.Second)
 	l := mustAcquire(t, s, now, leaseFor)
-	completed(t, s, complete, eventOf(l), true, "CompleteInTx(commit) under the current token")
+	completed(t, s, complete, l.Event(), true, "CompleteInTx(commit) under the current token")
 	want := wantCompletedInTx(t, s, leasedItem(enqueuedItem(env), now, leaseFor), "after CompleteInTx(commit)")
 	checkHistory(t, s, env.Key, []ops.Attempt{attemptOf(1, webhooks.AttemptSucceeded, now, want.CompletedAt, webhooks.Failure{})},
 		"after CompleteInTx(commit) (the completion is the attempt's settlement)")
@@ -75,7 +75,7 @@ func testCompleteInTxCommitted(t *testing.T, s Store, complete completeInTx) {
 		wantAlreadySettled(t, s.Settle(t.Context(), st.of(l, later)), "Settle("+st.name+") under the token whose transaction completed the item")
 	}
 	wantAlreadySettled(t, extend(t, s, l, later, time.Hour), "ExtendLease under the token whose transaction completed the item")
-	refusedInTx(t, s, complete, eventOf(l), false, "CompleteInTx(commit) again under the same token")
+	refusedInTx(t, s, complete, l.Event(), false, "CompleteInTx(commit) again under the same token")
 	checkItem(t, "Get after settling a completed item again (nothing may change)", mustGet(t, s, env.Key), want)
 	wantNothingDue(t, s, at(24*time.Hour), "a succeeded item is never due")
 }
@@ -89,7 +89,7 @@ func testCompleteInTxRolledBack(t *testing.T, s Store, complete completeInTx) {
 	now := at(time.Second)
 	l := mustAcquire(t, s, now, leaseFor)
 	leased := leasedItem(enqueuedItem(env), now, leaseFor)
-	completed(t, s, complete, eventOf(l), false, "CompleteInTx(roll back) under the current token")
+	completed(t, s, complete, l.Event(), false, "CompleteInTx(roll back) under the current token")
 	checkStored(t, s, leased, "after CompleteInTx(roll back) (nothing may change)")
 	wantNothingDue(t, s, now.Add(leaseFor-time.Microsecond), "the lease is still valid")
 
@@ -120,12 +120,12 @@ func testCompleteInTxStaleToken(t *testing.T, s Store, complete completeInTx) {
 	current := mustAcquireKey(t, s, env.Key, now, leaseFor)
 	want := mustGet(t, s, env.Key)
 
-	refusedInTx(t, s, complete, eventOf(stale), true, "CompleteInTx(commit) under a lease taken over by another")
-	forged := eventOf(current)
+	refusedInTx(t, s, complete, stale.Event(), true, "CompleteInTx(commit) under a lease taken over by another")
+	forged := current.Event()
 	forged.LeaseToken = "00000000-0000-4000-8000-000000000000"
 	refusedInTx(t, s, complete, forged, true, "CompleteInTx(commit) under a token never issued")
 	checkItem(t, "Get after CompleteInTx under wrong tokens (nothing may change)", mustGet(t, s, env.Key), want)
 
-	completed(t, s, complete, eventOf(current), true, "CompleteInTx(commit) under the current token after stale attempts")
+	completed(t, s, complete, current.Event(), true, "CompleteInTx(commit) under the current token after stale attempts")
 	wantCompletedInTx(t, s, leasedItem(leasedItem(enqueuedItem(env), base, 10*time.Second), now, leaseFor), "after CompleteInTx(commit) under the current token")
 }

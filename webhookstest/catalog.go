@@ -81,6 +81,7 @@ func (d *Delivery) Request(ctx context.Context) (*http.Request, error) {
 // pair); it is safe for concurrent use once made.
 type Signer struct {
 	name   string
+	entry  providers.Entry
 	spec   spec
 	secret string
 	ed     Ed25519KeyPair
@@ -92,17 +93,30 @@ type Signer struct {
 // secret as the provider hands it out (what Config.Secrets holds). Entries
 // with a key pair (Ed25519, ECDSA, SNS) need NewKeySigner.
 func NewSigner(name, secret string) (*Signer, error) {
-	sp, ok := specs[name]
-	if !ok {
-		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", name)
+	e, err := lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	if sp.keys {
-		return nil, fmt.Errorf("webhookstest: %s signs with a private key: use NewKeySigner", name)
+	return NewEntrySigner(e, secret)
+}
+
+// NewEntrySigner is NewSigner for an entry value (from providers.Lookup or
+// providers.Entries): the signer lays out each delivery as the entry's
+// definition describes (its HMACOptions, Ed25519Options or TokenOptions:
+// headers, signature layout, signed content, timestamp), so a signer
+// follows the entry it is given.
+func NewEntrySigner(e providers.Entry, secret string) (*Signer, error) {
+	sp, ok := specs[e.Name]
+	if !ok {
+		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", e.Name)
+	}
+	if _, ed := e.Ed25519Options(); sp.keys || ed {
+		return nil, fmt.Errorf("webhookstest: %s signs with a private key: use NewKeySigner", e.Name)
 	}
 	if secret == "" {
 		return nil, errors.New("webhookstest: the secret is empty")
 	}
-	return &Signer{name: name, spec: sp, secret: secret}, nil
+	return &Signer{name: e.Name, entry: e, spec: sp, secret: secret}, nil
 }
 
 // NewKeySigner returns a signer for the named catalog entry with a fresh
@@ -110,34 +124,57 @@ func NewSigner(name, secret string) (*Signer, error) {
 // key to configure; for "sns", a self-signed certificate and a topic, see
 // SNSKey), a fresh secret in the provider's format for the others.
 func NewKeySigner(name string) (*Signer, error) {
-	sp, ok := specs[name]
-	if !ok {
-		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", name)
+	e, err := lookup(name)
+	if err != nil {
+		return nil, err
 	}
-	s := &Signer{name: name, spec: sp}
+	return NewEntryKeySigner(e)
+}
+
+// NewEntryKeySigner is NewKeySigner for an entry value (see
+// NewEntrySigner).
+func NewEntryKeySigner(e providers.Entry) (*Signer, error) {
+	sp, ok := specs[e.Name]
+	if !ok {
+		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", e.Name)
+	}
+	s := &Signer{name: e.Name, entry: e, spec: sp}
+	_, ed := e.Ed25519Options()
 	switch {
-	case name == "sendgrid":
+	case e.Name == "sendgrid":
 		k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 		if err != nil {
 			return nil, err
 		}
 		s.ec = k
-	case name == "sns":
+	case e.Name == "sns":
 		k, err := NewSNSKey("arn:aws:sns:us-east-1:123456789012:orders")
 		if err != nil {
 			return nil, err
 		}
 		s.sns = k
-	case sp.ed25519 != nil:
+	case ed:
 		s.ed = NewEd25519KeyPair()
 	default:
-		s.secret = NewSecret(name)
+		s.secret = NewSecret(e.Name)
 	}
 	return s, nil
 }
 
+// lookup returns the named catalog entry.
+func lookup(name string) (providers.Entry, error) {
+	e, ok := providers.Lookup(name)
+	if !ok {
+		return providers.Entry{}, fmt.Errorf("webhookstest: unknown catalog entry %q", name)
+	}
+	return e, nil
+}
+
 // Name returns the catalog name the signer signs for.
 func (s *Signer) Name() string { return s.name }
+
+// Entry returns the catalog entry the signer signs for.
+func (s *Signer) Entry() providers.Entry { return s.entry }
 
 // Credential returns what Config.Secrets must hold to verify this
 // signer's deliveries: the shared secret, the public key in the
@@ -149,8 +186,9 @@ func (s *Signer) Credential() string {
 		return base64.StdEncoding.EncodeToString(der)
 	case s.sns != nil:
 		return s.sns.TopicARN
-	case s.spec.ed25519 != nil:
-		return s.ed.PublicKey(s.spec.ed25519().PublicKeyFormat)
+	}
+	if o, ok := s.entry.Ed25519Options(); ok {
+		return s.ed.PublicKey(o.PublicKeyFormat)
 	}
 	return s.secret
 }
@@ -262,7 +300,7 @@ func (s *Signer) Sign(rawURL string, msg Message) (*Delivery, error) {
 	}
 	switch {
 	case d.EventID != "":
-	case s.spec.id == idDigest:
+	case s.spec.id == idDigest || s.digestID():
 		d.EventID = bodySHA256ID(d.Body)
 	case s.spec.id == idRedactedDigest:
 		d.EventID = bodySHA256ID(bytes.ReplaceAll(d.Body, []byte(q(s.secret)), []byte(q(providers.RedactedValue))))
@@ -275,6 +313,27 @@ func (s *Signer) Sign(rawURL string, msg Message) (*Delivery, error) {
 		d.EventType = ""
 	}
 	return d, nil
+}
+
+// event is the entry's event source, where its definition has one.
+func (s *Signer) event() (webhooks.EventSource, bool) {
+	if o, ok := s.entry.HMACOptions(providers.Config{PublicURL: "https://hooks.example.com"}); ok {
+		return o.Event, true
+	}
+	if o, ok := s.entry.Ed25519Options(); ok {
+		return o.Event, true
+	}
+	if o, ok := s.entry.TokenOptions(); ok {
+		return o.Event, true
+	}
+	return webhooks.EventSource{}, false
+}
+
+// digestID reports that the entry's definition derives the event ID from
+// the body alone.
+func (s *Signer) digestID() bool {
+	ev, ok := s.event()
+	return ok && ev.IDFromBody && ev.IDHeader == "" && ev.IDPath == "" && ev.IDFunc == nil
 }
 
 // Where entries take the event ID from.
@@ -298,14 +357,13 @@ const (
 
 // spec is how webhookstest signs for one catalog entry.
 type spec struct {
-	sign    func(s *Signer, d *Delivery, m Message) error
-	id      int
-	idFunc  func(body []byte) string
-	newID   func() string
-	secret  int
-	keys    bool
-	noType  bool
-	ed25519 func() providers.Ed25519Options
+	sign   func(s *Signer, d *Delivery, m Message) error
+	id     int
+	idFunc func(body []byte) string
+	newID  func() string
+	secret int
+	keys   bool // a key pair of a fixed-format verifier (ECDSA, SNS)
+	noType bool // the entry reads no type (what a finish sets is not in the definition)
 }
 
 func randomID(prefix string) func() string { return func() string { return prefix + rand16() } }
@@ -317,18 +375,16 @@ func rand16() string {
 	return hex.EncodeToString(b)
 }
 
-// hmacSpec signs with HMAC options through SignHMAC; the type goes to a
-// type header only (a body-borne type is in the sample).
-func hmacSpec(opts func(base string) webhooks.HMACOptions, extra func(s *Signer, d *Delivery, m Message)) func(*Signer, *Delivery, Message) error {
+// hmacSpec signs with the entry's HMAC options through SignHMAC; the type
+// goes to a type header only (a body-borne type is in the sample).
+func hmacSpec(extra func(s *Signer, d *Delivery, m Message)) func(*Signer, *Delivery, Message) error {
 	return func(s *Signer, d *Delivery, m Message) error {
-		o := opts(baseURL(d.URL))
-		hm := HMACMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
-		if o.Event.IDHeader != "" {
-			hm.ID = m.ID
+		o, ok := s.entry.HMACOptions(providers.Config{PublicURL: baseURL(d.URL)})
+		if !ok {
+			return fmt.Errorf("webhookstest: %s is not an HMAC entry", s.name)
 		}
-		if o.Event.TypeHeader != "" {
-			hm.Type = m.Type
-		}
+		hm := SignedMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+		hm.ID, hm.Type = headerEvent(o.Event, m)
 		h, err := SignHMAC(o, s.secret, hm)
 		if err != nil {
 			return err
@@ -352,10 +408,6 @@ func baseURL(raw string) string {
 	return u.Scheme + "://" + u.Host
 }
 
-func plain(f func() webhooks.HMACOptions) func(string) webhooks.HMACOptions {
-	return func(string) webhooks.HMACOptions { return f() }
-}
-
 // macOf computes an HMAC, independently of the verifiers.
 func macOf(newHash func() hash.Hash, key []byte, parts ...[]byte) []byte {
 	m := hmac.New(newHash, key)
@@ -369,74 +421,74 @@ var b64 = base64.StdEncoding.EncodeToString
 
 // specs holds every catalog entry's signing.
 var specs = map[string]spec{
-	"airtable":  {sign: hmacSpec(plain(providers.AirtableOptions), nil), id: idDigest, secret: secretBase64, noType: true},
-	"asana":     {sign: hmacSpec(plain(providers.AsanaOptions), nil), id: idDigest},
-	"bitbucket": {sign: hmacSpec(plain(providers.BitbucketOptions), nil), newID: randomUUID},
-	"box": {sign: hmacSpec(plain(providers.BoxOptions), func(_ *Signer, d *Delivery, _ Message) {
+	"airtable":  {sign: hmacSpec(nil), secret: secretBase64, noType: true},
+	"asana":     {sign: hmacSpec(nil)},
+	"bitbucket": {sign: hmacSpec(nil), newID: randomUUID},
+	"box": {sign: hmacSpec(func(_ *Signer, d *Delivery, _ Message) {
 		d.Header.Set("Box-Delivery-Id", randomUUID())
 		d.Header.Set("Box-Signature-Version", "1")
 		d.Header.Set("Box-Signature-Algorithm", "HmacSHA256")
 	}), newID: randomID("")},
-	"calendly":       {sign: hmacSpec(plain(providers.CalendlyOptions), nil), id: idDigest},
-	"clerk":          {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
-	"coinbase":       {sign: hmacSpec(plain(providers.CoinbaseCommerceOptions), nil), newID: randomUUID},
-	"discord":        {sign: ed25519Spec(providers.DiscordInteractionsOptions), newID: randomDigits, keys: true, ed25519: providers.DiscordInteractionsOptions},
-	"discord-events": {sign: ed25519Spec(providers.DiscordWebhookEventsOptions), id: idDigest, keys: true, ed25519: providers.DiscordWebhookEventsOptions},
-	"docusign":       {sign: hmacSpec(plain(providers.DocuSignOptions), nil), id: idFunc, idFunc: docuSignID},
-	"dropbox":        {sign: hmacSpec(plain(providers.DropboxOptions), nil), id: idDigest, noType: true},
+	"calendly":       {sign: hmacSpec(nil)},
+	"clerk":          {sign: hmacSpec(nil), newID: randomID("msg_"), secret: secretWhsec},
+	"coinbase":       {sign: hmacSpec(nil), newID: randomUUID},
+	"discord":        {sign: signEd25519, newID: randomDigits},
+	"discord-events": {sign: signEd25519},
+	"docusign":       {sign: hmacSpec(nil), id: idFunc, idFunc: docuSignID},
+	"dropbox":        {sign: hmacSpec(nil), noType: true},
 	"figma":          {sign: bodyTokenSign, id: idRedactedDigest},
-	"github":         {sign: hmacSpec(plain(providers.GitHubOptions), hubSignatureSHA1), newID: randomUUID},
-	"gitlab":         {sign: tokenSpec(providers.GitLabTokenOptions), newID: randomUUID},
-	"gitlab-signing": {sign: hmacSpec(plain(providers.GitLabSigningOptions), nil), newID: randomUUID, secret: secretWhsec},
-	"hubspot":        {sign: hubSpotSign, id: idDigest},
-	"intercom":       {sign: hmacSpec(plain(providers.IntercomOptions), nil), newID: randomID("notif_")},
-	"jira":           {sign: hmacSpec(plain(providers.JiraOptions), nil), newID: randomUUID},
-	"lemonsqueezy":   {sign: hmacSpec(plain(providers.LemonSqueezyOptions), nil), id: idDigest},
-	"line":           {sign: hmacSpec(plain(providers.LINEOptions), nil), newID: randomID("01H")},
-	"linear":         {sign: hmacSpec(plain(providers.LinearOptions), nil), newID: randomUUID},
+	"github":         {sign: hmacSpec(hubSignatureSHA1), newID: randomUUID},
+	"gitlab":         {sign: signToken, newID: randomUUID},
+	"gitlab-signing": {sign: hmacSpec(nil), newID: randomUUID, secret: secretWhsec},
+	"hubspot":        {sign: hubSpotSign},
+	"intercom":       {sign: hmacSpec(nil), newID: randomID("notif_")},
+	"jira":           {sign: hmacSpec(nil), newID: randomUUID},
+	"lemonsqueezy":   {sign: hmacSpec(nil)},
+	"line":           {sign: hmacSpec(nil), newID: randomID("01H")},
+	"linear":         {sign: hmacSpec(nil), newID: randomUUID},
 	"mailgun":        {sign: mailgunSign, newID: randomID("")},
-	"meta":           {sign: hmacSpec(plain(providers.MetaOptions), hubSignatureSHA1), id: idDigest},
+	"meta":           {sign: hmacSpec(hubSignatureSHA1)},
 	"msgraph":        {sign: bodyTokenSign, id: idRedactedDigest},
-	"msteams":        {sign: hmacSpec(plain(providers.TeamsOptions), nil), newID: randomID("1:"), secret: secretBase64},
-	"mux":            {sign: hmacSpec(plain(providers.MuxOptions), nil), newID: randomUUID},
-	"notion":         {sign: hmacSpec(plain(providers.NotionOptions), nil), newID: randomUUID},
-	"okta":           {sign: tokenSpec(providers.OktaOptions), newID: randomUUID},
-	"openai":         {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("wh_"), secret: secretWhsec},
-	"paddle":         {sign: hmacSpec(plain(providers.PaddleOptions), nil), newID: randomID("evt_"), secret: secretPaddle},
-	"pagerduty":      {sign: hmacSpec(plain(providers.PagerDutyOptions), nil), newID: randomID("01")},
-	"razorpay":       {sign: hmacSpec(plain(providers.RazorpayOptions), nil), newID: randomID("E")},
-	"replicate":      {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("msg_"), secret: secretWhsec, noType: true},
-	"resend":         {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
+	"msteams":        {sign: hmacSpec(nil), newID: randomID("1:"), secret: secretBase64},
+	"mux":            {sign: hmacSpec(nil), newID: randomUUID},
+	"notion":         {sign: hmacSpec(nil), newID: randomUUID},
+	"okta":           {sign: signToken, newID: randomUUID},
+	"openai":         {sign: hmacSpec(nil), newID: randomID("wh_"), secret: secretWhsec},
+	"paddle":         {sign: hmacSpec(nil), newID: randomID("evt_"), secret: secretPaddle},
+	"pagerduty":      {sign: hmacSpec(nil), newID: randomID("01")},
+	"razorpay":       {sign: hmacSpec(nil), newID: randomID("E")},
+	"replicate":      {sign: hmacSpec(nil), newID: randomID("msg_"), secret: secretWhsec},
+	"resend":         {sign: hmacSpec(nil), newID: randomID("msg_"), secret: secretWhsec},
 	"sendgrid":       {sign: sendGridSign, id: idDigest, keys: true},
-	"sentry": {sign: hmacSpec(plain(providers.SentryOptions), func(_ *Signer, d *Delivery, m Message) {
+	"sentry": {sign: hmacSpec(func(_ *Signer, d *Delivery, m Message) {
 		d.Header.Set("Sentry-Hook-Timestamp", unix(m.Timestamp))
 		d.EventType = m.Type + ".created"
 	}), newID: randomUUID},
-	"shopify": {sign: hmacSpec(plain(providers.ShopifyOptions), func(_ *Signer, d *Delivery, _ Message) {
+	"shopify": {sign: hmacSpec(func(_ *Signer, d *Delivery, _ Message) {
 		d.Header.Set("X-Shopify-Api-Version", "2025-07")
 		d.Header.Set("X-Shopify-Event-Id", randomUUID())
 	}), newID: randomUUID},
-	"slack":                    {sign: hmacSpec(plain(providers.SlackOptions), slackToken), newID: randomID("Ev")},
+	"slack":                    {sign: hmacSpec(slackToken), newID: randomID("Ev")},
 	"sns":                      {sign: snsSign, keys: true, newID: randomUUID},
 	"square":                   {sign: squareSign, newID: randomUUID},
-	"standardwebhooks":         {sign: hmacSpec(plain(providers.StandardWebhooksOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
-	"standardwebhooks-ed25519": {sign: ed25519Spec(providers.StandardWebhooksEd25519Options), newID: randomID("msg_"), keys: true, ed25519: providers.StandardWebhooksEd25519Options, noType: true},
-	"stripe":                   {sign: hmacSpec(plain(providers.StripeOptions), nil), newID: randomID("evt_"), secret: secretStripe},
-	"svix":                     {sign: hmacSpec(plain(providers.SvixOptions), nil), newID: randomID("msg_"), secret: secretWhsec},
-	"telegram":                 {sign: tokenSpec(providers.TelegramOptions), newID: randomDigits},
+	"standardwebhooks":         {sign: hmacSpec(nil), newID: randomID("msg_"), secret: secretWhsec},
+	"standardwebhooks-ed25519": {sign: signEd25519, newID: randomID("msg_"), noType: true},
+	"stripe":                   {sign: hmacSpec(nil), newID: randomID("evt_"), secret: secretStripe},
+	"svix":                     {sign: hmacSpec(nil), newID: randomID("msg_"), secret: secretWhsec},
+	"telegram":                 {sign: signToken, newID: randomDigits},
 	"trello":                   {sign: trelloSign, newID: randomID("5f")},
 	"twilio":                   {sign: twilioSign, noType: true, id: idFunc, idFunc: func(body []byte) string { return twilioParamsID(body) }},
-	"twitch": {sign: hmacSpec(plain(providers.TwitchOptions), func(_ *Signer, d *Delivery, _ Message) {
+	"twitch": {sign: hmacSpec(func(_ *Signer, d *Delivery, _ Message) {
 		d.Header.Set("Twitch-Eventsub-Message-Type", "notification")
 		d.Header.Set("Twitch-Eventsub-Subscription-Version", "2")
 		d.Header.Set("Twitch-Eventsub-Message-Retry", "0")
 	}), newID: randomUUID},
-	"twitter":     {sign: hmacSpec(plain(providers.TwitterOptions), nil), id: idDigest},
-	"typeform":    {sign: hmacSpec(plain(providers.TypeformOptions), nil), newID: randomID("01")},
-	"vercel":      {sign: hmacSpec(plain(providers.VercelOptions), nil), newID: randomID("evt_")},
-	"woocommerce": {sign: hmacSpec(plain(providers.WooCommerceOptions), wooHeaders), newID: randomDigits},
-	"zendesk":     {sign: hmacSpec(plain(providers.ZendeskOptions), nil), newID: randomID("01")},
-	"zoom":        {sign: hmacSpec(plain(providers.ZoomOptions), nil), id: idDigest},
+	"twitter":     {sign: hmacSpec(nil)},
+	"typeform":    {sign: hmacSpec(nil), newID: randomID("01")},
+	"vercel":      {sign: hmacSpec(nil), newID: randomID("evt_")},
+	"woocommerce": {sign: hmacSpec(wooHeaders), newID: randomDigits},
+	"zendesk":     {sign: hmacSpec(nil), newID: randomID("01")},
+	"zoom":        {sign: hmacSpec(nil)},
 }
 
 func init() {
@@ -490,6 +542,19 @@ func wooHeaders(_ *Signer, d *Delivery, _ Message) {
 	d.Header.Set("X-Wc-Webhook-Id", "12")
 }
 
+// headerEvent returns the message's event ID and type where the source
+// reads them from headers, "" where the body carries them (the sample has
+// them).
+func headerEvent(ev webhooks.EventSource, m Message) (id, typ string) {
+	if ev.IDHeader != "" {
+		id = m.ID
+	}
+	if ev.TypeHeader != "" {
+		typ = m.Type
+	}
+	return id, typ
+}
+
 // readEvent sets the delivery's event ID and type from the body where the
 // entry reads them there, so a caller's own body reports its own.
 func readEvent(d *Delivery, ev webhooks.EventSource) {
@@ -497,9 +562,7 @@ func readEvent(d *Delivery, ev webhooks.EventSource) {
 		d.EventID, _ = bodyValue(d.Body, ev.IDPath)
 	}
 	if ev.TypePath != "" {
-		if t, ok := bodyValue(d.Body, ev.TypePath); ok || !ev.TypeOptional {
-			d.EventType = t
-		}
+		d.EventType, _ = bodyValue(d.Body, ev.TypePath)
 	}
 	if ev.TypeSuffixPath != "" {
 		if suffix, ok := bodyValue(d.Body, ev.TypeSuffixPath); ok {
@@ -508,44 +571,39 @@ func readEvent(d *Delivery, ev webhooks.EventSource) {
 	}
 }
 
-// tokenSpec sends the secret in the token options' header.
-func tokenSpec(opts func() providers.TokenOptions) func(*Signer, *Delivery, Message) error {
-	return func(s *Signer, d *Delivery, m Message) error {
-		o := opts()
-		tm := TokenMessage{Body: d.Body, ContentType: m.ContentType}
-		if o.Event.IDHeader != "" {
-			tm.ID = m.ID
-		}
-		if o.Event.TypeHeader != "" {
-			tm.Type = m.Type
-		}
-		h, err := SignToken(o, s.secret, tm)
-		if err != nil {
-			return err
-		}
-		d.Header = h
-		d.Credentials = append(d.Credentials, h.Get(o.Header))
-		readEvent(d, o.Event)
-		return nil
+// signToken sends the secret in the entry's token header.
+func signToken(s *Signer, d *Delivery, m Message) error {
+	o, ok := s.entry.TokenOptions()
+	if !ok {
+		return fmt.Errorf("webhookstest: %s is not a token entry", s.name)
 	}
+	tm := TokenMessage{Body: d.Body, ContentType: m.ContentType}
+	tm.ID, tm.Type = headerEvent(o.Event, m)
+	h, err := SignToken(o, s.secret, tm)
+	if err != nil {
+		return err
+	}
+	d.Header = h
+	d.Credentials = append(d.Credentials, h.Get(o.Header))
+	readEvent(d, o.Event)
+	return nil
 }
 
-// ed25519Spec signs with the signer's Ed25519 key.
-func ed25519Spec(opts func() providers.Ed25519Options) func(*Signer, *Delivery, Message) error {
-	return func(s *Signer, d *Delivery, m Message) error {
-		o := opts()
-		em := Ed25519Message{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
-		if o.Event.IDHeader != "" {
-			em.ID = m.ID
-		}
-		h, err := SignEd25519(o, s.ed.Private, em)
-		if err != nil {
-			return err
-		}
-		d.Header = h
-		d.Credentials = append(d.Credentials, h.Get(o.SignatureHeader))
-		return nil
+// signEd25519 signs with the signer's Ed25519 key and the entry's options.
+func signEd25519(s *Signer, d *Delivery, m Message) error {
+	o, ok := s.entry.Ed25519Options()
+	if !ok {
+		return fmt.Errorf("webhookstest: %s is not an Ed25519 entry", s.name)
 	}
+	em := SignedMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+	em.ID, _ = headerEvent(o.Event, m)
+	h, err := SignEd25519(o, s.ed.Private, em)
+	if err != nil {
+		return err
+	}
+	d.Header = h
+	d.Credentials = append(d.Credentials, h.Get(o.SignatureHeader))
+	return nil
 }
 
 // hubSpotSign signs HubSpot's v3: method, URI (with HubSpot's listed
@@ -560,18 +618,28 @@ func hubSpotSign(s *Signer, d *Delivery, m Message) error {
 	}
 	v3 := b64(macOf(sha256.New, []byte(s.secret), []byte(d.Method+uri), d.Body, []byte(ts)))
 	v1 := sha256.Sum256(append([]byte(s.secret), d.Body...))
-	d.Header.Set("X-Hubspot-Request-Timestamp", ts)
-	d.Header.Set("X-Hubspot-Signature-V3", v3)
+	o := s.hmacOptions(d)
+	d.Header.Set(o.Timestamp.Header, ts)
+	d.Header.Set(o.SignatureHeader, v3)
 	d.Header.Set("X-Hubspot-Signature-Version", "v1")
-	d.Header.Set("X-Hubspot-Signature", hex.EncodeToString(v1[:]))
+	d.Header.Set(o.OtherSignatureHeaders[0], hex.EncodeToString(v1[:]))
 	d.Credentials = append(d.Credentials, v3, hex.EncodeToString(v1[:]))
 	return nil
+}
+
+// hmacOptions are the entry's HMAC options for a delivery's public URL,
+// for the signers that compute content a SignedContentFunc describes
+// (hubspot, square, trello) independently of it, under the definition's
+// header names.
+func (s *Signer) hmacOptions(d *Delivery) webhooks.HMACOptions {
+	o, _ := s.entry.HMACOptions(providers.Config{PublicURL: baseURL(d.URL)})
+	return o
 }
 
 // squareSign signs the notification URL followed by the body.
 func squareSign(s *Signer, d *Delivery, _ Message) error {
 	sig := b64(macOf(sha256.New, []byte(s.secret), []byte(d.URL), d.Body))
-	d.Header.Set("X-Square-Hmacsha256-Signature", sig)
+	d.Header.Set(s.hmacOptions(d).SignatureHeader, sig)
 	d.Header.Set("Square-Environment", "Sandbox")
 	d.Credentials = append(d.Credentials, sig)
 	return nil
@@ -580,7 +648,7 @@ func squareSign(s *Signer, d *Delivery, _ Message) error {
 // trelloSign signs the body followed by the callback URL, with SHA-1.
 func trelloSign(s *Signer, d *Delivery, _ Message) error {
 	sig := b64(macOf(sha1.New, []byte(s.secret), d.Body, []byte(d.URL)))
-	d.Header.Set("X-Trello-Webhook", sig)
+	d.Header.Set(s.hmacOptions(d).SignatureHeader, sig)
 	d.Credentials = append(d.Credentials, sig)
 	return nil
 }
@@ -614,8 +682,8 @@ func sendGridSign(s *Signer, d *Delivery, m Message) error {
 	if err != nil {
 		return err
 	}
-	d.Header.Set("X-Twilio-Email-Event-Webhook-Signature", b64(sig))
-	d.Header.Set("X-Twilio-Email-Event-Webhook-Timestamp", ts)
+	d.Header.Set(providers.SendGridSignatureHeader, b64(sig))
+	d.Header.Set(providers.SendGridTimestampHeader, ts)
 	d.Credentials = append(d.Credentials, b64(sig))
 	return nil
 }

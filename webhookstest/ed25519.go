@@ -8,9 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"testing"
-	"time"
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
@@ -65,50 +63,22 @@ func (k Ed25519KeyPair) StandardWebhooksSecretKey() string {
 	return "whsk_" + base64.StdEncoding.EncodeToString(k.Private.Seed())
 }
 
-// Ed25519Message is a webhook for SignEd25519 to sign.
-type Ed25519Message struct {
-	// ID is the event ID. When the options read it from a header
-	// (Event.IDHeader) it is written there, and it is required when the
-	// signed content includes it; when they read it from the body
-	// (Event.IDPath), a non-empty ID must equal the body's; when they
-	// derive it from the body (Event.IDFromBody alone), it must be empty or
-	// that ID.
-	ID string
-	// Type is the event type, written to Event.TypeHeader, or checked
-	// against the body at Event.TypePath when non-empty.
-	Type string
-	// Timestamp is when the webhook is signed; zero means time.Now(). It
-	// is written to Timestamp.Header in Timestamp.Format.
-	Timestamp time.Time
-	// Body is the raw request body, signed as it is.
-	Body []byte
-	// ContentType is the Content-Type header to send. Defaults to
-	// "application/json" when Body is valid JSON, and to no header
-	// otherwise.
-	ContentType string
-	// URL is the request URL as the server receives it, path and query,
-	// for signed content with {url}. NewEd25519Request sets it from its
-	// url argument.
-	URL string
-	// MoreKeys, for list headers only, adds one signature item for each
-	// key, after the first key's, as a provider does while rotating keys.
-	MoreKeys []ed25519.PrivateKey
-}
-
 // SignEd25519 signs msg with key as a provider configured by opts would
 // (providers.DiscordInteractionsOptions,
 // providers.DiscordWebhookEventsOptions,
 // providers.StandardWebhooksEd25519Options or options of your own). It
 // returns the request headers: the signature, the timestamp and event ID
 // and type headers the options read, and Content-Type (see
-// Ed25519Message.ContentType). Headers are written under the configured
+// SignedMessage.ContentType). Headers are written under the configured
 // names, never the HeaderFallbacks.
 //
 // It returns an error when the options are invalid (as
 // providers.NewEd25519Verifier reports them), when a key is not a 64-byte
-// private key, or when msg disagrees with the options or the body.
-func SignEd25519(opts providers.Ed25519Options, key ed25519.PrivateKey, msg Ed25519Message) (http.Header, error) {
-	keys := append([]ed25519.PrivateKey{key}, msg.MoreKeys...)
+// private key, or when msg disagrees with the options or the body. More
+// keys, for list headers only, add one signature item each after key's,
+// as a provider does while rotating keys.
+func SignEd25519(opts providers.Ed25519Options, key ed25519.PrivateKey, msg SignedMessage, more ...ed25519.PrivateKey) (http.Header, error) {
+	keys := append([]ed25519.PrivateKey{key}, more...)
 	for _, k := range keys {
 		if len(k) != ed25519.PrivateKeySize {
 			return nil, fmt.Errorf("webhookstest: an Ed25519 private key has %d bytes, not %d", ed25519.PrivateKeySize, len(k))
@@ -120,59 +90,27 @@ func SignEd25519(opts providers.Ed25519Options, key ed25519.PrivateKey, msg Ed25
 		return nil, fmt.Errorf("webhookstest: %w", err)
 	}
 	if len(keys) > 1 && opts.ItemSeparator == "" {
-		return nil, errors.New("webhookstest: MoreKeys needs a list signature header (ItemSeparator)")
+		return nil, errors.New("webhookstest: more keys need a list signature header (ItemSeparator)")
 	}
 
-	h := contentTypeHeader(msg.ContentType, msg.Body)
-	timestamp, err := writeTimestamp(h, opts.Timestamp, msg.Timestamp, msg.Body, "Ed25519Message")
-	if err != nil {
-		return nil, err
-	}
-	if err := writeMetadata(h, opts.Event, msg.ID, msg.Type, msg.Body, "Ed25519Message"); err != nil {
-		return nil, err
-	}
-	id := ""
-	if opts.Event.IDHeader != "" {
-		id = msg.ID
-	}
-	message, err := renderContent(opts.SignedContent, timestamp, id, msg.URL, msg.Body, "Ed25519Message")
-	if err != nil {
-		return nil, err
-	}
-
-	sigs := make([]string, len(keys))
-	for i, k := range keys {
-		sig := ed25519.Sign(k, message)
-		if opts.Encoding == webhooks.EncodingBase64 {
-			sigs[i] = base64.StdEncoding.EncodeToString(sig)
-		} else {
-			sigs[i] = hex.EncodeToString(sig)
+	return signRequest(opts.SignedRequest, msg, func(content []byte) [][]byte {
+		sigs := make([][]byte, len(keys))
+		for i, k := range keys {
+			sigs[i] = ed25519.Sign(k, content)
 		}
-	}
-	if opts.ItemSeparator == "" {
-		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sigs[0])
-		return h, nil
-	}
-	var items []string
-	if opts.Timestamp.Key != "" {
-		items = append(items, opts.Timestamp.Key+opts.KeyValueSeparator+timestamp)
-	}
-	for _, sig := range sigs {
-		items = append(items, opts.SignatureKey+opts.KeyValueSeparator+sig)
-	}
-	h.Set(opts.SignatureHeader, strings.Join(items, opts.ItemSeparator))
-	return h, nil
+		return sigs
+	})
 }
 
 // NewEd25519Request returns a POST request to url carrying msg.Body and the
 // headers SignEd25519 makes, bound to t's context. It fails t if signing
 // fails.
-func NewEd25519Request(t testing.TB, url string, opts providers.Ed25519Options, key ed25519.PrivateKey, msg Ed25519Message) *http.Request {
+func NewEd25519Request(t testing.TB, url string, opts providers.Ed25519Options, key ed25519.PrivateKey, msg SignedMessage, more ...ed25519.PrivateKey) *http.Request {
 	t.Helper()
 	if msg.URL == "" {
 		msg.URL = requestURI(url)
 	}
-	h, err := SignEd25519(opts, key, msg)
+	h, err := SignEd25519(opts, key, msg, more...)
 	if err != nil {
 		t.Fatal(err)
 	}

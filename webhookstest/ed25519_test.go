@@ -56,15 +56,15 @@ func TestSignEd25519Presets(t *testing.T) {
 	tests := []struct {
 		name    string
 		opts    providers.Ed25519Options
-		msg     webhookstest.Ed25519Message
+		msg     webhookstest.SignedMessage
 		wantID  string
 		headers []string
 	}{
-		{"discord", providers.DiscordInteractionsOptions(), webhookstest.Ed25519Message{ID: "42", Type: "2", Timestamp: edAt, Body: []byte(`{"id":"42","type":2}`)}, "42",
+		{"discord", providers.DiscordInteractionsOptions(), webhookstest.SignedMessage{ID: "42", Type: "2", Timestamp: edAt, Body: []byte(`{"id":"42","type":2}`)}, "42",
 			[]string{"X-Signature-Ed25519", "X-Signature-Timestamp", "Content-Type"}},
-		{"discord events", providers.DiscordWebhookEventsOptions(), webhookstest.Ed25519Message{Timestamp: edAt, Body: []byte(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`)}, bodySHA256ID(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`),
+		{"discord events", providers.DiscordWebhookEventsOptions(), webhookstest.SignedMessage{Timestamp: edAt, Body: []byte(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`)}, bodySHA256ID(`{"type":1,"event":{"type":"ENTITLEMENT_CREATE"}}`),
 			[]string{"X-Signature-Ed25519", "X-Signature-Timestamp"}},
-		{"standard webhooks", sw, webhookstest.Ed25519Message{ID: "msg_1", Type: "a.b", Timestamp: edAt, Body: []byte(`{"type":"a.b"}`)}, "msg_1",
+		{"standard webhooks", sw, webhookstest.SignedMessage{ID: "msg_1", Type: "a.b", Timestamp: edAt, Body: []byte(`{"type":"a.b"}`)}, "msg_1",
 			[]string{"Webhook-Signature", "Webhook-Timestamp", "Webhook-Id"}},
 	}
 	for _, tt := range tests {
@@ -98,7 +98,7 @@ func TestSignEd25519MoreKeys(t *testing.T) {
 	t.Parallel()
 	a, b := webhookstest.NewEd25519KeyPair(), webhookstest.NewEd25519KeyPair()
 	opts := providers.StandardWebhooksEd25519Options()
-	h, err := webhookstest.SignEd25519(opts, a.Private, webhookstest.Ed25519Message{ID: "m", Timestamp: edAt, Body: []byte("x"), MoreKeys: []ed25519.PrivateKey{b.Private}})
+	h, err := webhookstest.SignEd25519(opts, a.Private, webhookstest.SignedMessage{ID: "m", Timestamp: edAt, Body: []byte("x")}, b.Private)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,19 +125,20 @@ func TestSignEd25519Errors(t *testing.T) {
 	for name, tc := range map[string]struct {
 		opts providers.Ed25519Options
 		key  ed25519.PrivateKey
-		msg  webhookstest.Ed25519Message
+		msg  webhookstest.SignedMessage
+		more []ed25519.PrivateKey
 	}{
-		"short key":                 {discord, pair.Private[:32], webhookstest.Ed25519Message{Body: body}},
-		"invalid options":           {broken, pair.Private, webhookstest.Ed25519Message{Body: body}},
-		"more keys on a single one": {discord, pair.Private, webhookstest.Ed25519Message{Body: body, MoreKeys: []ed25519.PrivateKey{pair.Private}}},
-		"bad extra key":             {providers.StandardWebhooksEd25519Options(), pair.Private, webhookstest.Ed25519Message{ID: "m", Body: body, MoreKeys: []ed25519.PrivateKey{{1}}}},
-		"ID missing for v1a":        {providers.StandardWebhooksEd25519Options(), pair.Private, webhookstest.Ed25519Message{Body: body}},
-		"ID differs from body":      {discord, pair.Private, webhookstest.Ed25519Message{ID: "2", Body: body}},
-		"type differs from body":    {discord, pair.Private, webhookstest.Ed25519Message{Type: "3", Body: body}},
-		"ID not in body":            {discord, pair.Private, webhookstest.Ed25519Message{ID: "1", Body: []byte(`{}`)}},
-		"ID is not the body digest": {providers.DiscordWebhookEventsOptions(), pair.Private, webhookstest.Ed25519Message{ID: "x", Body: body}},
+		"short key":                 {discord, pair.Private[:32], webhookstest.SignedMessage{Body: body}, nil},
+		"invalid options":           {broken, pair.Private, webhookstest.SignedMessage{Body: body}, nil},
+		"more keys on a single one": {discord, pair.Private, webhookstest.SignedMessage{Body: body}, []ed25519.PrivateKey{pair.Private}},
+		"bad extra key":             {providers.StandardWebhooksEd25519Options(), pair.Private, webhookstest.SignedMessage{ID: "m", Body: body}, []ed25519.PrivateKey{{1}}},
+		"ID missing for v1a":        {providers.StandardWebhooksEd25519Options(), pair.Private, webhookstest.SignedMessage{Body: body}, nil},
+		"ID differs from body":      {discord, pair.Private, webhookstest.SignedMessage{ID: "2", Body: body}, nil},
+		"type differs from body":    {discord, pair.Private, webhookstest.SignedMessage{Type: "3", Body: body}, nil},
+		"ID not in body":            {discord, pair.Private, webhookstest.SignedMessage{ID: "1", Body: []byte(`{}`)}, nil},
+		"ID is not the body digest": {providers.DiscordWebhookEventsOptions(), pair.Private, webhookstest.SignedMessage{ID: "x", Body: body}, nil},
 	} {
-		if _, err := webhookstest.SignEd25519(tc.opts, tc.key, tc.msg); err == nil {
+		if _, err := webhookstest.SignEd25519(tc.opts, tc.key, tc.msg, tc.more...); err == nil {
 			t.Errorf("%s: SignEd25519 succeeded", name)
 		}
 	}
@@ -147,7 +148,7 @@ func TestNewEd25519Request(t *testing.T) {
 	t.Parallel()
 	pair := webhookstest.NewEd25519KeyPair()
 	body := []byte(`{"id":"1","type":2}`)
-	req := webhookstest.NewEd25519Request(t, "/webhooks/discord", providers.DiscordInteractionsOptions(), pair.Private, webhookstest.Ed25519Message{Body: body})
+	req := webhookstest.NewEd25519Request(t, "/webhooks/discord", providers.DiscordInteractionsOptions(), pair.Private, webhookstest.SignedMessage{Body: body})
 	got := new(bytes.Buffer)
 	if _, err := got.ReadFrom(req.Body); err != nil || !bytes.Equal(got.Bytes(), body) {
 		t.Fatalf("body %q, %v", got, err)

@@ -36,7 +36,7 @@ func ExampleSignHMAC() {
 		return
 	}
 
-	msg := webhookstest.HMACMessage{
+	msg := webhookstest.SignedMessage{
 		Timestamp: now,
 		Body:      []byte(`{"id":"evt_1","object":"event","type":"invoice.paid"}`),
 	}

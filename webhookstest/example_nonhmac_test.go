@@ -42,7 +42,7 @@ func ExampleSignEd25519() {
 		`{"id":"1311111111111111111","type":1}`,
 		`{"id":"1312222222222222222","type":2,"data":{"name":"blep"}}`,
 	} {
-		msg := webhookstest.Ed25519Message{Timestamp: now, Body: []byte(body)}
+		msg := webhookstest.SignedMessage{Timestamp: now, Body: []byte(body)}
 		h, err := webhookstest.SignEd25519(providers.DiscordInteractionsOptions(), keys.Private, msg)
 		if err != nil {
 			fmt.Println(err)

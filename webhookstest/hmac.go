@@ -15,7 +15,7 @@
 // SignHMAC, SignEd25519, SignToken and SignTwilio sign for options of the
 // host's own:
 //
-//	msg := webhookstest.HMACMessage{Body: []byte(`{"id":"evt_1","type":"invoice.paid"}`)}
+//	msg := webhookstest.SignedMessage{Body: []byte(`{"id":"evt_1","type":"invoice.paid"}`)}
 //	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", providers.StripeOptions(), secret, msg)
 //
 // The signatures are computed here, independently of the package's
@@ -47,8 +47,8 @@ import (
 	"github.com/hookinbox/webhooks"
 )
 
-// HMACMessage is a webhook for SignHMAC to sign.
-type HMACMessage struct {
+// SignedMessage is a webhook for SignHMAC or SignEd25519 to sign.
+type SignedMessage struct {
 	// ID is the event ID. When the options read it from a header
 	// (Event.IDHeader), it is written there; when they read it from the
 	// body (Event.IDPath), the body must carry it and a non-empty ID must
@@ -83,7 +83,7 @@ type HMACMessage struct {
 // as the provider's signing secret (encoded as the provider hands it out,
 // for example "whsec_…"; DecodeSecret is applied). It returns the request
 // headers: the signature, the timestamp and event ID and type headers the
-// options read, and Content-Type (see HMACMessage.ContentType). Headers
+// options read, and Content-Type (see SignedMessage.ContentType). Headers
 // are written under the options' configured names, never the
 // HeaderFallbacks. The request is a POST: {method} in the signed content is
 // "POST".
@@ -92,7 +92,7 @@ type HMACMessage struct {
 // reports them), when the secret is empty, only SecretPrefix or cannot be
 // decoded, or when msg disagrees with the body. Errors never contain the
 // secret.
-func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.Header, error) {
+func SignHMAC(opts webhooks.HMACOptions, secret string, msg SignedMessage) (http.Header, error) {
 	// NewHMACVerifier validates the options and refuses an empty,
 	// prefix-only or undecodable secret, naming it by ID only.
 	if _, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets(secret)); err != nil {
@@ -105,35 +105,47 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.H
 			return nil, fmt.Errorf("webhookstest: decoding the secret: %w", err)
 		}
 	}
+	return signRequest(opts.SignedRequest, msg, func(content []byte) [][]byte {
+		mac := hmac.New(hmacHashFunc(opts.Algorithm), key)
+		mac.Write(content)
+		return [][]byte{mac.Sum(nil)}
+	})
+}
+
+// signRequest returns the headers a provider whose requests r describes
+// sends with msg: Content-Type, the timestamp,
+// event ID and type headers r reads, and the signature header holding
+// sign's signatures of the signed content, encoded and laid out as r says.
+func signRequest(r webhooks.SignedRequest, msg SignedMessage, sign func(content []byte) [][]byte) (http.Header, error) {
 	h := contentTypeHeader(msg.ContentType, msg.Body)
-	timestamp, err := writeTimestamp(h, opts.Timestamp, msg.Timestamp, msg.Body, "HMACMessage")
+	timestamp, err := writeTimestamp(h, r.Timestamp, msg.Timestamp, msg.Body, "SignedMessage")
 	if err != nil {
 		return nil, err
 	}
-	if err := writeMetadata(h, opts.Event, msg.ID, msg.Type, msg.Body, "HMACMessage"); err != nil {
+	if err := writeMetadata(h, r.Event, msg.ID, msg.Type, msg.Body, "SignedMessage"); err != nil {
 		return nil, err
 	}
-	content, err := hmacSignedContent(opts, h, timestamp, msg)
+	content, err := signedContent(r, h, timestamp, msg)
 	if err != nil {
 		return nil, err
 	}
-	mac := hmac.New(hmacHashFunc(opts.Algorithm), key)
-	mac.Write(content)
 	encode := hex.EncodeToString
-	if opts.Encoding == webhooks.EncodingBase64 {
+	if r.Encoding == webhooks.EncodingBase64 {
 		encode = base64.StdEncoding.EncodeToString
 	}
-	sig := encode(mac.Sum(nil))
-	if opts.ItemSeparator == "" {
-		h.Set(opts.SignatureHeader, opts.SignaturePrefix+sig)
+	sigs := sign(content)
+	if r.ItemSeparator == "" {
+		h.Set(r.SignatureHeader, r.SignaturePrefix+encode(sigs[0]))
 		return h, nil
 	}
 	var items []string
-	if opts.Timestamp.Key != "" {
-		items = append(items, opts.Timestamp.Key+opts.KeyValueSeparator+timestamp)
+	if r.Timestamp.Key != "" {
+		items = append(items, r.Timestamp.Key+r.KeyValueSeparator+timestamp)
 	}
-	items = append(items, opts.SignatureKey+opts.KeyValueSeparator+sig)
-	h.Set(opts.SignatureHeader, strings.Join(items, opts.ItemSeparator))
+	for _, sig := range sigs {
+		items = append(items, r.SignatureKey+r.KeyValueSeparator+encode(sig))
+	}
+	h.Set(r.SignatureHeader, strings.Join(items, r.ItemSeparator))
 	return h, nil
 }
 
@@ -143,7 +155,7 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg HMACMessage) (http.H
 // is JSON and msg gives no ContentType. It can be served directly
 // (handler.ServeHTTP with an httptest.ResponseRecorder) or sent to an
 // httptest.Server with an http.Client.
-func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret string, msg HMACMessage) *http.Request {
+func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret string, msg SignedMessage) *http.Request {
 	t.Helper()
 	if msg.URL == "" {
 		msg.URL = requestURI(url)
@@ -155,21 +167,21 @@ func NewHMACRequest(t testing.TB, url string, opts webhooks.HMACOptions, secret 
 	return newRequest(t, http.MethodPost, url, msg.Body, h)
 }
 
-// hmacSignedContent builds the bytes the provider signs.
-func hmacSignedContent(opts webhooks.HMACOptions, h http.Header, timestamp string, msg HMACMessage) ([]byte, error) {
+// signedContent builds the bytes the provider signs.
+func signedContent(r webhooks.SignedRequest, h http.Header, timestamp string, msg SignedMessage) ([]byte, error) {
 	id := ""
-	if opts.Event.IDHeader != "" {
+	if r.Event.IDHeader != "" {
 		id = msg.ID
 	}
-	if opts.SignedContentFunc != nil {
+	if r.SignedContentFunc != nil {
 		req := &webhooks.Request{Method: http.MethodPost, Header: h.Clone(), Body: msg.Body}
-		b, err := opts.SignedContentFunc(req, timestamp, id)
+		b, err := r.SignedContentFunc(req, timestamp, id)
 		if err != nil {
 			return nil, fmt.Errorf("webhookstest: SignedContentFunc: %w", err)
 		}
 		return b, nil
 	}
-	return renderContent(opts.SignedContent, timestamp, id, msg.URL, msg.Body, "HMACMessage")
+	return renderContent(r.SignedContent, timestamp, id, msg.URL, msg.Body, "SignedMessage")
 }
 
 // renderContent fills in a signed-content template ("{body}" when empty)

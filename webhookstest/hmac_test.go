@@ -51,55 +51,65 @@ func TestSignHMACHeaders(t *testing.T) {
 		name   string
 		opts   webhooks.HMACOptions
 		secret string
-		msg    webhookstest.HMACMessage
+		msg    webhookstest.SignedMessage
 		want   map[string]string
 	}{
-		{"stripe", providers.StripeOptions(), "whsec_s", webhookstest.HMACMessage{ID: "evt_1", Type: "invoice.paid", Timestamp: at, Body: []byte(stripeBody)}, map[string]string{
+		{"stripe", providers.StripeOptions(), "whsec_s", webhookstest.SignedMessage{ID: "evt_1", Type: "invoice.paid", Timestamp: at, Body: []byte(stripeBody)}, map[string]string{
 			"Stripe-Signature": "t=" + ts + ",v1=" + hexMAC("whsec_s", ts, ".", stripeBody),
 			"Content-Type":     "application/json",
 		}},
-		{"github", providers.GitHubOptions(), "It's a Secret to Everybody", webhookstest.HMACMessage{ID: "d-1", Type: "ping", Body: []byte("Hello, World!")}, map[string]string{
+		{"github", providers.GitHubOptions(), "It's a Secret to Everybody", webhookstest.SignedMessage{ID: "d-1", Type: "ping", Body: []byte("Hello, World!")}, map[string]string{
 			// GitHub's documented test values.
 			"X-Hub-Signature-256": "sha256=757107ea0eb2509fc211221cce984b8a37570b6d7586c22c46f4379c8b043e17",
 			"X-Github-Delivery":   "d-1",
 			"X-Github-Event":      "ping",
 		}},
-		{"standard webhooks", providers.StandardWebhooksOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
+		{"standard webhooks", providers.StandardWebhooksOptions(), swSecret, webhookstest.SignedMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
 			"Webhook-Id":        "msg_1",
 			"Webhook-Timestamp": ts,
 			"Webhook-Signature": "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, string(swKey), "msg_1.", ts, ".", swBody)),
 		}},
-		{"svix", providers.SvixOptions(), swSecret, webhookstest.HMACMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
+		{"svix", providers.SvixOptions(), swSecret, webhookstest.SignedMessage{ID: "msg_1", Timestamp: at, Body: []byte(swBody)}, map[string]string{
 			"Svix-Id":        "msg_1",
 			"Svix-Timestamp": ts,
 			"Svix-Signature": "v1," + base64.StdEncoding.EncodeToString(mac(sha256.New, string(swKey), "msg_1.", ts, ".", swBody)),
 		}},
-		{"paddle", providers.PaddleOptions(), "pdl_ntfset_x", webhookstest.HMACMessage{Timestamp: at, Body: []byte(paddleBody)}, map[string]string{
+		{"paddle", providers.PaddleOptions(), "pdl_ntfset_x", webhookstest.SignedMessage{Timestamp: at, Body: []byte(paddleBody)}, map[string]string{
 			"Paddle-Signature": "ts=" + ts + ";h1=" + hexMAC("pdl_ntfset_x", ts, ":", paddleBody),
 		}},
-		{"slack", providers.SlackOptions(), "slack", webhookstest.HMACMessage{Timestamp: at, Body: []byte(slackBody)}, map[string]string{
+		{"slack", providers.SlackOptions(), "slack", webhookstest.SignedMessage{Timestamp: at, Body: []byte(slackBody)}, map[string]string{
 			"X-Slack-Signature":         "v0=" + hexMAC("slack", "v0:", ts, ":", slackBody),
 			"X-Slack-Request-Timestamp": ts,
 		}},
-		{"shopify", providers.ShopifyOptions(), "shpss", webhookstest.HMACMessage{ID: "w", Type: "orders/create", Body: []byte(`{}`)}, map[string]string{
+		{"shopify", providers.ShopifyOptions(), "shpss", webhookstest.SignedMessage{ID: "w", Type: "orders/create", Body: []byte(`{}`)}, map[string]string{
 			"X-Shopify-Hmac-Sha256": base64.StdEncoding.EncodeToString(mac(sha256.New, "shpss", `{}`)),
 			"X-Shopify-Webhook-Id":  "w",
 			"X-Shopify-Topic":       "orders/create",
 		}},
 		{"sha1 rfc3339 timestamp header", webhooks.HMACOptions{
-			SignatureHeader: "X-Sig", Timestamp: webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampRFC3339},
-			SignedContent: "{timestamp}.{body}", Algorithm: crypto.SHA1, Event: webhooks.EventSource{IDHeader: "X-Id"},
-		}, "k", webhookstest.HMACMessage{ID: "1", Timestamp: at.Add(500 * time.Millisecond), Body: []byte("a=b")}, map[string]string{
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Sig",
+				Timestamp:       webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampRFC3339},
+				SignedContent:   "{timestamp}.{body}",
+				Event:           webhooks.EventSource{IDHeader: "X-Id"},
+			},
+			Algorithm: crypto.SHA1,
+		}, "k", webhookstest.SignedMessage{ID: "1", Timestamp: at.Add(500 * time.Millisecond), Body: []byte("a=b")}, map[string]string{
 			"X-Sig": hex.EncodeToString(mac(sha1.New, "k", "2025-03-14T15:09:26Z.a=b")),
 			"X-Ts":  "2025-03-14T15:09:26Z",
 		}},
 		{"sha512 millis func", webhooks.HMACOptions{
-			SignatureHeader: "X-Sig", Timestamp: webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampUnixMillis},
-			Algorithm: crypto.SHA512, Encoding: webhooks.EncodingBase64, Event: webhooks.EventSource{IDHeader: "X-Id"},
-			SignedContentFunc: func(r *webhooks.Request, ts, id string) ([]byte, error) {
-				return []byte(r.Method + "|" + id + "|" + ts + "|" + r.Header.Get("X-Id") + "|" + string(r.Body)), nil
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Sig",
+				Timestamp:       webhooks.TimestampSource{Header: "X-Ts", Format: webhooks.TimestampUnixMillis},
+				Encoding:        webhooks.EncodingBase64,
+				Event:           webhooks.EventSource{IDHeader: "X-Id"},
+				SignedContentFunc: func(r *webhooks.Request, ts, id string) ([]byte, error) {
+					return []byte(r.Method + "|" + id + "|" + ts + "|" + r.Header.Get("X-Id") + "|" + string(r.Body)), nil
+				},
 			},
-		}, "k", webhookstest.HMACMessage{ID: "7", Timestamp: at, Body: []byte("x")}, map[string]string{
+			Algorithm: crypto.SHA512,
+		}, "k", webhookstest.SignedMessage{ID: "7", Timestamp: at, Body: []byte("x")}, map[string]string{
 			"X-Sig": base64.StdEncoding.EncodeToString(mac(sha512.New, "k", "POST|7|"+strconv.FormatInt(at.UnixMilli(), 10)+"|7|x")),
 		}},
 	}
@@ -132,7 +142,7 @@ func TestSignHMACContentType(t *testing.T) {
 	for body, want := range map[string]string{`{"a":1}`: "application/json", `a=1&b=2`: "", ``: ""} {
 		opts := providers.GitHubOptions()
 		opts.AllowEmptyBody = true
-		h, err := webhookstest.SignHMAC(opts, "s", webhookstest.HMACMessage{ID: "1", Body: []byte(body)})
+		h, err := webhookstest.SignHMAC(opts, "s", webhookstest.SignedMessage{ID: "1", Body: []byte(body)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,7 +152,7 @@ func TestSignHMACContentType(t *testing.T) {
 	}
 
 	// The message says what a provider sends when its body is not JSON.
-	form := webhookstest.HMACMessage{ID: "1", Body: []byte(`payload=%7B%7D`), ContentType: "application/x-www-form-urlencoded"}
+	form := webhookstest.SignedMessage{ID: "1", Body: []byte(`payload=%7B%7D`), ContentType: "application/x-www-form-urlencoded"}
 	h, err := webhookstest.SignHMAC(providers.GitHubOptions(), "s", form)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +164,7 @@ func TestSignHMACContentType(t *testing.T) {
 	if got := webhookstest.NewHMACRequest(t, "/webhooks/github", providers.GitHubOptions(), "s", form).Header.Get("Content-Type"); got != form.ContentType {
 		t.Errorf("NewHMACRequest: Content-Type %q", got)
 	}
-	jsonMsg := webhookstest.HMACMessage{ID: "1", Body: []byte(`{"a":1}`)}
+	jsonMsg := webhookstest.SignedMessage{ID: "1", Body: []byte(`{"a":1}`)}
 	if got := webhookstest.NewHMACRequest(t, "/webhooks/github", providers.GitHubOptions(), "s", jsonMsg).Header.Get("Content-Type"); got != "application/json" {
 		t.Errorf("NewHMACRequest with JSON: Content-Type %q", got)
 	}
@@ -165,9 +175,11 @@ func TestSignHMACContentType(t *testing.T) {
 func TestNewHMACRequestSignsTheURL(t *testing.T) {
 	t.Parallel()
 	opts := webhooks.HMACOptions{
-		SignatureHeader: "X-Sig",
-		SignedContent:   "{method} {url}\n{body}",
-		Event:           webhooks.EventSource{IDHeader: "X-Id"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Sig",
+			SignedContent:   "{method} {url}\n{body}",
+			Event:           webhooks.EventSource{IDHeader: "X-Id"},
+		},
 	}
 	v, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets("k"))
 	if err != nil {
@@ -179,8 +191,8 @@ func TestNewHMACRequestSignsTheURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := webhookstest.HMACMessage{ID: "u1", Body: []byte(`{}`)}
-	h, err := webhookstest.SignHMAC(opts, "k", webhookstest.HMACMessage{ID: "u1", Body: msg.Body, URL: "/webhooks/signed-url?a=1"})
+	msg := webhookstest.SignedMessage{ID: "u1", Body: []byte(`{}`)}
+	h, err := webhookstest.SignHMAC(opts, "k", webhookstest.SignedMessage{ID: "u1", Body: msg.Body, URL: "/webhooks/signed-url?a=1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,7 +216,7 @@ func TestNewHMACRequestSignsTheURL(t *testing.T) {
 		t.Errorf("over HTTP: %d", resp.StatusCode)
 	}
 	// {url} needs a URL.
-	if _, err := webhookstest.SignHMAC(opts, "k", webhookstest.HMACMessage{ID: "u3", Body: msg.Body}); err == nil || !strings.Contains(err.Error(), "HMACMessage.URL is required") {
+	if _, err := webhookstest.SignHMAC(opts, "k", webhookstest.SignedMessage{ID: "u3", Body: msg.Body}); err == nil || !strings.Contains(err.Error(), "SignedMessage.URL is required") {
 		t.Errorf("SignHMAC without a URL: %v", err)
 	}
 }
@@ -212,7 +224,7 @@ func TestNewHMACRequestSignsTheURL(t *testing.T) {
 func TestSignHMACDefaultsToNow(t *testing.T) {
 	t.Parallel()
 	before := time.Now().Unix()
-	h, err := webhookstest.SignHMAC(providers.SlackOptions(), "s", webhookstest.HMACMessage{Body: []byte(`{"event_id":"E","event":{"type":"t"}}`)})
+	h, err := webhookstest.SignHMAC(providers.SlackOptions(), "s", webhookstest.SignedMessage{Body: []byte(`{"event_id":"E","event":{"type":"t"}}`)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,23 +245,29 @@ func TestSignHMACErrors(t *testing.T) {
 		name   string
 		opts   webhooks.HMACOptions
 		secret string
-		msg    webhookstest.HMACMessage
+		msg    webhookstest.SignedMessage
 		want   string
 	}{
-		{"invalid options", webhooks.HMACOptions{SignatureHeader: "X-Sig"}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "no event ID source"},
-		{"empty secret", providers.GitHubOptions(), "", webhookstest.HMACMessage{Body: []byte("x")}, "secret static:0 is empty"},
-		{"prefix-only secret", providers.StripeOptions(), "whsec_", webhookstest.HMACMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "is only the prefix"},
-		{"undecodable secret", broken, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
-		{"secret decodes to nothing", empty, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "DecodeSecret refused it"},
-		{"ID differs from the body", providers.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"id":"evt_1","type":"t"}`)}, `the body's "id" is "evt_1" but HMACMessage.ID is "evt_2"`},
-		{"ID not in the body", providers.StripeOptions(), secretText, webhookstest.HMACMessage{ID: "evt_2", Body: []byte(`{"type":"t"}`)}, `the body at "id", but the body has none there`},
-		{"type differs from the body", providers.PaddleOptions(), secretText, webhookstest.HMACMessage{Type: "b", Body: []byte(`{"event_id":"e","event_type":"a"}`)}, `HMACMessage.Type is "b"`},
-		{"ID for a computed ID", providers.ZoomOptions(), secretText, webhookstest.HMACMessage{ID: "x", Body: []byte(`{"event":"e"}`)}, "HMACMessage.ID must be empty"},
-		{"no timestamp in the body", providers.LinearOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{"action":"create"}`)}, `timestamp from the body at "webhookTimestamp"`},
-		{"timestamp differs from the body", providers.LinearOptions(), secretText, webhookstest.HMACMessage{Timestamp: at, Body: []byte(`{"webhookTimestamp":1}`)}, "differs from HMACMessage.Timestamp"},
-		{"failing SignedContentFunc", webhooks.HMACOptions{SignatureHeader: "X-Sig", Event: webhooks.EventSource{IDHeader: "X-Id"}, SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
-			return nil, errors.New("boom")
-		}}, secretText, webhookstest.HMACMessage{Body: []byte("x")}, "SignedContentFunc: boom"},
+		{"invalid options", webhooks.HMACOptions{SignedRequest: webhooks.SignedRequest{SignatureHeader: "X-Sig"}}, secretText, webhookstest.SignedMessage{Body: []byte("x")}, "no event ID source"},
+		{"empty secret", providers.GitHubOptions(), "", webhookstest.SignedMessage{Body: []byte("x")}, "secret static:0 is empty"},
+		{"prefix-only secret", providers.StripeOptions(), "whsec_", webhookstest.SignedMessage{Body: []byte(`{"id":"e","type":"t"}`)}, "is only the prefix"},
+		{"undecodable secret", broken, secretText, webhookstest.SignedMessage{Body: []byte("x")}, "DecodeSecret refused it"},
+		{"secret decodes to nothing", empty, secretText, webhookstest.SignedMessage{Body: []byte("x")}, "DecodeSecret refused it"},
+		{"ID differs from the body", providers.StripeOptions(), secretText, webhookstest.SignedMessage{ID: "evt_2", Body: []byte(`{"id":"evt_1","type":"t"}`)}, `the body's "id" is "evt_1" but SignedMessage.ID is "evt_2"`},
+		{"ID not in the body", providers.StripeOptions(), secretText, webhookstest.SignedMessage{ID: "evt_2", Body: []byte(`{"type":"t"}`)}, `the body at "id", but the body has none there`},
+		{"type differs from the body", providers.PaddleOptions(), secretText, webhookstest.SignedMessage{Type: "b", Body: []byte(`{"event_id":"e","event_type":"a"}`)}, `SignedMessage.Type is "b"`},
+		{"ID for a computed ID", providers.ZoomOptions(), secretText, webhookstest.SignedMessage{ID: "x", Body: []byte(`{"event":"e"}`)}, "SignedMessage.ID must be empty"},
+		{"no timestamp in the body", providers.LinearOptions(), secretText, webhookstest.SignedMessage{Body: []byte(`{"action":"create"}`)}, `timestamp from the body at "webhookTimestamp"`},
+		{"timestamp differs from the body", providers.LinearOptions(), secretText, webhookstest.SignedMessage{Timestamp: at, Body: []byte(`{"webhookTimestamp":1}`)}, "differs from SignedMessage.Timestamp"},
+		{"failing SignedContentFunc", webhooks.HMACOptions{
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Sig",
+				Event:           webhooks.EventSource{IDHeader: "X-Id"},
+				SignedContentFunc: func(*webhooks.Request, string, string) ([]byte, error) {
+					return nil, errors.New("boom")
+				},
+			},
+		}, secretText, webhookstest.SignedMessage{Body: []byte("x")}, "SignedContentFunc: boom"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -268,7 +286,7 @@ func TestSignHMACErrors(t *testing.T) {
 	}
 	// A body without the ID is fine when no ID is given: the verifier
 	// will reject it, which is what such a test wants.
-	if _, err := webhookstest.SignHMAC(providers.StripeOptions(), secretText, webhookstest.HMACMessage{Body: []byte(`{}`)}); err != nil {
+	if _, err := webhookstest.SignHMAC(providers.StripeOptions(), secretText, webhookstest.SignedMessage{Body: []byte(`{}`)}); err != nil {
 		t.Errorf("SignHMAC without an ID: %v", err)
 	}
 }
@@ -287,7 +305,7 @@ func TestNewHMACRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := webhookstest.HMACMessage{Body: []byte(`{"id":"evt_req","type":"charge.succeeded"}`)}
+	msg := webhookstest.SignedMessage{Body: []byte(`{"id":"evt_req","type":"charge.succeeded"}`)}
 
 	// Served directly.
 	req := webhookstest.NewHMACRequest(t, "/webhooks/stripe", providers.StripeOptions(), secret, msg)
@@ -303,7 +321,7 @@ func TestNewHMACRequest(t *testing.T) {
 	// Sent to a server.
 	srv := httptest.NewServer(gw)
 	defer srv.Close()
-	msg = webhookstest.HMACMessage{Body: []byte(`{"id":"evt_http","type":"charge.succeeded"}`)}
+	msg = webhookstest.SignedMessage{Body: []byte(`{"id":"evt_http","type":"charge.succeeded"}`)}
 	resp, err := srv.Client().Do(webhookstest.NewHMACRequest(t, srv.URL+"/webhooks/stripe", providers.StripeOptions(), secret, msg))
 	if err != nil {
 		t.Fatal(err)

@@ -80,11 +80,13 @@ func main() {
 // "timestamp.body", hex with a "sha256=" prefix, 5-minute tolerance.
 func DemoOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Demo-Signature",
-		SignaturePrefix: "sha256=",
-		SignedContent:   "{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Demo-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-Demo-Event-Id", TypeHeader: "X-Demo-Event-Type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Demo-Signature",
+			SignaturePrefix: "sha256=",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Demo-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-Demo-Event-Id", TypeHeader: "X-Demo-Event-Type"},
+		},
 	}
 }
 

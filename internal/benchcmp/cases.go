@@ -58,7 +58,7 @@ func comparisons() ([]comparison, error) {
 	// Standard Webhooks.
 	key := []byte("benchcmp-key-0123456789abcdef012")
 	swhSecret := "whsec_" + base64.StdEncoding.EncodeToString(key)
-	msg := webhookstest.HMACMessage{ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body, Timestamp: now}
+	msg := webhookstest.SignedMessage{ID: "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W", Body: body, Timestamp: now}
 	swhHeader, err := webhookstest.SignHMAC(providers.StandardWebhooksOptions(), swhSecret, msg)
 	if err != nil {
 		return nil, err

@@ -75,11 +75,13 @@ const (
 
 func nodeHMACOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
-		SignatureHeader: "X-Demo-Signature",
-		SignaturePrefix: "sha256=",
-		SignedContent:   "{timestamp}.{body}",
-		Timestamp:       webhooks.TimestampSource{Header: "X-Demo-Timestamp"},
-		Event:           webhooks.EventSource{IDHeader: "X-Demo-Event-Id", TypeHeader: "X-Demo-Event-Type"},
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader: "X-Demo-Signature",
+			SignaturePrefix: "sha256=",
+			SignedContent:   "{timestamp}.{body}",
+			Timestamp:       webhooks.TimestampSource{Header: "X-Demo-Timestamp"},
+			Event:           webhooks.EventSource{IDHeader: "X-Demo-Event-Id", TypeHeader: "X-Demo-Event-Type"},
+		},
 	}
 }
 
