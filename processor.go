@@ -1,12 +1,14 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,26 +72,25 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // one store: leases keep them from handling an item twice at once.
 //
 // One acquisition at a time leases a batch of due items (up to 128), as
-// many as there are free workers and room in a small queue in front of
-// them, so the next batch is being leased while the workers run the last;
-// leases waiting in that queue are kept alive like those of running
-// handlers. With a store that is a LeaseStarter (memstore and pgstore
-// are), only the leases idle workers take at once start with the
-// acquisition; those that wait in the queue, and every lease taken over
-// from a crashed attempt, are held and started, in batches, when a worker
-// takes them, before their handlers run: a crash of the process costs an
-// attempt only to the items whose handlers had started, and an item whose
-// crashed attempts exhausted the retry policy is dead-lettered without
-// another attempt counted. Settlements are handed to a settler, so a
-// worker goes on at once; with a store that is a BatchSettler, the
-// settlements that pile up while one batch is being settled go together in
-// the next.
+// many as there are free workers and room in a small queue before them, so
+// the next batch is leased while the workers run the last; queued leases
+// are renewed like running ones. Settlements go to a settler, batched with
+// a BatchSettler, so a worker goes on at once. Each acquisition has an ID
+// of its own (AcquireRequest.ID): after one fails, the processor asks for
+// it again (AcquireRequest.Repeat), so that leases granted before a lost
+// reply run here, on the attempt already counted.
 //
-// Each acquisition has an ID of its own (AcquireRequest.ID). After an
-// acquisition fails, the processor asks for the same one again, after the
-// poll interval, until the store answers (AcquireRequest.Repeat): leases the store granted before
-// its reply was lost come back to this processor and run on the attempt
-// already counted, instead of waiting out their lease as crashed attempts.
+// An attempt whose lease expired unsettled (its process crashed) counts,
+// and the retry policy is asked about it when the item is taken over
+// (Lease.Reclaimed), so a crash loop ends in a dead letter. With a store
+// that is a LeaseStarter (memstore and pgstore are), a crash costs an
+// attempt only to the handlers that were running: leases waiting in the
+// queue are held, uncounted, until a worker starts them; and a lease taken
+// over from a crashed attempt runs alone, once the running handlers have
+// finished and been settled, no other lease starting until it is settled.
+// The events that ran beside a poison event pay for that one crash; the
+// poison crashes alone from then on. While such leases wait or run, the
+// processor runs one handler at a time (see WithWorkers).
 type Processor struct {
 	store      LeaseStore
 	dispatcher Dispatcher
@@ -125,8 +126,9 @@ type processorOption func(*processorConfig)
 
 func (o processorOption) applyProcessor(c *processorConfig) { o(c) }
 
-// WithWorkers sets how many dispatches run at once. Defaults to
-// DefaultWorkers.
+// WithWorkers sets how many dispatches run at once. While leases taken
+// over from crashed attempts wait or run, each alone (see Processor), one
+// runs at a time. Defaults to DefaultWorkers.
 func WithWorkers(n int) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.workers = n })
 }
@@ -296,6 +298,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	var starting sync.WaitGroup
 	if ls, ok := p.store.(LeaseStarter); ok {
 		r.starter = newStarter(p, ls)
+		r.iso = &isolation{}
 		starting.Go(func() { r.starter.run(detached) })
 	}
 	stopRenewing := make(chan struct{})
@@ -371,6 +374,9 @@ type run struct {
 	renewer     *renewer
 	settler     *settler
 	starter     *starter // nil unless the store is a LeaseStarter
+	// iso runs the leases taken over from crashed attempts alone; nil
+	// unless the store is a LeaseStarter (only its suspects are held).
+	iso *isolation
 	// idle counts the workers waiting for a lease.
 	idle atomic.Int32
 }
@@ -437,7 +443,12 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		// With a LeaseStarter, only the leases an idle worker takes at
 		// once start with the acquisition; the rest are held until a
 		// worker starts them, so a crash costs them no attempt.
+		// While a lease taken over from a crashed attempt waits to run
+		// alone, or runs, none starts: none could run before it is done.
 		start := min(want, max(0, int(r.idle.Load())-len(jobs)))
+		if r.iso != nil && r.iso.waiting() {
+			start = 0
+		}
 		leases, err := p.acquire(actx, want, start, id, repeat)
 		cancel()
 		if len(leases) > want {
@@ -449,6 +460,10 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			leases = leases[:want]
 		}
 		free -= len(leases)
+		// The started leases first, for the idle workers counted in
+		// start: a started lease waiting behind a held one would pay for
+		// a crash it did not run in.
+		slices.SortStableFunc(leases, func(a, b *Lease) int { return cmp.Compare(b2i(a.Held), b2i(b.Held)) })
 		for _, l := range leases {
 			r.renewer.add(l)
 			jobs <- l
@@ -506,6 +521,13 @@ func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat
 		ID:            id,
 		Repeat:        repeat,
 	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // defaultWorkerID is "host:pid".
