@@ -142,7 +142,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 		return
 	case err == nil:
 		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log}
-	case errors.Is(err, ErrNoHandler):
+	case unhandled(err):
 		// Nothing handles the type (a receiver that does not filter
 		// stored it): acknowledged, so a provider's ping does not become a
 		// dead letter; the history says no handler ran.
@@ -166,6 +166,18 @@ func (p *Processor) process(r *run, lease *Lease) {
 		obs.EndAttempt(hctx, ev, s)
 	}
 	settle(job)
+}
+
+// unhandled reports whether err says that no handler takes the event's
+// type: it wraps ErrNoHandler, and the handler did not classify it
+// itself (Permanent, RetryAfter), which keeps its say.
+func unhandled(err error) bool {
+	if !errors.Is(err, ErrNoHandler) {
+		return false
+	}
+	_, permanent := errors.AsType[*PermanentError](err)
+	_, retry := errors.AsType[*RetryAfterError](err)
+	return !permanent && !retry
 }
 
 // attemptLeaseLost is the outcome an Observer is told of an attempt whose
