@@ -161,7 +161,8 @@ func WithHandlerTimeout(d time.Duration) ProcessorOption {
 // context ends (the host's SIGTERM) before their contexts are cancelled
 // and the leases of those that stop for it are given back, their attempt
 // not counted. Zero cancels them at once. Run returns as soon as the last
-// handler is done, so the grace only costs time while handlers run.
+// handler is done, so the grace only costs time while handlers run. It is
+// timed on the Processor's Clock where that has timers (see Clock).
 // Defaults to DefaultShutdownGrace (15 seconds).
 func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.grace = d })
@@ -337,15 +338,15 @@ func (p *Processor) Run(ctx context.Context) error {
 		case <-workersDone:
 			return
 		}
-		if p.cfg.grace > 0 {
-			t := time.NewTimer(p.cfg.grace)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-workersDone:
-			}
+		if p.cfg.grace <= 0 {
+			cancelHandlers(errShutdown)
+			return
 		}
-		cancelHandlers(errShutdown)
+		// Cancelled by the timer itself, so that a test clock's Advance
+		// past the grace returns with the handlers cancelled.
+		stop := afterFunc(p.cfg.clock, p.cfg.grace, func() { cancelHandlers(errShutdown) })
+		<-workersDone
+		stop()
 	})
 
 	err := p.acquireLoop(ctx, detached, r, jobs, slots)
