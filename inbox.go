@@ -279,7 +279,8 @@ type Settlement struct {
 // succeeded or retried, it is started by the settlement (it ran); as
 // dead-lettered or abandoned, the item changes as the outcome says and no
 // attempt is counted or recorded (a crash loop's dead letter shows the
-// attempts that ran).
+// attempts that ran); abandoned, a Reclaimed one leaves the item's next
+// lease Reclaimed.
 //
 // StartLeases starts req.Leases at req.Now, each fenced by its token: it
 // counts and records each one's attempt and moves its expiry to
