@@ -26,10 +26,11 @@ import (
 //
 // With one worker, each ordinary event waits beside the poison instead of
 // running with it, and no crash costs it an attempt. With the default
-// workers (100, as the example server runs), every event of the first
-// acquisition runs at the first crash and pays for it; from then on each
-// lease taken over from a crashed attempt runs alone, so the poison
-// crashes alone and the ordinary events pay for no other crash.
+// workers (100, as the example server runs), every ordinary event runs at
+// the first crash (the poison's first attempt waits until they all do)
+// and pays for it; from then on each lease taken over from a crashed
+// attempt runs alone, so the poison crashes alone and the ordinary events
+// pay for no other crash.
 func TestCrashLoopCostsOnlyThePoison(t *testing.T) {
 	dsn := requireDB(t)
 	t.Parallel()
@@ -74,6 +75,9 @@ func testCrashLoop(t *testing.T, dsn string, workers int, delay time.Duration, r
 
 	cfg := nodeConfig{DSN: dsn, Schema: in.schema, Workers: workers, Lease: time.Second, Poll: 100 * time.Millisecond,
 		HandlerDelay: delay, PoisonType: "poison"}
+	if ranBeside {
+		cfg.PoisonBeside = ordinary
+	}
 	crashes := 0
 	var nodes []*node
 	for settled := false; !settled; {
