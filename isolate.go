@@ -27,6 +27,8 @@ type isolation struct {
 	// suspects counts the suspects waiting at the gate or running;
 	// changed under mu, read without it.
 	suspects atomic.Int32
+	// queued counts the suspects acquired and not yet at the gate.
+	queued atomic.Int32
 
 	mu sync.Mutex
 	// alone is set while a suspect runs.
@@ -37,7 +39,8 @@ type isolation struct {
 }
 
 // enter lets a lease that is no suspect pass, once no suspect waits or
-// runs. It reports false, without letting it pass, if ctx ends first.
+// runs. It reports false, without letting it pass, if ctx ends while it
+// waits.
 func (g *isolation) enter(ctx context.Context) bool {
 	for {
 		if g.suspects.Load() == 0 {
@@ -58,6 +61,9 @@ func (g *isolation) enter(ctx context.Context) bool {
 		g.mu.Unlock()
 		select {
 		case <-changed:
+			if ctx.Err() != nil {
+				return false
+			}
 		case <-ctx.Done():
 			return false
 		}
@@ -73,21 +79,30 @@ func (g *isolation) leave() {
 	}
 }
 
-// enterAlone lets a suspect pass once no other lease is past the gate,
-// and keeps every other lease out until leaveAlone. It reports false,
-// without letting it pass, if ctx ends first.
+// queue counts a suspect on its way to the gate (the acquirer queues it
+// for a worker): from then on, waiting reports true.
+func (g *isolation) queue() { g.queued.Add(1) }
+
+// unqueue forgets a queued suspect that will not come to the gate.
+func (g *isolation) unqueue() { g.queued.Add(-1) }
+
+// enterAlone lets a queued suspect pass once no other lease is past the
+// gate, and keeps every other lease out until leaveAlone. It reports
+// false, without letting it pass, if ctx ends while it waits.
 func (g *isolation) enterAlone(ctx context.Context) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.suspects.Add(1)
+	g.unqueue()
 	for g.alone || g.active.Load() != 0 {
 		changed := g.changedLocked()
 		g.mu.Unlock()
 		select {
 		case <-changed:
-			g.mu.Lock()
 		case <-ctx.Done():
-			g.mu.Lock()
+		}
+		g.mu.Lock()
+		if ctx.Err() != nil {
 			g.suspects.Add(-1)
 			g.broadcastLocked()
 			return false
@@ -106,10 +121,10 @@ func (g *isolation) leaveAlone() {
 	g.mu.Unlock()
 }
 
-// waiting reports whether a suspect waits or runs: leases acquired then
-// are best held, not started, since they may not pass the gate for a
-// while.
-func (g *isolation) waiting() bool { return g.suspects.Load() > 0 }
+// waiting reports whether a suspect is queued, waits or runs: leases
+// acquired then are best held, not started, since they may not pass the
+// gate for a while, and a crash would cost a started one an attempt.
+func (g *isolation) waiting() bool { return g.suspects.Load() > 0 || g.queued.Load() > 0 }
 
 func (g *isolation) changedLocked() chan struct{} {
 	if g.changed == nil {

@@ -20,8 +20,14 @@ func (p *Processor) process(r *run, lease *Lease) {
 	ev := eventFromLease(lease)
 	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
 
+	// A suspect, taken over from a crashed attempt, may be what crashed:
+	// it runs alone (see isolation), queued there since its acquisition.
+	suspect := r.iso != nil && lease.Reclaimed && lease.Held
 	if r.ctx.Err() != nil || r.handlerBase.Err() != nil {
 		// Leased just as the shutdown began: give it back unrun.
+		if suspect {
+			r.iso.unqueue()
+		}
 		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
 		return
 	}
@@ -39,6 +45,9 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
 			failure.Message += "; the retry policy allows no more attempts"
+			if suspect {
+				r.iso.unqueue()
+			}
 			job := p.failed(lease, failure, d, log)
 			if obs := p.cfg.observer; obs != nil {
 				s := job.s
@@ -54,7 +63,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 	// at once when it will not be.
 	var done func()
 	if g := r.iso; g != nil {
-		if lease.Reclaimed && lease.Held { // a suspect: it may be what crashed
+		if suspect {
 			log.InfoContext(r.ctx, "the lease was taken over from a crashed attempt: it runs alone, once the handlers running now have finished "+
 				"and been settled, and no other lease starts until it is settled, so that if it crashes the process again, no other item pays for it")
 			if !g.enterAlone(r.ctx) {

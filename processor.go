@@ -467,6 +467,9 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		slices.SortStableFunc(leases, func(a, b *Lease) int { return cmp.Compare(b2i(a.Held), b2i(b.Held)) })
 		for _, l := range leases {
 			r.renewer.add(l)
+			if r.iso != nil && l.Reclaimed && l.Held {
+				r.iso.queue() // before the next acquisition asks r.iso.waiting
+			}
 			jobs <- l
 		}
 		if len(leases) == 0 && errors.Is(err, ErrStoreNotReady) {
