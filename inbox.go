@@ -211,10 +211,10 @@ type AcquireRequest struct {
 	// records the ID with the leases it grants. An empty ID names nothing.
 	ID string
 	// Repeat asks again for the acquisition ID names. The store returns
-	// the leases still held under ID and unexpired at Now as they are
+	// the leases still granted under ID and unexpired at Now as they are
 	// (tokens, Attempt, Reclaimed, Held, the expiry of their latest
 	// extension), whatever Max says, in no particular order, and does
-	// nothing else; when none is held under ID, it leases due items as
+	// nothing else; when none is granted under ID, it leases due items as
 	// usual, under ID. A first call (Repeat false) looks nothing up.
 	Repeat bool
 	// Hold asks a LeaseStarter for held leases (see LeaseStarter): of the

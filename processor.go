@@ -511,7 +511,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 
 // acquire leases up to n due items in the acquisition id, start of them
 // started and the others held when the store is a LeaseStarter, or
-// returns the leases held under id.
+// returns the leases granted under id.
 func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat bool) ([]*Lease, error) {
 	_, hold := p.store.(LeaseStarter)
 	return p.store.Acquire(ctx, AcquireRequest{

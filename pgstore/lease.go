@@ -31,10 +31,10 @@ import (
 // req.Max items while more are due.
 //
 // With req.ID, the leases are granted under that ID; with req.Repeat
-// too, the same statement first looks for leases already held under it
+// too, the same statement first looks for leases already granted under it
 // and returns those instead, changing nothing (see
 // webhooks.AcquireRequest.Repeat). That look-up reads the rows not yet
-// due (the leases held and the retries scheduled), through
+// due (the leases granted and the retries scheduled), through
 // inbox_items_due_idx or, where many retries are scheduled, a scan of the
 // table: a repeat, which only follows an acquisition error, costs more
 // there. A first acquisition does not look.
