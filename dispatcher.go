@@ -71,9 +71,10 @@ func (l *Lease) Event() Event {
 // (after a crash, or a replay) and must be idempotent in its own effects.
 // A *Mux routes events to a Dispatcher per event type.
 //
-// An error wrapping ErrNoHandler says that nothing handles the event's
-// type: the Processor acknowledges the event (its attempt succeeds, noted
-// FailureNoHandler in the history) instead of retrying it. A dispatcher
+// An error wrapping ErrNoHandler, unclassified (not Permanent nor
+// RetryAfter, which keep their meaning), says that nothing handles the
+// event's type: the Processor acknowledges the event (its attempt
+// succeeds, noted FailureNoHandler in the history). A dispatcher
 // that can tell which types it handles before it is given an event, as a
 // Mux can, says so with a method Handles(eventType string) bool, which
 // Processor.Handles reports to a Receiver (see WithProcessor).
@@ -98,8 +99,8 @@ func (f DispatcherFunc) Dispatch(ctx context.Context, ev Event) error { return f
 // handles, ends succeeded rather than as a dead letter, with its attempt
 // noted FailureNoHandler. A Receiver given the Processor (WithProcessor)
 // does not even store such events. To keep them for later instead, register
-// "*" with a handler that returns a Permanent error, and replay the dead
-// letters once their handler exists.
+// "*" with a handler that returns a Permanent error (wrapping ErrNoHandler
+// or not), and replay the dead letters once their handler exists.
 // Patterns apply to every provider; route by provider in a DispatcherFunc
 // in front of one Mux per provider. A Mux is safe for concurrent use; the
 // zero Mux is ready to use.
@@ -169,5 +170,5 @@ func (m *Mux) Dispatch(ctx context.Context, ev Event) error {
 	if d, ok := m.Dispatcher(ev.Type); ok {
 		return d.Dispatch(ctx, ev)
 	}
-	return Permanent(fmt.Errorf("%w: %q", ErrNoHandler, ev.Type))
+	return fmt.Errorf("%w: %q", ErrNoHandler, ev.Type)
 }

@@ -45,9 +45,11 @@ func TestMuxUnhandled(t *testing.T) {
 	require.NoError(t, m.HandleFunc("push", func(context.Context, Event) error { return nil }))
 	err := m.Dispatch(context.Background(), Event{Type: "issues"})
 	require.ErrorIs(t, err, ErrNoHandler)
+	assert.True(t, unhandled(err), "an unhandled type is acknowledged by the Processor")
 	var pe *PermanentError
-	assert.ErrorAs(t, err, &pe, "unhandled types are dead-lettered")
-	assert.Equal(t, FailureNoHandler, failureFromError(err).Class)
+	assert.False(t, errors.As(err, &pe), "the Mux's answer is unclassified, so the Processor acknowledges it")
+	assert.False(t, unhandled(Permanent(err)), "a handler's Permanent(…ErrNoHandler…) keeps the event as a dead letter")
+	assert.False(t, unhandled(RetryAfter(err, time.Minute)), "and RetryAfter retries it")
 
 	// "*" takes everything else; a no-op there acknowledges it.
 	m.MustHandleFunc("*", func(context.Context, Event) error { return nil })

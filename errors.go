@@ -53,7 +53,7 @@ var (
 
 	// ErrNoHandler is what a Mux answers for an event type no pattern
 	// matches; the Processor acknowledges such an event instead of failing
-	// it (see Dispatcher).
+	// it, unless a handler classified the error itself (see Dispatcher).
 	ErrNoHandler = errors.New("webhooks: no handler registered for this event type")
 
 	// ErrDuplicateProvider is returned by Registry.Register when the

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"reflect"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -271,8 +272,9 @@ func WithUnavailableRetryAfter(d time.Duration) ReceiverOption {
 // handles do not fill the inbox, and the handler patterns are written once,
 // on the Mux. A Mux's handlers are read at each request: a handler
 // registered later takes effect at once. WithHandledTypes given after
-// WithProcessor replaces what it ignores. Defaults to no processor: nobody
-// is woken, and every type is stored.
+// WithProcessor replaces what it ignores. NewReceiver refuses a nil
+// *Processor. Defaults to no processor: nobody is woken, and every type
+// is stored.
 func WithProcessor(p interface {
 	Wake()
 	Handles(eventType string) bool
@@ -289,8 +291,9 @@ func WithProcessor(p interface {
 // verified deliveries of the types h does not handle, for a Receiver whose
 // Processor runs in another process: give it the *Mux the processes
 // build. nil stores every type, given after WithProcessor too, for a host
-// that keeps unhandled types to replay them once it handles them. Defaults
-// to what WithProcessor's processor handles, or every type.
+// that keeps unhandled types to replay them once it handles them; a nil
+// *Mux is refused by NewReceiver. Defaults to what WithProcessor's
+// processor handles, or every type.
 func WithHandledTypes(h interface{ Handles(eventType string) bool }) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.handled = h })
 }
@@ -388,12 +391,23 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
 	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
+	case nilPointer(cfg.waker):
+		return nil, fmt.Errorf("webhooks: WithProcessor was given a nil %T; give it the processor NewProcessor returned, or leave the option out", cfg.waker)
+	case nilPointer(cfg.handled):
+		return nil, fmt.Errorf("webhooks: WithHandledTypes was given a nil %T; give it the *Mux the processes build, or nil to store every type", cfg.handled)
 	}
 	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
 		return nil, err
 	}
 	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: newInFlight(cfg.limits)}
 	return g, nil
+}
+
+// nilPointer reports whether v is a nil pointer in a non-nil interface,
+// whose methods would panic when called.
+func nilPointer(v any) bool {
+	rv := reflect.ValueOf(v)
+	return rv.Kind() == reflect.Pointer && rv.IsNil()
 }
 
 // Receive verifies req for route and stores it in the inbox. It never

@@ -775,6 +775,34 @@ func TestReceiverWithoutHandledTypesStoresEveryType(t *testing.T) {
 	assert.False(t, mux.Handles("ping"))
 }
 
+// TestNewReceiverRefusesNilProcessorOrMux: a nil *Processor or *Mux
+// given to WithProcessor or WithHandledTypes would panic on every request
+// (answered 500); NewReceiver refuses it. An untyped nil is no processor.
+func TestNewReceiverRefusesNilProcessorOrMux(t *testing.T) {
+	t.Parallel()
+	var (
+		proc *webhooks.Processor
+		mux  *webhooks.Mux
+	)
+	for name, opt := range map[string]webhooks.ReceiverOption{
+		"WithProcessor(nil *Processor)":    webhooks.WithProcessor(proc),
+		"WithHandledTypes(nil *Mux)":       webhooks.WithHandledTypes(mux),
+		"WithHandledTypes(nil *Processor)": webhooks.WithHandledTypes(proc),
+	} {
+		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), opt)
+		if assert.Error(t, err, name) {
+			assert.Contains(t, err.Error(), "nil *webhooks.", name)
+		}
+	}
+	for name, opt := range map[string]webhooks.ReceiverOption{
+		"WithProcessor(nil)":    webhooks.WithProcessor(nil),
+		"WithHandledTypes(nil)": webhooks.WithHandledTypes(nil),
+	} {
+		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), opt)
+		assert.NoError(t, err, name)
+	}
+}
+
 // blockingInbox holds every Enqueue until release is closed or the call's
 // context ends, reporting each call that started.
 type blockingInbox struct {

@@ -52,6 +52,16 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
+// changes returns a channel closed at the buffer's next write.
+func (s *syncBuffer) changes() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.written == nil {
+		s.written = make(chan struct{})
+	}
+	return s.written
+}
+
 // waitFor blocks until the buffer holds substr, failing t after 10 seconds.
 func (s *syncBuffer) waitFor(t *testing.T, substr string) {
 	t.Helper()

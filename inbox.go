@@ -163,25 +163,24 @@ type ErrorRecord struct {
 // Lease is an exclusive, time-limited claim on one inbox item. Only the holder
 // of the current Token may settle or extend it.
 type Lease struct {
-	Token     string
+	Token string
+	// ExpiresAt is when the lease expires as Acquire granted it. Stores
+	// never change a Lease once they returned it: an extension or a start
+	// moves the item's expiry (Item.LeaseExpiresAt), not this field.
 	ExpiresAt time.Time
 	// Attempt is the number of this attempt, starting at 1.
 	Attempt int
-	// Reclaimed reports that the item was taken over from an earlier lease
-	// that expired without being settled: that attempt's worker crashed,
-	// stalled or lost its connection, or never received the lease (the
-	// reply of its acquisition was lost). The Processor asks the RetryPolicy
-	// whether such an item may run again, so a crash loop ends in a dead
-	// letter. A lease that expired held, unstarted, is no attempt: the
-	// lease taking it over is Reclaimed only if the item's last started
-	// attempt ended so.
+	// Reclaimed reports that the item's last attempt ended without being
+	// settled, its lease expired (the worker crashed, stalled or lost its
+	// connection, or never received the lease: a lost acquisition reply),
+	// and that no attempt ran or was settled since: only leases that
+	// expired, or were given back, unstarted (see LeaseStarter). The
+	// Processor asks the RetryPolicy whether such an item may run again,
+	// so a crash loop ends in a dead letter.
 	Reclaimed bool
-	// Held reports a lease whose attempt has not started: its holder had
-	// no free worker for it yet, or it was taken over from an expired
-	// lease (Reclaimed), and its holder must start it (LeaseStarter)
-	// before its handler runs. Attempt is then the number the attempt will
-	// have. Only a LeaseStarter asked for held leases (AcquireRequest.Hold)
-	// grants them.
+	// Held reports a lease whose attempt has not started: its holder
+	// starts it (LeaseStarter) before its handler runs. Attempt is then
+	// the number the attempt will have.
 	Held bool
 	// Item is the item as it was when leased (State is StateLeased).
 	Item Item
@@ -211,27 +210,21 @@ type AcquireRequest struct {
 	// same ID and Repeat set, until a call returns without error. A store
 	// records the ID with the leases it grants. An empty ID names nothing.
 	ID string
-	// Repeat says this call asks again for the acquisition ID names. The
-	// store then returns the leases still held under ID and unexpired at
-	// Now, as they are (same tokens, same attempt numbers, Reclaimed as
-	// first reported, the expiry of their latest extension), all of them
-	// whatever Max says, in no particular order, and does nothing else: it
-	// takes no other item and counts no attempt. When no lease is held
-	// under ID (none was granted, or each was settled, or expired), it
-	// leases due items as usual, under ID. A first call (Repeat false)
-	// looks nothing up, so it costs no more than a call without an ID.
+	// Repeat asks again for the acquisition ID names. The store returns
+	// the leases still granted under ID and unexpired at Now as they are
+	// (tokens, Attempt, Reclaimed, Held, the expiry of their latest
+	// extension), whatever Max says, in no particular order, and does
+	// nothing else; when none is granted under ID, it leases due items as
+	// usual, under ID. A first call (Repeat false) looks nothing up.
 	Repeat bool
-	// Hold asks a LeaseStarter for held leases, whose attempts start
-	// only when the caller starts them (LeaseStarter.StartLeases) before
-	// their handlers run, so that a crash of the caller costs no attempt
-	// to the items that waited for a worker. Of the leases granted, at
-	// most Start, the longest due, are started; the others, and every
-	// Reclaimed one, are held. Without Hold every lease is started. A
-	// store that is not a LeaseStarter ignores both fields; the Processor
-	// sets them only for a LeaseStarter.
+	// Hold asks a LeaseStarter for held leases (see LeaseStarter): of the
+	// leases granted, those among the first Start in due order that are
+	// not Reclaimed start with the acquisition, and the others are held.
+	// The result is in that order, ties included. Stores without the
+	// capability ignore Hold and Start.
 	Hold bool
-	// Start is, with Hold, how many leases to start at once: the caller's
-	// free workers. It is between 0 and Max.
+	// Start is, with Hold, how many leases may start at once (the
+	// caller's idle workers), between 0 and Max.
 	Start int
 }
 
@@ -272,39 +265,30 @@ type Settlement struct {
 	Now time.Time
 }
 
-// LeaseStarter is an optional LeaseStore capability: leases held, their
-// attempt not started, until their holder starts them, so that a crash
+// LeaseStarter is an optional LeaseStore capability: leases whose
+// attempts start only when their holder starts them, so that a crash
 // costs an attempt only to the items whose handlers were running, not to
-// those that waited for a worker beside them. The Processor uses it when
-// the store has it.
+// those that waited beside them. The Processor uses it when the store has
+// it.
 //
-// Asked for held leases (AcquireRequest.Hold), a LeaseStarter's Acquire
-// starts at most AcquireRequest.Start of the leases it grants, the longest
-// due (their attempts counted, as Acquire counts them), and holds the
-// others (Lease.Held); a lease taken over from an expired one (Reclaimed)
-// is always held then, so that its holder may ask its retry policy before
-// anything runs. Without Hold it starts every lease, as any store does.
+// A held lease (AcquireRequest.Hold, Lease.Held) is a lease like any
+// other (exclusive, fenced, extended, returned by a repeated acquisition),
+// except that its attempt is neither counted in Item.Attempts nor recorded
+// in the history until it starts. Expired unstarted, it is taken over as
+// if it had never been granted, Reclaimed as it was. Settled unstarted as
+// succeeded or retried, it is started by the settlement (it ran); as
+// dead-lettered or abandoned, the item changes as the outcome says and no
+// attempt is counted or recorded (a crash loop's dead letter shows the
+// attempts that ran); abandoned, a Reclaimed one leaves the item's next
+// lease Reclaimed.
 //
-// A held lease is a lease like any other (exclusive, fenced by its token,
-// extended by ExtendLease, given back by a repeated acquisition as it is),
-// but its attempt is not counted in Item.Attempts nor recorded in the
-// history until it starts. If it expires unstarted,
-// the acquisition that takes it over records and counts nothing for it.
-// Settled unstarted as dead-lettered or abandoned, its item changes as the
-// outcome says, and still no attempt is counted or recorded: nothing ran
-// (a crash loop's item, dead-lettered once the policy allows no more
-// attempts, shows the attempts that ran). Settled unstarted as succeeded
-// or retried, it is started by the settlement.
-//
-// StartLeases starts req.Leases, each fenced by its token: it counts each
-// one's attempt, records its start at req.Now for the history, and moves
-// its expiry to req.Now+req.Duration as ExtendLease would, in one round
-// trip. It returns one error per lease, in order: nil, also for a lease
-// already started (starting is idempotent, so a call whose reply was
-// lost may be repeated), or an error wrapping ErrLeaseLost or
-// ErrAlreadySettled, as ExtendLease would. For each nil it sets the
-// lease's Held to false and its ExpiresAt. When the round trip itself
-// fails, every entry holds that error.
+// StartLeases starts req.Leases at req.Now, each fenced by its token: it
+// counts and records each one's attempt and moves its expiry to
+// req.Now+req.Duration, in one round trip. It returns one error per lease,
+// in order: nil (also for a lease already started: starting is
+// idempotent), an error wrapping ErrLeaseLost or ErrAlreadySettled as
+// ExtendLease would, or, when the round trip fails, that error. It changes
+// none of req.Leases.
 type LeaseStarter interface {
 	StartLeases(ctx context.Context, req StartRequest) []error
 }
@@ -357,8 +341,8 @@ type LeaseStore interface {
 	// req.Now+req.LeaseDuration, and counts an attempt on each (on each it
 	// starts, for a LeaseStarter asked for held leases). It returns
 	// no leases and a nil error when nothing is due. Concurrent callers
-	// never receive the same item while its lease is valid. A lease taken
-	// from an expired one is marked Reclaimed. A repeat of an acquisition
+	// never receive the same item while its lease is valid. Leases are
+	// marked Reclaimed as Lease.Reclaimed says. A repeat of an acquisition
 	// that still holds leases returns those instead (see
 	// AcquireRequest.Repeat), so that a caller who lost a reply gets its
 	// leases back.
@@ -370,8 +354,9 @@ type LeaseStore interface {
 	// the attempt not counted.
 	Settle(ctx context.Context, s Settlement) error
 
-	// ExtendLease moves the lease's expiry to req.Now+req.Duration and
-	// updates req.Lease.ExpiresAt.
+	// ExtendLease moves the lease's expiry to req.Now+req.Duration. It
+	// changes nothing in req.Lease, which its holder may be reading
+	// meanwhile.
 	ExtendLease(ctx context.Context, req ExtendRequest) error
 }
 

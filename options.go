@@ -68,6 +68,17 @@ func clockOrSystem(c Clock) Clock {
 	return c
 }
 
+// afterFunc calls f once d has passed on c: by c's own timers when it has
+// them (see Clock), by the system's otherwise. stop stops the timer.
+func afterFunc(c Clock, d time.Duration, f func()) (stop func() bool) {
+	if tc, ok := c.(interface {
+		AfterFunc(d time.Duration, f func()) (stop func() bool)
+	}); ok {
+		return tc.AfterFunc(d, f)
+	}
+	return time.AfterFunc(d, f).Stop
+}
+
 // loggerOrDefault returns l, or slog.Default() when l is nil.
 func loggerOrDefault(l *slog.Logger) *slog.Logger {
 	if l == nil {

@@ -20,8 +20,14 @@ func (p *Processor) process(r *run, lease *Lease) {
 	ev := eventFromLease(lease)
 	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
 
+	// A suspect, taken over from a crashed attempt, may be what crashed:
+	// it runs alone (see isolation), queued there since its acquisition.
+	suspect := r.iso != nil && lease.Reclaimed && lease.Held
 	if r.ctx.Err() != nil || r.handlerBase.Err() != nil {
 		// Leased just as the shutdown began: give it back unrun.
+		if suspect {
+			r.iso.unqueue()
+		}
 		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
 		return
 	}
@@ -39,6 +45,9 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
 			failure.Message += "; the retry policy allows no more attempts"
+			if suspect {
+				r.iso.unqueue()
+			}
 			job := p.failed(lease, failure, d, log)
 			if obs := p.cfg.observer; obs != nil {
 				s := job.s
@@ -50,22 +59,61 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 	}
 
+	// Past the gate, the lease must leave it once it is settled (done), or
+	// at once when it will not be.
+	var done func()
+	if g := r.iso; g != nil {
+		if suspect {
+			log.InfoContext(r.ctx, "the lease was taken over from a crashed attempt: it runs alone, once the handlers running now have finished "+
+				"and been settled, and no other lease starts until it is settled, so that if it crashes the process again, no other item pays for it")
+			if !g.enterAlone(r.ctx) {
+				r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+				return
+			}
+			done = g.leaveAlone
+		} else {
+			if !g.enter(r.ctx) {
+				r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+				return
+			}
+			done = g.leave
+		}
+	}
+	settle := func(job settleJob) {
+		job.done = done
+		r.settler.submit(job)
+	}
+	unsettled := func() {
+		if done != nil {
+			done()
+		}
+	}
+
+	// The renewer drops a lease the store says is lost.
+	lostBeforeStart := "lease lost before its handler started; the item's new holder will run it"
 	if lease.Held && r.starter != nil { // only a LeaseStarter holds leases
 		// Held since its acquisition (no worker was free, or it was
 		// taken over from a crashed attempt): its attempt starts now, for
 		// good, before its handler runs.
+		if !r.renewer.holds(lease) {
+			log.WarnContext(r.ctx, lostBeforeStart)
+			unsettled()
+			return
+		}
 		if err := r.starter.start(lease); err != nil {
 			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrAlreadySettled) {
 				r.renewer.remove(lease)
-				log.WarnContext(r.ctx, "lease lost before its handler started; the item's new holder will run it", "err", err)
+				log.WarnContext(r.ctx, "the store refused to start the held lease: it was lost; the item's new holder will run it", "err", err)
+				unsettled()
 				return
 			}
 			// Unstarted, it costs nothing to give back: it is due again
 			// at once, here or elsewhere.
 			log.WarnContext(r.ctx, "starting a held lease failed; giving it back unrun, without counting its attempt", "err", err)
-			r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+			settle(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
 			return
 		}
+		lostBeforeStart = "lease lost just after its attempt started; the item's new holder will run it and record this attempt as crashed"
 	}
 
 	hctx, cancel := context.WithCancelCause(r.handlerBase)
@@ -80,10 +128,11 @@ func (p *Processor) process(r *run, lease *Lease) {
 		hctx = obs.StartAttempt(hctx, ev)
 	}
 	if !r.renewer.start(lease, cancel) {
-		log.WarnContext(hctx, "lease lost before its handler started; the item's new holder will run it")
+		log.WarnContext(hctx, lostBeforeStart)
 		if obs != nil {
 			obs.EndAttempt(hctx, ev, Settlement{Lease: lease, Outcome: attemptLeaseLost, Now: p.cfg.clock.Now()})
 		}
+		unsettled()
 		return
 	}
 	failure, err := p.dispatch(hctx, ev, log)
@@ -98,10 +147,11 @@ func (p *Processor) process(r *run, lease *Lease) {
 		if obs != nil {
 			obs.EndAttempt(hctx, ev, Settlement{Lease: lease, Outcome: attemptLeaseLost, Now: p.cfg.clock.Now()})
 		}
+		unsettled()
 		return
 	case err == nil:
 		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log}
-	case errors.Is(err, ErrNoHandler):
+	case unhandled(err):
 		// Nothing handles the type (a receiver that does not filter
 		// stored it): acknowledged, so a provider's ping does not become a
 		// dead letter; the history says no handler ran.
@@ -124,7 +174,19 @@ func (p *Processor) process(r *run, lease *Lease) {
 		s.Now = p.cfg.clock.Now()
 		obs.EndAttempt(hctx, ev, s)
 	}
-	r.settler.submit(job)
+	settle(job)
+}
+
+// unhandled reports whether err says that no handler takes the event's
+// type: it wraps ErrNoHandler, and the handler did not classify it
+// itself (Permanent, RetryAfter), which keeps its say.
+func unhandled(err error) bool {
+	if !errors.Is(err, ErrNoHandler) {
+		return false
+	}
+	_, permanent := errors.AsType[*PermanentError](err)
+	_, retry := errors.AsType[*RetryAfterError](err)
+	return !permanent && !retry
 }
 
 // attemptLeaseLost is the outcome an Observer is told of an attempt whose

@@ -1,12 +1,14 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -70,26 +72,25 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // one store: leases keep them from handling an item twice at once.
 //
 // One acquisition at a time leases a batch of due items (up to 128), as
-// many as there are free workers and room in a small queue in front of
-// them, so the next batch is being leased while the workers run the last;
-// leases waiting in that queue are kept alive like those of running
-// handlers. With a store that is a LeaseStarter (memstore and pgstore
-// are), only the leases idle workers take at once start with the
-// acquisition; those that wait in the queue, and every lease taken over
-// from a crashed attempt, are held and started, in batches, when a worker
-// takes them, before their handlers run: a crash of the process costs an
-// attempt only to the items whose handlers had started, and an item whose
-// crashed attempts exhausted the retry policy is dead-lettered without
-// another attempt counted. Settlements are handed to a settler, so a
-// worker goes on at once; with a store that is a BatchSettler, the
-// settlements that pile up while one batch is being settled go together in
-// the next.
+// many as there are free workers and room in a small queue before them, so
+// the next batch is leased while the workers run the last; queued leases
+// are renewed like running ones. Settlements go to a settler, batched with
+// a BatchSettler, so a worker goes on at once. Each acquisition has an ID
+// of its own (AcquireRequest.ID): after one fails, the processor asks for
+// it again (AcquireRequest.Repeat), so that leases granted before a lost
+// reply run here, on the attempt already counted.
 //
-// Each acquisition has an ID of its own (AcquireRequest.ID). After an
-// acquisition fails, the processor asks for the same one again, after the
-// poll interval, until the store answers (AcquireRequest.Repeat): leases the store granted before
-// its reply was lost come back to this processor and run on the attempt
-// already counted, instead of waiting out their lease as crashed attempts.
+// An attempt whose lease expired unsettled (its process crashed) counts,
+// and the retry policy is asked about it when the item is taken over
+// (Lease.Reclaimed), so a crash loop ends in a dead letter. With a store
+// that is a LeaseStarter (memstore and pgstore are), a crash costs an
+// attempt only to the handlers that were running: leases waiting in the
+// queue are held, uncounted, until a worker starts them; and a lease taken
+// over from a crashed attempt runs alone, once the running handlers have
+// finished and been settled, no other lease starting until it is settled.
+// The events that ran beside a poison event pay for that one crash; the
+// poison crashes alone from then on. While such leases wait or run, the
+// processor runs one handler at a time (see WithWorkers).
 type Processor struct {
 	store      LeaseStore
 	dispatcher Dispatcher
@@ -125,8 +126,9 @@ type processorOption func(*processorConfig)
 
 func (o processorOption) applyProcessor(c *processorConfig) { o(c) }
 
-// WithWorkers sets how many dispatches run at once. Defaults to
-// DefaultWorkers.
+// WithWorkers sets how many dispatches run at once. While leases taken
+// over from crashed attempts wait or run, each alone (see Processor), one
+// runs at a time. Defaults to DefaultWorkers.
 func WithWorkers(n int) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.workers = n })
 }
@@ -159,7 +161,8 @@ func WithHandlerTimeout(d time.Duration) ProcessorOption {
 // context ends (the host's SIGTERM) before their contexts are cancelled
 // and the leases of those that stop for it are given back, their attempt
 // not counted. Zero cancels them at once. Run returns as soon as the last
-// handler is done, so the grace only costs time while handlers run.
+// handler is done, so the grace only costs time while handlers run. It is
+// timed on the Processor's Clock where that has timers (see Clock).
 // Defaults to DefaultShutdownGrace (15 seconds).
 func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.grace = d })
@@ -296,6 +299,7 @@ func (p *Processor) Run(ctx context.Context) error {
 	var starting sync.WaitGroup
 	if ls, ok := p.store.(LeaseStarter); ok {
 		r.starter = newStarter(p, ls)
+		r.iso = &isolation{}
 		starting.Go(func() { r.starter.run(detached) })
 	}
 	stopRenewing := make(chan struct{})
@@ -334,15 +338,15 @@ func (p *Processor) Run(ctx context.Context) error {
 		case <-workersDone:
 			return
 		}
-		if p.cfg.grace > 0 {
-			t := time.NewTimer(p.cfg.grace)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-workersDone:
-			}
+		if p.cfg.grace <= 0 {
+			cancelHandlers(errShutdown)
+			return
 		}
-		cancelHandlers(errShutdown)
+		// Cancelled by the timer itself, so that a test clock's Advance
+		// past the grace returns with the handlers cancelled.
+		stop := afterFunc(p.cfg.clock, p.cfg.grace, func() { cancelHandlers(errShutdown) })
+		<-workersDone
+		stop()
 	})
 
 	err := p.acquireLoop(ctx, detached, r, jobs, slots)
@@ -371,6 +375,9 @@ type run struct {
 	renewer     *renewer
 	settler     *settler
 	starter     *starter // nil unless the store is a LeaseStarter
+	// iso runs the leases taken over from crashed attempts alone; nil
+	// unless the store is a LeaseStarter (only its suspects are held).
+	iso *isolation
 	// idle counts the workers waiting for a lease.
 	idle atomic.Int32
 }
@@ -437,7 +444,12 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		// With a LeaseStarter, only the leases an idle worker takes at
 		// once start with the acquisition; the rest are held until a
 		// worker starts them, so a crash costs them no attempt.
+		// While a lease taken over from a crashed attempt waits to run
+		// alone, or runs, none starts: none could run before it is done.
 		start := min(want, max(0, int(r.idle.Load())-len(jobs)))
+		if r.iso != nil && r.iso.waiting() {
+			start = 0
+		}
 		leases, err := p.acquire(actx, want, start, id, repeat)
 		cancel()
 		if len(leases) > want {
@@ -449,8 +461,15 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			leases = leases[:want]
 		}
 		free -= len(leases)
+		// The started leases first, for the idle workers counted in
+		// start: a started lease waiting behind a held one would pay for
+		// a crash it did not run in.
+		slices.SortStableFunc(leases, func(a, b *Lease) int { return cmp.Compare(b2i(a.Held), b2i(b.Held)) })
 		for _, l := range leases {
 			r.renewer.add(l)
+			if r.iso != nil && l.Reclaimed && l.Held {
+				r.iso.queue() // before the next acquisition asks r.iso.waiting
+			}
 			jobs <- l
 		}
 		if len(leases) == 0 && errors.Is(err, ErrStoreNotReady) {
@@ -492,7 +511,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 
 // acquire leases up to n due items in the acquisition id, start of them
 // started and the others held when the store is a LeaseStarter, or
-// returns the leases held under id.
+// returns the leases granted under id.
 func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat bool) ([]*Lease, error) {
 	_, hold := p.store.(LeaseStarter)
 	return p.store.Acquire(ctx, AcquireRequest{
@@ -506,6 +525,13 @@ func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat
 		ID:            id,
 		Repeat:        repeat,
 	})
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // defaultWorkerID is "host:pid".

@@ -3,6 +3,8 @@ package webhooks_test
 import (
 	"context"
 	"errors"
+	"log/slog"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +23,9 @@ import (
 type crashableStore struct {
 	*memstore.Inbox
 	crashed atomic.Bool
+	// settled, when set, is told the key of each settlement the store
+	// applied; starting, of each lease StartLeases is asked to start.
+	settled, starting chan<- webhooks.InboxKey
 }
 
 var errCrashed = errors.New("the process is gone")
@@ -38,7 +43,11 @@ func (s *crashableStore) Settle(ctx context.Context, st webhooks.Settlement) err
 	if s.crashed.Load() {
 		return errCrashed
 	}
-	return s.Inbox.Settle(ctx, st)
+	err := s.Inbox.Settle(ctx, st)
+	if err == nil && s.settled != nil {
+		s.settled <- st.Lease.Key()
+	}
+	return err
 }
 
 func (s *crashableStore) SettleBatch(ctx context.Context, ss []webhooks.Settlement) []error {
@@ -52,6 +61,11 @@ func (s *crashableStore) StartLeases(ctx context.Context, req webhooks.StartRequ
 			errs[i] = errCrashed
 		}
 		return errs
+	}
+	if s.starting != nil {
+		for _, l := range req.Leases {
+			s.starting <- l.Key()
+		}
 	}
 	return s.Inbox.StartLeases(ctx, req)
 }
@@ -126,4 +140,144 @@ func outcomesOf(d ops.Detail) []webhooks.AttemptOutcome {
 		out[i] = a.Outcome
 	}
 	return out
+}
+
+// TestProcessorCrashLoopBesideRunningNeighbours: a poison event crashes
+// its process at every attempt, and the first time three ordinary events
+// of the same acquisition run beside it, as they do when workers are free
+// (the default: 100). The process is restarted after each crash, once the
+// leases it held expired. The neighbours pay for the crash they ran
+// beside, and for no other: a lease taken over from a crashed attempt
+// runs alone, with no other handler running or lease starting until it is
+// settled, so the poison crashes alone from then on and ends dead after
+// the retry budget's attempts. An ordinary handler finishes only once the
+// poison either started beside it (the crash loop this test is about) or
+// is waiting to run alone, as if it took longer than the poison.
+func TestProcessorCrashLoopBesideRunningNeighbours(t *testing.T) {
+	t.Parallel()
+	const budget = 3
+	inbox, clock := memstore.NewInbox(), newFakeClock(base)
+	poison := enqueue(t, inbox, "poison", "x", base)
+	var neighbours []webhooks.InboxKey
+	for _, id := range []string{"n1", "n2", "n3"} {
+		neighbours = append(neighbours, enqueue(t, inbox, id, "x", base))
+	}
+	all := append([]webhooks.InboxKey{poison}, neighbours...)
+	state := func(k webhooks.InboxKey) webhooks.State {
+		d, err := inbox.Get(context.Background(), k)
+		require.NoError(t, err)
+		return d.State
+	}
+	done := func() bool {
+		for _, k := range all {
+			if s := state(k); s != webhooks.StateSucceeded && s != webhooks.StateDead {
+				return false
+			}
+		}
+		return true
+	}
+
+	type running struct {
+		id      string
+		proceed chan struct{}
+	}
+	crashes := 0
+	for round := 1; !done(); round++ {
+		require.LessOrEqual(t, round, 2*budget+2, "the crash loop did not end")
+		settled, starting := make(chan webhooks.InboxKey, 16), make(chan webhooks.InboxKey, 16)
+		store := &crashableStore{Inbox: inbox, settled: settled, starting: starting}
+		started := make(chan running)
+		logs := &syncBuffer{}
+		p, err := webhooks.NewProcessor(store, webhooks.DispatcherFunc(func(ctx context.Context, ev webhooks.Event) error {
+			r := running{ev.ID, make(chan struct{})}
+			select {
+			case started <- r:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			select {
+			case <-r.proceed: // an ordinary event's handler finishes
+				return nil
+			case <-ctx.Done(): // the crash
+				return ctx.Err()
+			}
+		}), webhooks.WithClock(clock), webhooks.WithLeaseDuration(time.Second), webhooks.WithShutdownGrace(0),
+			webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{MaxAttempts: budget}),
+			webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+		require.NoError(t, err)
+		stop := runProcessor(t, p)
+		p.Wake()
+
+		// poisonStartedOrWaits waits until the poison's lease is being
+		// started, or the poison waits to run alone, or is settled.
+		poisonStarted := false
+		poisonStartedOrWaits := func() (startedBeside bool) {
+			timeout := time.After(10 * time.Second)
+			for {
+				changed := logs.changes()
+				switch {
+				case poisonStarted:
+					return true
+				case strings.Contains(logs.String(), "runs alone") && strings.Contains(logs.String(), "event_id=poison"),
+					state(poison) == webhooks.StateDead:
+					return false
+				}
+				select {
+				case k := <-starting:
+					poisonStarted = poisonStarted || k == poison
+				case <-settled:
+				case <-changed:
+				case <-timeout:
+					t.Fatalf("round %d: the poison neither started nor waited within 10s; logs:\n%s", round, logs.String())
+				}
+			}
+		}
+		inFlight := map[string]bool{}
+		for crashed := false; !crashed && !done(); {
+			select {
+			case r := <-started:
+				inFlight[r.id] = true
+				switch {
+				case round == 1 && len(inFlight) < len(all):
+					// The first time, every event runs beside the poison.
+				case round == 1 || r.id == poison.EventID:
+					delete(inFlight, r.id)
+					if round > 1 {
+						assert.Empty(t, inFlight, "round %d: the poison, taken over from a crashed attempt, ran beside other handlers", round)
+					}
+					store.crash()
+					crashes++
+					crashed = true
+				case !poisonStartedOrWaits():
+					delete(inFlight, r.id)
+					close(r.proceed)
+				}
+			case <-settled:
+			case k := <-starting:
+				poisonStarted = poisonStarted || k == poison
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: nothing ran or settled within 10s", round)
+			}
+		}
+		stop()
+		clock.Advance(2 * time.Second) // the crashed process's leases expired
+	}
+
+	d, err := inbox.Get(context.Background(), poison)
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StateDead, d.State)
+	assert.Equal(t, budget, d.Attempts, "the poison's attempts are the retry budget")
+	want := make([]webhooks.AttemptOutcome, budget)
+	for i := range want {
+		want[i] = ops.OutcomeCrashed
+	}
+	assert.Equal(t, want, outcomesOf(d), "each attempt crashed; the dead-lettering ran nothing")
+	assert.Equal(t, budget, crashes, "one crash per attempt")
+	for _, k := range neighbours {
+		d, err := inbox.Get(context.Background(), k)
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.StateSucceeded, d.State, "%s: %v", k.EventID, outcomesOf(d))
+		assert.Equal(t, 2, d.Attempts, "%s paid for the crash it ran beside, and for no other", k.EventID)
+		assert.Equal(t, []webhooks.AttemptOutcome{ops.OutcomeCrashed, webhooks.AttemptSucceeded}, outcomesOf(d), k.EventID)
+	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // The defaults a service runs with: a handler that hangs is stopped, a
@@ -20,23 +21,26 @@ import (
 
 func TestProcessorBoundsHandlersByDefault(t *testing.T) {
 	t.Parallel()
-	deadline := make(chan time.Duration, 1)
+	type seen struct {
+		deadline, at time.Time
+		ok           bool
+	}
+	handler := make(chan seen, 1)
 	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
 		d, ok := ctx.Deadline()
-		if !ok {
-			deadline <- 0
-			return nil
-		}
-		deadline <- time.Until(d)
+		handler <- seen{d, time.Now(), ok}
 		return nil
 	})
 	enqueue(t, store, "e", "x", base)
+	before := time.Now()
 	runProcessor(t, p)
 	p.Wake()
-	left := <-deadline
-	require.NotZero(t, left, "a handler's context has a deadline by default, so a hung handler cannot hold its item forever")
-	assert.LessOrEqual(t, left, webhooks.DefaultHandlerTimeout)
-	assert.Greater(t, left, webhooks.DefaultHandlerTimeout-time.Minute, "the deadline is the default timeout from the handler's start")
+	h := <-handler
+	require.True(t, h.ok, "a handler's context has a deadline by default, so a hung handler cannot hold its item forever")
+	// The deadline is the default timeout from the dispatch, which began
+	// after before and no later than the handler looked.
+	assert.False(t, h.deadline.Before(before.Add(webhooks.DefaultHandlerTimeout)), "deadline %v, run from %v", h.deadline, before)
+	assert.False(t, h.deadline.After(h.at.Add(webhooks.DefaultHandlerTimeout)), "deadline %v, seen at %v", h.deadline, h.at)
 }
 
 func TestProcessorHungHandlerSettlesAsARetry(t *testing.T) {
@@ -69,35 +73,50 @@ func TestProcessorHandlerTimeoutZeroMeansNone(t *testing.T) {
 	assert.False(t, <-hasDeadline, "WithHandlerTimeout(0) removes the bound")
 }
 
+// TestProcessorDefaultGraceLetsHandlersFinish: the grace, timed on the
+// Processor's clock, is DefaultShutdownGrace: a handler running at
+// SIGTERM is not cancelled while it lasts, and is once it is over.
 func TestProcessorDefaultGraceLetsHandlersFinish(t *testing.T) {
 	t.Parallel()
-	started, release := make(chan struct{}), make(chan struct{})
-	shutdownSeen := make(chan struct{})
-	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: shutdownSeen}
-	var handlerErr error
-	store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
-		close(started)
+	for _, past := range []bool{false, true} {
+		clock := webhookstest.NewClock(base)
+		started, release := make(chan struct{}), make(chan struct{})
+		var handlerErr error
+		store, _, p := newTestProcessor(t, func(ctx context.Context, _ webhooks.Event) error {
+			close(started)
+			<-release
+			handlerErr = ctx.Err()
+			return handlerErr
+		}, webhooks.WithClock(clock)) // no WithShutdownGrace: the default
+		key := enqueue(t, store, "e", "x", base)
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- p.Run(ctx) }()
+		p.Wake()
+		<-started
+		cancel() // SIGTERM
 		select {
-		case <-release:
-		case <-ctx.Done():
+		case <-clock.Timers(1):
+		case <-time.After(10 * time.Second):
+			t.Fatal("no grace timer was set within 10s of the shutdown")
 		}
-		handlerErr = ctx.Err()
-		return handlerErr
-	}, webhooks.WithWakeSource(ws)) // no WithShutdownGrace: the default
-	key := enqueue(t, store, "e", "x", base)
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx) }()
-	<-ws.listening
-	p.Wake()
-	<-started
-	cancel()       // SIGTERM
-	<-shutdownSeen // the wake source's Listen returned: Run saw the shutdown
-	close(release)
-	require.NoError(t, <-done)
-	assert.NoError(t, handlerErr, "the handler running at shutdown was cancelled at once; by default it has a grace period")
-	require.Equal(t, "succeeded", store.next(t).Op)
-	assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+		if past {
+			clock.Advance(webhooks.DefaultShutdownGrace)
+		} else {
+			clock.Advance(webhooks.DefaultShutdownGrace - time.Nanosecond)
+		}
+		close(release)
+		require.NoError(t, <-done)
+		if !past {
+			assert.NoError(t, handlerErr, "the handler running at shutdown was cancelled within the default grace")
+			require.Equal(t, "succeeded", store.next(t).Op)
+			assert.Equal(t, webhooks.StateSucceeded, get(t, store, key).State)
+			continue
+		}
+		assert.ErrorIs(t, handlerErr, context.Canceled, "the grace is over: the handler is cancelled")
+		require.Equal(t, "abandoned", store.next(t).Op)
+		assert.Equal(t, webhooks.StatePending, get(t, store, key).State, "given back, its attempt not counted")
+	}
 }
 
 // explodeInHandler is the panicking function whose frame the attempt's

@@ -2,8 +2,10 @@ package webhooks_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -39,4 +41,45 @@ func TestProcessorAcknowledgesUnhandledTypes(t *testing.T) {
 	assert.Contains(t, a.Error, `no handler for event type "ping"`)
 	logs.waitFor(t, "level=INFO msg=\"event acknowledged without a handler")
 	assert.NotContains(t, logs.String(), "level=ERROR")
+}
+
+// A handler that classifies an error wrapping ErrNoHandler decides for
+// itself: Permanent keeps the event as a dead letter (the Mux's recipe
+// for keeping unhandled types to replay later), RetryAfter retries it.
+// Only an unclassified ErrNoHandler, as a Mux answers, is acknowledged.
+func TestProcessorClassifiedNoHandlerIsAFailure(t *testing.T) {
+	t.Parallel()
+	store, clock := newObservedStore(), newFakeClock(base)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("keep.*", func(context.Context, webhooks.Event) error {
+		return webhooks.Permanent(fmt.Errorf("kept for later: %w", webhooks.ErrNoHandler))
+	})
+	mux.MustHandleFunc("later.*", func(context.Context, webhooks.Event) error {
+		return webhooks.RetryAfter(fmt.Errorf("not yet: %w", webhooks.ErrNoHandler), time.Hour)
+	})
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithLogger(discard))
+	require.NoError(t, err)
+	kept := enqueue(t, store, "kept", "keep.x", base)
+	later := enqueue(t, store, "later", "later.x", base)
+	unhandled := enqueue(t, store, "unhandled", "other", base)
+	runProcessor(t, p)
+	p.Wake()
+	ops := map[webhooks.InboxKey]string{}
+	for range 3 {
+		s := store.next(t)
+		ops[s.Key] = s.Op
+	}
+	assert.Equal(t, map[webhooks.InboxKey]string{
+		kept:      string(webhooks.AttemptDeadLettered),
+		later:     string(webhooks.AttemptRetried),
+		unhandled: string(webhooks.AttemptSucceeded),
+	}, ops)
+	it := get(t, store, kept)
+	assert.Equal(t, webhooks.StateDead, it.State, "Permanent(…ErrNoHandler…) keeps the event as a dead letter")
+	if assert.NotNil(t, it.LastError) {
+		assert.Equal(t, webhooks.FailurePermanent, it.LastError.Class)
+	}
+	it = get(t, store, later)
+	assert.Equal(t, webhooks.StatePending, it.State)
+	assert.Equal(t, base.Add(time.Hour), it.NextAttemptAt, "RetryAfter(…ErrNoHandler…) is retried after its wait")
 }

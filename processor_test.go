@@ -432,7 +432,7 @@ func TestProcessorRenewsQueuedLeases(t *testing.T) {
 	require.NoError(t, err)
 	enqueue(t, store, "running", "x", base)
 	store.key = enqueue(t, store, "queued", "x", base) // due with it, behind it
-	runProcessor(t, p)
+	stop := runProcessor(t, p)
 	p.Wake()
 	<-started
 	// The one worker is busy; the second item waits, leased, in the
@@ -447,7 +447,11 @@ func TestProcessorRenewsQueuedLeases(t *testing.T) {
 	close(release)
 	require.Equal(t, "succeeded", store.next(t).Op)
 	logs.waitFor(t, "lease lost before its handler started")
+	stop()
 	assert.False(t, ranQueued.Load(), "a lease lost while queued is not run")
+	it := get(t, store.observedStore, store.key)
+	assert.Equal(t, 0, it.Attempts, "a lease lost before it started is not started: its item's new holder counts its own attempt")
+	assert.Empty(t, it.History)
 }
 
 func TestProcessorHandlerTimeout(t *testing.T) {

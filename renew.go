@@ -66,6 +66,13 @@ func (r *renewer) start(l *Lease, cancel context.CancelCauseFunc) bool {
 	return true
 }
 
+// holds reports whether l is still renewed: not lost.
+func (r *renewer) holds(l *Lease) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.leases[l] != nil
+}
+
 // handlerReturned keeps renewing l until it is settled, but no longer
 // cancels a handler.
 func (r *renewer) handlerReturned(l *Lease) {

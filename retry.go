@@ -62,9 +62,6 @@ func failureFromError(err error) Failure {
 	if _, ok := errors.AsType[*PermanentError](err); ok {
 		f.Class = FailurePermanent
 		f.Transient = false
-		if errors.Is(err, ErrNoHandler) {
-			f.Class = FailureNoHandler
-		}
 	}
 	return f
 }

@@ -153,7 +153,7 @@ func TestFailureFromError(t *testing.T) {
 	assert.Equal(t, time.Minute, ra.RetryAfter)
 
 	nh := failureFromError(Permanent(fmt.Errorf("%w: %q", ErrNoHandler, "x")))
-	assert.Equal(t, FailureNoHandler, nh.Class)
+	assert.Equal(t, FailurePermanent, nh.Class, "a handler's Permanent(…ErrNoHandler…) is a permanent failure")
 
 	assert.NoError(t, Permanent(nil))
 	assert.NoError(t, RetryAfter(nil, time.Second))

@@ -36,6 +36,9 @@ const settleBatchesInFlight = 2
 type settleJob struct {
 	s   Settlement
 	log *slog.Logger
+	// done, when set, is called once the settlement is over, applied or
+	// not (the lease leaves the isolation gate).
+	done func()
 }
 
 // settler settles leases for the workers, so a worker goes on to its next
@@ -140,6 +143,9 @@ func (s *settler) call(detached context.Context, st Settlement) error {
 // reason than a lost lease may have committed with its reply lost: it is
 // tried once more, which either applies it or finds it already applied.
 func (s *settler) finish(detached context.Context, j settleJob, err error) {
+	if j.done != nil {
+		defer j.done()
+	}
 	log, st := j.log, j.s
 	retried := false
 	if err != nil && !errors.Is(err, ErrLeaseLost) && !errors.Is(err, ErrAlreadySettled) {

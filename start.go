@@ -28,18 +28,13 @@ func newStarter(p *Processor, store LeaseStarter) *starter {
 	return &starter{p: p, store: store, jobs: make(chan startJob, p.cfg.workers)}
 }
 
-// start starts l and returns the store's answer for it. The store is
-// given a copy of l, since the renewer may be extending l meanwhile (both
-// write its expiry); l itself is marked started.
+// start starts l and returns the store's answer for it. The store
+// changes no lease it is given (see LeaseStarter), so the renewer may go
+// on reading l meanwhile.
 func (s *starter) start(l *Lease) error {
 	done := make(chan error, 1)
-	c := *l
-	s.jobs <- startJob{lease: &c, done: done}
-	err := <-done
-	if err == nil {
-		l.Held = false
-	}
-	return err
+	s.jobs <- startJob{lease: l, done: done}
+	return <-done
 }
 
 // run starts the leases submitted, those waiting together, until jobs is

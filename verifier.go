@@ -224,7 +224,10 @@ func HookError(doing string, err error) error {
 
 // Clock tells the current time. Every time the library stores or compares
 // comes from a Clock, so tests can drive time without sleeping. Wherever a
-// Clock is taken, nil means the system clock.
+// Clock is taken, nil means the system clock. A Clock that also has a
+// method AfterFunc(d time.Duration, f func()) (stop func() bool), as
+// webhookstest.Clock does, times the Processor's shutdown grace too;
+// otherwise the system's timers do.
 type Clock interface {
 	Now() time.Time
 }

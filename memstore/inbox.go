@@ -28,10 +28,10 @@ type Inbox struct {
 	dead   map[webhooks.InboxKey]*entry // dead entries
 	closed map[webhooks.InboxKey]*entry // closed entries
 	seq    uint64                       // last entry.seq handed out
-	// held maps an acquisition ID (AcquireRequest.ID) to the entries
-	// leased under it, in the order they were leased, until each is
-	// settled or leased again.
-	held map[string][]*entry
+	// byAcquisition maps an acquisition ID (AcquireRequest.ID) to the
+	// entries leased under it, in the order they were leased, until each
+	// is settled or leased again.
+	byAcquisition map[string][]*entry
 }
 
 // entry is one stored item with its lease and its history. Its item is
@@ -44,18 +44,18 @@ type entry struct {
 	// leased, since a new lease makes every earlier token stale.
 	settledBy string
 	// acquisition is the ID of the acquisition that granted the current
-	// lease, if it had one; reclaimed is what that acquisition reported
-	// as Lease.Reclaimed, so a repeat of it reports the same.
+	// lease, if it had one.
 	acquisition string
-	reclaimed   bool
 	// unstarted is set while the current lease is held, its attempt not
-	// started (webhooks.LeaseStarter); leaseReclaimed is the current
-	// lease's Lease.Reclaimed, which a lease taking over an unstarted one
-	// inherits.
-	unstarted      bool
-	leaseReclaimed bool
-	seq            uint64 // enqueue order, breaks ties between equal due times
-	index          int    // position in Inbox.due, -1 when not queued
+	// started (webhooks.LeaseStarter).
+	unstarted bool
+	// reclaimed is the current lease's Lease.Reclaimed, which a lease
+	// taking over an unstarted one inherits; once the lease is settled,
+	// it stays set only if the lease was given back unstarted: its crash
+	// is still to be judged. Any other settlement judged it.
+	reclaimed bool
+	seq       uint64 // enqueue order, breaks ties between equal due times
+	index     int    // position in Inbox.due, -1 when not queued
 
 	// The current (or last) started lease, as the attempt history
 	// records it: its number, when it started and by whom.
@@ -86,10 +86,10 @@ var (
 // NewInbox returns an empty in-memory inbox.
 func NewInbox() *Inbox {
 	return &Inbox{
-		items:  make(map[webhooks.InboxKey]*entry),
-		dead:   make(map[webhooks.InboxKey]*entry),
-		closed: make(map[webhooks.InboxKey]*entry),
-		held:   make(map[string][]*entry),
+		items:         make(map[webhooks.InboxKey]*entry),
+		dead:          make(map[webhooks.InboxKey]*entry),
+		closed:        make(map[webhooks.InboxKey]*entry),
+		byAcquisition: make(map[string][]*entry),
 	}
 }
 
@@ -164,12 +164,12 @@ const (
 
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
 // items, the longest due first, each with its own token; asked for held
-// leases (req.Hold), it starts only the first req.Start, except those
-// taken over from an expired lease (see webhooks.LeaseStarter). An item
-// taken from an expired started lease has that lease's attempt recorded
-// as crashed. A repeat of an acquisition under whose ID leases are still
-// held returns those, in the order they were leased (see
-// webhooks.AcquireRequest.Repeat).
+// leases (req.Hold), it starts only the first req.Start, except the
+// Reclaimed ones (see webhooks.LeaseStarter). Ties in due time keep the
+// order of enqueueing. An item taken from an expired started lease has
+// that lease's attempt recorded as crashed. A repeat of an acquisition
+// under whose ID leases are still granted returns those, in the order
+// they were leased (see webhooks.AcquireRequest.Repeat).
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -187,7 +187,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	defer s.mu.Unlock()
 
 	if req.ID != "" && req.Repeat {
-		if leases := s.heldLocked(req.ID, req.Now); len(leases) > 0 {
+		if leases := s.acquiredLocked(req.ID, req.Now); len(leases) > 0 {
 			return leases, nil
 		}
 	}
@@ -208,17 +208,17 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	return leases, nil
 }
 
-// heldLocked returns the leases held under the acquisition ID id and
-// unexpired at now, as they are, and forgets the entries no longer held
-// under it.
-func (s *Inbox) heldLocked(id string, now time.Time) []*webhooks.Lease {
+// acquiredLocked returns the leases granted under the acquisition ID id
+// and unexpired at now, as they are, and forgets the entries no longer
+// leased under it.
+func (s *Inbox) acquiredLocked(id string, now time.Time) []*webhooks.Lease {
 	var (
 		leases []*webhooks.Lease
 		still  []*entry
 	)
-	for _, e := range s.held[id] {
+	for _, e := range s.byAcquisition[id] {
 		if e.acquisition != id || e.item.State != webhooks.StateLeased {
-			continue // settled or leased again (unheldLocked missed none, but be sure)
+			continue // settled or leased again (forgetAcquisitionLocked missed none, but be sure)
 		}
 		still = append(still, e)
 		if e.item.LeaseExpiresAt.After(now) {
@@ -226,22 +226,22 @@ func (s *Inbox) heldLocked(id string, now time.Time) []*webhooks.Lease {
 		}
 	}
 	if len(still) == 0 {
-		delete(s.held, id)
+		delete(s.byAcquisition, id)
 	} else {
-		s.held[id] = still
+		s.byAcquisition[id] = still
 	}
 	return leases
 }
 
-// unheldLocked ends e's tie to the acquisition that leased it: its lease
-// was settled, or it is being leased again.
-func (s *Inbox) unheldLocked(e *entry) {
+// forgetAcquisitionLocked ends e's tie to the acquisition that leased it:
+// its lease was settled, or it is being leased again.
+func (s *Inbox) forgetAcquisitionLocked(e *entry) {
 	id := e.acquisition
 	if id == "" {
 		return
 	}
-	e.acquisition, e.reclaimed = "", false
-	list := s.held[id]
+	e.acquisition = ""
+	list := s.byAcquisition[id]
 	for i, h := range list {
 		if h == e {
 			list = append(list[:i], list[i+1:]...)
@@ -249,9 +249,9 @@ func (s *Inbox) unheldLocked(e *entry) {
 		}
 	}
 	if len(list) == 0 {
-		delete(s.held, id)
+		delete(s.byAcquisition, id)
 	} else {
-		s.held[id] = list
+		s.byAcquisition[id] = list
 	}
 }
 
@@ -269,19 +269,19 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) (
 	expired := e.item.State == webhooks.StateLeased
 	// Taking over an expired lease: a started one's attempt crashed; an
 	// unstarted one was no attempt, and the item stays as reclaimed as
-	// that lease was.
-	reclaimed := expired && (!e.unstarted || e.leaseReclaimed)
+	// that lease was (as it does after a lease given back unstarted).
+	reclaimed := expired && !e.unstarted || e.reclaimed
 	if expired && !e.unstarted {
 		e.record(ops.OutcomeCrashed, e.item.LeaseExpiresAt, webhooks.Failure{})
 	}
-	s.unheldLocked(e)
+	s.forgetAcquisitionLocked(e)
 	if req.ID != "" {
-		e.acquisition, e.reclaimed = req.ID, reclaimed
-		s.held[req.ID] = append(s.held[req.ID], e)
+		e.acquisition = req.ID
+		s.byAcquisition[req.ID] = append(s.byAcquisition[req.ID], e)
 	}
 	e.token = token.String()
 	e.settledBy = ""
-	e.unstarted, e.leaseReclaimed = true, reclaimed
+	e.unstarted, e.reclaimed = true, reclaimed
 	e.worker, e.version = req.Worker, req.Version
 	e.item.State = webhooks.StateLeased
 	e.item.LeaseExpiresAt = expires
@@ -313,7 +313,7 @@ func (e *entry) leaseLocked() *webhooks.Lease {
 		Token:     e.token,
 		ExpiresAt: e.item.LeaseExpiresAt,
 		Attempt:   attempt,
-		Reclaimed: e.leaseReclaimed,
+		Reclaimed: e.reclaimed,
 		Held:      e.unstarted,
 		Item:      cloneItem(e.item),
 	}
@@ -350,7 +350,6 @@ func (s *Inbox) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		e.item.NextAttemptAt = expires
 		e.item.UpdatedAt = req.Now
 		s.due.update(e)
-		l.Held, l.ExpiresAt = false, expires
 	}
 	return errs
 }
@@ -456,8 +455,11 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 	if !unrun {
 		e.record(st.Outcome, now, failure)
 	}
-	e.unstarted, e.leaseReclaimed = false, false
-	s.unheldLocked(e)
+	// Given back unstarted, a reclaimed lease's crash is still to be
+	// judged; any other settlement judged it.
+	e.reclaimed = e.reclaimed && unrun && st.Outcome == webhooks.AttemptAbandoned
+	e.unstarted = false
+	s.forgetAcquisitionLocked(e)
 	e.settledBy = e.token
 	e.token = ""
 	e.item.LeaseExpiresAt = time.Time{}
@@ -485,7 +487,6 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	e.item.NextAttemptAt = expires
 	e.item.UpdatedAt = req.Now
 	s.due.update(e)
-	req.Lease.ExpiresAt = expires
 	return nil
 }
 

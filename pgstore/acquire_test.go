@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -116,5 +117,38 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 		assert.Equal(t, 1, l.Attempt, l.Key().EventID)
 		assert.False(t, l.Reclaimed, "%s was given back pending, not left to expire", l.Key().EventID)
 		assert.Equal(t, webhooks.StateLeased, l.Item.State)
+	}
+}
+
+// TestAcquireOrderIsRankWhateverThePlan: of items due at the same time,
+// an acquisition starts the first in key order and returns the leases in
+// that order, the started first, whatever join the planner picks for the
+// statement's UPDATE (whose RETURNING follows the plan): forced here to
+// each of nested loop, hash and merge join.
+func TestAcquireOrderIsRankWhateverThePlan(t *testing.T) {
+	t.Parallel()
+	for _, off := range [][]string{nil, {"enable_nestloop"}, {"enable_nestloop", "enable_mergejoin"}, {"enable_nestloop", "enable_hashjoin"}} {
+		t.Run(fmt.Sprint(off), func(t *testing.T) {
+			t.Parallel()
+			pool := pgtest.NewPoolWith(t, 2, func(c *pgxpool.Config) {
+				for _, p := range off {
+					c.ConnConfig.RuntimeParams[p] = "off"
+				}
+			})
+			s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+			const n = 8
+			var want []string
+			for i := range n {
+				mustEnqueueNew(t, s, testEnvelope(testKey(fmt.Sprintf("evt_%d", n-i)), "{}", baseTime)) // against key order
+				want = append(want, fmt.Sprintf("evt_%d held %t", i+1, i >= 3))
+			}
+			leases, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: baseTime, LeaseDuration: time.Minute, Max: n, Hold: true, Start: 3})
+			require.NoError(t, err)
+			var got []string
+			for _, l := range leases {
+				got = append(got, fmt.Sprintf("%s held %t", l.Key().EventID, l.Held))
+			}
+			assert.Equal(t, want, got, "ties in due time are ranked by key; the first Start are started and come first")
+		})
 	}
 }

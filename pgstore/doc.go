@@ -31,7 +31,8 @@
 // expired registration in the same statement. Acquire locks due rows with
 // FOR UPDATE SKIP LOCKED and gives each a fresh random lease token in the
 // same statement, which also tells which rows it took from expired leases
-// (Lease.Reclaimed) and records their attempts as crashed; an Acquire
+// (Lease.Reclaimed, kept on the row) and records their attempts as
+// crashed; an Acquire
 // with an ID (webhooks.AcquireRequest.ID) records it with the leases, and
 // a repeat of it (AcquireRequest.Repeat) returns the leases still held
 // under it from the same statement, which then leases nothing. Settle (one

@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -17,23 +18,23 @@ import (
 )
 
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
-// items in one statement and returns them the longest due first. Due rows
-// are locked with FOR UPDATE SKIP LOCKED and each is given a fresh token
-// (gen_random_uuid), expiry and attempt number, and req.Worker and
-// req.Version for its history; asked for held leases (req.Hold), it
-// starts only the first req.Start and holds the others and every reclaimed
-// one (see webhooks.LeaseStarter).
-// Lease.Reclaimed is computed by the same statement, from the row as it
-// was locked, and the same statement records the attempt of each expired
-// started lease it takes over as crashed. Rows that
-// other transactions are leasing at that moment are skipped, so it may
-// return fewer than req.Max items while more are due.
+// items in one statement and returns them the longest due first, ties in
+// key order. Due rows are locked with FOR UPDATE SKIP LOCKED and each is
+// given a fresh token (gen_random_uuid), expiry and attempt number, and
+// req.Worker and req.Version for its history; asked for held leases
+// (req.Hold), it starts only the first req.Start and holds the others and
+// every reclaimed one (see webhooks.LeaseStarter). Lease.Reclaimed is
+// computed by the same statement, from the row as it was locked, and kept
+// on the row; the same statement records the attempt of each expired
+// started lease it takes over as crashed. Rows that other transactions
+// are leasing at that moment are skipped, so it may return fewer than
+// req.Max items while more are due.
 //
 // With req.ID, the leases are granted under that ID; with req.Repeat
-// too, the same statement first looks for leases already held under it
+// too, the same statement first looks for leases already granted under it
 // and returns those instead, changing nothing (see
 // webhooks.AcquireRequest.Repeat). That look-up reads the rows not yet
-// due (the leases held and the retries scheduled), through
+// due (the leases granted and the retries scheduled), through
 // inbox_items_due_idx or, where many retries are scheduled, a scan of the
 // table: a repeat, which only follows an acquisition error, costs more
 // there. A first acquisition does not look.
@@ -93,7 +94,7 @@ func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequ
 	}
 	defer rows.Close()
 	type acquired struct {
-		dueAt time.Time
+		rank  int64
 		lease *webhooks.Lease
 	}
 	var (
@@ -110,8 +111,8 @@ func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequ
 			token                string
 			r                    itemRow
 		)
-		dest := r.dest(&a.dueAt, &reclaimed, &unstarted, &token)
-		const keyColumns = 7 // due_at, reclaimed, unstarted, token, provider, tenant, event_id
+		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token)
+		const keyColumns = 7 // rank, reclaimed, unstarted, token, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
@@ -147,8 +148,9 @@ func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequ
 		return nil, fmt.Errorf("pgstore: %s: %d due item(s) could not be read, such as %s (%v); they were given back and are due again after the lease duration",
 			op, len(bad), bad[0].key, bad[0].err)
 	}
-	// RETURNING has no order; restore the due order of the CTE.
-	slices.SortStableFunc(got, func(a, b acquired) int { return a.dueAt.Compare(b.dueAt) })
+	// RETURNING follows the plan; restore the order of the statement's
+	// rank, which chose the leases that started (a repeat's are all 0).
+	slices.SortStableFunc(got, func(a, b acquired) int { return cmp.Compare(a.rank, b.rank) })
 	leases := make([]*webhooks.Lease, len(got))
 	for i, a := range got {
 		leases[i] = a.lease
@@ -257,9 +259,8 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		var (
 			pos              int64
 			changed, settled bool
-			expires          *time.Time
 		)
-		if err := rows.Scan(&pos, &changed, &expires, &settled); err != nil {
+		if err := rows.Scan(&pos, &changed, &settled); err != nil {
 			return fail(wrapErr("start leases", err))
 		}
 		if pos < 1 || pos > int64(n) {
@@ -269,7 +270,6 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		var lerr error
 		switch {
 		case changed:
-			l.Held, l.ExpiresAt = false, timeOrZero(expires).UTC()
 		case settled:
 			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), webhooks.ErrAlreadySettled)
 		default:
@@ -278,9 +278,6 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		for i, o := range req.Leases { // the copies of the lease too
 			if o != nil && errs[i] == nil && o.Key() == l.Key() && o.Token == l.Token {
 				errs[i] = lerr
-				if lerr == nil {
-					o.Held, o.ExpiresAt = l.Held, l.ExpiresAt
-				}
 			}
 		}
 		answered++
@@ -335,7 +332,7 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 		return fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
 			st.Lease.Key(), st.Outcome)
 	}
-	_, err := s.fenced(ctx, s.pool, "settle ("+string(st.Outcome)+")", st.Lease, sql, args...)
+	err := s.fenced(ctx, s.pool, "settle ("+string(st.Outcome)+")", st.Lease, sql, args...)
 	if errors.Is(err, webhooks.ErrLeaseLost) {
 		s.leaseLost(ctx, st.Lease, now, failed, reason)
 	}
@@ -517,15 +514,11 @@ func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	if err := checkDuration("ExtendLease", "lease duration", req.Duration); err != nil {
 		return err
 	}
-	expires, err := s.fenced(ctx, s.pool, "extend lease", req.Lease, s.sql.extend, s.now(req.Now), req.Duration.Microseconds())
+	err := s.fenced(ctx, s.pool, "extend lease", req.Lease, s.sql.extend, s.now(req.Now), req.Duration.Microseconds())
 	if errors.Is(err, webhooks.ErrLeaseLost) {
 		s.leaseLost(ctx, req.Lease, s.now(req.Now), nil, nil)
 	}
-	if err != nil {
-		return err
-	}
-	req.Lease.ExpiresAt = expires.UTC()
-	return nil
+	return err
 }
 
 // CompleteTx marks the item of ev succeeded inside the host's transaction
@@ -561,7 +554,7 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
 	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
-	_, err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
+	err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
 	if errors.Is(err, webhooks.ErrAlreadySettled) {
 		// Completed already by this very transaction (a handler that
 		// completes twice): nothing to refuse.
@@ -597,27 +590,24 @@ func (s *Store) failTx(ctx context.Context, tx pgx.Tx) {
 }
 
 // fenced runs a statement made by fencedSQL on q with the lease's key and
-// token, then extra, and returns the row's new lease expiry. A statement
-// that changed nothing is ErrAlreadySettled or ErrLeaseLost.
-func (s *Store) fenced(ctx context.Context, q querier, op string, lease *webhooks.Lease, sql string, extra ...any) (time.Time, error) {
+// token, then extra. A statement that changed nothing is
+// ErrAlreadySettled or ErrLeaseLost.
+func (s *Store) fenced(ctx context.Context, q querier, op string, lease *webhooks.Lease, sql string, extra ...any) error {
 	args, err := leaseArgs(lease, extra...)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), err)
+		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), err)
 	}
-	var (
-		changed, settled bool
-		expires          *time.Time
-	)
-	if err := q.QueryRow(ctx, sql, args...).Scan(&changed, &expires, &settled); err != nil {
-		return time.Time{}, wrapErr(op+" "+lease.Key().String(), err)
+	var changed, settled bool
+	if err := q.QueryRow(ctx, sql, args...).Scan(&changed, &settled); err != nil {
+		return wrapErr(op+" "+lease.Key().String(), err)
 	}
 	switch {
 	case changed:
-		return timeOrZero(expires), nil
+		return nil
 	case settled:
-		return time.Time{}, fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrAlreadySettled)
+		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrAlreadySettled)
 	default:
-		return time.Time{}, fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrLeaseLost)
+		return fmt.Errorf("pgstore: %s %s: %w", op, lease.Key(), webhooks.ErrLeaseLost)
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 )
 
 // TestMigrateUpgrades: a schema that an earlier release migrated (version
-// 1, the first release, 2, or 3, the one before this), holding items in
+// 1, the first release, 2, 3, or 4, the one before this), holding items in
 // every state its statements leave, upgrades to the current version with
 // every item intact, and every operation then works on those items: a
 // lease of the old release settles (and is recorded), an expired one is
@@ -30,7 +30,7 @@ import (
 // none, and is returned again when asked for by its ID.
 func TestMigrateUpgrades(t *testing.T) {
 	t.Parallel()
-	for _, from := range []int{1, 2, 3} {
+	for _, from := range []int{1, 2, 3, 4} {
 		t.Run(fmt.Sprintf("FromVersion%d", from), func(t *testing.T) {
 			t.Parallel()
 			testMigrateUpgrade(t, from)
@@ -237,6 +237,63 @@ func testMigrateUpgrade(t *testing.T, from int) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+quoteSchema(s.schema)+`.inbox_attempts) +
 		(SELECT count(*) FROM `+quoteSchema(s.schema)+`.inbox_quarantine)`).Scan(&left))
 	assert.Equal(t, 0, left, "the deleted items' history went with them (the dead items' history: none before the upgrade)")
+}
+
+// TestMigrateKeepsReclaimedOfHeldLeases: version 4 derived Reclaimed from
+// the attempt history and did not keep it on the row. A lease taken over
+// from a crashed attempt and held (its attempt not started) when the
+// schema is upgraded, or granted by an instance of version 4 during the
+// rolling upgrade, is taken over by this version with the Reclaimed it
+// would have had, so the retry policy still judges the crash; a held
+// lease that took over nothing crashed is not Reclaimed.
+func TestMigrateKeepsReclaimedOfHeldLeases(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	require.NoError(t, err)
+	ctx := t.Context()
+	ms, err := Migrations(s.schema)
+	require.NoError(t, err)
+	for _, m := range ms[:4] {
+		require.NoError(t, s.migrate(ctx, m))
+	}
+	base := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	for _, id := range []string{"crashed", "fresh"} {
+		_, err := pool.Exec(ctx, `INSERT INTO `+q+`.inbox_items (provider, tenant, event_id, event_type, payload, headers,
+				payload_sha256, key_id, state, attempts, attempt_seq, next_attempt_at, duplicate_count, last_seen_at, received_at, updated_at,
+				lease_token, lease_expires_at, lease_worker, lease_version)
+			VALUES ('acme', 't1', $1, 'invoice.paid', '{}', '{}', $2, 'k1',
+				'leased', $3, $3, $5, 0, $4, $4, $4, gen_random_uuid(), $5, 'old', 'v4')`,
+			id, sha256Of(id), map[string]int{"crashed": 1, "fresh": 0}[id], base, base.Add(time.Minute))
+		require.NoError(t, err, id)
+	}
+	// Version 4 took "crashed" over from its crashed attempt 1, held.
+	_, err = pool.Exec(ctx, `INSERT INTO `+q+`.inbox_attempts (provider, tenant, event_id, number, outcome, started_at, finished_at, worker, version)
+		VALUES ('acme', 't1', 'crashed', 1, 'crashed', $1, $2, 'old', 'v4')`, base, base.Add(30*time.Second))
+	require.NoError(t, err)
+
+	require.NoError(t, s.Migrate(ctx))
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base.Add(2 * time.Minute), LeaseDuration: time.Minute, Max: 10, Hold: true, Start: 10})
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, l := range leases {
+		got[l.Key().EventID] = fmt.Sprintf("reclaimed %t, held %t, attempt %d", l.Reclaimed, l.Held, l.Attempt)
+	}
+	assert.Equal(t, map[string]string{
+		"crashed": "reclaimed true, held true, attempt 2",
+		"fresh":   "reclaimed false, held false, attempt 1",
+	}, got, "held leases of version 4 that expired, taken over after the upgrade")
+	// Kept on the row now: a repeat and a second takeover say the same.
+	for _, l := range leases {
+		if l.Key().EventID == "crashed" {
+			require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: l, Outcome: webhooks.AttemptAbandoned, Now: base.Add(2 * time.Minute)}))
+		}
+	}
+	again, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base.Add(2 * time.Minute), LeaseDuration: time.Minute, Max: 10, Hold: true, Start: 10})
+	require.NoError(t, err)
+	require.Len(t, again, 1)
+	assert.True(t, again[0].Reclaimed && again[0].Held, "given back unstarted, the lease taken over from a crash stays Reclaimed")
 }
 
 func sha256Of(s string) []byte {

@@ -163,6 +163,18 @@ const (
 	heldC = `(c.lease_started_at IS NULL AND c.lease_worker IS NOT NULL)`
 )
 
+// legacyReclaimedSQL derives, for a row no instance of this version has
+// leased since migration 0005 (lease_reclaimed NULL), Lease.Reclaimed of
+// the lease taking it over, or of its current lease, as the previous
+// version does: from the history's row numbered number, which the
+// takeover of an expired started lease recorded as crashed (or, since,
+// lease_lost). alias is the row's alias.
+func legacyReclaimedSQL(alias, number string) string {
+	return `EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
+			WHERE a.provider = ` + alias + `.provider AND a.tenant = ` + alias + `.tenant AND a.event_id = ` + alias + `.event_id
+				AND a.number = ` + number + ` AND a.outcome IN ('crashed', 'lease_lost'))`
+}
+
 // acquireSQL leases up to $3 due items, the longest due first. The due
 // CTE locks candidate rows, skipping rows another transaction holds; locking
 // re-checks the WHERE clause against the row's latest version, and the
@@ -171,16 +183,25 @@ const (
 // taken. Each row gets its own fresh token, and the token that settled it
 // last no longer counts (settled_token).
 //
+// The locked rows are ranked by due time, then key: ties are common (one
+// acquisition's leases expire together; a replay without a spread makes
+// its items due at once), and the rank decides which start and the order
+// the caller gets them in (Acquire sorts by it: RETURNING follows the
+// plan). The due CTE itself leaves ties to the index: ordering them there
+// would sort every row of a tie, as many as a replay makes due at once,
+// before the LIMIT.
+//
 // A lease is started or held (webhooks.LeaseStarter, see held):
 // lease_started_at is when the current lease's attempt started, NULL while
 // it is held. Every row is started (its attempt counted in attempts and
 // numbered in attempt_seq) unless the caller asked for held leases ($8):
-// then only the first $9 rows in due order that are not reclaimed are,
-// and the others are held, counted and numbered only when started
-// (startSQL, or a settlement that ran them). A row taken over from an expired lease
-// (expired) is reclaimed when that lease had started, or when it was held
-// and had itself taken over a crashed attempt (the history's row numbered
-// attempt_seq says so); a reclaimed lease is always held.
+// then only the rows ranked at most $9 that are not reclaimed are, and the
+// others are held, counted and numbered only when started (startSQL, or a
+// settlement that ran them). A row is reclaimed when it is taken over
+// from an expired started lease, or its last lease is unstarted (held and
+// expired, or given back) and was itself reclaimed (lease_reclaimed,
+// which the statement writes; see legacyReclaimedSQL for rows without
+// it); a reclaimed lease is always held.
 //
 // The attempt of an expired started lease is recorded as crashed by the
 // same statement (the crashed CTE), from the lease columns as they were:
@@ -194,32 +215,25 @@ const (
 //
 // An acquisition with an ID ($6, webhooks.AcquireRequest.ID; NULL for
 // none) writes acquisition_id: the ID, a space and the row's new token,
-// which due makes for it. The held CTE first looks for the leases granted
-// under that ID and still valid: rows leased, due (their lease expiry)
-// after now, whose acquisition_id is the ID followed by their current
-// token. It goes through the leased rows and the retries not yet due
-// (inbox_items_due_idx from now on, or a scan of the table where many
+// which due makes for it. The repeated CTE first looks for the leases
+// granted under that ID and still valid: rows leased, due (their lease
+// expiry) after now, whose acquisition_id is the ID followed by their
+// current token. It goes through the leased rows and the retries not yet
+// due (inbox_items_due_idx from now on, or a scan of the table where many
 // retries are scheduled), and only on a repeat ($7, with $6 not NULL: a
 // one-time filter, so a first acquisition reads nothing more than one
 // without an ID); the token in the value makes a row leased since by an
 // instance that does not write the column (the previous version, during a
-// rolling upgrade) match nothing. When held finds rows, due
-// finds none (another one-time filter), and the statement returns the
-// held rows as they are: nothing is locked, changed or recorded. Their
-// Reclaimed is read from the history, where the takeover of an expired
-// lease recorded that lease's attempt as crashed (or, since, lease_lost):
-// the row numbered one before the current attempt's for a started lease,
-// the current number for a held one.
+// rolling upgrade) match nothing. When repeated finds rows, due finds
+// none (another one-time filter), and the statement returns those rows
+// as they are: nothing is locked, changed or recorded.
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
 // $6 acquisition ID, $7 repeat, $8 hold, $9 how many to start.
-const acquireSQL = `
-WITH held AS (
-	SELECT i.next_attempt_at AS due_at,
-		EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
-			WHERE a.provider = i.provider AND a.tenant = i.tenant AND a.event_id = i.event_id
-				AND a.number = i.attempt_seq - (NOT ` + heldI + `)::int
-				AND a.outcome IN ('crashed', 'lease_lost')) AS reclaimed,
+var acquireSQL = `
+WITH repeated AS (
+	SELECT 0::bigint AS rank,
+		coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
 		` + heldI + ` AS unstarted,
 		i.lease_token::text AS token, ` + itemColumns + `
 	FROM {{schema}}.inbox_items AS i
@@ -229,22 +243,21 @@ WITH held AS (
 		AND i.acquisition_id = $6::text || ' ' || i.lease_token::text
 ), due AS (
 	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS expired,
-		NOT ` + held + ` AS was_started,
+		NOT ` + held + ` AS was_started, lease_reclaimed,
 		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
 		gen_random_uuid() AS new_token
 	FROM {{schema}}.inbox_items
 	WHERE state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
-		AND NOT EXISTS (SELECT 1 FROM held)
+		AND NOT EXISTS (SELECT 1 FROM repeated)
 	ORDER BY next_attempt_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
 ), ranked AS (
 	SELECT d.*,
-		d.expired AND (d.was_started OR EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
-			WHERE a.provider = d.provider AND a.tenant = d.tenant AND a.event_id = d.event_id
-				AND a.number = d.attempt_seq AND a.outcome IN ('crashed', 'lease_lost'))) AS reclaimed,
-		row_number() OVER (ORDER BY d.due_at) AS rank
+		CASE WHEN d.was_started THEN d.expired
+			ELSE coalesce(d.lease_reclaimed, d.expired AND ` + legacyReclaimedSQL("d", "d.attempt_seq") + `) END AS reclaimed,
+		row_number() OVER (ORDER BY d.due_at, d.provider, d.tenant, d.event_id) AS rank
 	FROM due AS d
 ), planned AS (
 	SELECT r.*, NOT ($8::boolean AND (r.reclaimed OR r.rank > $9::int)) AS start
@@ -265,6 +278,7 @@ WITH held AS (
 		lease_token = p.new_token,
 		acquisition_id = $6::text || ' ' || p.new_token::text,
 		settled_token = NULL,
+		lease_reclaimed = p.reclaimed,
 		lease_started_at = CASE WHEN p.start THEN coalesce($1::timestamptz, now()) END,
 		lease_worker = $4,
 		lease_version = $5,
@@ -273,9 +287,9 @@ WITH held AS (
 		updated_at = coalesce($1::timestamptz, now())
 	FROM planned AS p
 	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id
-	RETURNING p.due_at, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, ` + itemColumns + `
+	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, ` + itemColumns + `
 )
-SELECT * FROM held
+SELECT * FROM repeated
 UNION ALL
 SELECT * FROM leased`
 
@@ -286,10 +300,9 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 
 // fencedSQL makes the statement of a settlement or lease extension: an
 // UPDATE of the row leased under the token $4 (leaseWhere) that sets set,
-// in a statement that returns three columns: whether it changed the row,
-// the row's new lease expiry, and, when it changed nothing, whether $4 is
-// the token that settled the item (ErrAlreadySettled) rather than a stale
-// one (ErrLeaseLost). record is added after the CTE changed, which returns
+// in a statement that returns two columns: whether it changed the row,
+// and, when it changed nothing, whether $4 is the token that settled the
+// item (ErrAlreadySettled) rather than a stale one (ErrLeaseLost). record is added after the CTE changed, which returns
 // the changed row's lease columns: settleSQL's CTE that records the
 // attempt, or nothing.
 //
@@ -306,10 +319,9 @@ func fencedSQL(set, record string) string {
 	return `
 WITH changed AS (
 	UPDATE {{schema}}.inbox_items SET` + set + leaseWhere + `
-	RETURNING lease_expires_at, attempt_seq, lease_started_at, lease_worker, lease_version
+	RETURNING attempt_seq, lease_started_at, lease_worker, lease_version
 )` + record + `
 SELECT EXISTS (SELECT 1 FROM changed),
-	(SELECT lease_expires_at FROM changed),
 	coalesce((SELECT state <> 'leased' AND settled_token = $4::uuid
 		FROM {{schema}}.inbox_items
 		WHERE provider = $1 AND tenant = $2 AND event_id = $3
@@ -349,12 +361,14 @@ const ranSet = `
 // settledSet ends the SET clause of every settlement: the lease is gone and
 // its token is kept as the one that settled the item. The lease's start,
 // worker and version stay, for the history; the next acquisition replaces
-// them.
+// them. Every settlement judges a reclaimed lease's crash but the giving
+// back of an unstarted lease (abandonSQL).
 const settledSet = `
 	acquisition_id = NULL,
 	lease_token = NULL,
 	lease_expires_at = NULL,
-	settled_token = lease_token`
+	settled_token = lease_token,
+	lease_reclaimed = false`
 
 // succeedSQL: $5 now, $6 and $7 the class and message of the
 // settlement's note for the history (NULL for none, see
@@ -390,12 +404,14 @@ var deadLetterSQL = settleSQL(`
 	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "dead_lettered", "$6", "$7")
 
 // abandonSQL: $5 now. The attempt is not counted (attempts), but it keeps
-// its number in the history; a held lease had neither.
+// its number in the history; a held lease had neither, and a reclaimed one
+// stays reclaimed: it ran nothing, so its crash is still to be judged.
 var abandonSQL = settleSQL(`
 	state = 'pending',
 	attempts = CASE WHEN `+held+` THEN attempts ELSE greatest(attempts - 1, 0) END,
 	next_attempt_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "abandoned", "NULL", "NULL")
+	updated_at = coalesce($5::timestamptz, now()),`+strings.Replace(settledSet, "lease_reclaimed = false",
+	"lease_reclaimed = "+held+" AND lease_reclaimed", 1), "abandoned", "NULL", "NULL")
 
 // settleBatchSQL settles many leases in one statement, each fenced by its
 // own token and recorded in inbox_attempts, as the statements of
@@ -418,7 +434,7 @@ var abandonSQL = settleSQL(`
 // AttemptOutcome), $6 now (NULL elements: the database's now), $7 retry
 // at (NULL: now plus $8), $8 retry delay (µs), $9 error class and $10
 // error message (NULL unless retried or dead-lettered).
-const settleBatchSQL = `
+var settleBatchSQL = `
 WITH input AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::timestamptz[],
 		$7::timestamptz[], $8::bigint[], $9::text[], $10::text[])
@@ -445,7 +461,8 @@ WITH input AS (
 			ELSE b.error_message END,
 		last_error_at = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_at
 			ELSE coalesce(b.now, now()) END,
-		updated_at = coalesce(b.now, now()),` + settledSet + `
+		updated_at = coalesce(b.now, now()),` + strings.Replace(settledSet, "lease_reclaimed = false",
+	"lease_reclaimed = b.outcome = 'abandoned' AND "+heldI+" AND i.lease_reclaimed", 1) + `
 	FROM input AS b
 	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
 		AND i.state = 'leased' AND i.lease_token = b.token
@@ -481,7 +498,7 @@ var extendSQL = fencedSQL(`
 // attempt is counted and numbered and starts at $5; a started one is
 // left started. Either way its expiry moves to $5 + $6 µs. Each returned
 // row is a lease's position in the arrays (from 1), whether it changed its
-// row, its new expiry, and, when it changed nothing, whether its token is
+// row, and, when it changed nothing, whether its token is
 // the one that settled the item, read with a lock as by fencedSQL.
 //
 // $1 provider, $2 tenant, $3 event_id, $4 token, $5 now, $6 duration (µs).
@@ -500,9 +517,9 @@ WITH input AS (
 	FROM input AS b
 	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
 		AND i.state = 'leased' AND i.lease_token = b.token
-	RETURNING b.n, i.lease_expires_at
+	RETURNING b.n
 )
-SELECT b.n, c.n IS NOT NULL, c.lease_expires_at,
+SELECT b.n, c.n IS NOT NULL,
 	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
 		FROM {{schema}}.inbox_items AS i
 		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -21,6 +22,9 @@ var startCases = []inboxCase{
 	{"StartSettleUnstartedStartsIt", testStartSettleUnstartedStartsIt},
 	{"StartLeasesFencedAndIdempotent", testStartLeasesFencedAndIdempotent},
 	{"StartRepeatKeepsHeld", testStartRepeatKeepsHeld},
+	{"StartReclaimedJudgedByDeadLetter", testStartReclaimedJudgedByDeadLetter},
+	{"StartReclaimedGivenBackStaysReclaimed", testStartReclaimedGivenBackStaysReclaimed},
+	{"StartStartedLeasesFirstAmongTies", testStartStartedLeasesFirstAmongTies},
 }
 
 // leaseStarter returns s as a webhooks.LeaseStarter, or skips t.
@@ -323,8 +327,9 @@ func testStartLeasesFencedAndIdempotent(t *testing.T, s Store) {
 	wantAttempts(t, s, env.Key, 0, "after ExtendLease of a held lease (it does not start it)")
 
 	start(t, ls, at(2*time.Second), 20*time.Second, l)
-	if l.Held || !l.ExpiresAt.Equal(at(22*time.Second)) {
-		t.Errorf("after StartLeases: Held %t, ExpiresAt %s; want false, %s", l.Held, fmtTime(l.ExpiresAt), fmtTime(at(22*time.Second)))
+	if !l.Held || !l.ExpiresAt.Equal(at(10*time.Second)) {
+		t.Errorf("after StartLeases: Lease.Held %t, ExpiresAt %s; want true, %s, as Acquire returned it: a store changes no lease it returned",
+			l.Held, fmtTime(l.ExpiresAt), fmtTime(at(10*time.Second)))
 	}
 	if it := mustGet(t, s, env.Key); it.Attempts != 1 || !it.LeaseExpiresAt.Equal(at(22*time.Second)) {
 		t.Errorf("Get after StartLeases: Attempts %d, LeaseExpiresAt %s; want 1, %s", it.Attempts, fmtTime(it.LeaseExpiresAt), fmtTime(at(22*time.Second)))
@@ -362,4 +367,128 @@ func testStartRepeatKeepsHeld(t *testing.T, s Store) {
 	}
 	again := acquireWith(t, s, webhooks.AcquireRequest{Now: at(2 * time.Second), LeaseDuration: leaseFor, Max: 2, Hold: true, Worker: worker, Version: version, ID: "acq-1", Repeat: true})
 	sameLeases(t, "the repeated acquisition", again, first)
+}
+
+// wantLease requires l to be Reclaimed, Held and numbered as given.
+func wantLease(t *testing.T, l *webhooks.Lease, reclaimed, held bool, attempt int, what string) {
+	t.Helper()
+	if l.Reclaimed != reclaimed || l.Held != held || l.Attempt != attempt {
+		t.Errorf("%s: Reclaimed %t, Held %t, Attempt %d; want %t, %t, %d", what, l.Reclaimed, l.Held, l.Attempt, reclaimed, held, attempt)
+	}
+}
+
+// testStartReclaimedJudgedByDeadLetter: a crash loop's item dead-lettered
+// unstarted, its crash judged, and replayed (with its attempts kept or
+// not) is not Reclaimed again, neither when leased, nor when asked for
+// again by its acquisition's ID, nor when that lease expires unstarted
+// and is taken over: nothing crashed since.
+func testStartReclaimedJudgedByDeadLetter(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	for _, keep := range []bool{true, false} {
+		env := envelope(key(map[bool]string{true: "kept", false: "reset"}[keep]), "p", base)
+		l := reclaimedHeld(t, s, env)
+		expired := webhooks.Failure{Class: webhooks.FailureLeaseExpired, Message: "attempt 1 ended without being settled", Transient: true}
+		mustSettle(t, s, deadLetter(l, expired, at(11*time.Second)))
+		req := replayOf(env.Key, at(12*time.Second))
+		req.KeepAttempts = keep
+		mustReplay(t, s, req)
+		attempts := map[bool]int{true: 1, false: 0}[keep]
+
+		acq := webhooks.AcquireRequest{Now: at(12 * time.Second), LeaseDuration: 10 * time.Second, Max: 1, Hold: true, Start: 0,
+			Worker: worker, Version: version, ID: "acq-" + env.Key.EventID}
+		leases := acquireWith(t, s, acq)
+		if len(leases) != 1 {
+			t.Fatalf("Acquire after the replay (KeepAttempts %t): %d leases; want 1", keep, len(leases))
+		}
+		wantLease(t, leases[0], false, true, attempts+1, fmt.Sprintf("the lease after the replay (KeepAttempts %t)", keep))
+		acq.Now, acq.Repeat = at(13*time.Second), true
+		again := acquireWith(t, s, acq)
+		if len(again) != 1 {
+			t.Fatalf("the repeated acquisition (KeepAttempts %t): %d leases; want 1", keep, len(again))
+		}
+		wantLease(t, again[0], false, true, attempts+1, fmt.Sprintf("the repeated acquisition after the replay (KeepAttempts %t): Reclaimed as first reported", keep))
+
+		taken := acquireHold(t, s, at(22*time.Second), leaseFor, 1, 1)
+		if len(taken) != 1 {
+			t.Fatalf("the takeover of the expired held lease (KeepAttempts %t): %d leases; want 1", keep, len(taken))
+		}
+		wantLease(t, taken[0], false, false, attempts+1,
+			fmt.Sprintf("the takeover of a held lease that expired after the replay (KeepAttempts %t): nothing crashed since the dead-lettering judged the crash, so it starts", keep))
+		wantAttempts(t, s, env.Key, attempts+1, "after the takeover started")
+		mustSettle(t, s, succeed(taken[0], at(23*time.Second)))
+		checkHistory(t, s, env.Key, []ops.Attempt{
+			attemptOf(1, ops.OutcomeCrashed, base, at(10*time.Second), webhooks.Failure{}),
+			attemptOf(2, webhooks.AttemptSucceeded, at(22*time.Second), at(23*time.Second), webhooks.Failure{}),
+		}, "after the replayed item succeeded")
+	}
+}
+
+// testStartReclaimedGivenBackStaysReclaimed: a lease taken over from a
+// crashed attempt and given back unstarted (a shutdown, a start that
+// failed) ran nothing, so its crash is still to be judged: the next lease
+// is Reclaimed, and so is the takeover of that lease when it expires
+// unstarted; nothing is counted or recorded for either.
+func testStartReclaimedGivenBackStaysReclaimed(t *testing.T, s Store) {
+	ls := leaseStarter(t, s)
+	for _, batch := range []bool{false, true} {
+		env := envelope(key(map[bool]string{false: "one", true: "batch"}[batch]), "p", base)
+		l := reclaimedHeld(t, s, env)
+		settleEither(t, s, abandon(l, at(11*time.Second)), batch)
+		crashed := []ops.Attempt{attemptOf(1, ops.OutcomeCrashed, base, at(10*time.Second), webhooks.Failure{})}
+
+		leases := acquireHold(t, s, at(11*time.Second), 10*time.Second, 1, 1)
+		if len(leases) != 1 {
+			t.Fatalf("Acquire after the reclaimed lease was given back (batch %t): %d leases; want 1", batch, len(leases))
+		}
+		wantLease(t, leases[0], true, true, 2, fmt.Sprintf("the lease after a reclaimed one was given back unstarted (batch %t)", batch))
+		taken := acquireHold(t, s, at(21*time.Second), leaseFor, 1, 1)
+		if len(taken) != 1 {
+			t.Fatalf("the takeover of that lease (batch %t): %d leases; want 1", batch, len(taken))
+		}
+		wantLease(t, taken[0], true, true, 2, fmt.Sprintf("the takeover of that lease once it expired unstarted (batch %t)", batch))
+		wantAttempts(t, s, env.Key, 1, "while its crash is still to be judged")
+		checkHistory(t, s, env.Key, crashed, "while its crash is still to be judged")
+		start(t, ls, at(22*time.Second), leaseFor, taken[0])
+		mustSettle(t, s, succeed(taken[0], at(23*time.Second)))
+		checkHistory(t, s, env.Key, append(crashed,
+			attemptOf(2, webhooks.AttemptSucceeded, at(22*time.Second), at(23*time.Second), webhooks.Failure{})), "after it ran")
+	}
+}
+
+// wantStartedFirst requires the first n of leases to be started and the
+// others held.
+func wantStartedFirst(t *testing.T, leases []*webhooks.Lease, n int, what string) {
+	t.Helper()
+	for i, l := range leases {
+		if l.Held != (i >= n) {
+			t.Errorf("%s: lease %d of %d (%s) Held = %t; want the first %d started and the rest held, in the order returned", what, i, len(leases), l.Key(), l.Held, n)
+		}
+	}
+}
+
+// testStartStartedLeasesFirstAmongTies: items due at the same time (a
+// replay without a spread makes many; one acquisition's leases expire
+// together) come back with the started leases first, so the caller's
+// free workers take exactly those.
+func testStartStartedLeasesFirstAmongTies(t *testing.T, s Store) {
+	leaseStarter(t, s)
+	const n, started = 8, 3
+	for i := range n {
+		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%d", n-i)), "p", base)) // enqueued against key order
+	}
+	leases := acquireHold(t, s, base, 10*time.Second, n, started)
+	if len(leases) != n {
+		t.Fatalf("Acquire(Max %d, Start %d) of items due together: %d leases; want %d", n, started, len(leases), n)
+	}
+	wantStartedFirst(t, leases, started, "items due together")
+	for _, l := range leases[:started] {
+		mustSettle(t, s, succeed(l, at(time.Second)))
+	}
+	// The held leases expire together and are taken over, unstarted, due
+	// at their common expiry.
+	taken := acquireHold(t, s, at(10*time.Second), leaseFor, n, 2)
+	if len(taken) != n-started {
+		t.Fatalf("the takeover of %d held leases that expired together: %d leases; want %d", n-started, len(taken), n-started)
+	}
+	wantStartedFirst(t, taken, 2, "the takeover of held leases that expired together")
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,22 +22,45 @@ import (
 // and never fail), all due at once and leased by the same acquisitions.
 // The node is restarted after every crash, as a service manager does.
 // Only the poison ends dead, after as many attempts as the retry budget
-// (each crashed); every ordinary event succeeded on its one attempt, none
-// charged for the crashes it waited beside. One worker, so that each
-// ordinary event waits for it beside the poison instead of running with
-// it: a crash costs an attempt to whatever was running.
+// (each crashed); every ordinary event succeeded.
+//
+// With one worker, each ordinary event waits beside the poison instead of
+// running with it, and no crash costs it an attempt. With the default
+// workers (100, as the example server runs), every ordinary event runs at
+// the first crash (the poison's first attempt waits until they all do)
+// and pays for it; from then on each lease taken over from a crashed
+// attempt runs alone, so the poison crashes alone and the ordinary events
+// pay for no other crash.
 func TestCrashLoopCostsOnlyThePoison(t *testing.T) {
 	dsn := requireDB(t)
 	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		workers int
+		delay   time.Duration
+		// ranBeside is whether the ordinary events run at the first
+		// crash: then it costs each an attempt.
+		ranBeside bool
+	}{
+		{"WaitingBeside", 1, scale(200*time.Millisecond, time.Second), false},
+		{"RunningBesideAtDefaultWorkers", webhooks.DefaultWorkers, time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			testCrashLoop(t, dsn, c.workers, c.delay, c.ranBeside)
+		})
+	}
+}
+
+func testCrashLoop(t *testing.T, dsn string, workers int, delay time.Duration, ranBeside bool) {
 	in := newInbox(t, dsn)
 	const (
 		ordinary = 15
 		budget   = 5 // ExponentialPolicy's default MaxAttempts, the node's policy
 	)
-	delay := scale(200*time.Millisecond, time.Second)
 
 	// The events are due at once, the poison first: the first acquisition
-	// leases it and the next ordinary event together.
+	// leases it and the next ordinary events together.
 	now := time.Now()
 	enqueue := func(id, typ string, at time.Time) {
 		d := newDelivery(id, typ)
@@ -49,8 +73,11 @@ func TestCrashLoopCostsOnlyThePoison(t *testing.T) {
 		enqueue(fmt.Sprintf("ordinary-%02d", i), "order.created", now.Add(-time.Second+time.Duration(i+1)*time.Millisecond))
 	}
 
-	cfg := nodeConfig{DSN: dsn, Schema: in.schema, Workers: 1, Lease: time.Second, Poll: 100 * time.Millisecond,
+	cfg := nodeConfig{DSN: dsn, Schema: in.schema, Workers: workers, Lease: time.Second, Poll: 100 * time.Millisecond,
 		HandlerDelay: delay, PoisonType: "poison"}
+	if ranBeside {
+		cfg.PoisonBeside = ordinary
+	}
 	crashes := 0
 	var nodes []*node
 	for settled := false; !settled; {
@@ -94,19 +121,51 @@ func TestCrashLoopCostsOnlyThePoison(t *testing.T) {
 	assert.Equal(t, budget, crashes, "one crash per attempt")
 
 	started := map[string]int{}
-	for _, n := range nodes {
+	for i, n := range nodes {
 		for id, k := range n.handled("start ") {
 			started[id] += k
 		}
+		if i > 0 {
+			// After the first crash every event is taken over from a
+			// crashed attempt: none runs beside another.
+			assert.Empty(t, overlaps(n.stdout.all()), "run %d: handlers ran beside each other", i)
+		}
 	}
 	assert.Equal(t, budget, started["poison"], "the poison ran once per attempt")
+	wantOrdinary := []webhooks.AttemptOutcome{webhooks.AttemptSucceeded}
+	if ranBeside {
+		wantOrdinary = []webhooks.AttemptOutcome{ops.OutcomeCrashed, webhooks.AttemptSucceeded}
+	}
 	for i := range ordinary {
 		id := fmt.Sprintf("ordinary-%02d", i)
 		it := in.get(t, id)
 		assert.Equal(t, webhooks.StateSucceeded, it.State, "%s: %v", id, outcomes(it))
-		assert.Equal(t, 1, it.Attempts, "%s waited beside the crashes without paying for them: %v", id, outcomes(it))
-		assert.Equal(t, []webhooks.AttemptOutcome{webhooks.AttemptSucceeded}, outcomes(it), "%s", id)
-		assert.Equal(t, 1, started[id], "%s ran once", id)
+		assert.Equal(t, len(wantOrdinary), it.Attempts, "%s paid only for the crash it ran beside, if any: %v", id, outcomes(it))
+		assert.Equal(t, wantOrdinary, outcomes(it), "%s", id)
+		assert.LessOrEqual(t, started[id], len(wantOrdinary), "%s ran at most once per attempt", id)
 	}
-	t.Logf("%d crashes, %d node runs; ordinary handlers of %v", crashes, len(nodes), delay)
+	t.Logf("%d workers: %d crashes, %d node runs; ordinary handlers of %v", workers, crashes, len(nodes), delay)
+}
+
+// overlaps returns the handlers that a node's output (see node_test.go)
+// shows starting while another one ran.
+func overlaps(lines []string) []string {
+	running := map[string]bool{}
+	var out []string
+	for _, l := range lines {
+		fields := strings.Fields(l)
+		if len(fields) != 3 {
+			continue
+		}
+		switch fields[0] {
+		case "start":
+			for other := range running {
+				out = append(out, fields[1]+" started while "+other+" ran")
+			}
+			running[fields[1]] = true
+		case "done":
+			delete(running, fields[1])
+		}
+	}
+	return out
 }

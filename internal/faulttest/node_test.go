@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -51,6 +52,10 @@ type nodeConfig struct {
 	// PoisonType, when set, makes the handler of events of that type kill
 	// the node with SIGKILL, on every attempt: a crash loop.
 	PoisonType string
+	// PoisonBeside, when set, makes the poison's first attempt wait,
+	// before it kills the node, until that many other handlers run in it
+	// (for at most 30 seconds), so that they run beside it at the crash.
+	PoisonBeside int
 }
 
 // applicationName names the node's database sessions.
@@ -121,12 +126,28 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 		return err
 	}
 
+	var (
+		others    atomic.Int32  // handlers started, the poison's excepted
+		besideRun chan struct{} // closed once PoisonBeside of them started
+	)
+	if cfg.PoisonBeside > 0 {
+		besideRun = make(chan struct{})
+	}
 	mux := webhooks.NewMux()
 	mux.MustHandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
 		fmt.Fprintf(stdout, "start %s %d\n", ev.ID, ev.Attempt)
 		if cfg.PoisonType != "" && ev.Type == cfg.PoisonType {
+			if besideRun != nil && ev.Attempt == 1 {
+				select {
+				case <-besideRun:
+				case <-time.After(30 * time.Second):
+				}
+			}
 			_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
 			select {} // the signal is on its way
+		}
+		if besideRun != nil && others.Add(1) == int32(cfg.PoisonBeside) {
+			close(besideRun)
 		}
 		delay := cfg.HandlerDelay
 		if cfg.BlockFirstAttempt && ev.Type == "block" && ev.Attempt == 1 {

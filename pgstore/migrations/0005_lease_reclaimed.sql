@@ -1,0 +1,23 @@
+-- 0005_lease_reclaimed: keep Lease.Reclaimed on the row.
+--
+-- lease_reclaimed is what the current lease reported as Reclaimed (the
+-- item's last attempt crashed and nothing ran or settled it since); after
+-- a settlement it is false, unless the lease was given back unstarted:
+-- that crash is still to be judged. A lease taking over an unstarted one
+-- inherits it. Reading it replaces deriving Reclaimed from the attempt
+-- history, which could not tell a crash the retry policy had judged (a
+-- held lease dead-lettered, then replayed) from one it had not.
+--
+-- NULL means no instance of this version has leased the row since the
+-- upgrade: the acquisition then derives Reclaimed from the history, as
+-- the previous version does. So during a rolling upgrade, instances of
+-- the previous version keep working beside upgraded ones (they never
+-- read or write the column), and a lease one of them granted is taken
+-- over by an upgraded instance with the Reclaimed it would have had. A
+-- row leased by both versions may carry a value an older instance left
+-- behind; the worst that does is what the previous version did.
+--
+-- A nullable column without a default changes only the catalog: the table
+-- is neither rewritten nor scanned.
+
+ALTER TABLE {{schema}}.inbox_items ADD COLUMN lease_reclaimed boolean;
