@@ -38,9 +38,10 @@ const (
 	defaultMaxStoredHeaderBytes = 16 << 10
 )
 
-// droppedHeaders are the request headers a Receiver never stores with an
-// item, because they may carry credentials.
-var droppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
+// droppedHeaders are HTTP's own credential headers, which a Receiver never
+// stores with an item. A provider's are its verifier's to declare
+// (SecretHeaderVerifier).
+var droppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
 
 // SecretHeaderVerifier is an optional Verifier capability: the request
 // headers that carry the request's signature or a credential (a signature
@@ -300,9 +301,10 @@ func WithHandledTypes(h interface{ Handles(eventType string) bool }) ReceiverOpt
 
 // WithDroppedHeaders adds headers that are not stored with items, for
 // example one carrying a provider's shared token that a verifier of the
-// host's own does not declare. Authorization, Proxy-Authorization, Cookie
-// and X-Gitlab-Token are always dropped, and so are the headers a verifier
-// declares (SecretHeaderVerifier): its signature and credential headers.
+// host's own does not declare. Authorization, Proxy-Authorization and
+// Cookie are always dropped, and so are the headers a verifier declares
+// (SecretHeaderVerifier): its signature and credential headers. Defaults
+// to none beyond those.
 func WithDroppedHeaders(names ...string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) {
 		for _, n := range names {

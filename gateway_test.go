@@ -472,11 +472,15 @@ func TestGatewayDropsCredentialHeaders(t *testing.T) {
 
 	hdr = okHeaders("e2")
 	hdr["X-Hook-Token"] = "kept: acme's verifier does not declare it"
+	hdr["X-Gitlab-Token"] = "kept too: the root names no provider's header"
+	hdr["Proxy-Authorization"] = "Basic cA=="
 	require.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/acme", `{}`, hdr).Code)
 	it, err = inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e2"})
 	require.NoError(t, err)
 	assert.Empty(t, it.Headers.Get("Authorization"), "WithDroppedHeaders adds to the defaults")
+	assert.Empty(t, it.Headers.Get("Proxy-Authorization"), "HTTP's own credential headers are always dropped")
 	assert.NotEmpty(t, it.Headers.Get("X-Hook-Token"))
+	assert.NotEmpty(t, it.Headers.Get("X-Gitlab-Token"), "a provider's secret header is its verifier's to declare (SecretHeaderVerifier)")
 }
 
 // bodyTokenVerifier accepts a JSON body whose "token" is one of two

@@ -140,9 +140,10 @@ type SignedRequest struct {
 	HeaderFallbacks HeaderFallbacks
 
 	// OtherSignatureHeaders names headers in which the provider sends
-	// other signatures of the same request, which the verifier does not
-	// check (GitHub's SHA-1 X-Hub-Signature beside X-Hub-Signature-256,
-	// HubSpot's v1 X-HubSpot-Signature): a Receiver never stores them, as
+	// other signatures or credentials of the same request, which the
+	// verifier does not check (GitHub's SHA-1 X-Hub-Signature beside
+	// X-Hub-Signature-256, HubSpot's v1 X-HubSpot-Signature, GitLab's
+	// secret token beside its signature): a Receiver never stores them, as
 	// it never stores SignatureHeader and its fallback (see
 	// SecretHeaderVerifier). Defaults to none.
 	OtherSignatureHeaders []string
