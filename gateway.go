@@ -20,17 +20,18 @@ import (
 const (
 	DefaultMaxBodyBytes = 1 << 20
 	DefaultPathPrefix   = "/webhooks/"
+	// DefaultReceiverStoreTimeout bounds the credential lookup and store
+	// calls of one receive (WithReceiverStoreTimeout): Slack and Discord
+	// give up on an answer after 3 seconds, Shopify after 5, GitHub after
+	// 10, so 2 seconds leaves a slow store time to answer 503 before the
+	// shortest of them stops listening.
+	DefaultReceiverStoreTimeout = 2 * time.Second
 )
 
 // The Receiver's other defaults, which its options document.
 const (
 	defaultReplayTTL             = 24 * time.Hour
 	defaultUnavailableRetryAfter = 5 * time.Second
-	// defaultReceiveStoreTimeout bounds the store calls of one receive:
-	// Slack and Discord give up on an answer after 3 seconds, Shopify
-	// after 5, GitHub after 10, so 2 seconds leaves a slow store time to
-	// answer 503 before the shortest of them stops listening.
-	defaultReceiveStoreTimeout = 2 * time.Second
 	// defaultMaxInFlight bounds the requests a Receiver handles at once:
 	// with 1 MiB bodies, at most 128 MiB of them in memory.
 	defaultMaxInFlight          = 128
@@ -346,6 +347,15 @@ func WithTenants(providers ...string) ReceiverOption {
 	})
 }
 
+// WithReceiverStoreTimeout bounds the credential lookup and the store
+// calls of each receive, together: past it the answer is 503 with
+// Retry-After and nothing is acknowledged, so a stalled database does not
+// hold providers' requests. Defaults to DefaultReceiverStoreTimeout
+// (2 seconds).
+func WithReceiverStoreTimeout(d time.Duration) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.storeTimeout = d })
+}
+
 // WithStoredHeaderLimits bounds the request headers kept with an item: at
 // most fields header fields and bytes bytes of names and values. Headers
 // over either bound are left out (in order of name) and the number left out
@@ -369,7 +379,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		dropped:      make(map[string]bool),
 		tenants:      make(map[string]bool),
 
-		storeTimeout:   defaultReceiveStoreTimeout,
+		storeTimeout:   DefaultReceiverStoreTimeout,
 		limits:         defaultInFlightConfig(),
 		maxHeaders:     defaultMaxStoredHeaders,
 		maxHeaderBytes: defaultMaxStoredHeaderBytes,
@@ -390,7 +400,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	case cfg.retryAfter < time.Second:
 		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
 	case cfg.storeTimeout <= 0:
-		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
+		return nil, fmt.Errorf("webhooks: WithReceiverStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
 	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	case nilPointer(cfg.waker):
@@ -643,7 +653,7 @@ func (g *Receiver) checkTenant(route Route, v Verifier) error {
 }
 
 // errStoreTimeout is the cause of a receive that ran out of time.
-var errStoreTimeout = errors.New("webhooks: the store did not answer within the receive's store timeout (WithStoreTimeout)")
+var errStoreTimeout = errors.New("webhooks: the store did not answer within the receive's store timeout (WithReceiverStoreTimeout)")
 
 // timeoutCause adds the receive's own deadline to err when it is what
 // ended the call.

@@ -42,24 +42,6 @@ func WithLogger(l *slog.Logger) interface {
 	}
 }
 
-// WithStoreTimeout bounds each store call. A Receiver bounds the credential
-// lookup and store calls of each receive, answering 503 with Retry-After
-// once it passes, so a stalled database does not hold providers' requests;
-// defaults to 2 seconds (Slack and Discord give up on an answer after 3,
-// Shopify after 5, GitHub after 10). A Processor bounds acquisitions,
-// settlements (which run even while shutting down) and lease renewals
-// (which are also bounded by a third of the lease duration); defaults to
-// 10 seconds.
-func WithStoreTimeout(d time.Duration) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
-		receiver:  func(c *receiverConfig) { c.storeTimeout = d },
-		processor: func(c *processorConfig) { c.storeTimeout = d },
-	}
-}
-
 // clockOrSystem returns c, or the system clock when c is nil.
 func clockOrSystem(c Clock) Clock {
 	if c == nil {
