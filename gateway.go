@@ -143,8 +143,6 @@ func (s ReceiveStatus) HTTPStatus() int {
 // ReceiveResult is the outcome of Gateway.Receive.
 type ReceiveResult struct {
 	Status ReceiveStatus
-	// Route is where the webhook was delivered; set for an Observer.
-	Route Route
 	// Reason is the reason code when Status is StatusRejected or
 	// StatusInvalid.
 	Reason Reason
@@ -156,8 +154,6 @@ type ReceiveResult struct {
 	// Answer is the provider's expected reply to an accepted, duplicate or
 	// ignored delivery, when its verifier gives one (Verification.Answer).
 	Answer *Response
-	// StoreTime is how long the replay and inbox stores took, together.
-	StoreTime time.Duration
 }
 
 // Gateway receives webhooks: it verifies a request and stores it in the
@@ -207,6 +203,7 @@ type receiverConfig struct {
 	maxHeaders       int
 	maxHeaderBytes   int
 	observer         Observer
+	linker           TraceLinker // observer's, when it is one
 }
 
 // ReceiverOption configures a Receiver. WithClock and WithLogger are
@@ -390,6 +387,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	}
 	cfg.clock = clockOrSystem(cfg.clock)
 	cfg.logger = loggerOrDefault(cfg.logger)
+	cfg.linker, _ = cfg.observer.(TraceLinker)
 	switch {
 	case cfg.maxBodyBytes <= 0:
 		return nil, fmt.Errorf("webhooks: WithMaxBodyBytes(%d): the limit must be positive", cfg.maxBodyBytes)
@@ -440,13 +438,18 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if req == nil {
 		req = &Request{}
 	}
-	var traceLink string
+	var (
+		traceLink string
+		storeTime time.Duration
+	)
 	if obs := g.cfg.observer; obs != nil {
-		ctx, traceLink = obs.StartReceive(ctx, route)
+		ctx = obs.StartReceive(ctx, ReceiveStartData{Route: route})
+		if g.cfg.linker != nil {
+			traceLink = g.cfg.linker.TraceLink(ctx)
+		}
 		obsCtx := ctx // not the deadline's context below, cancelled first
 		defer func() {
-			res.Route = route
-			obs.EndReceive(obsCtx, res, err)
+			obs.EndReceive(obsCtx, ReceiveEndData{Route: route, Result: res, Err: err, StoreTime: storeTime})
 		}()
 	}
 	v, ok := g.resolver.Lookup(route.Provider)
@@ -511,8 +514,10 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	}
 	now := g.cfg.clock.Now()
 
-	storeStart := time.Now()
-	defer func() { res.StoreTime = time.Since(storeStart) }()
+	if g.cfg.observer != nil {
+		storeStart := time.Now()
+		defer func() { storeTime = time.Since(storeStart) }()
+	}
 	if ver.ReplayKey != "" && ver.ReplayKey != ver.EventID {
 		// A replay key of its own (a nonce, say) is guarded by the replay
 		// store. The event ID itself needs no guard beside the inbox,
