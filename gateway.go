@@ -16,25 +16,33 @@ import (
 	"unicode/utf8"
 )
 
-// Receiver defaults that hosts often need in their own configuration.
+// Receiver defaults that hosts build their own configuration on: the
+// paths they route, their http.Server's limits and timeouts, their memory,
+// their own 503 answers. (The in-flight bounds' defaults are in
+// inflight.go.)
 const (
+	// DefaultMaxBodyBytes is the largest request body (WithMaxBodyBytes).
 	DefaultMaxBodyBytes = 1 << 20
-	DefaultPathPrefix   = "/webhooks/"
+	// DefaultPathPrefix is the path the Receiver serves (WithPathPrefix).
+	DefaultPathPrefix = "/webhooks/"
 	// DefaultReceiverStoreTimeout bounds the credential lookup and store
 	// calls of one receive (WithReceiverStoreTimeout): Slack and Discord
 	// give up on an answer after 3 seconds, Shopify after 5, GitHub after
 	// 10, so 2 seconds leaves a slow store time to answer 503 before the
 	// shortest of them stops listening.
 	DefaultReceiverStoreTimeout = 2 * time.Second
+	// DefaultUnavailableRetryAfter is the Retry-After of 503 answers
+	// (WithUnavailableRetryAfter).
+	DefaultUnavailableRetryAfter = 5 * time.Second
+	// DefaultMaxInFlight bounds the requests a Receiver handles at once
+	// (WithMaxInFlight): with 1 MiB bodies, at most 128 MiB of them in
+	// memory.
+	DefaultMaxInFlight = 128
 )
 
-// The Receiver's other defaults, which its options document.
+// The Receiver's other defaults, which its options state.
 const (
-	defaultReplayTTL             = 24 * time.Hour
-	defaultUnavailableRetryAfter = 5 * time.Second
-	// defaultMaxInFlight bounds the requests a Receiver handles at once:
-	// with 1 MiB bodies, at most 128 MiB of them in memory.
-	defaultMaxInFlight          = 128
+	defaultReplayTTL            = 24 * time.Hour
 	defaultMaxStoredHeaders     = 64
 	defaultMaxStoredHeaderBytes = 16 << 10
 )
@@ -58,7 +66,7 @@ type SecretHeaderVerifier interface {
 	SecretHeaders() []string
 }
 
-// ReceiveStatus is the outcome of Gateway.Receive.
+// ReceiveStatus is the outcome of Receiver.Receive.
 type ReceiveStatus int
 
 // Receive statuses and the HTTP answers a Receiver gives them.
@@ -140,7 +148,7 @@ func (s ReceiveStatus) HTTPStatus() int {
 	return http.StatusInternalServerError
 }
 
-// ReceiveResult is the outcome of Gateway.Receive.
+// ReceiveResult is the outcome of Receiver.Receive.
 type ReceiveResult struct {
 	Status ReceiveStatus
 	// Reason is the reason code when Status is StatusRejected or
@@ -156,18 +164,11 @@ type ReceiveResult struct {
 	Answer *Response
 }
 
-// Gateway receives webhooks: it verifies a request and stores it in the
-// inbox, telling what it did. *Receiver is the implementation (and serves
-// HTTP); a host's tests may fake it.
-type Gateway interface {
-	Receive(ctx context.Context, route Route, req *Request) (ReceiveResult, error)
-}
-
-// Receiver is the Gateway: it verifies inbound webhooks and stores them in
-// the inbox. It is an http.Handler serving POST {prefix}{provider} and POST
+// Receiver verifies inbound webhooks and stores them in the inbox. It is
+// an http.Handler serving POST {prefix}{provider} and POST
 // {prefix}{provider}/{tenant} (see WithPathPrefix for mounting it under a
-// router); Receive is the same pipeline without HTTP. A Receiver is safe
-// for concurrent use.
+// router); Receive is the same pipeline without HTTP, for a host that takes
+// deliveries another way. A Receiver is safe for concurrent use.
 type Receiver struct {
 	resolver Resolver
 	inbox    Enqueuer
@@ -182,8 +183,6 @@ type Receiver struct {
 	lastMountWarning atomic.Int64
 }
 
-var _ Gateway = (*Receiver)(nil)
-
 type receiverConfig struct {
 	maxBodyBytes int64
 	prefix       string
@@ -191,9 +190,9 @@ type receiverConfig struct {
 	retryAfter   time.Duration
 	clock        Clock
 	logger       *slog.Logger
-	waker        interface{ Wake() }
+	waker        LocalProcessor
 	// handled tells the types stored; nil stores every type.
-	handled interface{ Handles(eventType string) bool }
+	handled HandledTypes
 	dropped map[string]bool
 	tenants map[string]bool // WithTenants
 
@@ -206,8 +205,8 @@ type receiverConfig struct {
 	linker           TraceLinker // observer's, when it is one
 }
 
-// ReceiverOption configures a Receiver. WithClock and WithLogger are
-// ReceiverOptions too.
+// ReceiverOption configures a Receiver. The SharedOptions (WithClock,
+// WithLogger, WithObserver) are ReceiverOptions too.
 type ReceiverOption interface {
 	applyReceiver(*receiverConfig)
 }
@@ -248,36 +247,51 @@ func WithPathPrefix(prefix string) ReceiverOption {
 }
 
 // WithReplayTTL sets how long a verifier's replay key (Verification.ReplayKey)
-// stays registered. Defaults to
-// 24 hours.
+// stays registered. Defaults to 24 hours.
 func WithReplayTTL(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.replayTTL = d })
 }
 
 // WithUnavailableRetryAfter sets the Retry-After the handler sends with
 // 503 answers, telling the provider when to try again. Defaults to
-// 5 seconds.
+// DefaultUnavailableRetryAfter (5 seconds).
 func WithUnavailableRetryAfter(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.retryAfter = d })
 }
 
-// WithProcessor connects the Receiver to the Processor running in the
-// same process, p (a *Processor; tests may pass a fake). After each new
-// item the Receiver wakes p, so the item is handled at once rather than at
-// the next poll. And a verified delivery of a type p has no handler for
-// (p.Handles reports false: see Processor.Handles and Mux.Handles) is
-// answered 200 with status "ignored" (or the provider's own answer),
-// logged and not stored, so GitHub's ping and the types the host never
-// handles do not fill the inbox, and the handler patterns are written once,
-// on the Mux. A Mux's handlers are read at each request: a handler
-// registered later takes effect at once. WithHandledTypes given after
-// WithProcessor replaces what it ignores. NewReceiver refuses a nil
-// *Processor. Defaults to no processor: nobody is woken, and every type
-// is stored.
-func WithProcessor(p interface {
+// LocalProcessor is what a Receiver asks of the Processor running in the
+// same process (WithProcessor): to be woken after each new item, so that
+// it is handled at once rather than at the next poll, and which event
+// types it handles. *Processor implements it; a host's tests may fake it.
+// Wake must not block.
+type LocalProcessor interface {
 	Wake()
+	HandledTypes
+}
+
+// HandledTypes tells which event types have a handler: Handles reports
+// whether a dispatch of an event of eventType reaches one. *Mux and
+// *Processor implement it, and so may a Dispatcher of the host's own (see
+// Processor.Handles). A Receiver stores only the types it handles
+// (WithProcessor, WithHandledTypes). Handles must be safe for concurrent
+// use.
+type HandledTypes interface {
 	Handles(eventType string) bool
-}) ReceiverOption {
+}
+
+// WithProcessor connects the Receiver to the Processor running in the
+// same process, p. After each new item the Receiver wakes p, so the item
+// is handled at once rather than at the next poll. And a verified delivery
+// of a type p has no handler for (p.Handles reports false: see
+// Processor.Handles and Mux.Handles) is answered 200 with status "ignored"
+// (or the provider's own answer), logged and not stored, so GitHub's ping
+// and the types the host never handles do not fill the inbox, and the
+// handler patterns are written once, on the Mux. A Mux's handlers are read
+// at each request: a handler registered later takes effect at once.
+// WithHandledTypes given after WithProcessor replaces what it ignores.
+// NewReceiver refuses a nil *Processor. Defaults to no processor: nobody
+// is woken, and every type is stored.
+func WithProcessor(p LocalProcessor) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) {
 		c.waker, c.handled = nil, nil
 		if p != nil {
@@ -293,7 +307,7 @@ func WithProcessor(p interface {
 // that keeps unhandled types to replay them once it handles them; a nil
 // *Mux is refused by NewReceiver. Defaults to what WithProcessor's
 // processor handles, or every type.
-func WithHandledTypes(h interface{ Handles(eventType string) bool }) ReceiverOption {
+func WithHandledTypes(h HandledTypes) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.handled = h })
 }
 
@@ -372,7 +386,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		maxBodyBytes: DefaultMaxBodyBytes,
 		prefix:       DefaultPathPrefix,
 		replayTTL:    defaultReplayTTL,
-		retryAfter:   defaultUnavailableRetryAfter,
+		retryAfter:   DefaultUnavailableRetryAfter,
 		dropped:      make(map[string]bool),
 		tenants:      make(map[string]bool),
 

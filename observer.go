@@ -88,11 +88,8 @@ type AttemptEndData struct {
 
 // WithObserver sets the Observer of a Receiver and a Processor. Defaults to
 // none.
-func WithObserver(o Observer) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
+func WithObserver(o Observer) SharedOption {
+	return SharedOption{
 		receiver:  func(c *receiverConfig) { c.observer = o },
 		processor: func(c *processorConfig) { c.observer = o },
 	}

@@ -5,24 +5,31 @@ import (
 	"time"
 )
 
-// sharedOption is an option of both a Receiver and a Processor, so one
-// clock, logger or timeout can be given to both.
-type sharedOption struct {
+// SharedOption is an option of both a Receiver and a Processor, so that
+// one clock, logger or observer serves both: WithClock, WithLogger and
+// WithObserver. It is a ReceiverOption and a ProcessorOption.
+type SharedOption struct {
 	receiver  func(*receiverConfig)
 	processor func(*processorConfig)
 }
 
-func (o sharedOption) applyReceiver(c *receiverConfig)   { o.receiver(c) }
-func (o sharedOption) applyProcessor(c *processorConfig) { o.processor(c) }
+func (o SharedOption) applyReceiver(c *receiverConfig) {
+	if o.receiver != nil {
+		o.receiver(c)
+	}
+}
+
+func (o SharedOption) applyProcessor(c *processorConfig) {
+	if o.processor != nil {
+		o.processor(c)
+	}
+}
 
 // WithClock sets the clock for receive times, replay expiry, lease and retry
 // times. Tests pass a settable clock (webhookstest.Clock) to drive time
 // without sleeping. Defaults to the system clock.
-func WithClock(clock Clock) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
+func WithClock(clock Clock) SharedOption {
+	return SharedOption{
 		receiver:  func(c *receiverConfig) { c.clock = clock },
 		processor: func(c *processorConfig) { c.clock = clock },
 	}
@@ -32,11 +39,8 @@ func WithClock(clock Clock) interface {
 // dead letters and store errors. Logs never hold a secret or a payload.
 // Defaults to slog.Default(), so a wrong secret or a store outage is
 // visible without extra wiring.
-func WithLogger(l *slog.Logger) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
+func WithLogger(l *slog.Logger) SharedOption {
+	return SharedOption{
 		receiver:  func(c *receiverConfig) { c.logger = l },
 		processor: func(c *processorConfig) { c.logger = l },
 	}

@@ -119,8 +119,8 @@ type processorConfig struct {
 	observer      Observer
 }
 
-// ProcessorOption configures a Processor. WithClock and WithLogger are
-// ProcessorOptions too.
+// ProcessorOption configures a Processor. The SharedOptions (WithClock,
+// WithLogger, WithObserver) are ProcessorOptions too.
 type ProcessorOption interface {
 	applyProcessor(*processorConfig)
 }
@@ -246,11 +246,11 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 }
 
 // Handles reports whether the processor's dispatcher has a handler for
-// eventType: what the dispatcher's Handles method says (a *Mux has one),
-// or true for a dispatcher without one. A Receiver given the processor
+// eventType: what the dispatcher says when it is a [HandledTypes] (a *Mux
+// is), or true for one that is not. A Receiver given the processor
 // (WithProcessor) stores only the types it handles.
 func (p *Processor) Handles(eventType string) bool {
-	if h, ok := p.dispatcher.(interface{ Handles(eventType string) bool }); ok {
+	if h, ok := p.dispatcher.(HandledTypes); ok {
 		return h.Handles(eventType)
 	}
 	return true
