@@ -39,7 +39,7 @@ func (s Secret) LogValue() slog.Value {
 // route. Several secrets may be valid at once (rotation): any of them
 // verifies, and the Verification names the one that did. Returning no
 // secrets rejects the request with ReasonNoCredentials; returning an error
-// makes the gateway answer 503. Implementations must be safe for
+// makes the Receiver answer 503. Implementations must be safe for
 // concurrent use.
 type CredentialResolver interface {
 	Secrets(ctx context.Context, route Route) ([]Secret, error)

@@ -76,8 +76,8 @@ func (l *Lease) Event() Event {
 // event's type: the Processor acknowledges the event (its attempt
 // succeeds, noted FailureNoHandler in the history). A dispatcher
 // that can tell which types it handles before it is given an event, as a
-// Mux can, says so with a method Handles(eventType string) bool, which
-// Processor.Handles reports to a Receiver (see WithProcessor).
+// Mux can, says so by being a [HandledTypes] too, which Processor.Handles
+// reports to a Receiver (see WithProcessor).
 type Dispatcher interface {
 	Dispatch(ctx context.Context, ev Event) error
 }

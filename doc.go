@@ -3,78 +3,151 @@
 // idempotently into a durable inbox, and hands events to the host's code
 // through leases, with exponential-backoff retries, dead letters and replay.
 //
-// A host wires five things, and writes only its business handlers.
+// Its names serve three audiences, each with a section below: hosts, who
+// wire a receiver and a processor and write only their business handlers;
+// store authors, who keep the inbox in a database of their own; and
+// verifier authors, who add a provider or a signature scheme that package
+// providers lacks. A host needs the first section only.
 //
-// # 1. Verifiers
+// # For hosts
 //
-// A [Verifier] checks that a request really comes from its provider and
-// returns the event's ID and type. A [SignedRequest] describes where a
-// provider's request carries its signature, timestamp, event ID and type;
-// [NewHMACVerifier] verifies HMAC signatures of one ([HMACOptions]), and a
-// verifier author plugs another algorithm into the same pipeline with
-// [NewSignatureVerifier] ([SignatureAlgorithm]). Package providers has a
-// verifier for each provider by name (Stripe, GitHub, Slack, …). Secrets come from a
-// [CredentialResolver]: [StaticSecrets] for one set, [TenantSecrets] for
-// secrets per tenant; several may be live at once for rotation.
+// A host wires five things.
 //
-// # 2. A registry
+// Verifiers. A [Verifier] checks that a request really comes from its
+// provider and returns the event's ID and type. Package providers has one
+// for each provider by name (Stripe, GitHub, Slack, …); [NewHMACVerifier]
+// builds an [HMACVerifier] for an HMAC scheme of the host's own from
+// [HMACOptions]. Secrets come from a [CredentialResolver]: [StaticSecrets]
+// for one set, [TenantSecrets] for secrets per tenant (both
+// [StaticCredentials], checked when the verifier is built), a
+// [CredentialResolverFunc] for the host's own secret store; each [Secret]
+// has an ID that items record, and several may be live at once for
+// rotation.
 //
-// A [Registry] holds one verifier per provider key, the path segment the
-// gateway routes by. It is the usual [Resolver]:
+// A registry. A [Registry] ([NewRegistry]) holds one verifier per provider
+// key, the path segment the Receiver routes by, and refuses a key twice
+// ([ErrDuplicateProvider]). It is the usual [Resolver]; a host with
+// providers that come and go may write its own.
 //
 //	registry := webhooks.NewRegistry()
 //	registry.MustRegister("stripe", stripeVerifier)
 //
-// # 3. Stores
+// Stores. An inbox store and a replay store: package memstore keeps both in
+// memory (development and tests), package pgstore in PostgreSQL.
 //
-// An [InboxStore] keeps each webhook as an item with its processing state;
-// a [ReplayStore] remembers replay keys. Package memstore keeps both in
-// memory (development and tests), package pgstore in PostgreSQL. Package
-// storetest is the conformance suite every store passes.
-//
-// # 4. A gateway
-//
-// A [Receiver] is the [Gateway]: an http.Handler serving
+// A receiver. [NewReceiver] returns a [Receiver], an http.Handler serving
 // POST {prefix}{provider}[/{tenant}] that verifies, deduplicates and stores
-// each webhook, answering 2xx only once the store made it durable. A tenant
-// segment is served only where the provider's secrets are per tenant
-// ([TenantScoped], [WithTenants]): the sender chooses the path.
+// each webhook, answering 2xx only once the store made it durable. Its
+// [ReceiverOption]s bound what it holds and how long it waits, each
+// stating its default (the ones hosts build their own configuration on
+// are Default… constants, such as [DefaultMaxBodyBytes]); a
+// [SharedOption] ([WithClock], [WithLogger], [WithObserver]) configures a
+// Receiver and a Processor alike. A tenant segment is served only where
+// the provider's secrets are per tenant ([TenantScoped], [WithTenants]):
+// the sender chooses the path, and other tenant paths are refused
+// ([ErrTenantNotServed]). Given the [LocalProcessor] of the same process
+// ([WithProcessor]), it wakes it after each new item and stores only the
+// event types it handles; [WithHandledTypes] takes any [HandledTypes] for a
+// processor elsewhere.
 //
 //	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithProcessor(processor))
 //	mux.Handle("/webhooks/", receiver)
 //
-// See [ReceiveStatus] for the answers, and [WithPathPrefix] for mounting it
-// under a router.
+// [ReceiveStatus] lists the answers. [Receiver.Receive] is the same
+// pipeline without HTTP, for deliveries that come another way: it takes a
+// [Route] and a [Request] and returns a [ReceiveResult], with an error
+// that says why a delivery was refused: [ErrUnknownProvider],
+// [ErrPayloadConflict] (an event ID reused with another payload),
+// [ErrTypeConflict], or a [VerificationError] whose [Reason] is the code
+// the provider is answered with.
 //
-// # 5. A processor
-//
-// A [Processor] leases due items from the store and hands each to a
-// [Dispatcher], usually a [Mux] routing by event type. A dispatcher returns
-// nil when done, an error to retry with backoff, [Permanent] to
-// dead-letter at once, or [RetryAfter] to ask for a wait; the
-// [RetryPolicy] ([ExponentialPolicy] by default) decides:
+// A processor. [NewProcessor] returns a [Processor] that leases due items
+// and hands each to a [Dispatcher], usually a [Mux] ([NewMux]) routing by
+// event type (a pattern registered twice is [ErrDuplicatePattern]), or a
+// [DispatcherFunc]. The dispatcher gets an [Event] and returns nil when
+// done, an error to retry with backoff, [Permanent] to dead-letter at once
+// or [RetryAfter] to ask for a wait (tests find them as [PermanentError]
+// and [RetryAfterError]); an event no pattern takes is acknowledged
+// ([ErrNoHandler]). A [RetryPolicy] ([ExponentialPolicy] by default, or a
+// [RetryPolicyFunc]) decides from a [FailedAttempt], whose [Failure] has a
+// [FailureClass], the [RetryDecision]. Its [ProcessorOption]s set workers,
+// leases and timeouts; a [WakeSource] (pgstore's listener) wakes it when
+// work arrives elsewhere; Run stops on a store that needs the host to act
+// first ([ErrStoreNotReady]).
 //
 //	mux := webhooks.NewMux()
 //	mux.MustHandleFunc("invoice.paid", handleInvoicePaid)
 //	processor, err := webhooks.NewProcessor(store, mux)
 //	go processor.Run(ctx)
 //
-// # Verification on its own
+// Verification on its own. [VerifyHTTPRequest] and [VerifyMiddleware]
+// verify without the inbox, for hosts that handle requests synchronously;
+// the handler after the middleware finds the [Verification] with
+// [VerificationFromContext].
 //
-// [VerifyHTTPRequest] and [VerifyMiddleware] verify without the inbox, for
-// hosts that handle requests synchronously.
+// Seeing and steering the inbox. Items are named by their [InboxKey] and
+// are in a [State]. Every attempt is kept in the item's history
+// ([WithWorkerIdentity] names the worker and the code version that ran
+// it). Package ops is the operators' API over a store (an item with its
+// attempts, audit and quarantined conflicting deliveries, lists, audited
+// replay and closing, stats); package admin serves it as a JSON API and a
+// page, command hookinbox (cmd/hookinbox) from a shell. An [Observer]
+// ([WithObserver]) is told each receive ([ReceiveStartData],
+// [ReceiveEndData]) and each attempt ([AttemptStartData],
+// [AttemptEndData]); one that is a [TraceLinker] links each item to its
+// receive. Package otelwebhooks is one, for OpenTelemetry.
 //
-// # Seeing and steering the inbox
+// Time. Every time comes from a [Clock] ([WithClock]); [SystemClock] is the
+// default, and a test's settable clock (webhookstest.Clock) drives time
+// without sleeping.
 //
-// Every attempt is kept in the item's history ([WithWorkerIdentity] names
-// the worker and the code version that ran it). Package ops is the
-// operators' API over a store: an item with its attempts, audit and
-// quarantined conflicting deliveries, lists by query, audited replay (one
-// item or in bulk, with a dry run and a spread), closing a dead letter on
-// purpose, and stats. Package admin serves it as a JSON API and a
-// read-only page, command hookinbox (cmd/hookinbox) from a shell, and
-// package otelwebhooks turns an [Observer] ([WithObserver]) into
-// OpenTelemetry metrics and traces.
+// # For store authors
+//
+// An [InboxStore] keeps each webhook as an item with its processing state:
+// it is an [Enqueuer], which the Receiver uses, and a [LeaseStore], which
+// the Processor uses. Enqueue stores an [Envelope] idempotently by its
+// [InboxKey] and answers an [EnqueueResult] ([EnqueueOutcome]). Acquire
+// answers an [AcquireRequest] with [Lease]s on [Item]s (an item is in a
+// [State], with its last failure as an [ErrorRecord]); Settle takes a
+// [Settlement] with an [AttemptOutcome], and ExtendLease an
+// [ExtendRequest]; a settlement or an extension under a token that is no
+// longer current changes nothing and says [ErrLeaseLost], one whose lease
+// already settled the item [ErrAlreadySettled]. A store that cannot serve
+// until its host acts wraps [ErrStoreNotReady]. Optional capabilities are
+// found by type assertion: a [BatchSettler] settles many leases in one
+// round trip, a [LeaseStarter] holds leases until their attempts start
+// ([StartRequest]). A [ReplayStore] registers the replay keys verifiers
+// give ([ReplayRegistration], [ReplayOutcome]). [Lease.Event] is the event
+// a Processor hands over for a lease. Every method takes its time from its
+// request, so a store never reads a clock of its own. Package storetest is
+// the conformance suite every store runs; memstore and pgstore pass it.
+//
+// # For verifier authors
+//
+// A [Verifier] ([VerifierFunc]) is given the [Route] and the [Request],
+// with its raw body, and returns a [Verification]: the event's ID and type,
+// which of them the signature does not cover ([UnsignedFields]), and a
+// [Response] to a provider's challenge or for its expected answer. It
+// rejects with [Reject], a [VerificationError] whose [Reason] is the code
+// the sender sees, never a secret; [HookError] passes on what a host's
+// hook returned. Optional capabilities, found by type assertion: a
+// [SecretHeaderVerifier] names the headers the Receiver must never store,
+// a [GETVerifier] answers GET challenges, and a verifier whose secrets are
+// per tenant is [TenantScoped] ([PerTenant] asks).
+//
+// A signature scheme describes its requests with a [SignedRequest]: the
+// signature header and its [SignatureEncoding] (at most [MaxSignatures] of
+// a list are checked), the signed content, a [TimestampSource] (with its
+// [TimestampFormat] and window, [DefaultTolerance] by default), an
+// [EventSource] for the event ID and type (which reads what the
+// [SignedParts] cover as signed), [HeaderFallbacks] for a second set of
+// header names, and a [HandshakeFunc] for signed challenges. HMAC schemes
+// are [HMACOptions] ([NewHMACVerifier], [HMACVerifier]); any other
+// algorithm plugs into the same pipeline as a [SignatureAlgorithm] in
+// [SignatureOptions] ([NewSignatureVerifier], [SignatureVerifier]).
+// [CheckCredentials] reports unusable static credentials when a verifier
+// is built, [SingleHeader] reads a header that must be sent once, and a
+// verifier's default [Clock] is [SystemClock].
 //
 // # Guarantees
 //
@@ -84,6 +157,6 @@
 // lease that is no longer current changes nothing ([ErrLeaseLost]); a
 // handler stopped by shutdown does not spend an attempt. Secrets never
 // appear in logs, errors or answers, and signatures are compared in
-// constant time. Every time comes from a [Clock] ([WithClock]), so tests
-// drive time without sleeping.
+// constant time. Every time comes from a [Clock], so tests drive time
+// without sleeping.
 package webhooks

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Sentinel errors returned by stores, the gateway, the registry and the
+// Sentinel errors returned by stores, the Receiver, the registry and the
 // mux. Compare with errors.Is; stores wrap them with context using %w.
 var (
 	// ErrLeaseLost is returned by LeaseStore.Settle and ExtendLease when

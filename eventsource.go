@@ -38,7 +38,7 @@ type EventSource struct {
 	// supplies a semantic digest: the body's own SHA-256 is the Receiver's
 	// to compute). A *VerificationError
 	// it returns is passed on as the rejection; any other error is
-	// returned wrapped, so the gateway answers 503.
+	// returned wrapped, so the Receiver answers 503.
 	IDFunc func(req *Request, v Verification) (string, error)
 
 	// IDFromBody makes the event ID "sha256:" and the hex of the

@@ -16,31 +16,41 @@ import (
 	"unicode/utf8"
 )
 
-// Receiver defaults that hosts often need in their own configuration.
+// Receiver defaults that hosts build their own configuration on: the
+// paths they route, their http.Server's limits and timeouts, their memory,
+// their own 503 answers. (The in-flight bounds' defaults are in
+// inflight.go.)
 const (
+	// DefaultMaxBodyBytes is the largest request body (WithMaxBodyBytes).
 	DefaultMaxBodyBytes = 1 << 20
-	DefaultPathPrefix   = "/webhooks/"
+	// DefaultPathPrefix is the path the Receiver serves (WithPathPrefix).
+	DefaultPathPrefix = "/webhooks/"
+	// DefaultReceiverStoreTimeout bounds the credential lookup and store
+	// calls of one receive (WithReceiverStoreTimeout): Slack and Discord
+	// give up on an answer after 3 seconds, Shopify after 5, GitHub after
+	// 10, so 2 seconds leaves a slow store time to answer 503 before the
+	// shortest of them stops listening.
+	DefaultReceiverStoreTimeout = 2 * time.Second
+	// DefaultUnavailableRetryAfter is the Retry-After of 503 answers
+	// (WithUnavailableRetryAfter).
+	DefaultUnavailableRetryAfter = 5 * time.Second
+	// DefaultMaxInFlight bounds the requests a Receiver handles at once
+	// (WithMaxInFlight): with 1 MiB bodies, at most 128 MiB of them in
+	// memory.
+	DefaultMaxInFlight = 128
 )
 
-// The Receiver's other defaults, which its options document.
+// The Receiver's other defaults, which its options state.
 const (
-	defaultReplayTTL             = 24 * time.Hour
-	defaultUnavailableRetryAfter = 5 * time.Second
-	// defaultReceiveStoreTimeout bounds the store calls of one receive:
-	// Slack and Discord give up on an answer after 3 seconds, Shopify
-	// after 5, GitHub after 10, so 2 seconds leaves a slow store time to
-	// answer 503 before the shortest of them stops listening.
-	defaultReceiveStoreTimeout = 2 * time.Second
-	// defaultMaxInFlight bounds the requests a Receiver handles at once:
-	// with 1 MiB bodies, at most 128 MiB of them in memory.
-	defaultMaxInFlight          = 128
+	defaultReplayTTL            = 24 * time.Hour
 	defaultMaxStoredHeaders     = 64
 	defaultMaxStoredHeaderBytes = 16 << 10
 )
 
-// droppedHeaders are the request headers a Receiver never stores with an
-// item, because they may carry credentials.
-var droppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "X-Gitlab-Token"}
+// droppedHeaders are HTTP's own credential headers, which a Receiver never
+// stores with an item. A provider's are its verifier's to declare
+// (SecretHeaderVerifier).
+var droppedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie"}
 
 // SecretHeaderVerifier is an optional Verifier capability: the request
 // headers that carry the request's signature or a credential (a signature
@@ -56,7 +66,7 @@ type SecretHeaderVerifier interface {
 	SecretHeaders() []string
 }
 
-// ReceiveStatus is the outcome of Gateway.Receive.
+// ReceiveStatus is the outcome of Receiver.Receive.
 type ReceiveStatus int
 
 // Receive statuses and the HTTP answers a Receiver gives them.
@@ -138,11 +148,9 @@ func (s ReceiveStatus) HTTPStatus() int {
 	return http.StatusInternalServerError
 }
 
-// ReceiveResult is the outcome of Gateway.Receive.
+// ReceiveResult is the outcome of Receiver.Receive.
 type ReceiveResult struct {
 	Status ReceiveStatus
-	// Route is where the webhook was delivered; set for an Observer.
-	Route Route
 	// Reason is the reason code when Status is StatusRejected or
 	// StatusInvalid.
 	Reason Reason
@@ -154,22 +162,13 @@ type ReceiveResult struct {
 	// Answer is the provider's expected reply to an accepted, duplicate or
 	// ignored delivery, when its verifier gives one (Verification.Answer).
 	Answer *Response
-	// StoreTime is how long the replay and inbox stores took, together.
-	StoreTime time.Duration
 }
 
-// Gateway receives webhooks: it verifies a request and stores it in the
-// inbox, telling what it did. *Receiver is the implementation (and serves
-// HTTP); a host's tests may fake it.
-type Gateway interface {
-	Receive(ctx context.Context, route Route, req *Request) (ReceiveResult, error)
-}
-
-// Receiver is the Gateway: it verifies inbound webhooks and stores them in
-// the inbox. It is an http.Handler serving POST {prefix}{provider} and POST
+// Receiver verifies inbound webhooks and stores them in the inbox. It is
+// an http.Handler serving POST {prefix}{provider} and POST
 // {prefix}{provider}/{tenant} (see WithPathPrefix for mounting it under a
-// router); Receive is the same pipeline without HTTP. A Receiver is safe
-// for concurrent use.
+// router); Receive is the same pipeline without HTTP, for a host that takes
+// deliveries another way. A Receiver is safe for concurrent use.
 type Receiver struct {
 	resolver Resolver
 	inbox    Enqueuer
@@ -184,8 +183,6 @@ type Receiver struct {
 	lastMountWarning atomic.Int64
 }
 
-var _ Gateway = (*Receiver)(nil)
-
 type receiverConfig struct {
 	maxBodyBytes int64
 	prefix       string
@@ -193,9 +190,9 @@ type receiverConfig struct {
 	retryAfter   time.Duration
 	clock        Clock
 	logger       *slog.Logger
-	waker        interface{ Wake() }
+	waker        LocalProcessor
 	// handled tells the types stored; nil stores every type.
-	handled interface{ Handles(eventType string) bool }
+	handled HandledTypes
 	dropped map[string]bool
 	tenants map[string]bool // WithTenants
 
@@ -205,10 +202,11 @@ type receiverConfig struct {
 	maxHeaders       int
 	maxHeaderBytes   int
 	observer         Observer
+	linker           TraceLinker // observer's, when it is one
 }
 
-// ReceiverOption configures a Receiver. WithClock and WithLogger are
-// ReceiverOptions too.
+// ReceiverOption configures a Receiver. The SharedOptions (WithClock,
+// WithLogger, WithObserver) are ReceiverOptions too.
 type ReceiverOption interface {
 	applyReceiver(*receiverConfig)
 }
@@ -249,36 +247,51 @@ func WithPathPrefix(prefix string) ReceiverOption {
 }
 
 // WithReplayTTL sets how long a verifier's replay key (Verification.ReplayKey)
-// stays registered. Defaults to
-// 24 hours.
+// stays registered. Defaults to 24 hours.
 func WithReplayTTL(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.replayTTL = d })
 }
 
 // WithUnavailableRetryAfter sets the Retry-After the handler sends with
 // 503 answers, telling the provider when to try again. Defaults to
-// 5 seconds.
+// DefaultUnavailableRetryAfter (5 seconds).
 func WithUnavailableRetryAfter(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.retryAfter = d })
 }
 
-// WithProcessor connects the Receiver to the Processor running in the
-// same process, p (a *Processor; tests may pass a fake). After each new
-// item the Receiver wakes p, so the item is handled at once rather than at
-// the next poll. And a verified delivery of a type p has no handler for
-// (p.Handles reports false: see Processor.Handles and Mux.Handles) is
-// answered 200 with status "ignored" (or the provider's own answer),
-// logged and not stored, so GitHub's ping and the types the host never
-// handles do not fill the inbox, and the handler patterns are written once,
-// on the Mux. A Mux's handlers are read at each request: a handler
-// registered later takes effect at once. WithHandledTypes given after
-// WithProcessor replaces what it ignores. NewReceiver refuses a nil
-// *Processor. Defaults to no processor: nobody is woken, and every type
-// is stored.
-func WithProcessor(p interface {
+// LocalProcessor is what a Receiver asks of the Processor running in the
+// same process (WithProcessor): to be woken after each new item, so that
+// it is handled at once rather than at the next poll, and which event
+// types it handles. *Processor implements it; a host's tests may fake it.
+// Wake must not block.
+type LocalProcessor interface {
 	Wake()
+	HandledTypes
+}
+
+// HandledTypes tells which event types have a handler: Handles reports
+// whether a dispatch of an event of eventType reaches one. *Mux and
+// *Processor implement it, and so may a Dispatcher of the host's own (see
+// Processor.Handles). A Receiver stores only the types it handles
+// (WithProcessor, WithHandledTypes). Handles must be safe for concurrent
+// use.
+type HandledTypes interface {
 	Handles(eventType string) bool
-}) ReceiverOption {
+}
+
+// WithProcessor connects the Receiver to the Processor running in the
+// same process, p. After each new item the Receiver wakes p, so the item
+// is handled at once rather than at the next poll. And a verified delivery
+// of a type p has no handler for (p.Handles reports false: see
+// Processor.Handles and Mux.Handles) is answered 200 with status "ignored"
+// (or the provider's own answer), logged and not stored, so GitHub's ping
+// and the types the host never handles do not fill the inbox, and the
+// handler patterns are written once, on the Mux. A Mux's handlers are read
+// at each request: a handler registered later takes effect at once.
+// WithHandledTypes given after WithProcessor replaces what it ignores.
+// NewReceiver refuses a nil *Processor. Defaults to no processor: nobody
+// is woken, and every type is stored.
+func WithProcessor(p LocalProcessor) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) {
 		c.waker, c.handled = nil, nil
 		if p != nil {
@@ -294,15 +307,16 @@ func WithProcessor(p interface {
 // that keeps unhandled types to replay them once it handles them; a nil
 // *Mux is refused by NewReceiver. Defaults to what WithProcessor's
 // processor handles, or every type.
-func WithHandledTypes(h interface{ Handles(eventType string) bool }) ReceiverOption {
+func WithHandledTypes(h HandledTypes) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.handled = h })
 }
 
 // WithDroppedHeaders adds headers that are not stored with items, for
 // example one carrying a provider's shared token that a verifier of the
-// host's own does not declare. Authorization, Proxy-Authorization, Cookie
-// and X-Gitlab-Token are always dropped, and so are the headers a verifier
-// declares (SecretHeaderVerifier): its signature and credential headers.
+// host's own does not declare. Authorization, Proxy-Authorization and
+// Cookie are always dropped, and so are the headers a verifier declares
+// (SecretHeaderVerifier): its signature and credential headers. Defaults
+// to none beyond those.
 func WithDroppedHeaders(names ...string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) {
 		for _, n := range names {
@@ -344,6 +358,15 @@ func WithTenants(providers ...string) ReceiverOption {
 	})
 }
 
+// WithReceiverStoreTimeout bounds the credential lookup and the store
+// calls of each receive, together: past it the answer is 503 with
+// Retry-After and nothing is acknowledged, so a stalled database does not
+// hold providers' requests. Defaults to DefaultReceiverStoreTimeout
+// (2 seconds).
+func WithReceiverStoreTimeout(d time.Duration) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.storeTimeout = d })
+}
+
 // WithStoredHeaderLimits bounds the request headers kept with an item: at
 // most fields header fields and bytes bytes of names and values. Headers
 // over either bound are left out (in order of name) and the number left out
@@ -363,11 +386,11 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		maxBodyBytes: DefaultMaxBodyBytes,
 		prefix:       DefaultPathPrefix,
 		replayTTL:    defaultReplayTTL,
-		retryAfter:   defaultUnavailableRetryAfter,
+		retryAfter:   DefaultUnavailableRetryAfter,
 		dropped:      make(map[string]bool),
 		tenants:      make(map[string]bool),
 
-		storeTimeout:   defaultReceiveStoreTimeout,
+		storeTimeout:   DefaultReceiverStoreTimeout,
 		limits:         defaultInFlightConfig(),
 		maxHeaders:     defaultMaxStoredHeaders,
 		maxHeaderBytes: defaultMaxStoredHeaderBytes,
@@ -378,6 +401,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	}
 	cfg.clock = clockOrSystem(cfg.clock)
 	cfg.logger = loggerOrDefault(cfg.logger)
+	cfg.linker, _ = cfg.observer.(TraceLinker)
 	switch {
 	case cfg.maxBodyBytes <= 0:
 		return nil, fmt.Errorf("webhooks: WithMaxBodyBytes(%d): the limit must be positive", cfg.maxBodyBytes)
@@ -388,7 +412,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 	case cfg.retryAfter < time.Second:
 		return nil, fmt.Errorf("webhooks: WithUnavailableRetryAfter(%v): use at least one second", cfg.retryAfter)
 	case cfg.storeTimeout <= 0:
-		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
+		return nil, fmt.Errorf("webhooks: WithReceiverStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
 	case cfg.maxHeaders < 0 || cfg.maxHeaderBytes < 0:
 		return nil, fmt.Errorf("webhooks: WithStoredHeaderLimits(%d, %d): the limits must not be negative", cfg.maxHeaders, cfg.maxHeaderBytes)
 	case nilPointer(cfg.waker):
@@ -428,13 +452,18 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if req == nil {
 		req = &Request{}
 	}
-	var traceLink string
+	var (
+		traceLink string
+		storeTime time.Duration
+	)
 	if obs := g.cfg.observer; obs != nil {
-		ctx, traceLink = obs.StartReceive(ctx, route)
+		ctx = obs.StartReceive(ctx, ReceiveStartData{Route: route})
+		if g.cfg.linker != nil {
+			traceLink = g.cfg.linker.TraceLink(ctx)
+		}
 		obsCtx := ctx // not the deadline's context below, cancelled first
 		defer func() {
-			res.Route = route
-			obs.EndReceive(obsCtx, res, err)
+			obs.EndReceive(obsCtx, ReceiveEndData{Route: route, Result: res, Err: err, StoreTime: storeTime})
 		}()
 	}
 	v, ok := g.resolver.Lookup(route.Provider)
@@ -499,8 +528,10 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	}
 	now := g.cfg.clock.Now()
 
-	storeStart := time.Now()
-	defer func() { res.StoreTime = time.Since(storeStart) }()
+	if g.cfg.observer != nil {
+		storeStart := time.Now()
+		defer func() { storeTime = time.Since(storeStart) }()
+	}
 	if ver.ReplayKey != "" && ver.ReplayKey != ver.EventID {
 		// A replay key of its own (a nonce, say) is guarded by the replay
 		// store. The event ID itself needs no guard beside the inbox,
@@ -641,7 +672,7 @@ func (g *Receiver) checkTenant(route Route, v Verifier) error {
 }
 
 // errStoreTimeout is the cause of a receive that ran out of time.
-var errStoreTimeout = errors.New("webhooks: the store did not answer within the receive's store timeout (WithStoreTimeout)")
+var errStoreTimeout = errors.New("webhooks: the store did not answer within the receive's store timeout (WithReceiverStoreTimeout)")
 
 // timeoutCause adds the receive's own deadline to err when it is what
 // ended the call.

@@ -206,8 +206,10 @@ type traceObserver struct {
 	link string
 }
 
-func (o traceObserver) StartReceive(ctx context.Context, _ webhooks.Route) (context.Context, string) {
-	return ctx, o.link
+func (traceObserver) StartReceive(ctx context.Context, _ webhooks.ReceiveStartData) context.Context {
+	return ctx
 }
 
-func (traceObserver) EndReceive(context.Context, webhooks.ReceiveResult, error) {}
+func (traceObserver) EndReceive(context.Context, webhooks.ReceiveEndData) {}
+
+func (o traceObserver) TraceLink(context.Context) string { return o.link }

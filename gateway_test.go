@@ -472,11 +472,15 @@ func TestGatewayDropsCredentialHeaders(t *testing.T) {
 
 	hdr = okHeaders("e2")
 	hdr["X-Hook-Token"] = "kept: acme's verifier does not declare it"
+	hdr["X-Gitlab-Token"] = "kept too: the root names no provider's header"
+	hdr["Proxy-Authorization"] = "Basic cA=="
 	require.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/acme", `{}`, hdr).Code)
 	it, err = inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e2"})
 	require.NoError(t, err)
 	assert.Empty(t, it.Headers.Get("Authorization"), "WithDroppedHeaders adds to the defaults")
+	assert.Empty(t, it.Headers.Get("Proxy-Authorization"), "HTTP's own credential headers are always dropped")
 	assert.NotEmpty(t, it.Headers.Get("X-Hook-Token"))
+	assert.NotEmpty(t, it.Headers.Get("X-Gitlab-Token"), "a provider's secret header is its verifier's to declare (SecretHeaderVerifier)")
 }
 
 // bodyTokenVerifier accepts a JSON body whose "token" is one of two
@@ -827,7 +831,7 @@ func TestGatewayStoreTimeout(t *testing.T) {
 	logs := &syncBuffer{}
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithStoreTimeout(20*time.Millisecond),
+	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithReceiverStoreTimeout(20*time.Millisecond),
 		webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	require.NoError(t, err)
 
@@ -837,7 +841,7 @@ func TestGatewayStoreTimeout(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.Code)
 	assert.Equal(t, "unavailable", resp.Status)
 	assert.Equal(t, "5", resp.RetryAfter)
-	assert.Contains(t, logs.String(), "WithStoreTimeout", "the log says why")
+	assert.Contains(t, logs.String(), "WithReceiverStoreTimeout", "the log says why")
 	_, err = inbox.Enqueuer.(*memstore.Inbox).Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e1"})
 	assert.ErrorIs(t, err, ops.ErrNotFound)
 
@@ -846,8 +850,47 @@ func TestGatewayStoreTimeout(t *testing.T) {
 	assert.Equal(t, webhooks.StatusUnavailable, res.Status)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
-	_, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithStoreTimeout(0))
+	_, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithReceiverStoreTimeout(0))
 	assert.Error(t, err)
+}
+
+// deadlineInbox records the deadline of each Enqueue's context.
+type deadlineInbox struct {
+	webhooks.Enqueuer
+	deadlines chan time.Time
+}
+
+func (d *deadlineInbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	dl, _ := ctx.Deadline()
+	d.deadlines <- dl
+	return d.Enqueuer.Enqueue(ctx, env)
+}
+
+// TestReceiverStoreTimeoutDefault: a receive's store calls are bounded by
+// DefaultReceiverStoreTimeout, or by WithReceiverStoreTimeout's, counted
+// from the receive.
+func TestReceiverStoreTimeoutDefault(t *testing.T) {
+	t.Parallel()
+	r := webhooks.NewRegistry()
+	r.MustRegister("acme", headerVerifier)
+	for i, c := range []struct {
+		opts []webhooks.ReceiverOption
+		want time.Duration
+	}{
+		{nil, webhooks.DefaultReceiverStoreTimeout},
+		{[]webhooks.ReceiverOption{webhooks.WithReceiverStoreTimeout(time.Hour)}, time.Hour},
+	} {
+		inbox := &deadlineInbox{Enqueuer: memstore.NewInbox(), deadlines: make(chan time.Time, 1)}
+		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), append(c.opts, webhooks.WithLogger(discard))...)
+		require.NoError(t, err)
+		before := time.Now()
+		require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders(fmt.Sprint("e", i))).Code)
+		after := time.Now()
+		dl := <-inbox.deadlines
+		// The deadline was set during the receive, between before and after.
+		assert.False(t, dl.Before(before.Add(c.want)), "deadline %v, want %v after %v", dl, c.want, before)
+		assert.False(t, dl.After(after.Add(c.want)), "deadline %v, want %v after at most %v", dl, c.want, after)
+	}
 }
 
 // countingBody records whether anyone read it.
@@ -865,7 +908,7 @@ func TestGatewayShedsLoad(t *testing.T) {
 	r.MustRegister("acme", headerVerifier)
 	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(2),
 		webhooks.WithClientInFlightShare(0), webhooks.WithProviderInFlightShare(0), // the bound alone
-		webhooks.WithStoreTimeout(time.Minute), webhooks.WithLogger(discard))
+		webhooks.WithReceiverStoreTimeout(time.Minute), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	done := make(chan int, 2)
@@ -1066,7 +1109,7 @@ func TestGatewayStoreTimeoutCoversEveryCall(t *testing.T) {
 			inbox := memstore.NewInbox()
 			r := webhooks.NewRegistry()
 			r.MustRegister("acme", c.verifier)
-			rcv, err := webhooks.NewReceiver(r, inbox, c.replay, webhooks.WithStoreTimeout(20*time.Millisecond), webhooks.WithLogger(discard))
+			rcv, err := webhooks.NewReceiver(r, inbox, c.replay, webhooks.WithReceiverStoreTimeout(20*time.Millisecond), webhooks.WithLogger(discard))
 			require.NoError(t, err)
 			resp := post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1"))
 			assert.Equal(t, http.StatusServiceUnavailable, resp.Code)

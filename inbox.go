@@ -36,7 +36,7 @@ type Envelope struct {
 	// Payload is the request body as stored: the raw body, or the
 	// verifier's copy with its credentials redacted (Verification.Payload).
 	Payload []byte
-	// Headers are the request headers kept with the item (the gateway drops
+	// Headers are the request headers kept with the item (the Receiver drops
 	// signatures and credentials, see SecretHeaderVerifier).
 	Headers http.Header
 	// PayloadSHA256 is the idempotency digest (see Verification).
@@ -48,7 +48,7 @@ type Envelope struct {
 	APIVersion string
 	// OccurredAt is the provider's event time, zero when unknown.
 	OccurredAt time.Time
-	// ReceivedAt is when the gateway received the request. The item is due
+	// ReceivedAt is when the Receiver received the request. The item is due
 	// for processing from this time.
 	ReceivedAt time.Time
 	// TraceLink ties the item to the trace of its receive (see Observer).
@@ -309,7 +309,7 @@ type ExtendRequest struct {
 }
 
 // Enqueuer stores verified webhooks. It is the part of InboxStore a
-// Gateway uses.
+// Receiver uses.
 type Enqueuer interface {
 	// Enqueue stores env unless an item with env.Key exists, atomically: of
 	// any number of concurrent calls with one key, exactly one reports

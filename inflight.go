@@ -13,16 +13,26 @@ import (
 	"time"
 )
 
-// The Receiver's bounds on what it holds at once, which its options
-// document.
+// Defaults of the Receiver's bounds on what it holds at once and on the
+// time a body may take, which a host sizes its memory and its
+// http.Server's timeouts by: a body the Receiver still waits for is cut
+// off by a shorter ReadTimeout.
 const (
-	defaultMaxInFlightBytes = 96 << 20
-	// defaultShareDivisor makes a client's and a provider's share of the
-	// in-flight bounds an eighth of them.
-	defaultShareDivisor = 8
-	defaultBodyTimeout  = 5 * time.Second
-	defaultMinBodyRate  = 64 << 10
+	// DefaultMaxInFlightBytes bounds the bodies a Receiver holds at once
+	// (WithMaxInFlightBytes), or WithMaxBodyBytes when that is larger.
+	DefaultMaxInFlightBytes = 96 << 20
+	// DefaultBodyTimeout is the fixed part of the time a body may take
+	// (WithBodyTimeout).
+	DefaultBodyTimeout = 5 * time.Second
+	// DefaultMinBodyRate is the slowest rate, in bytes a second, a body is
+	// waited for beyond DefaultBodyTimeout (WithMinBodyRate): a 1 MiB body
+	// has 16 seconds more.
+	DefaultMinBodyRate = 64 << 10
 )
+
+// defaultShareDivisor makes a client's and a provider's share of the
+// in-flight bounds an eighth of them.
+const defaultShareDivisor = 8
 
 // inFlightConfig is the Receiver's bounds on the requests it handles at
 // once and on the time their bodies may take.
@@ -43,19 +53,20 @@ const (
 
 func defaultInFlightConfig() inFlightConfig {
 	return inFlightConfig{
-		maxRequests:   defaultMaxInFlight,
+		maxRequests:   DefaultMaxInFlight,
 		maxBytes:      unsetBytes,
 		clientShare:   unsetShare,
 		providerShare: unsetShare,
-		bodyTimeout:   defaultBodyTimeout,
-		minBodyRate:   defaultMinBodyRate,
+		bodyTimeout:   DefaultBodyTimeout,
+		minBodyRate:   DefaultMinBodyRate,
 	}
 }
 
 // WithMaxInFlight bounds how many requests the Receiver handles at once.
 // Past it, a request is answered 503 with Retry-After at once, without its
 // body being read, so a flood of slow or large requests cannot exhaust
-// memory or hold the process; the provider retries later. Defaults to 128.
+// memory or hold the process; the provider retries later. Defaults to
+// DefaultMaxInFlight (128).
 func WithMaxInFlight(n int) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.limits.maxRequests = n })
 }
@@ -69,7 +80,8 @@ func WithMaxInFlight(n int) ReceiverOption {
 // example server on pgstore peaked at about two and a half times this
 // (the statements being written and the garbage collector's headroom; see
 // docs/faults.md). It must be at least WithMaxBodyBytes, so a body of the
-// limit fits. Defaults to 96 MiB, or WithMaxBodyBytes when that is larger.
+// limit fits. Defaults to DefaultMaxInFlightBytes (96 MiB), or
+// WithMaxBodyBytes when that is larger.
 func WithMaxInFlightBytes(n int64) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.limits.maxBytes = n })
 }
@@ -110,14 +122,15 @@ func WithProviderInFlightShare(n int) ReceiverOption {
 // than the server's ReadTimeout would allow; where the ResponseWriter
 // cannot set one (a wrapper without Unwrap), it is checked between reads,
 // and a body that stops altogether is bounded only by the server's
-// ReadTimeout. Defaults to 5 seconds.
+// ReadTimeout. Defaults to DefaultBodyTimeout (5 seconds).
 func WithBodyTimeout(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.limits.bodyTimeout = d })
 }
 
 // WithMinBodyRate sets the slowest rate, in bytes a second, at which a
 // request body is waited for beyond WithBodyTimeout: a 1 MiB body at the
-// default has 16 seconds more. Defaults to 64 KiB a second.
+// default has 16 seconds more. Defaults to DefaultMinBodyRate (64 KiB a
+// second).
 func WithMinBodyRate(bytesPerSecond int64) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.limits.minBodyRate = bytesPerSecond })
 }
@@ -129,7 +142,7 @@ func (c *inFlightConfig) resolve(maxBodyBytes int64) error {
 		return fmt.Errorf("webhooks: WithMaxInFlight(%d): allow at least one request", c.maxRequests)
 	}
 	if c.maxBytes == unsetBytes {
-		c.maxBytes = max(defaultMaxInFlightBytes, maxBodyBytes)
+		c.maxBytes = max(DefaultMaxInFlightBytes, maxBodyBytes)
 	}
 	if c.maxBytes < maxBodyBytes {
 		return fmt.Errorf("webhooks: WithMaxInFlightBytes(%d) is below WithMaxBodyBytes(%d): a body of the limit could never be read; raise it, or leave it out for the default", c.maxBytes, maxBodyBytes)

@@ -68,7 +68,7 @@ func VerificationFromContext(ctx context.Context) (Verification, bool) {
 // when the route pattern has one (mux.Handle("POST /hooks/acme/{tenant}",
 // …)), and none otherwise.
 func VerifyMiddleware(provider string, v Verifier, opts ...ReceiverOption) func(http.Handler) http.Handler {
-	cfg := receiverConfig{maxBodyBytes: DefaultMaxBodyBytes, retryAfter: defaultUnavailableRetryAfter, dropped: map[string]bool{}}
+	cfg := receiverConfig{maxBodyBytes: DefaultMaxBodyBytes, retryAfter: DefaultUnavailableRetryAfter, dropped: map[string]bool{}}
 	for _, o := range opts {
 		o.applyReceiver(&cfg)
 	}

@@ -5,24 +5,31 @@ import (
 	"time"
 )
 
-// sharedOption is an option of both a Receiver and a Processor, so one
-// clock, logger or timeout can be given to both.
-type sharedOption struct {
+// SharedOption is an option of both a Receiver and a Processor, so that
+// one clock, logger or observer serves both: WithClock, WithLogger and
+// WithObserver. It is a ReceiverOption and a ProcessorOption.
+type SharedOption struct {
 	receiver  func(*receiverConfig)
 	processor func(*processorConfig)
 }
 
-func (o sharedOption) applyReceiver(c *receiverConfig)   { o.receiver(c) }
-func (o sharedOption) applyProcessor(c *processorConfig) { o.processor(c) }
+func (o SharedOption) applyReceiver(c *receiverConfig) {
+	if o.receiver != nil {
+		o.receiver(c)
+	}
+}
+
+func (o SharedOption) applyProcessor(c *processorConfig) {
+	if o.processor != nil {
+		o.processor(c)
+	}
+}
 
 // WithClock sets the clock for receive times, replay expiry, lease and retry
 // times. Tests pass a settable clock (webhookstest.Clock) to drive time
 // without sleeping. Defaults to the system clock.
-func WithClock(clock Clock) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
+func WithClock(clock Clock) SharedOption {
+	return SharedOption{
 		receiver:  func(c *receiverConfig) { c.clock = clock },
 		processor: func(c *processorConfig) { c.clock = clock },
 	}
@@ -32,31 +39,10 @@ func WithClock(clock Clock) interface {
 // dead letters and store errors. Logs never hold a secret or a payload.
 // Defaults to slog.Default(), so a wrong secret or a store outage is
 // visible without extra wiring.
-func WithLogger(l *slog.Logger) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
+func WithLogger(l *slog.Logger) SharedOption {
+	return SharedOption{
 		receiver:  func(c *receiverConfig) { c.logger = l },
 		processor: func(c *processorConfig) { c.logger = l },
-	}
-}
-
-// WithStoreTimeout bounds each store call. A Receiver bounds the credential
-// lookup and store calls of each receive, answering 503 with Retry-After
-// once it passes, so a stalled database does not hold providers' requests;
-// defaults to 2 seconds (Slack and Discord give up on an answer after 3,
-// Shopify after 5, GitHub after 10). A Processor bounds acquisitions,
-// settlements (which run even while shutting down) and lease renewals
-// (which are also bounded by a third of the lease duration); defaults to
-// 10 seconds.
-func WithStoreTimeout(d time.Duration) interface {
-	ReceiverOption
-	ProcessorOption
-} {
-	return sharedOption{
-		receiver:  func(c *receiverConfig) { c.storeTimeout = d },
-		processor: func(c *processorConfig) { c.storeTimeout = d },
 	}
 }
 

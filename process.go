@@ -52,7 +52,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 			if obs := p.cfg.observer; obs != nil {
 				s := job.s
 				s.Now = p.cfg.clock.Now()
-				obs.EndAttempt(r.ctx, ev, s)
+				obs.EndAttempt(r.ctx, AttemptEndData{Event: ev, Settlement: s})
 			}
 			r.settler.submit(job)
 			return
@@ -125,12 +125,12 @@ func (p *Processor) process(r *run, lease *Lease) {
 	}
 	obs := p.cfg.observer
 	if obs != nil {
-		hctx = obs.StartAttempt(hctx, ev)
+		hctx = obs.StartAttempt(hctx, AttemptStartData{Event: ev})
 	}
 	if !r.renewer.start(lease, cancel) {
 		log.WarnContext(hctx, lostBeforeStart)
 		if obs != nil {
-			obs.EndAttempt(hctx, ev, Settlement{Lease: lease, Outcome: attemptLeaseLost, Now: p.cfg.clock.Now()})
+			obs.EndAttempt(hctx, AttemptEndData{Event: ev, LeaseLost: true})
 		}
 		unsettled()
 		return
@@ -145,7 +145,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 		r.renewer.remove(lease)
 		log.WarnContext(hctx, "lease lost while the handler ran; the item's new holder will settle it")
 		if obs != nil {
-			obs.EndAttempt(hctx, ev, Settlement{Lease: lease, Outcome: attemptLeaseLost, Now: p.cfg.clock.Now()})
+			obs.EndAttempt(hctx, AttemptEndData{Event: ev, LeaseLost: true})
 		}
 		unsettled()
 		return
@@ -172,7 +172,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 	if obs != nil {
 		s := job.s
 		s.Now = p.cfg.clock.Now()
-		obs.EndAttempt(hctx, ev, s)
+		obs.EndAttempt(hctx, AttemptEndData{Event: ev, Settlement: s})
 	}
 	settle(job)
 }
@@ -188,11 +188,6 @@ func unhandled(err error) bool {
 	_, retry := errors.AsType[*RetryAfterError](err)
 	return !permanent && !retry
 }
-
-// attemptLeaseLost is the outcome an Observer is told of an attempt whose
-// lease was lost while it ran; the attempt history records it as
-// ops.OutcomeLeaseLost.
-const attemptLeaseLost AttemptOutcome = "lease_lost"
 
 // decide asks the retry policy about a failed attempt, never letting a
 // retry be due before now.

@@ -48,12 +48,15 @@ const (
 	// SIGTERM and SIGKILL (systemd waits 90), which leaves the other half
 	// for their settlements and the HTTP server's shutdown.
 	DefaultShutdownGrace = 15 * time.Second
+	// DefaultProcessorStoreTimeout bounds each of a Processor's store
+	// calls (WithProcessorStoreTimeout): an acquisition, a batch of
+	// settlements, a start of held leases, a lease renewal.
+	DefaultProcessorStoreTimeout = 10 * time.Second
 )
 
 // The Processor's other defaults, which its options document.
 const (
 	defaultPollInterval = time.Second
-	defaultStoreTimeout = 10 * time.Second
 	// maxAcquire bounds how many items one acquisition leases.
 	maxAcquire = 128
 )
@@ -116,8 +119,8 @@ type processorConfig struct {
 	observer      Observer
 }
 
-// ProcessorOption configures a Processor. WithClock and WithLogger are
-// ProcessorOptions too.
+// ProcessorOption configures a Processor. The SharedOptions (WithClock,
+// WithLogger, WithObserver) are ProcessorOptions too.
 type ProcessorOption interface {
 	applyProcessor(*processorConfig)
 }
@@ -168,6 +171,15 @@ func WithShutdownGrace(d time.Duration) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.grace = d })
 }
 
+// WithProcessorStoreTimeout bounds each store call of the Processor:
+// acquisitions, settlements (which run even while shutting down), starts
+// of held leases and lease renewals (which are also bounded by a third of
+// the lease duration). Defaults to DefaultProcessorStoreTimeout
+// (10 seconds).
+func WithProcessorStoreTimeout(d time.Duration) ProcessorOption {
+	return processorOption(func(c *processorConfig) { c.storeTimeout = d })
+}
+
 // WithRetryPolicy sets the retry policy. Defaults to ExponentialPolicy{}.
 func WithRetryPolicy(p RetryPolicy) ProcessorOption {
 	return processorOption(func(c *processorConfig) { c.policy = p })
@@ -200,7 +212,7 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 		handlerTO:     DefaultHandlerTimeout,
 		grace:         DefaultShutdownGrace,
 		pollInterval:  defaultPollInterval,
-		storeTimeout:  defaultStoreTimeout,
+		storeTimeout:  DefaultProcessorStoreTimeout,
 		policy:        ExponentialPolicy{},
 	}
 	for _, o := range opts {
@@ -221,7 +233,7 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	case cfg.handlerTO < 0 || cfg.grace < 0:
 		return nil, errors.New("webhooks: handler timeout and shutdown grace must not be negative")
 	case cfg.storeTimeout <= 0:
-		return nil, fmt.Errorf("webhooks: WithStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
+		return nil, fmt.Errorf("webhooks: WithProcessorStoreTimeout(%v): the timeout must be positive", cfg.storeTimeout)
 	case cfg.policy == nil:
 		return nil, errors.New("webhooks: WithRetryPolicy(nil): give a policy, such as ExponentialPolicy{}")
 	}
@@ -234,11 +246,11 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 }
 
 // Handles reports whether the processor's dispatcher has a handler for
-// eventType: what the dispatcher's Handles method says (a *Mux has one),
-// or true for a dispatcher without one. A Receiver given the processor
+// eventType: what the dispatcher says when it is a [HandledTypes] (a *Mux
+// is), or true for one that is not. A Receiver given the processor
 // (WithProcessor) stores only the types it handles.
 func (p *Processor) Handles(eventType string) bool {
-	if h, ok := p.dispatcher.(interface{ Handles(eventType string) bool }); ok {
+	if h, ok := p.dispatcher.(HandledTypes); ok {
 		return h.Handles(eventType)
 	}
 	return true

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -41,6 +42,45 @@ func TestProcessorBoundsHandlersByDefault(t *testing.T) {
 	// after before and no later than the handler looked.
 	assert.False(t, h.deadline.Before(before.Add(webhooks.DefaultHandlerTimeout)), "deadline %v, run from %v", h.deadline, before)
 	assert.False(t, h.deadline.After(h.at.Add(webhooks.DefaultHandlerTimeout)), "deadline %v, seen at %v", h.deadline, h.at)
+}
+
+// deadlineStore records the deadline of each acquisition's context.
+type deadlineStore struct {
+	*memstore.Inbox
+	acquired chan [2]time.Time // the deadline, and when Acquire saw it
+}
+
+func (d *deadlineStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
+	dl, _ := ctx.Deadline()
+	select {
+	case d.acquired <- [2]time.Time{dl, time.Now()}:
+	default:
+	}
+	return d.Inbox.Acquire(ctx, req)
+}
+
+// TestProcessorStoreTimeoutDefault: the Processor's store calls are
+// bounded by DefaultProcessorStoreTimeout, or by
+// WithProcessorStoreTimeout's, counted from the call.
+func TestProcessorStoreTimeoutDefault(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		opts []webhooks.ProcessorOption
+		want time.Duration
+	}{
+		{nil, webhooks.DefaultProcessorStoreTimeout},
+		{[]webhooks.ProcessorOption{webhooks.WithProcessorStoreTimeout(time.Hour)}, time.Hour},
+	} {
+		store := &deadlineStore{Inbox: memstore.NewInbox(), acquired: make(chan [2]time.Time, 1)}
+		p, err := webhooks.NewProcessor(store, webhooks.NewMux(), append(c.opts, webhooks.WithLogger(discard))...)
+		require.NoError(t, err)
+		before := time.Now()
+		runProcessor(t, p)
+		got := <-store.acquired
+		dl, at := got[0], got[1]
+		assert.False(t, dl.Before(before.Add(c.want)), "deadline %v, want %v after %v", dl, c.want, before)
+		assert.False(t, dl.After(at.Add(c.want)), "deadline %v, want %v after at most %v", dl, c.want, at)
+	}
 }
 
 func TestProcessorHungHandlerSettlesAsARetry(t *testing.T) {

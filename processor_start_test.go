@@ -36,15 +36,15 @@ type endAttemptHook struct {
 	end func(webhooks.Event, webhooks.Settlement)
 }
 
-func (endAttemptHook) StartReceive(ctx context.Context, _ webhooks.Route) (context.Context, string) {
-	return ctx, ""
-}
-func (endAttemptHook) EndReceive(context.Context, webhooks.ReceiveResult, error) {}
-func (endAttemptHook) StartAttempt(ctx context.Context, _ webhooks.Event) context.Context {
+func (endAttemptHook) StartReceive(ctx context.Context, _ webhooks.ReceiveStartData) context.Context {
 	return ctx
 }
-func (h endAttemptHook) EndAttempt(_ context.Context, ev webhooks.Event, s webhooks.Settlement) {
-	h.end(ev, s)
+func (endAttemptHook) EndReceive(context.Context, webhooks.ReceiveEndData) {}
+func (endAttemptHook) StartAttempt(ctx context.Context, _ webhooks.AttemptStartData) context.Context {
+	return ctx
+}
+func (h endAttemptHook) EndAttempt(_ context.Context, d webhooks.AttemptEndData) {
+	h.end(d.Event, d.Settlement)
 }
 
 // TestProcessorStartDoesNotRaceRenewal: the one worker's next lease waited,

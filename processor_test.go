@@ -571,7 +571,7 @@ func TestNewProcessorValidates(t *testing.T) {
 		webhooks.WithLeaseDuration(time.Millisecond),
 		webhooks.WithPollInterval(0),
 		webhooks.WithHandlerTimeout(-1),
-		webhooks.WithStoreTimeout(0),
+		webhooks.WithProcessorStoreTimeout(0),
 		webhooks.WithRetryPolicy(nil),
 		webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{Jitter: 2}),
 		webhooks.WithRetryPolicy(&webhooks.ExponentialPolicy{Jitter: 2}),

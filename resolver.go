@@ -29,7 +29,7 @@ func NewRegistry() *Registry {
 }
 
 // Register adds the verifier for a provider key, the path segment the
-// gateway routes by (POST /webhooks/{provider}). Keys are case-sensitive,
+// Receiver routes by (POST /webhooks/{provider}). Keys are case-sensitive,
 // non-empty, at most 512 bytes of printable text and may not
 // contain '/'. Registering a key twice returns an error wrapping
 // ErrDuplicateProvider and keeps the first verifier.

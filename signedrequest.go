@@ -121,7 +121,7 @@ type SignedRequest struct {
 	// it is not read from a header) and the raw value of Event.IDHeader
 	// ("" when it is absent or the ID comes from elsewhere). It must not
 	// modify req. A *VerificationError it returns is passed on as the
-	// rejection; any other error is returned wrapped, so the gateway
+	// rejection; any other error is returned wrapped, so the Receiver
 	// answers 503. Its content is taken to cover the body and no header:
 	// an event ID or type read from a header is marked unsigned
 	// (Verification.Unsigned). Defaults to nil.
@@ -140,9 +140,10 @@ type SignedRequest struct {
 	HeaderFallbacks HeaderFallbacks
 
 	// OtherSignatureHeaders names headers in which the provider sends
-	// other signatures of the same request, which the verifier does not
-	// check (GitHub's SHA-1 X-Hub-Signature beside X-Hub-Signature-256,
-	// HubSpot's v1 X-HubSpot-Signature): a Receiver never stores them, as
+	// other signatures or credentials of the same request, which the
+	// verifier does not check (GitHub's SHA-1 X-Hub-Signature beside
+	// X-Hub-Signature-256, HubSpot's v1 X-HubSpot-Signature, GitLab's
+	// secret token beside its signature): a Receiver never stores them, as
 	// it never stores SignatureHeader and its fallback (see
 	// SecretHeaderVerifier). Defaults to none.
 	OtherSignatureHeaders []string
@@ -176,7 +177,7 @@ func (r SignedRequest) content() string {
 // type are read, with the verification so far (OccurredAt, PayloadSHA256,
 // KeyID) and the key that verified the request where the scheme has a
 // symmetric one (HMAC), nil otherwise. A non-nil response becomes
-// Verification.Handshake: the gateway writes it and stores nothing.
+// Verification.Handshake: the Receiver writes it and stores nothing.
 // Returning nil, nil lets the request go on as an event. A
 // *VerificationError it returns is passed on as the rejection; any other
 // error is returned wrapped. An unsigned challenge never reaches it.

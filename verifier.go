@@ -92,14 +92,14 @@ type Verification struct {
 	// Handshake, when not nil, is a provider challenge (Slack's
 	// url_verification, Zoom's endpoint.url_validation, Discord's PING, a
 	// GET verification from Meta or Dropbox) that the verifier answered
-	// itself: the gateway writes this response and stores nothing. A
+	// itself: the Receiver writes this response and stores nothing. A
 	// verifier sets it only after the request verified, wherever the
 	// provider signs or otherwise authenticates its challenges. EventID may
 	// then be empty.
 	Handshake *Response
 	// Answer, when not nil, is what the provider expects in reply to an
 	// accepted or duplicate delivery (a fixed body, another status); the
-	// gateway writes it instead of its own small JSON body.
+	// Receiver writes it instead of its own small JSON body.
 	Answer *Response
 }
 
@@ -167,9 +167,9 @@ func PerTenant(x any) bool {
 // its normalized metadata.
 //
 // A rejection must be reported as a *VerificationError (see Reject); the
-// gateway answers 401 with the reason code. Any other error means the
+// Receiver answers 401 with the reason code. Any other error means the
 // verifier could not decide (for example its credential store is down); the
-// gateway answers 503 so the provider retries. Implementations must be safe
+// Receiver answers 503 so the provider retries. Implementations must be safe
 // for concurrent use and must never put secret material into errors.
 type Verifier interface {
 	Verify(ctx context.Context, route Route, req *Request) (Verification, error)
@@ -214,7 +214,7 @@ func (r Reason) Error() string { return "webhooks: verification failed: " + stri
 // configured (a SignedContentFunc, a HandshakeFunc, an IDFunc): a
 // *VerificationError as it is, the rejection; any other error wrapped
 // after "webhooks: " and what the verifier was doing, which makes the
-// gateway answer 503.
+// Receiver answer 503.
 func HookError(doing string, err error) error {
 	if vErr, ok := errors.AsType[*VerificationError](err); ok {
 		return vErr

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -28,7 +29,7 @@ func (h *Handler) serveStats(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewStats(&st, now))
+	writeJSON(w, http.StatusOK, adminjson.NewStats(&st, now))
 }
 
 func (h *Handler) serveDeadLetters(w http.ResponseWriter, r *http.Request) {
@@ -42,7 +43,7 @@ func (h *Handler) serveDeadLetters(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewPage(&page))
+	writeJSON(w, http.StatusOK, adminjson.NewPage(&page))
 }
 
 func (h *Handler) serveItem(w http.ResponseWriter, r *http.Request) {
@@ -56,7 +57,7 @@ func (h *Handler) serveItem(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewDetail(&d, h.cfg.payloads))
+	writeJSON(w, http.StatusOK, adminjson.NewDetail(&d, h.cfg.payloads))
 }
 
 func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
@@ -64,16 +65,16 @@ func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req ReplayRequest
+	var req adminjson.ReplayRequest
 	if !h.decode(w, r, &req) {
 		return
 	}
-	if err := errors.Join(req.Key.check(), needReason(req.Reason)); err != nil {
+	if err := errors.Join(checkKey(req.Key), needReason(req.Reason)); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
 	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
-		Key:          req.Key.inboxKey(),
+		Key:          req.Key.InboxKey(),
 		Actor:        actor,
 		Reason:       req.Reason,
 		Ticket:       req.Ticket,
@@ -84,7 +85,7 @@ func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewReplayResult(&res, actor, false))
+	writeJSON(w, http.StatusOK, adminjson.NewReplayResult(&res, actor, false))
 }
 
 func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
@@ -92,7 +93,7 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req BulkReplayRequest
+	var req adminjson.BulkReplayRequest
 	if !h.decode(w, r, &req) {
 		return
 	}
@@ -121,12 +122,12 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 	default:
 		errs = append(errs, badf("state %q: give dead (the default), closed or succeeded", req.State))
 	}
-	errs = append(errs, needReason(req.Reason), req.Filter.check())
+	errs = append(errs, needReason(req.Reason), checkFilter(&req.Filter))
 	if err := errors.Join(errs...); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	q := req.Filter.query()
+	q := req.Filter.Query()
 	q.State, q.Limit, q.After = state, limit, req.After
 	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
 		Query:        &q,
@@ -142,7 +143,7 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, NewReplayResult(&res, actor, req.DryRun))
+	writeJSON(w, http.StatusOK, adminjson.NewReplayResult(&res, actor, req.DryRun))
 }
 
 func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
@@ -150,16 +151,16 @@ func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var req CloseRequest
+	var req adminjson.CloseRequest
 	if !h.decode(w, r, &req) {
 		return
 	}
-	if err := errors.Join(req.Key.check(), needReason(req.Reason)); err != nil {
+	if err := errors.Join(checkKey(req.Key), needReason(req.Reason)); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
 	err := h.store.CloseDeadLetter(r.Context(), ops.CloseRequest{
-		Key:    req.Key.inboxKey(),
+		Key:    req.Key.InboxKey(),
 		Actor:  actor,
 		Reason: req.Reason,
 		Ticket: req.Ticket,
@@ -169,7 +170,7 @@ func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, CloseResult{Key: req.Key, State: string(webhooks.StateClosed), Actor: actor})
+	writeJSON(w, http.StatusOK, adminjson.CloseResult{Key: req.Key, State: string(webhooks.StateClosed), Actor: actor})
 }
 
 func needReason(reason string) error {

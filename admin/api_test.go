@@ -19,6 +19,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
 )
@@ -36,13 +37,13 @@ func TestNewHandlerRefusesBadConfig(t *testing.T) {
 func TestStats(t *testing.T) {
 	t.Parallel()
 	s, _ := fixture(t)
-	st := decode[admin.Stats](t, do(newHandler(t, s), http.MethodGet, "/api/stats", ""), http.StatusOK)
+	st := decode[adminjson.Stats](t, do(newHandler(t, s), http.MethodGet, "/api/stats", ""), http.StatusOK)
 	assert.Equal(t, map[string]int64{"dead": 5, "succeeded": 1, "pending": 1}, nonZero(st.States))
 	assert.Equal(t, int64(1), st.Due, "the pending item is due")
 	assert.Equal(t, base.Add(7*time.Minute), st.OldestDue)
 	assert.InDelta(t, (53 * time.Minute).Seconds(), st.OldestDueAgeSeconds, 0.001, "the handler's clock is an hour after base")
 	assert.Equal(t, base.Add(time.Hour), st.AsOf)
-	assert.ElementsMatch(t, []admin.Count{
+	assert.ElementsMatch(t, []adminjson.Count{
 		{Provider: "github", EventType: "push", Count: 2},
 		{Provider: "stripe", EventType: "invoice.paid", Count: 2},
 		{Provider: "stripe", EventType: "charge.refunded", Count: 1},
@@ -50,7 +51,7 @@ func TestStats(t *testing.T) {
 	assert.Equal(t, int64(1), st.DeadLetters[2].Count, "the largest groups first")
 
 	rec := do(newHandler(t, s), http.MethodGet, "/api/stats?verbose=1", "")
-	e := decode[admin.ErrorResponse](t, rec, http.StatusBadRequest)
+	e := decode[adminjson.ErrorResponse](t, rec, http.StatusBadRequest)
 	assert.Equal(t, "bad_request", e.Error)
 	assert.Contains(t, e.Message, "unknown parameter verbose")
 }
@@ -87,15 +88,15 @@ func TestDeadLettersFilters(t *testing.T) {
 		{"provider=nobody", nil},
 		{"state=closed", nil},
 	} {
-		p := decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters?"+tc.query, ""), http.StatusOK)
+		p := decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters?"+tc.query, ""), http.StatusOK)
 		assert.Equal(t, tc.want, nilIfEmpty(eventIDs(p)), tc.query)
 		assert.Empty(t, p.Next, tc.query)
 	}
 
-	p := decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters?event_type=charge.refunded", ""), http.StatusOK)
+	p := decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters?event_type=charge.refunded", ""), http.StatusOK)
 	require.Len(t, p.Items, 1)
 	it := p.Items[0]
-	assert.Equal(t, admin.Key{Provider: "stripe", Tenant: "globex", EventID: "evt_3"}, it.Key)
+	assert.Equal(t, adminjson.Key{Provider: "stripe", Tenant: "globex", EventID: "evt_3"}, it.Key)
 	assert.Equal(t, "dead", it.State)
 	assert.Equal(t, 1, it.Attempts)
 	assert.Equal(t, base.Add(5*time.Minute), it.DeadAt)
@@ -121,7 +122,7 @@ func TestDeadLettersPaging(t *testing.T) {
 	target := "/api/dead-letters?limit=2"
 	pages := 0
 	for {
-		p := decode[admin.Page](t, do(h, http.MethodGet, target, ""), http.StatusOK)
+		p := decode[adminjson.Page](t, do(h, http.MethodGet, target, ""), http.StatusOK)
 		pages++
 		assert.LessOrEqual(t, len(p.Items), 2)
 		got = append(got, eventIDs(p)...)
@@ -134,8 +135,8 @@ func TestDeadLettersPaging(t *testing.T) {
 	assert.Equal(t, []string{"evt_3", "gh_2", "gh_1", "evt_2", "evt_1"}, got)
 
 	// A cursor of the dead listing is refused by the closed one.
-	p := decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters?limit=1", ""), http.StatusOK)
-	e := decode[admin.ErrorResponse](t, do(h, http.MethodGet, "/api/dead-letters?state=closed&after="+url.QueryEscape(p.Next), ""), http.StatusBadRequest)
+	p := decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters?limit=1", ""), http.StatusOK)
+	e := decode[adminjson.ErrorResponse](t, do(h, http.MethodGet, "/api/dead-letters?state=closed&after="+url.QueryEscape(p.Next), ""), http.StatusBadRequest)
 	assert.Contains(t, e.Message, "invalid cursor")
 }
 
@@ -160,7 +161,7 @@ func TestDeadLettersBadInput(t *testing.T) {
 		{"after=" + url.QueryEscape("eyJ0IjoxfQ"), "invalid cursor"},
 	} {
 		rec := do(h, http.MethodGet, "/api/dead-letters?"+tc.query, "")
-		e := decode[admin.ErrorResponse](t, rec, http.StatusBadRequest)
+		e := decode[adminjson.ErrorResponse](t, rec, http.StatusBadRequest)
 		assert.Equal(t, "bad_request", e.Error, tc.query)
 		assert.Contains(t, e.Message, tc.want, tc.query)
 	}
@@ -185,14 +186,14 @@ func TestItem(t *testing.T) {
 
 	h := newHandler(t, s)
 	target := "/api/item?provider=stripe&tenant=acme&event_id=evt_2"
-	d := decode[admin.Detail](t, do(h, http.MethodGet, target, ""), http.StatusOK)
-	assert.Equal(t, admin.Key{Provider: "stripe", Tenant: "acme", EventID: "evt_2"}, d.Key)
+	d := decode[adminjson.Detail](t, do(h, http.MethodGet, target, ""), http.StatusOK)
+	assert.Equal(t, adminjson.Key{Provider: "stripe", Tenant: "acme", EventID: "evt_2"}, d.Key)
 	assert.Equal(t, "dead", d.State)
 	require.Len(t, d.History, 2)
-	assert.Equal(t, admin.Attempt{Number: 1, Outcome: "dead_lettered", StartedAt: base.Add(2*time.Minute - time.Second), FinishedAt: base.Add(2 * time.Minute),
+	assert.Equal(t, adminjson.Attempt{Number: 1, Outcome: "dead_lettered", StartedAt: base.Add(2*time.Minute - time.Second), FinishedAt: base.Add(2 * time.Minute),
 		ErrorClass: "permanent", Error: "handler said no to evt_2", Worker: "test-worker", Version: "v1"}, d.History[0])
 	assert.Equal(t, 2, d.History[1].Number)
-	assert.Equal(t, []admin.Audit{{Action: "replay", At: base.Add(11 * time.Minute), Actor: "bob", Reason: "fixed", Ticket: "INC-1"}}, d.Audit)
+	assert.Equal(t, []adminjson.Audit{{Action: "replay", At: base.Add(11 * time.Minute), Actor: "bob", Reason: "fixed", Ticket: "INC-1"}}, d.Audit)
 	assert.Equal(t, 1, d.Conflicts)
 	require.Len(t, d.Quarantine, 1)
 	assert.Equal(t, len(conflict.Payload), d.Quarantine[0].PayloadBytes)
@@ -205,7 +206,7 @@ func TestItem(t *testing.T) {
 	}
 
 	// With WithPayloads they are shown.
-	d = decode[admin.Detail](t, do(newHandler(t, s, admin.WithPayloads(true)), http.MethodGet, target, ""), http.StatusOK)
+	d = decode[adminjson.Detail](t, do(newHandler(t, s, admin.WithPayloads(true)), http.MethodGet, target, ""), http.StatusOK)
 	assert.True(t, d.PayloadsShown)
 	require.NotNil(t, d.Payload)
 	require.NotNil(t, d.Payload.Text)
@@ -216,7 +217,7 @@ func TestItem(t *testing.T) {
 
 	// The empty tenant: tenant left out or empty.
 	for _, q := range []string{"provider=stripe&event_id=evt_1", "provider=stripe&tenant=&event_id=evt_1"} {
-		d = decode[admin.Detail](t, do(h, http.MethodGet, "/api/item?"+q, ""), http.StatusOK)
+		d = decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?"+q, ""), http.StatusOK)
 		assert.Equal(t, "evt_1", d.EventID, q)
 		assert.Equal(t, "2024-06-20", d.APIVersion, q)
 	}
@@ -232,7 +233,7 @@ func TestItem(t *testing.T) {
 		{"event_id=evt_1", http.StatusBadRequest, "provider and event_id are required"},
 		{"provider=stripe&event_id=evt_1&id=3", http.StatusBadRequest, "unknown parameter id"},
 	} {
-		e := decode[admin.ErrorResponse](t, do(h, http.MethodGet, "/api/item?"+tc.query, ""), tc.status)
+		e := decode[adminjson.ErrorResponse](t, do(h, http.MethodGet, "/api/item?"+tc.query, ""), tc.status)
 		assert.Contains(t, e.Message, tc.want, tc.query)
 	}
 }
@@ -255,35 +256,35 @@ func TestReplay(t *testing.T) {
 	t.Parallel()
 	s, _ := fixture(t)
 	h := newHandler(t, s)
-	res := decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"bug 12 fixed","ticket":"INC-7"}`), http.StatusOK)
+	res := decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"bug 12 fixed","ticket":"INC-7"}`), http.StatusOK)
 	assert.False(t, res.DryRun)
 	assert.Equal(t, "alice", res.Actor, "the actor comes from the host's function")
 	assert.Equal(t, 1, res.Count)
-	assert.Equal(t, []admin.Replayed{{Key: admin.Key{Provider: "stripe", Tenant: "acme", EventID: "evt_2"}, DueAt: base.Add(time.Hour)}}, res.Items)
+	assert.Equal(t, []adminjson.Replayed{{Key: adminjson.Key{Provider: "stripe", Tenant: "acme", EventID: "evt_2"}, DueAt: base.Add(time.Hour)}}, res.Items)
 
 	d, err := s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", Tenant: "acme", EventID: "evt_2"})
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StatePending, d.State)
 	assert.Equal(t, 0, d.Attempts, "a fresh budget by default")
 	assert.Equal(t, []ops.Audit{{Action: ops.ActionReplay, At: base.Add(time.Hour), Actor: "alice", Reason: "bug 12 fixed", Ticket: "INC-7"}}, d.Audit)
-	decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_1","reason":"r","keep_attempts":true}`), http.StatusOK)
+	decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_1","reason":"r","keep_attempts":true}`), http.StatusOK)
 	d, err = s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", EventID: "evt_1"})
 	require.NoError(t, err)
 	assert.Equal(t, 1, d.Attempts, "keep_attempts")
 
 	// The item is pending now: replaying it again is refused.
-	e := decode[admin.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"again"}`), http.StatusConflict)
+	e := decode[adminjson.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"acme","event_id":"evt_2","reason":"again"}`), http.StatusConflict)
 	assert.Equal(t, "not_finished", e.Error)
-	e = decode[admin.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_pending","reason":"x"}`), http.StatusConflict)
+	e = decode[adminjson.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_pending","reason":"x"}`), http.StatusConflict)
 	assert.Equal(t, "not_finished", e.Error)
 	// A succeeded item runs again, audited.
-	res = decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_ok","reason":"the handler skipped it"}`), http.StatusOK)
+	res = decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"evt_ok","reason":"the handler skipped it"}`), http.StatusOK)
 	assert.Equal(t, 1, res.Count)
 	d, err = s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", EventID: "evt_ok"})
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StatePending, d.State)
 	assert.Equal(t, "the handler skipped it", d.Audit[0].Reason)
-	e = decode[admin.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"nope","reason":"x"}`), http.StatusNotFound)
+	e = decode[adminjson.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","event_id":"nope","reason":"x"}`), http.StatusNotFound)
 	assert.Equal(t, "not_found", e.Error)
 }
 
@@ -320,13 +321,13 @@ func TestMutationsBadInput(t *testing.T) {
 		} {
 			hdr := append([]string{"Content-Type", "application/json", "X-Test-User", "alice"}, tc.header...)
 			rec := do(h, http.MethodPost, path, tc.body, hdr...)
-			e := decode[admin.ErrorResponse](t, rec, tc.status)
+			e := decode[adminjson.ErrorResponse](t, rec, tc.status)
 			assert.Contains(t, e.Message, tc.want, "%s: %s", path, tc.name)
 		}
 	}
 	// Item addressing of replay and close.
 	for _, path := range []string{"/api/replay", "/api/close"} {
-		e := decode[admin.ErrorResponse](t, post(h, path, `{"provider":"stripe","reason":"r"}`), http.StatusBadRequest)
+		e := decode[adminjson.ErrorResponse](t, post(h, path, `{"provider":"stripe","reason":"r"}`), http.StatusBadRequest)
 		assert.Contains(t, e.Message, "provider and event_id are required", path)
 	}
 	// Bulk replay's own fields.
@@ -343,7 +344,7 @@ func TestMutationsBadInput(t *testing.T) {
 		{`{"filter":{"from":"yesterday"},"limit":5,"reason":"r"}`, "bad JSON body"},
 		{`{"filter":{"from":"2026-03-05T00:00:00Z","to":"2026-03-04T00:00:00Z"},"limit":5,"reason":"r"}`, "is not before to"},
 	} {
-		e := decode[admin.ErrorResponse](t, post(h, "/api/bulk-replay", tc.body), http.StatusBadRequest)
+		e := decode[adminjson.ErrorResponse](t, post(h, "/api/bulk-replay", tc.body), http.StatusBadRequest)
 		assert.Contains(t, e.Message, tc.want, tc.body)
 	}
 
@@ -359,11 +360,11 @@ func TestReadOnlyWithoutActor(t *testing.T) {
 	h, err := admin.NewHandler(s, admin.WithLogger(discard))
 	require.NoError(t, err)
 	for _, path := range []string{"/api/replay", "/api/close", "/api/bulk-replay"} {
-		e := decode[admin.ErrorResponse](t, post(h, path, `{"provider":"stripe","event_id":"evt_1","reason":"r"}`), http.StatusForbidden)
+		e := decode[adminjson.ErrorResponse](t, post(h, path, `{"provider":"stripe","event_id":"evt_1","reason":"r"}`), http.StatusForbidden)
 		assert.Equal(t, "forbidden", e.Error)
 		assert.Contains(t, e.Message, "read-only", path)
 	}
-	decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters", ""), http.StatusOK)
+	decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters", ""), http.StatusOK)
 }
 
 func TestBulkReplay(t *testing.T) {
@@ -372,7 +373,7 @@ func TestBulkReplay(t *testing.T) {
 	h := newHandler(t, s)
 	now := base.Add(time.Hour)
 	body := `{"filter":{"provider":"stripe"},"limit":10,"reason":"deploy 42","ticket":"INC-9","spread":"30m","dry_run":true}`
-	dry := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", body), http.StatusOK)
+	dry := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", body), http.StatusOK)
 	assert.True(t, dry.DryRun)
 	assert.Equal(t, 3, dry.Count)
 	var keys []string
@@ -381,13 +382,13 @@ func TestBulkReplay(t *testing.T) {
 		assert.Equal(t, now.Add(30*time.Minute*time.Duration(i)/3), it.DueAt, "item %d of 3 is due at now+spread*i/n", i)
 	}
 	assert.Equal(t, []string{"evt_3", "evt_2", "evt_1"}, keys)
-	p := decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters?provider=stripe", ""), http.StatusOK)
+	p := decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters?provider=stripe", ""), http.StatusOK)
 	assert.Len(t, p.Items, 3, "a dry run changes nothing")
 
-	real := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", strings.Replace(body, `"dry_run":true`, `"dry_run":false`, 1)), http.StatusOK)
+	real := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", strings.Replace(body, `"dry_run":true`, `"dry_run":false`, 1)), http.StatusOK)
 	assert.False(t, real.DryRun)
 	assert.Equal(t, dry.Items, real.Items, "the replay replays what the dry run reported")
-	p = decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters", ""), http.StatusOK)
+	p = decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters", ""), http.StatusOK)
 	assert.Equal(t, []string{"gh_2", "gh_1"}, eventIDs(p))
 	d, err := s.Get(t.Context(), webhooks.InboxKey{Provider: "stripe", EventID: "evt_1"})
 	require.NoError(t, err)
@@ -399,13 +400,13 @@ func TestBulkReplay(t *testing.T) {
 	assert.Empty(t, real.Next)
 
 	// The empty tenant, and a limit.
-	res := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"no_tenant":true},"limit":1,"reason":"r"}`), http.StatusOK)
+	res := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"no_tenant":true},"limit":1,"reason":"r"}`), http.StatusOK)
 	require.Equal(t, 1, res.Count)
-	assert.Equal(t, admin.Key{Provider: "github", EventID: "gh_2"}, res.Items[0].Key)
+	assert.Equal(t, adminjson.Key{Provider: "github", EventID: "gh_2"}, res.Items[0].Key)
 	assert.Equal(t, now, res.Items[0].DueAt, "without a spread every item is due now")
 
 	// Succeeded items only when asked by state.
-	res = decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{},"state":"succeeded","reason":"run them again"}`), http.StatusOK)
+	res = decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{},"state":"succeeded","reason":"run them again"}`), http.StatusOK)
 	require.Equal(t, 1, res.Count, "the default limit")
 	assert.Equal(t, "evt_ok", res.Items[0].EventID)
 }
@@ -421,12 +422,12 @@ func TestBulkReplayInBatches(t *testing.T) {
 	}
 	h := newHandler(t, s)
 	body := `{"filter":{"provider":"stripe"},"reason":"deploy 42","spread":"1h"}`
-	first := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", body), http.StatusOK)
+	first := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", body), http.StatusOK)
 	assert.Equal(t, ops.ReplayBatch, first.Count)
 	assert.Equal(t, ops.ReplayBatch, first.Done)
 	assert.Equal(t, n, first.Total)
 	require.NotEmpty(t, first.Next)
-	second := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", strings.Replace(body, `"reason"`, `"after":"`+first.Next+`","reason"`, 1)), http.StatusOK)
+	second := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", strings.Replace(body, `"reason"`, `"after":"`+first.Next+`","reason"`, 1)), http.StatusOK)
 	assert.Equal(t, 20, second.Count)
 	assert.Equal(t, n, second.Done)
 	assert.Empty(t, second.Next, "the replay is complete")
@@ -440,33 +441,33 @@ func TestClose(t *testing.T) {
 	t.Parallel()
 	s, _ := fixture(t)
 	h := newHandler(t, s)
-	res := decode[admin.CloseResult](t, post(h, "/api/close", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"test event","ticket":"OPS-3"}`), http.StatusOK)
-	assert.Equal(t, admin.CloseResult{Key: admin.Key{Provider: "github", Tenant: "acme", EventID: "gh_1"}, State: "closed", Actor: "alice"}, res)
+	res := decode[adminjson.CloseResult](t, post(h, "/api/close", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"test event","ticket":"OPS-3"}`), http.StatusOK)
+	assert.Equal(t, adminjson.CloseResult{Key: adminjson.Key{Provider: "github", Tenant: "acme", EventID: "gh_1"}, State: "closed", Actor: "alice"}, res)
 
-	p := decode[admin.Page](t, do(h, http.MethodGet, "/api/dead-letters?state=closed", ""), http.StatusOK)
+	p := decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters?state=closed", ""), http.StatusOK)
 	require.Len(t, p.Items, 1)
 	assert.Equal(t, "gh_1", p.Items[0].EventID)
 	assert.Equal(t, base.Add(time.Hour), p.Items[0].ClosedAt)
-	d := decode[admin.Detail](t, do(h, http.MethodGet, "/api/item?provider=github&tenant=acme&event_id=gh_1", ""), http.StatusOK)
-	assert.Equal(t, []admin.Audit{{Action: "close", At: base.Add(time.Hour), Actor: "alice", Reason: "test event", Ticket: "OPS-3"}}, d.Audit)
+	d := decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=github&tenant=acme&event_id=gh_1", ""), http.StatusOK)
+	assert.Equal(t, []adminjson.Audit{{Action: "close", At: base.Add(time.Hour), Actor: "alice", Reason: "test event", Ticket: "OPS-3"}}, d.Audit)
 
-	e := decode[admin.ErrorResponse](t, post(h, "/api/close", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"again"}`), http.StatusConflict)
+	e := decode[adminjson.ErrorResponse](t, post(h, "/api/close", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"again"}`), http.StatusConflict)
 	assert.Equal(t, "not_dead", e.Error)
-	e = decode[admin.ErrorResponse](t, post(h, "/api/close", `{"provider":"github","event_id":"nope","reason":"r"}`), http.StatusNotFound)
+	e = decode[adminjson.ErrorResponse](t, post(h, "/api/close", `{"provider":"github","event_id":"nope","reason":"r"}`), http.StatusNotFound)
 	assert.Equal(t, "not_found", e.Error)
 	// A closed item is never replayed by a bulk replay of dead letters,
 	// only by one that asks for closed items, or by its key.
-	res2 := decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"provider":"github","tenant":"acme"},"limit":10,"reason":"r"}`), http.StatusOK)
+	res2 := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"provider":"github","tenant":"acme"},"limit":10,"reason":"r"}`), http.StatusOK)
 	assert.Zero(t, res2.Count)
-	res2 = decode[admin.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"provider":"github"},"state":"closed","dry_run":true,"reason":"r"}`), http.StatusOK)
+	res2 = decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"provider":"github"},"state":"closed","dry_run":true,"reason":"r"}`), http.StatusOK)
 	require.Equal(t, 1, res2.Count)
 	assert.Equal(t, "gh_1", res2.Items[0].EventID)
-	res2 = decode[admin.ReplayResult](t, post(h, "/api/replay", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"closed by mistake"}`), http.StatusOK)
+	res2 = decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"github","tenant":"acme","event_id":"gh_1","reason":"closed by mistake"}`), http.StatusOK)
 	require.Equal(t, 1, res2.Count)
-	d = decode[admin.Detail](t, do(h, http.MethodGet, "/api/item?provider=github&tenant=acme&event_id=gh_1", ""), http.StatusOK)
+	d = decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=github&tenant=acme&event_id=gh_1", ""), http.StatusOK)
 	assert.Equal(t, "pending", d.State)
 	require.Len(t, d.Audit, 2)
-	assert.Equal(t, admin.Audit{Action: "replay", At: base.Add(time.Hour), Actor: "alice", Reason: "closed by mistake"}, d.Audit[1])
+	assert.Equal(t, adminjson.Audit{Action: "replay", At: base.Add(time.Hour), Actor: "alice", Reason: "closed by mistake"}, d.Audit[1])
 }
 
 func TestMethodsAndPaths(t *testing.T) {
@@ -489,12 +490,12 @@ func TestMethodsAndPaths(t *testing.T) {
 		}
 		for _, m := range []string{method, http.MethodPut, http.MethodDelete} {
 			rec := do(h, m, path, "")
-			e := decode[admin.ErrorResponse](t, rec, http.StatusMethodNotAllowed)
+			e := decode[adminjson.ErrorResponse](t, rec, http.StatusMethodNotAllowed)
 			assert.Equal(t, "method_not_allowed", e.Error, "%s %s", m, path)
 			assert.Equal(t, allow, rec.Header().Get("Allow"), "%s %s", m, path)
 		}
 	}
-	e := decode[admin.ErrorResponse](t, do(h, http.MethodGet, "/api/nope", ""), http.StatusNotFound)
+	e := decode[adminjson.ErrorResponse](t, do(h, http.MethodGet, "/api/nope", ""), http.StatusNotFound)
 	assert.Contains(t, e.Message, "no endpoint api/nope")
 	rec := do(h, http.MethodGet, "/nope", "")
 	assert.Equal(t, http.StatusNotFound, rec.Code)
@@ -537,7 +538,7 @@ func TestStoreFailure(t *testing.T) {
 		post(h, "/api/bulk-replay", `{"filter":{},"limit":1,"reason":"r"}`),
 		post(h, "/api/close", `{"provider":"a","event_id":"b","reason":"r"}`),
 	} {
-		e := decode[admin.ErrorResponse](t, rec, http.StatusInternalServerError)
+		e := decode[adminjson.ErrorResponse](t, rec, http.StatusInternalServerError)
 		assert.Equal(t, "internal", e.Error)
 		assert.NotContains(t, rec.Body.String(), "10.0.0.7", "the store's error text is not answered")
 		assert.NotContains(t, rec.Body.String(), "svc_webhooks")

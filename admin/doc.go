@@ -45,18 +45,27 @@
 //	POST {prefix}api/bulk-replay   BulkReplayRequest → ReplayResult, a batch at a time
 //	POST {prefix}api/close         CloseRequest → CloseResult
 //
+// (The objects are those of the JSON section below.)
+//
 // A replay gives each item the retry policy's whole budget again unless the
 // body asks to keep_attempts. api/replay replays one item whether it is
-// dead, closed or succeeded; api/bulk-replay takes dead letters unless its
-// state names closed or succeeded items, at most [ops.MaxReplayLimit] of
-// them ([ops.DefaultReplayLimit] by default), spread over at most
-// [ops.MaxReplaySpread]. A bulk replay is a job the client drives: each
-// request goes through at most [ops.ReplayBatch] items and answers with
-// its progress (done of total) and the next cursor, to send back as after
-// until the answer has none; nothing runs on after the answer. A replay
-// takes only the items it selected when it began, so a replay stopped
-// halfway is continued with its cursor; run again from the start, it is a
-// new replay of what is in the state then.
+// dead, closed (undoing the closing) or succeeded (running it again);
+// api/bulk-replay takes the items its filter matches, newest first: dead
+// letters unless its state names closed or succeeded items, at most limit
+// of them (from 1 to [ops.MaxReplayLimit], [ops.DefaultReplayLimit] by
+// default). Its spread is a Go duration ("10m"), at most
+// [ops.MaxReplaySpread]: the items fall due evenly over that window from
+// now instead of all at once. A dry_run says what would be replayed and
+// changes nothing. A bulk replay is a job the client drives: each request
+// goes through at most [ops.ReplayBatch] items and answers with its
+// progress (done of total) and the next cursor, to send back as after,
+// with the same body, until the answer has none (a cursor sent with a
+// smaller limit is refused); nothing runs on after the answer. A replay
+// takes only the items it selected when it began, each once: those that
+// left the state meanwhile (replayed or closed by someone else) are
+// skipped, not made up for with others, and done counts them. So a replay
+// stopped halfway is continued with its cursor; run again from the start,
+// it is a new replay of what is in the state then.
 //
 // Dead-letter listings take these query parameters, each optional:
 // provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
@@ -69,12 +78,62 @@
 // each item's payload length and digest, and the groups of dead letters by
 // provider and event type are the largest [ops.DefaultDeadLetterGroups]
 // (senders choose event types), with a count of the others
-// (Stats.MoreDeadLetters). The item page shows a JSON payload indented,
+// (more_dead_letters). The item page shows a JSON payload indented,
 // any other as it is (with WithPayloads); the API returns it as stored.
+//
+// # JSON
+//
+// Each body and answer is one JSON object, as listed here by name: its
+// fields, in order, with a "?" after those left out when they are not set
+// (a request may leave them out too), and a capitalized name for another
+// object's fields in place. Times are RFC 3339 in UTC; payloads and stored
+// headers appear only with [WithPayloads], payloads as stored.
+//
+//	Key                provider, tenant (empty: no tenant), event_id
+//	Item               Key, event_type, state, attempts (counted by the retry policy),
+//	                   next_attempt_at?, lease_expires_at?, last_error? (ErrorRecord),
+//	                   api_version?, key_id? (the secret that verified it),
+//	                   trace_link?, payload_sha256 (hex), payload_bytes,
+//	                   duplicate_count, occurred_at?, received_at?, last_seen_at?,
+//	                   updated_at?, completed_at?, dead_at?, closed_at?
+//	ErrorRecord        class, message, at?
+//	Detail             Item, payload? (Body), headers? (name: [values]),
+//	                   payloads_shown, history ([Attempt]), audit ([Audit]),
+//	                   quarantine ([Delivery]), conflicts (deliveries that reused
+//	                   the event ID with another payload, quarantined or not)
+//	Body               text? (when the payload is UTF-8), base64? (otherwise)
+//	Attempt            number, outcome, started_at?, finished_at?, error_class?,
+//	                   error?, worker?, version?
+//	Audit              action (replay, close, redelivery), at, actor, reason?, ticket?
+//	Delivery           payload_sha256, payload_bytes, key_id?, received_at?,
+//	                   payload? (Body), headers?
+//	Page               items ([Item]), next? (the after of the next page)
+//	Stats              as_of, states (state: items; succeeded may be estimated),
+//	                   succeeded_estimated, due (the backlog), oldest_due?,
+//	                   oldest_due_age_seconds, retrying, leases_held,
+//	                   dead_letters ([Count], the largest groups first),
+//	                   more_dead_letters (More)
+//	Count              provider, event_type, count
+//	More               groups, count (both zero when the list is complete)
+//	ReplayRequest      Key, reason, ticket?, keep_attempts?
+//	BulkReplayRequest  filter (Filter), state?, limit?, reason, ticket?,
+//	                   keep_attempts?, dry_run?, spread?, after?
+//	Filter             provider?, tenant?, no_tenant?, event_type?, error_class?,
+//	                   api_version?, from? (included), to? (excluded)
+//	ReplayResult       dry_run, actor, count, items ([Replayed]), done, total,
+//	                   next? (the after to continue with)
+//	Replayed           Key, due_at
+//	CloseRequest       Key, reason, ticket?
+//	CloseResult        Key, state, actor
+//	ErrorResponse      error (a code), message
+//
+// A request's reason is required; its actor comes from the host
+// ([WithActor]), never from the body. A filter's from and to bound when the
+// items died (closed items: were closed; succeeded ones: completed).
 //
 // # Errors
 //
-// Every error is answered with a JSON [ErrorResponse]: 400 for a bad
+// Every error is answered with a JSON ErrorResponse: 400 for a bad
 // parameter, filter, cursor or body (an unknown parameter or field
 // included, so a typo does not silently widen a filter or a replay), 403
 // without an actor or for a cross-origin request, 404 for an unknown item

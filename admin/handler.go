@@ -13,6 +13,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -187,7 +188,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {
-	writeJSON(w, status, ErrorResponse{Error: code, Message: msg})
+	writeJSON(w, status, adminjson.ErrorResponse{Error: code, Message: msg})
 }
 
 // storeError answers an error of the store, or of the request it refused.

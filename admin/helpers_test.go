@@ -15,6 +15,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/memstore"
 )
 
@@ -163,7 +164,7 @@ func decode[T any](t *testing.T, rec *httptest.ResponseRecorder, status int) T {
 }
 
 // eventIDs lists the event IDs of a page's items.
-func eventIDs(p admin.Page) []string {
+func eventIDs(p adminjson.Page) []string {
 	ids := make([]string, len(p.Items))
 	for i, it := range p.Items {
 		ids[i] = it.EventID

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -150,17 +151,17 @@ type groupRow struct {
 }
 
 type itemRow struct {
-	Item Item
+	Item adminjson.Item
 	At   time.Time // when it died, or was closed
 	URL  string
 }
 
 type indexData struct {
 	Title        string
-	Stats        Stats
+	Stats        adminjson.Stats
 	States       []stateCount
 	Groups       []groupRow
-	Filter       Filter
+	Filter       adminjson.Filter
 	Closed       bool
 	Limit        int
 	MaxPageSize  int
@@ -194,13 +195,13 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 	}
 	d := indexData{
 		Title:        "Dead letters",
-		Stats:        NewStats(&st, now),
+		Stats:        adminjson.NewStats(&st, now),
 		Filter:       l.Filter,
 		Closed:       l.State == webhooks.StateClosed,
 		Limit:        l.Limit,
 		MaxPageSize:  MaxPageSize,
 		ErrorClasses: errorClasses,
-		Filtered:     l.Filter != (Filter{}),
+		Filtered:     l.Filter != (adminjson.Filter{}),
 		Paged:        l.After != "",
 	}
 	for _, s := range states {
@@ -215,7 +216,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		if d.Closed {
 			at = it.ClosedAt
 		}
-		d.Items = append(d.Items, itemRow{Item: summaryItem(it), At: at, URL: itemURL(it.Key)})
+		d.Items = append(d.Items, itemRow{Item: adminjson.SummaryItem(it), At: at, URL: itemURL(it.Key)})
 	}
 	v := l.values()
 	d.FirstURL = "./?" + v.Encode()
@@ -240,7 +241,7 @@ func itemURL(k webhooks.InboxKey) string {
 
 type itemData struct {
 	Title  string
-	Detail Detail
+	Detail adminjson.Detail
 	// ReplayBody and ReplayCommand show how to replay a dead letter
 	// through the API and the command line.
 	ReplayBody, ReplayCommand string
@@ -261,9 +262,9 @@ func (h *Handler) serveItemPage(w http.ResponseWriter, r *http.Request) {
 	if key.Tenant != "" {
 		title = key.Provider + "/" + key.Tenant + " " + key.EventID
 	}
-	data := itemData{Title: title, Detail: NewDetail(&d, h.cfg.payloads)}
+	data := itemData{Title: title, Detail: adminjson.NewDetail(&d, h.cfg.payloads)}
 	if d.State == webhooks.StateDead || d.State == webhooks.StateClosed || d.State == webhooks.StateSucceeded {
-		body, _ := json.Marshal(ReplayRequest{Key: keyOf(key), Reason: "…"})
+		body, _ := json.Marshal(adminjson.ReplayRequest{Key: adminjson.KeyOf(key), Reason: "…"})
 		data.ReplayBody = string(body)
 		data.ReplayCommand = "hookinbox replay -provider " + shellQuote(key.Provider)
 		if key.Tenant != "" {

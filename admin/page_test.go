@@ -16,6 +16,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
 )
@@ -218,7 +219,7 @@ func TestMounting(t *testing.T) {
 
 	// A handler with a prefix refuses paths outside it.
 	h := newHandler(t, s, admin.WithPathPrefix("/admin/"))
-	e := decode[admin.ErrorResponse](t, do(h, http.MethodGet, "/elsewhere/api/stats", ""), http.StatusNotFound)
+	e := decode[adminjson.ErrorResponse](t, do(h, http.MethodGet, "/elsewhere/api/stats", ""), http.StatusNotFound)
 	assert.Contains(t, e.Message, "not under the admin handler's prefix /admin/")
 }
 
@@ -282,8 +283,8 @@ func TestDeadLetterGroupsBounded(t *testing.T) {
 	assert.Equal(t, ops.DefaultDeadLetterGroups, strings.Count(groups, "<tr><td>"), "group rows:\n%s", groups)
 	assert.Contains(t, body, `<p class="more" id="more-groups">and 5 more groups holding 5 dead letters</p>`)
 
-	st := decode[admin.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
+	st := decode[adminjson.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
 	assert.Len(t, st.DeadLetters, ops.DefaultDeadLetterGroups)
-	assert.Equal(t, admin.More{Groups: 5, Count: 5}, st.MoreDeadLetters)
+	assert.Equal(t, adminjson.More{Groups: 5, Count: 5}, st.MoreDeadLetters)
 	assert.Equal(t, int64(ops.DefaultDeadLetterGroups+5), st.States["dead"])
 }

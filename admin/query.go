@@ -10,6 +10,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -44,7 +45,7 @@ func badf(format string, args ...any) error {
 
 // listing is a parsed dead-letter listing request.
 type listing struct {
-	Filter
+	adminjson.Filter
 	State webhooks.State
 	Limit int
 	After string
@@ -57,7 +58,7 @@ func parseListing(v url.Values) (listing, error) {
 		return listing{}, err
 	}
 	l := listing{
-		Filter: Filter{
+		Filter: adminjson.Filter{
 			Provider:   v.Get("provider"),
 			Tenant:     v.Get("tenant"),
 			EventType:  v.Get("event_type"),
@@ -94,7 +95,7 @@ func parseListing(v url.Values) (listing, error) {
 		}
 		l.Limit = n
 	}
-	if err := l.Filter.check(); err != nil {
+	if err := checkFilter(&l.Filter); err != nil {
 		return listing{}, err
 	}
 	return l, nil
@@ -102,7 +103,7 @@ func parseListing(v url.Values) (listing, error) {
 
 // query is the listing as an ops.Query.
 func (l listing) query() ops.Query {
-	q := l.Filter.query()
+	q := l.Filter.Query()
 	q.State, q.Limit, q.After = l.State, l.Limit, l.After
 	return q
 }
@@ -139,8 +140,8 @@ func (l listing) values() url.Values {
 	return v
 }
 
-// check validates a filter.
-func (f *Filter) check() error {
+// checkFilter validates a filter.
+func checkFilter(f *adminjson.Filter) error {
 	switch {
 	case f.NoTenant && f.Tenant != "":
 		return badf("tenant %q and no_tenant: give one or the other", f.Tenant)
@@ -154,25 +155,6 @@ func (f *Filter) check() error {
 		return badf("from %s is not before to %s", f.From.Format(time.RFC3339), f.To.Format(time.RFC3339))
 	}
 	return nil
-}
-
-// query is the filter as an ops.Query, without state, limit and cursor.
-func (f *Filter) query() ops.Query {
-	q := ops.Query{
-		Provider:   f.Provider,
-		EventType:  f.EventType,
-		ErrorClass: webhooks.FailureClass(f.ErrorClass),
-		APIVersion: f.APIVersion,
-		From:       f.From,
-		To:         f.To,
-	}
-	switch {
-	case f.NoTenant:
-		q.Tenant = new(string)
-	case f.Tenant != "":
-		q.Tenant = &f.Tenant
-	}
-	return q
 }
 
 // timeLayouts are the forms from and to accept: RFC 3339, and in UTC the
@@ -200,14 +182,15 @@ func parseKey(v url.Values) (webhooks.InboxKey, error) {
 	if err := onlyParams(v, keyParams); err != nil {
 		return webhooks.InboxKey{}, err
 	}
-	k := Key{Provider: v.Get("provider"), Tenant: v.Get("tenant"), EventID: v.Get("event_id")}
-	if err := k.check(); err != nil {
+	k := adminjson.Key{Provider: v.Get("provider"), Tenant: v.Get("tenant"), EventID: v.Get("event_id")}
+	if err := checkKey(k); err != nil {
 		return webhooks.InboxKey{}, err
 	}
-	return k.inboxKey(), nil
+	return k.InboxKey(), nil
 }
 
-func (k Key) check() error {
+// checkKey validates an item's key.
+func checkKey(k adminjson.Key) error {
 	if k.Provider == "" || k.EventID == "" {
 		return badf("provider and event_id are required to address an item (tenant is empty when left out)")
 	}

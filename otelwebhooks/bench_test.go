@@ -133,9 +133,9 @@ func BenchmarkProcess(b *testing.B) {
 func BenchmarkObserverCalls(b *testing.B) {
 	ctx := context.Background()
 	route := webhooks.Route{Provider: "acme", Tenant: "t"}
-	res := webhooks.ReceiveResult{Status: webhooks.StatusAccepted, Key: webhooks.InboxKey{Provider: "acme", Tenant: "t", EventID: "e"}, EventType: "push", StoreTime: time.Millisecond}
+	end := webhooks.ReceiveEndData{Route: route, Result: webhooks.ReceiveResult{Status: webhooks.StatusAccepted, Key: webhooks.InboxKey{Provider: "acme", Tenant: "t", EventID: "e"}, EventType: "push"}, StoreTime: time.Millisecond}
 	ev := webhooks.Event{Provider: "acme", Tenant: "t", ID: "e", Type: "push", Attempt: 1, TraceLink: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
-	st := webhooks.Settlement{Outcome: webhooks.AttemptSucceeded}
+	settled := webhooks.AttemptEndData{Event: ev, Settlement: webhooks.Settlement{Outcome: webhooks.AttemptSucceeded}}
 	for _, c := range observers(b) {
 		if c.obs == nil {
 			continue
@@ -143,15 +143,16 @@ func BenchmarkObserverCalls(b *testing.B) {
 		b.Run("call=receive/observer="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				rctx, _ := c.obs.StartReceive(ctx, route)
-				c.obs.EndReceive(rctx, res, nil)
+				rctx := c.obs.StartReceive(ctx, webhooks.ReceiveStartData{Route: route})
+				_ = c.obs.(webhooks.TraceLinker).TraceLink(rctx)
+				c.obs.EndReceive(rctx, end)
 			}
 		})
 		b.Run("call=attempt/observer="+c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				actx := c.obs.StartAttempt(ctx, ev)
-				c.obs.EndAttempt(actx, ev, st)
+				actx := c.obs.StartAttempt(ctx, webhooks.AttemptStartData{Event: ev})
+				c.obs.EndAttempt(actx, settled)
 			}
 		})
 	}

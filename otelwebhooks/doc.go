@@ -25,7 +25,7 @@
 //
 //	webhooks.received               counter    provider, status     webhooks received, by answer (accepted, duplicate, rejected, …)
 //	webhooks.verification.failures  counter    provider, reason     rejected deliveries, by reason (bad_signature, timestamp_expired, …)
-//	webhooks.enqueue.duration       histogram  provider, status     seconds spent in the replay and inbox stores (ReceiveResult.StoreTime)
+//	webhooks.enqueue.duration       histogram  provider, status     seconds spent in the replay and inbox stores (ReceiveEndData.StoreTime)
 //	webhooks.handler.duration       histogram  provider, event_type, outcome   seconds a dispatch took, by how the attempt ended
 //	webhooks.retried                counter    provider, event_type, error_class   attempts that failed and will be retried
 //	webhooks.dead_lettered          counter    provider, event_type, error_class   attempts that dead-lettered their item
@@ -61,7 +61,8 @@
 // A span "webhooks.receive" (kind producer) covers each receive, and a
 // span "webhooks.attempt" (kind consumer) each processing attempt. The
 // receive's span context is stored with the item as a W3C traceparent
-// (Item.TraceLink), and each attempt's span links to it, so a trace
+// (Item.TraceLink: the Observer is a webhooks.TraceLinker), and each
+// attempt's span links to it, so a trace
 // viewer leads from a handler's run back to the request that delivered its
 // event, however long after and on whatever instance it ran. Attributes:
 //

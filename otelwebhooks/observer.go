@@ -78,7 +78,10 @@ type Observer struct {
 	tracing bool
 }
 
-var _ webhooks.Observer = (*Observer)(nil)
+var (
+	_ webhooks.Observer    = (*Observer)(nil)
+	_ webhooks.TraceLinker = (*Observer)(nil)
+)
 
 type config struct {
 	meterProvider  metric.MeterProvider
@@ -243,27 +246,35 @@ func (c *receiveContext) Value(key any) any {
 	return c.Context.Value(key)
 }
 
-// StartReceive starts the receive's span and returns its traceparent, to
-// be stored with the item.
-func (o *Observer) StartReceive(ctx context.Context, route webhooks.Route) (context.Context, string) {
+// StartReceive starts the receive's span.
+func (o *Observer) StartReceive(ctx context.Context, data webhooks.ReceiveStartData) context.Context {
 	if !o.tracing && !o.received.Enabled(ctx) && !o.enqueueDuration.Enabled(ctx) && !o.verifyFailures.Enabled(ctx) {
-		return ctx, "" // nothing records: nothing to carry
+		return ctx // nothing records: nothing to carry
 	}
-	rc := &receiveContext{provider: route.Provider}
-	link := ""
+	rc := &receiveContext{provider: data.Route.Provider}
 	if o.tracing {
 		ctx, rc.span = o.tracer.Start(ctx, SpanReceive, o.receiveOpts...)
 		if rc.span.IsRecording() {
-			rc.span.SetAttributes(AttrProvider.String(route.Provider), AttrTenant.String(route.Tenant))
+			rc.span.SetAttributes(AttrProvider.String(data.Route.Provider), AttrTenant.String(data.Route.Tenant))
 		}
-		link = traceparent(rc.span.SpanContext())
 	}
 	rc.Context = ctx
-	return rc, link
+	return rc
+}
+
+// TraceLink returns the receive's span context as a W3C traceparent, to
+// be stored with the item, or "" when no span was started.
+func (o *Observer) TraceLink(ctx context.Context) string {
+	rc, ok := ctx.Value(receiveKey{}).(*receiveContext)
+	if !ok || rc.span == nil {
+		return ""
+	}
+	return traceparent(rc.span.SpanContext())
 }
 
 // EndReceive counts the receive and ends its span.
-func (o *Observer) EndReceive(ctx context.Context, res webhooks.ReceiveResult, err error) {
+func (o *Observer) EndReceive(ctx context.Context, data webhooks.ReceiveEndData) {
+	res, err := &data.Result, data.Err
 	rc, ok := ctx.Value(receiveKey{}).(*receiveContext)
 	if !ok {
 		return // StartReceive found nothing recording
@@ -275,14 +286,14 @@ func (o *Observer) EndReceive(ctx context.Context, res webhooks.ReceiveResult, e
 	status := res.Status.String()
 	// Attributes are built only for instruments that record: with no
 	// meter provider (or a view dropping them) they cost nothing here.
-	received, enqueue := o.received.Enabled(ctx), res.StoreTime > 0 && o.enqueueDuration.Enabled(ctx)
+	received, enqueue := o.received.Enabled(ctx), data.StoreTime > 0 && o.enqueueDuration.Enabled(ctx)
 	if received || enqueue {
 		attrs := metric.WithAttributes(labelProvider.String(provider), labelStatus.String(status))
 		if received {
 			o.received.Add(ctx, 1, attrs)
 		}
 		if enqueue {
-			o.enqueueDuration.Record(ctx, res.StoreTime.Seconds(), attrs)
+			o.enqueueDuration.Record(ctx, data.StoreTime.Seconds(), attrs)
 		}
 	}
 	if res.Status == webhooks.StatusRejected && o.verifyFailures.Enabled(ctx) {
@@ -332,19 +343,19 @@ func (c *attemptContext) Value(key any) any {
 }
 
 // StartAttempt starts the attempt's span, linked to its receive's.
-func (o *Observer) StartAttempt(ctx context.Context, ev webhooks.Event) context.Context {
+func (o *Observer) StartAttempt(ctx context.Context, data webhooks.AttemptStartData) context.Context {
 	if !o.tracing && !o.handlerDuration.Enabled(ctx) {
 		return ctx
 	}
 	ac := &attemptContext{start: time.Now()}
 	if o.tracing {
-		ctx, ac.span = o.startAttemptSpan(ctx, ev, o.attemptOpts)
+		ctx, ac.span = o.startAttemptSpan(ctx, &data.Event, o.attemptOpts)
 	}
 	ac.Context = ctx
 	return ac
 }
 
-func (o *Observer) startAttemptSpan(ctx context.Context, ev webhooks.Event, opts []trace.SpanStartOption) (context.Context, trace.Span) {
+func (o *Observer) startAttemptSpan(ctx context.Context, ev *webhooks.Event, opts []trace.SpanStartOption) (context.Context, trace.Span) {
 	ctx, span := o.tracer.Start(ctx, SpanAttempt, opts...)
 	if span.IsRecording() {
 		// The link is added once the span records, so a no-op tracer costs
@@ -366,9 +377,14 @@ func (o *Observer) startAttemptSpan(ctx context.Context, ev webhooks.Event, opts
 // EndAttempt records the attempt's outcome and ends its span. An attempt
 // the Processor settles without dispatching it (an item whose earlier
 // attempts crashed and whose retries are spent) gets a span of its own
-// here, without a handler duration.
-func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks.Settlement) {
+// here, without a handler duration. A lost lease is recorded with the
+// outcome the attempt history gives it, ops.OutcomeLeaseLost.
+func (o *Observer) EndAttempt(ctx context.Context, data webhooks.AttemptEndData) {
+	ev, s := &data.Event, &data.Settlement
 	outcome := string(s.Outcome)
+	if data.LeaseLost {
+		outcome = string(ops.OutcomeLeaseLost)
+	}
 	var span trace.Span
 	if ac, ok := ctx.Value(attemptKey{}).(*attemptContext); ok {
 		span = ac.span
@@ -380,15 +396,15 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 		_, span = o.startAttemptSpan(ctx, ev, o.orphanAttemptOpts)
 	}
 	var counter metric.Int64Counter
-	switch s.Outcome {
-	case webhooks.AttemptRetried:
-		counter = o.retried
-	case webhooks.AttemptDeadLettered:
-		counter = o.deadLettered
-	case ops.OutcomeLeaseLost:
+	switch {
+	case data.LeaseLost:
 		if o.leasesLost.Enabled(ctx) {
 			o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s))))
 		}
+	case s.Outcome == webhooks.AttemptRetried:
+		counter = o.retried
+	case s.Outcome == webhooks.AttemptDeadLettered:
+		counter = o.deadLettered
 	}
 	if counter != nil && counter.Enabled(ctx) {
 		counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelErrorClass.String(string(s.Failure.Class))))
@@ -401,13 +417,13 @@ func (o *Observer) EndAttempt(ctx context.Context, ev webhooks.Event, s webhooks
 		if s.Failure.Class != "" {
 			span.SetAttributes(AttrErrorClass.String(string(s.Failure.Class)))
 		}
-		switch s.Outcome {
-		case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
+		switch {
+		case data.LeaseLost:
+			span.SetStatus(codes.Error, outcome)
+		case s.Outcome == webhooks.AttemptRetried, s.Outcome == webhooks.AttemptDeadLettered:
 			// The class, not the handler's message: it may quote the
 			// payload.
 			span.SetStatus(codes.Error, outcome+": "+string(s.Failure.Class))
-		case ops.OutcomeLeaseLost:
-			span.SetStatus(codes.Error, outcome)
 		}
 	}
 	span.End()
@@ -430,7 +446,7 @@ func newTypeLabels(max int) *typeLabels {
 
 // label returns the event_type label value of the attempt of ev that
 // ended with s.
-func (l *typeLabels) label(ev webhooks.Event, s webhooks.Settlement) string {
+func (l *typeLabels) label(ev *webhooks.Event, s *webhooks.Settlement) string {
 	if s.Failure.Class == webhooks.FailureNoHandler {
 		return EventTypeOther
 	}

@@ -21,7 +21,6 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
-	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/otelwebhooks"
 )
 
@@ -32,9 +31,9 @@ type signalling struct {
 	ended chan string
 }
 
-func (s signalling) EndAttempt(ctx context.Context, ev webhooks.Event, st webhooks.Settlement) {
-	s.Observer.EndAttempt(ctx, ev, st)
-	s.ended <- ev.ID + ":" + string(st.Outcome)
+func (s signalling) EndAttempt(ctx context.Context, data webhooks.AttemptEndData) {
+	s.Observer.EndAttempt(ctx, data)
+	s.ended <- data.Event.ID + ":" + string(data.Settlement.Outcome)
 }
 
 // pipeline runs a Receiver and a Processor on memstore with an Observer on
@@ -260,13 +259,13 @@ func TestAttemptsWithoutDispatch(t *testing.T) {
 	obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithTracerProvider(s.tracers))
 	require.NoError(t, err)
 	ctx := context.Background()
-	_, link := obs.StartReceive(ctx, webhooks.Route{Provider: "acme"})
+	link := obs.TraceLink(obs.StartReceive(ctx, webhooks.ReceiveStartData{Route: webhooks.Route{Provider: "acme"}}))
 	require.NotEmpty(t, link)
 	ev := webhooks.Event{Provider: "acme", ID: "e1", Type: "t", Attempt: 3, TraceLink: link}
 
-	actx := obs.StartAttempt(ctx, ev)
-	obs.EndAttempt(actx, ev, webhooks.Settlement{Outcome: ops.OutcomeLeaseLost})
-	obs.EndAttempt(ctx, ev, webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailureLeaseExpired}})
+	actx := obs.StartAttempt(ctx, webhooks.AttemptStartData{Event: ev})
+	obs.EndAttempt(actx, webhooks.AttemptEndData{Event: ev, LeaseLost: true})
+	obs.EndAttempt(ctx, webhooks.AttemptEndData{Event: ev, Settlement: webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailureLeaseExpired}}})
 
 	rm := s.collect(t)
 	assert.Equal(t, map[string]float64{"event_type=t,provider=acme": 1}, counts(t, find(t, rm, "webhooks.leases_lost")))
@@ -361,12 +360,13 @@ func TestNoopTracer(t *testing.T) {
 	obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithTracerProvider(tracenoop.NewTracerProvider()))
 	require.NoError(t, err)
 	ctx, parent := s.tracers.Tracer("host").Start(context.Background(), "host request")
-	rctx, link := obs.StartReceive(ctx, webhooks.Route{Provider: "acme"})
-	assert.Empty(t, link, "no span, no link")
-	obs.EndReceive(rctx, webhooks.ReceiveResult{Status: webhooks.StatusRejected, Reason: webhooks.ReasonBadSignature}, nil)
+	rctx := obs.StartReceive(ctx, webhooks.ReceiveStartData{Route: webhooks.Route{Provider: "acme"}})
+	assert.Empty(t, obs.TraceLink(rctx), "no span, no link")
+	obs.EndReceive(rctx, webhooks.ReceiveEndData{Route: webhooks.Route{Provider: "acme"}, Result: webhooks.ReceiveResult{Status: webhooks.StatusRejected, Reason: webhooks.ReasonBadSignature}})
 	ev := webhooks.Event{Provider: "acme", ID: "e", Type: "t", Attempt: 1}
-	obs.EndAttempt(obs.StartAttempt(ctx, ev), ev, webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}})
-	obs.EndAttempt(ctx, ev, webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}})
+	dead := webhooks.AttemptEndData{Event: ev, Settlement: webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent}}}
+	obs.EndAttempt(obs.StartAttempt(ctx, webhooks.AttemptStartData{Event: ev}), dead)
+	obs.EndAttempt(ctx, dead)
 	assert.Empty(t, s.spans.Ended(), "the host's span is the host's to end")
 	parent.End()
 
@@ -378,9 +378,10 @@ func TestNoopTracer(t *testing.T) {
 	// With neither spans nor metrics, the context passes through as it is.
 	quiet, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(metricnoop.NewMeterProvider()), otelwebhooks.WithTracerProvider(tracenoop.NewTracerProvider()))
 	require.NoError(t, err)
-	rctx, _ = quiet.StartReceive(ctx, webhooks.Route{Provider: "acme"})
+	rctx = quiet.StartReceive(ctx, webhooks.ReceiveStartData{Route: webhooks.Route{Provider: "acme"}})
 	assert.Equal(t, ctx, rctx)
-	assert.Equal(t, ctx, quiet.StartAttempt(ctx, ev))
+	assert.Empty(t, quiet.TraceLink(rctx))
+	assert.Equal(t, ctx, quiet.StartAttempt(ctx, webhooks.AttemptStartData{Event: ev}))
 }
 
 // TestNoopProvidersAllocateNothing holds the claim that OpenTelemetry off
@@ -396,29 +397,30 @@ func TestNoopProvidersAllocateNothing(t *testing.T) {
 	key := webhooks.InboxKey{Provider: "acme", Tenant: "t", EventID: "e"}
 	ev := webhooks.Event{Provider: "acme", Tenant: "t", ID: "e", Type: "push", Attempt: 2, TraceLink: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}
 	failed := webhooks.Failure{Class: webhooks.FailureError, Message: "boom", Transient: true}
-	for _, res := range []webhooks.ReceiveResult{
-		{Status: webhooks.StatusAccepted, Key: key, EventType: "push", StoreTime: time.Millisecond},
-		{Status: webhooks.StatusDuplicate, Key: key, EventType: "push", StoreTime: time.Millisecond},
-		{Status: webhooks.StatusRejected, Reason: webhooks.ReasonBadSignature},
-		{Status: webhooks.StatusUnavailable, StoreTime: 2 * time.Second},
+	for _, end := range []webhooks.ReceiveEndData{
+		{Route: route, Result: webhooks.ReceiveResult{Status: webhooks.StatusAccepted, Key: key, EventType: "push"}, StoreTime: time.Millisecond},
+		{Route: route, Result: webhooks.ReceiveResult{Status: webhooks.StatusDuplicate, Key: key, EventType: "push"}, StoreTime: time.Millisecond},
+		{Route: route, Result: webhooks.ReceiveResult{Status: webhooks.StatusRejected, Reason: webhooks.ReasonBadSignature}, Err: webhooks.ReasonBadSignature},
+		{Route: route, Result: webhooks.ReceiveResult{Status: webhooks.StatusUnavailable}, Err: errors.New("down"), StoreTime: 2 * time.Second},
 	} {
 		allocs := testing.AllocsPerRun(1000, func() {
-			rctx, _ := obs.StartReceive(ctx, route)
-			obs.EndReceive(rctx, res, nil)
+			rctx := obs.StartReceive(ctx, webhooks.ReceiveStartData{Route: route})
+			_ = obs.TraceLink(rctx)
+			obs.EndReceive(rctx, end)
 		})
-		assert.Zero(t, allocs, "allocations per receive answered %v", res.Status)
+		assert.Zero(t, allocs, "allocations per receive answered %v", end.Result.Status)
 	}
-	for _, s := range []webhooks.Settlement{
-		{Outcome: webhooks.AttemptSucceeded},
-		{Outcome: webhooks.AttemptRetried, Failure: failed, RetryAt: time.Now()},
-		{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent, Message: "no"}},
-		{Outcome: ops.OutcomeLeaseLost},
+	for _, end := range []webhooks.AttemptEndData{
+		{Event: ev, Settlement: webhooks.Settlement{Outcome: webhooks.AttemptSucceeded}},
+		{Event: ev, Settlement: webhooks.Settlement{Outcome: webhooks.AttemptRetried, Failure: failed, RetryAt: time.Now()}},
+		{Event: ev, Settlement: webhooks.Settlement{Outcome: webhooks.AttemptDeadLettered, Failure: webhooks.Failure{Class: webhooks.FailurePermanent, Message: "no"}}},
+		{Event: ev, LeaseLost: true},
 	} {
 		allocs := testing.AllocsPerRun(1000, func() {
-			obs.EndAttempt(obs.StartAttempt(ctx, ev), ev, s)
+			obs.EndAttempt(obs.StartAttempt(ctx, webhooks.AttemptStartData{Event: ev}), end)
 		})
-		assert.Zero(t, allocs, "allocations per attempt %s", s.Outcome)
-		allocs = testing.AllocsPerRun(1000, func() { obs.EndAttempt(ctx, ev, s) })
-		assert.Zero(t, allocs, "allocations per attempt %s settled without a dispatch", s.Outcome)
+		assert.Zero(t, allocs, "allocations per attempt %s (lease lost: %v)", end.Settlement.Outcome, end.LeaseLost)
+		allocs = testing.AllocsPerRun(1000, func() { obs.EndAttempt(ctx, end) })
+		assert.Zero(t, allocs, "allocations per attempt %s (lease lost: %v) settled without a dispatch", end.Settlement.Outcome, end.LeaseLost)
 	}
 }

@@ -94,7 +94,7 @@ func (e Entry) definedHeaders() string {
 		for _, h := range r.OtherSignatureHeaders {
 			others = append(others, code(h))
 		}
-		out += "; the other signature in " + strings.Join(others, ", ") + " is not read"
+		out += "; " + strings.Join(others, ", ") + " not read (another signature or credential of the request; never stored)"
 	}
 	return out
 }

@@ -23,11 +23,11 @@ import (
 // with 401, as Discord requires.
 //
 // Discord expects the answer to every other interaction to be an
-// interaction response, sent within 3 seconds. The Gateway answers an
+// interaction response, sent within 3 seconds. The Receiver answers an
 // accepted webhook with its own small JSON body, which Discord does not
 // understand as one, so serve interactions with webhooks.VerifyMiddleware
 // and a handler of your own (answering, for example, a deferred response)
-// unless the gateway can be told what to answer.
+// unless the Receiver can be told what to answer.
 //
 //	providers.NewEd25519Verifier(providers.DiscordInteractionsOptions(), webhooks.StaticSecrets(os.Getenv("DISCORD_PUBLIC_KEY")))
 //

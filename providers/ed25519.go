@@ -114,7 +114,7 @@ type Ed25519Options struct {
 
 	// PublicKeyFormat is how the public keys from the CredentialResolver
 	// are written. A key that does not decode to 32 bytes is a
-	// configuration error: Verify returns it wrapped (the gateway answers
+	// configuration error: Verify returns it wrapped (the Receiver answers
 	// 503), naming the key's ID only. Defaults to Ed25519KeyHex.
 	PublicKeyFormat Ed25519KeyFormat
 

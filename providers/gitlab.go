@@ -63,7 +63,9 @@ func GitLabTokenOptions() TokenOptions {
 //	webhooks.NewHMACVerifier(providers.GitLabSigningOptions(), webhooks.StaticSecrets(os.Getenv("GITLAB_SIGNING_TOKEN")))
 //
 // It is StandardWebhooksOptions without the svix-* names and with the event
-// type from X-Gitlab-Event.
+// type from X-Gitlab-Event. A webhook may have a secret token too, which
+// GitLab then sends in X-Gitlab-Token beside the signature: the options
+// name that header in OtherSignatureHeaders, so a Receiver never stores it.
 //
 // The feature is new: it was added behind the webhook_signing_token feature
 // flag (https://gitlab.com/gitlab-org/gitlab/-/merge_requests/230944,
@@ -74,5 +76,6 @@ func GitLabSigningOptions() webhooks.HMACOptions {
 	opts.HeaderFallbacks = nil // GitLab sends the webhook-* names only
 	opts.Event.TypePath = ""
 	opts.Event.TypeHeader = GitLabEventHeader
+	opts.OtherSignatureHeaders = append(opts.OtherSignatureHeaders, GitLabTokenHeader)
 	return opts
 }

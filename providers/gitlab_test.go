@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -184,5 +185,45 @@ func TestGitLabSigningToken(t *testing.T) {
 	got = nhVerify(t, v, &webhooks.Request{Method: http.MethodPost, Header: h, Body: []byte(gitlabBody)})
 	if got.EventID != gitlabKey || got.EventType != "Merge Request Hook" {
 		t.Errorf("round trip: %+v", got)
+	}
+}
+
+// TestGitLabSigningKeepsTheSecretTokenOut: a GitLab webhook may have a
+// secret token beside its signing token, and then sends the token in
+// X-Gitlab-Token beside the signature. The signing verifier declares that
+// header, so a Receiver never stores the token with the item; the root
+// names no provider's header of its own.
+func TestGitLabSigningKeepsTheSecretTokenOut(t *testing.T) {
+	t.Parallel()
+	const signingToken = "whsec_" + "MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
+	v, err := webhooks.NewHMACVerifier(providers.GitLabSigningOptions(), webhooks.StaticSecrets(signingToken))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(v.SecretHeaders(), func(h string) bool { return strings.EqualFold(h, providers.GitLabTokenHeader) }) {
+		t.Errorf("SecretHeaders() = %q: the signing verifier does not declare %s", v.SecretHeaders(), providers.GitLabTokenHeader)
+	}
+	gw, inbox, _ := nhGateway(t, "gitlab", v, nil)
+	msg := webhookstest.SignedMessage{ID: gitlabKey, Type: "Push Hook", Timestamp: time.Now(), Body: []byte(gitlabBody)}
+	h, err := webhookstest.SignHMAC(providers.GitLabSigningOptions(), signingToken, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.Set(providers.GitLabTokenHeader, "the-secret-token")
+	req := httptest.NewRequest(http.MethodPost, "/webhooks/gitlab", strings.NewReader(gitlabBody))
+	req.Header = h
+	rec := httptest.NewRecorder()
+	gw.ServeHTTP(rec, req)
+	if rec.Code != http.StatusAccepted {
+		t.Fatalf("status %d %s, want 202", rec.Code, rec.Body)
+	}
+	item, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "gitlab", EventID: gitlabKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name := range item.Headers {
+		if strings.EqualFold(name, providers.GitLabTokenHeader) {
+			t.Fatal("the GitLab secret token was stored with a signed item")
+		}
 	}
 }

@@ -88,7 +88,7 @@ func NewTokenVerifier(opts TokenOptions, creds webhooks.CredentialResolver) (*To
 }
 
 // SecretHeaders implements webhooks.SecretHeaderVerifier: the header that
-// carries the token, which the Gateway therefore never stores with items.
+// carries the token, which the Receiver therefore never stores with items.
 func (v *TokenVerifier) SecretHeaders() []string {
 	return []string{http.CanonicalHeaderKey(v.opts.Header)}
 }

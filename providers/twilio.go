@@ -74,7 +74,7 @@ type TwilioOptions struct {
 	// under a fixed prefix (or whose configured URL carries a fragment,
 	// which never reaches the server). A *webhooks.VerificationError it
 	// returns is passed on as the rejection; any other error is returned
-	// wrapped, so the gateway answers 503. At most one of BaseURL and
+	// wrapped, so the Receiver answers 503. At most one of BaseURL and
 	// PublicURL may be set.
 	PublicURL func(req *webhooks.Request) (string, error)
 
@@ -123,7 +123,7 @@ type TwilioOptions struct {
 // The verification's KeyID is the matching secret's ID; OccurredAt is zero
 // because Twilio sends no time.
 //
-// The Gateway serves POST only; Twilio webhooks configured for GET can be
+// The Receiver serves POST only; Twilio webhooks configured for GET can be
 // verified through webhooks.VerifyHTTPRequest or webhooks.VerifyMiddleware.
 //
 //	providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets(os.Getenv("TWILIO_AUTH_TOKEN")))

@@ -47,7 +47,7 @@ type InsecureUnsignedVerifier struct {
 // claim and confirm it against the provider's API before acting on it.
 //
 // Every verification has KeyID UnsignedKeyID, so stored items say that
-// nothing verified them. Unknown providers stay refused by the gateway; this
+// nothing verified them. Unknown providers stay refused by the Receiver; this
 // verifier is registered per provider, by name.
 func InsecureAcceptUnsigned(opts UnsignedOptions) (*InsecureUnsignedVerifier, error) {
 	if err := optionsError("unsigned", opts.Event.Validate()); err != nil {

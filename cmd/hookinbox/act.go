@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -128,7 +128,7 @@ func replayOne(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
 		return storeError(req.Key, c.schema, err)
 	}
 	if asJSON {
-		return writeJSON(c.stdout, admin.NewReplayResult(&res, req.Actor, req.DryRun))
+		return writeJSON(c.stdout, adminjson.NewReplayResult(&res, req.Actor, req.DryRun))
 	}
 	what := describeKey(req.Key)
 	if req.DryRun {
@@ -169,7 +169,7 @@ func replayBulk(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
 		q.After = res.Next
 	}
 	if asJSON {
-		out := admin.NewReplayResult(&ops.ReplayResult{Items: items, Done: last.Done, Total: last.Total}, req.Actor, req.DryRun)
+		out := adminjson.NewReplayResult(&ops.ReplayResult{Items: items, Done: last.Done, Total: last.Total}, req.Actor, req.DryRun)
 		return writeJSON(c.stdout, out)
 	}
 	if len(items) == 0 {

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -38,7 +38,7 @@ var statsCmd = opsSpec{
 			if err != nil {
 				return err
 			}
-			s := admin.NewStats(&st, c.now)
+			s := adminjson.NewStats(&st, c.now)
 			if *asJSON {
 				return writeJSON(c.stdout, s)
 			}
@@ -109,7 +109,7 @@ var deadLettersCmd = opsSpec{
 				return err
 			}
 			if *asJSON {
-				return writeJSON(c.stdout, admin.NewPage(&page))
+				return writeJSON(c.stdout, adminjson.NewPage(&page))
 			}
 			if len(page.Items) == 0 {
 				if *closed {
@@ -175,7 +175,7 @@ var showCmd = opsSpec{
 			if err != nil {
 				return storeError(key, c.schema, err)
 			}
-			v := admin.NewDetail(&d, *payloads)
+			v := adminjson.NewDetail(&d, *payloads)
 			if *asJSON {
 				return writeJSON(c.stdout, v)
 			}
@@ -185,7 +185,7 @@ var showCmd = opsSpec{
 	},
 }
 
-func printDetail(w io.Writer, d *admin.Detail) {
+func printDetail(w io.Writer, d *adminjson.Detail) {
 	tw := table(w)
 	field := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
 	field("provider", clean(d.Provider))
@@ -268,7 +268,7 @@ func printDetail(w io.Writer, d *admin.Detail) {
 }
 
 // printBody prints stored headers, then the payload, indented and escaped.
-func printBody(w io.Writer, h http.Header, b *admin.Body) {
+func printBody(w io.Writer, h http.Header, b *adminjson.Body) {
 	names := make([]string, 0, len(h))
 	for k := range h {
 		names = append(names, k)

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -158,7 +158,7 @@ func TestOperatorCommands(t *testing.T) {
 	assert.Regexp(t, `(?m)^dead\s+3$`, out)
 	assert.Regexp(t, `(?m)^succeeded\s+1$`, out)
 	assert.Regexp(t, `(?m)^2\s+stripe\s+invoice.paid$`, out)
-	var st admin.Stats
+	var st adminjson.Stats
 	require.NoError(t, json.Unmarshal([]byte(ok("stats", "-json")), &st))
 	assert.Equal(t, int64(3), st.States["dead"])
 
@@ -180,7 +180,7 @@ func TestOperatorCommands(t *testing.T) {
 	var seen []string
 	args := []string{"dead-letters", "-limit", "1", "-json"}
 	for range 4 {
-		var p admin.Page
+		var p adminjson.Page
 		require.NoError(t, json.Unmarshal([]byte(ok(args...)), &p))
 		for _, it := range p.Items {
 			seen = append(seen, it.EventID)
@@ -211,7 +211,7 @@ func TestOperatorCommands(t *testing.T) {
 	out = ok("show", "-provider", "stripe", "-event-id", "evt_1")
 	assert.NotContains(t, out, "PAYLOAD-evt_1")
 	assert.NotContains(t, out, "QUARANTINED\"")
-	var d admin.Detail
+	var d adminjson.Detail
 	require.NoError(t, json.Unmarshal([]byte(ok("show", "-provider", "stripe", "-tenant", "acme", "-event-id", "evt_2", "-json")), &d))
 	assert.Equal(t, "evt_2", d.EventID)
 	require.Len(t, d.History, 1)
@@ -241,7 +241,7 @@ func TestOperatorCommands(t *testing.T) {
 	out = ok("replay", "-tenant", "acme", "-limit", "10", "-spread", "10m", "-dry-run", "-actor", "bob", "-reason", "deploy 42")
 	assert.Contains(t, out, "dry run, nothing changed: would replay 2 dead letters as bob:")
 	assert.Equal(t, webhooks.StateDead, s.get(evt2).State, "a dry run changes nothing")
-	var rr admin.ReplayResult
+	var rr adminjson.ReplayResult
 	require.NoError(t, json.Unmarshal([]byte(ok("replay", "-tenant", "acme", "-limit", "10", "-spread", "10m", "-actor", "bob", "-reason", "deploy 42", "-json")), &rr))
 	require.Equal(t, 2, rr.Count)
 	assert.Equal(t, "gh_1", rr.Items[0].EventID)
@@ -387,7 +387,7 @@ func TestTextOutputEscapesControls(t *testing.T) {
 	assert.Contains(t, outputs["dead-letters"], `boom\x1b]0;pwned\x07 \u009b`)
 	assert.Contains(t, outputs["show after replay"], `why\u202e\x1b[0m`)
 
-	var d admin.Detail
+	var d adminjson.Detail
 	out, _, code = run(append([]string{"show", "-json", "-payloads"}, key...)...)
 	require.Equal(t, 0, code)
 	require.NoError(t, json.Unmarshal([]byte(out), &d))

@@ -413,7 +413,8 @@ func requireToken(token string, next http.Handler) http.Handler {
 			w.Header().Add("WWW-Authenticate", `Basic realm="hookinbox admin", charset="UTF-8"`)
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
 			w.WriteHeader(http.StatusUnauthorized)
-			_ = json.NewEncoder(w).Encode(admin.ErrorResponse{Error: "unauthorized", Message: "present the admin token: Authorization: Bearer <token>"})
+			// The admin API's error shape (package admin, Errors).
+			_ = json.NewEncoder(w).Encode(map[string]string{"error": "unauthorized", "message": "present the admin token: Authorization: Bearer <token>"})
 			return
 		}
 		next.ServeHTTP(w, r)

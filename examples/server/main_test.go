@@ -499,8 +499,9 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	took := time.Since(start)
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a stalled database is answered 503, not held")
 	assert.Equal(t, "5", resp.Header.Get("Retry-After"))
-	// The Receiver's store timeout (WithStoreTimeout's default), and a
-	// margin for a loaded two-core machine, as internal/faulttest allows.
+	// The Receiver's store timeout (WithReceiverStoreTimeout's default,
+	// DefaultReceiverStoreTimeout), and a margin for a loaded two-core
+	// machine, as internal/faulttest allows.
 	const storeTimeout = 2 * time.Second
 	assert.Less(t, took, storeTimeout+2500*time.Millisecond, "answered within the store timeout, not after the stall (took %v)", took)
 

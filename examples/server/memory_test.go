@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -42,11 +42,11 @@ func TestPostgresListPagesOverLargeDeadLetters(t *testing.T) {
 
 	srv := startProcess(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"},
 		"-dsn", dsn, "-schema", schema, "-admin-token", token)
-	list := func() admin.Page {
+	list := func() adminjson.Page {
 		t.Helper()
 		code, _, body := srv.get(t, http.MethodGet, "/admin/api/dead-letters?limit=500", "", "Authorization", "Bearer "+token)
 		require.Equal(t, http.StatusOK, code, body)
-		var p admin.Page
+		var p adminjson.Page
 		require.NoError(t, json.Unmarshal([]byte(body), &p))
 		return p
 	}

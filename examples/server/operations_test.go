@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/internal/adminjson"
 )
 
 // TestPostgresOperatorWalkthrough is the README's operations walk-through:
@@ -38,11 +38,11 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	}
 
 	// item reads one item through the admin API.
-	item := func(id string) admin.Detail {
+	item := func(id string) adminjson.Detail {
 		t.Helper()
 		code, _, body := s.get(t, http.MethodGet, "/admin/api/item?provider=demo&event_id="+id, "", auth...)
 		require.Equal(t, http.StatusOK, code, body)
-		var d admin.Detail
+		var d adminjson.Detail
 		require.NoError(t, json.Unmarshal([]byte(body), &d))
 		return d
 	}
@@ -57,11 +57,11 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	waitUntil("ok-1 succeeded", func() bool { return item("ok-1").State == "succeeded" })
 
 	// The dead letters, listed by the API with their attempt and error.
-	var page admin.Page
+	var page adminjson.Page
 	waitUntil("both refunds are listed as dead letters", func() bool {
 		code, _, body := s.get(t, http.MethodGet, "/admin/api/dead-letters?provider=demo&event_type=order.refund", "", auth...)
 		require.Equal(t, http.StatusOK, code, body)
-		page = admin.Page{}
+		page = adminjson.Page{}
 		require.NoError(t, json.Unmarshal([]byte(body), &page))
 		return len(page.Items) == 2
 	})
@@ -89,7 +89,7 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	// Replayed through the API: audited as the token's actor, it runs again.
 	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","event_id":"refund-1","reason":"refunds fixed","ticket":"INC-9"}`, asJSON...)
 	require.Equal(t, http.StatusOK, code, body)
-	var rr admin.ReplayResult
+	var rr adminjson.ReplayResult
 	require.NoError(t, json.Unmarshal([]byte(body), &rr))
 	assert.Equal(t, "admin-token", rr.Actor)
 	assert.Equal(t, 1, rr.Count)
@@ -98,14 +98,14 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 		return len(d.History) == 2 && d.State == "dead"
 	})
 	require.Len(t, d.Audit, 1)
-	assert.Equal(t, admin.Audit{Action: "replay", At: d.Audit[0].At, Actor: "admin-token", Reason: "refunds fixed", Ticket: "INC-9"}, d.Audit[0])
+	assert.Equal(t, adminjson.Audit{Action: "replay", At: d.Audit[0].At, Actor: "admin-token", Reason: "refunds fixed", Ticket: "INC-9"}, d.Audit[0])
 
 	// The other one closed through the API.
 	code, _, body = s.get(t, http.MethodPost, "/admin/api/close", `{"provider":"demo","event_id":"refund-2","reason":"test order"}`, asJSON...)
 	require.Equal(t, http.StatusOK, code, body)
-	var closed admin.CloseResult
+	var closed adminjson.CloseResult
 	require.NoError(t, json.Unmarshal([]byte(body), &closed))
-	assert.Equal(t, admin.CloseResult{Key: admin.Key{Provider: "demo", EventID: "refund-2"}, State: "closed", Actor: "admin-token"}, closed)
+	assert.Equal(t, adminjson.CloseResult{Key: adminjson.Key{Provider: "demo", EventID: "refund-2"}, State: "closed", Actor: "admin-token"}, closed)
 	d = item("refund-2")
 	assert.Equal(t, "closed", d.State)
 	require.Len(t, d.Audit, 1)

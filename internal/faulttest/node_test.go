@@ -37,8 +37,8 @@ type nodeConfig struct {
 	Poll    time.Duration
 	// MaxConns sizes the pool.
 	MaxConns int32
-	// StoreTimeout is the Receiver's and the Processor's WithStoreTimeout;
-	// zero keeps the defaults (2 s for a receive, 10 s for the processor).
+	// StoreTimeout is the Receiver's WithReceiverStoreTimeout and the
+	// Processor's WithProcessorStoreTimeout; zero keeps their defaults.
 	StoreTimeout time.Duration
 	// MaxInFlight is the Receiver's WithMaxInFlight; zero keeps the
 	// default (128).
@@ -165,7 +165,7 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 	})
 	shared := []webhooks.ProcessorOption{webhooks.WithLogger(logger)}
 	if cfg.StoreTimeout > 0 {
-		shared = append(shared, webhooks.WithStoreTimeout(cfg.StoreTimeout))
+		shared = append(shared, webhooks.WithProcessorStoreTimeout(cfg.StoreTimeout))
 	}
 	proc, err := webhooks.NewProcessor(store, mux, append(shared,
 		webhooks.WithWorkers(cfg.Workers),
@@ -186,7 +186,7 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 	registry.MustRegister(nodeProvider, verifier)
 	rcvOpts := []webhooks.ReceiverOption{webhooks.WithLogger(logger), webhooks.WithProcessor(proc)}
 	if cfg.StoreTimeout > 0 {
-		rcvOpts = append(rcvOpts, webhooks.WithStoreTimeout(cfg.StoreTimeout))
+		rcvOpts = append(rcvOpts, webhooks.WithReceiverStoreTimeout(cfg.StoreTimeout))
 	}
 	if cfg.MaxInFlight > 0 {
 		rcvOpts = append(rcvOpts, webhooks.WithMaxInFlight(cfg.MaxInFlight))

@@ -1,4 +1,9 @@
-package admin
+// Package adminjson is the JSON of package admin's API, which the
+// hookinbox command prints too (-json): one definition of each shape, in
+// the module only. Package admin's documentation is the contract; a test
+// there holds these types to it. Times are RFC 3339 in UTC; a time that is
+// not set is left out.
+package adminjson
 
 import (
 	"encoding/hex"
@@ -10,9 +15,6 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// The JSON the API reads and writes. Times are RFC 3339 in UTC; a time that
-// is not set is left out.
-
 // Key addresses an inbox item. An empty Tenant is the item of no tenant.
 type Key struct {
 	Provider string `json:"provider"`
@@ -20,11 +22,13 @@ type Key struct {
 	EventID  string `json:"event_id"`
 }
 
-func keyOf(k webhooks.InboxKey) Key {
+// KeyOf is k as the API shows it.
+func KeyOf(k webhooks.InboxKey) Key {
 	return Key{Provider: k.Provider, Tenant: k.Tenant, EventID: k.EventID}
 }
 
-func (k Key) inboxKey() webhooks.InboxKey {
+// InboxKey is the item's key.
+func (k Key) InboxKey() webhooks.InboxKey {
 	return webhooks.InboxKey{Provider: k.Provider, Tenant: k.Tenant, EventID: k.EventID}
 }
 
@@ -65,7 +69,7 @@ type ErrorRecord struct {
 // NewItem is it as the API shows it.
 func NewItem(it *webhooks.Item) Item {
 	out := Item{
-		Key:            keyOf(it.Key),
+		Key:            KeyOf(it.Key),
 		EventType:      it.EventType,
 		State:          string(it.State),
 		Attempts:       it.Attempts,
@@ -212,13 +216,13 @@ type Page struct {
 func NewPage(p *ops.Page) Page {
 	out := Page{Items: make([]Item, 0, len(p.Items)), Next: p.Next}
 	for i := range p.Items {
-		out.Items = append(out.Items, summaryItem(&p.Items[i]))
+		out.Items = append(out.Items, SummaryItem(&p.Items[i]))
 	}
 	return out
 }
 
-// summaryItem is a listed item as the API shows it.
-func summaryItem(s *ops.Summary) Item {
+// SummaryItem is a listed item as the API shows it.
+func SummaryItem(s *ops.Summary) Item {
 	it := NewItem(&s.Item)
 	it.PayloadBytes = s.PayloadBytes
 	return it
@@ -301,6 +305,25 @@ type Filter struct {
 	To   time.Time `json:"to,omitzero"`
 }
 
+// Query is the filter as an ops.Query, without state, limit and cursor.
+func (f *Filter) Query() ops.Query {
+	q := ops.Query{
+		Provider:   f.Provider,
+		EventType:  f.EventType,
+		ErrorClass: webhooks.FailureClass(f.ErrorClass),
+		APIVersion: f.APIVersion,
+		From:       f.From,
+		To:         f.To,
+	}
+	switch {
+	case f.NoTenant:
+		q.Tenant = new(string)
+	case f.Tenant != "":
+		q.Tenant = &f.Tenant
+	}
+	return q
+}
+
 // ReplayRequest is the body of POST api/replay: replay one item, dead,
 // closed (undoing the closing) or succeeded (running it again). Reason is
 // required; the actor comes from the host (WithActor). The item gets the
@@ -312,23 +335,8 @@ type ReplayRequest struct {
 	KeepAttempts bool   `json:"keep_attempts,omitempty"`
 }
 
-// BulkReplayRequest is the body of POST api/bulk-replay: replay up to
-// Limit items matching Filter, newest first: dead letters, or closed or
-// succeeded items when State says so. Reason is required. Limit defaults
-// to ops.DefaultReplayLimit and may be up to ops.MaxReplayLimit. Spread is
-// a Go duration ("10m"), at most ops.MaxReplaySpread: the replayed items
-// fall due evenly over that window from now instead of all at once.
-// DryRun reports what would be replayed and changes nothing.
-//
-// One request goes through at most ops.ReplayBatch items: when the answer
-// has a Next cursor, send the same body again with After set to it, until
-// the answer has none (a cursor sent with a smaller Limit is refused). A
-// replay takes only the items it selected when it began, each once: those
-// that left the state meanwhile (replayed or closed by someone else) are
-// skipped, not made up for with others. A replay stopped halfway is
-// continued with its cursor; sent again without one, the body starts a
-// new replay, of what is in the state then (what the first replayed is
-// not, unless it has died again since).
+// BulkReplayRequest is the body of POST api/bulk-replay (see package
+// admin).
 type BulkReplayRequest struct {
 	Filter Filter `json:"filter"`
 	// State is dead (the default), closed or succeeded.
@@ -363,7 +371,7 @@ func NewReplayResult(res *ops.ReplayResult, actor string, dryRun bool) ReplayRes
 	out := ReplayResult{DryRun: dryRun, Actor: actor, Count: len(res.Items), Items: make([]Replayed, 0, len(res.Items)),
 		Done: res.Done, Total: res.Total, Next: res.Next}
 	for _, it := range res.Items {
-		out.Items = append(out.Items, Replayed{Key: keyOf(it.Key), DueAt: utc(it.DueAt)})
+		out.Items = append(out.Items, Replayed{Key: KeyOf(it.Key), DueAt: utc(it.DueAt)})
 	}
 	return out
 }
