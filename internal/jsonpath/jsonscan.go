@@ -1,4 +1,4 @@
-package wire
+package jsonpath
 
 import (
 	"encoding/binary"

@@ -1,10 +1,11 @@
-// Package wire reads the syntax webhooks arrive in: single header values,
-// timestamps, base64, signature headers, signed-content templates and dotted
-// paths into JSON bodies. It is shared by the root package's verifiers and
-// package providers, and imports neither: it returns plain values and
-// problem codes, and its callers turn those into rejections. Nothing here
-// sees a secret, and no message here repeats the input.
-package wire
+// Package sigsyntax reads the syntax signed webhooks arrive in: single
+// header values, timestamps, base64 and hex digests, signature headers,
+// signed-content templates and the body-derived event ID. (Dotted paths into
+// JSON bodies are package jsonpath.) It is shared by the root package's
+// verifiers and package providers, and imports neither: it returns plain
+// values and problem codes, and its callers turn those into rejections.
+// Nothing here sees a secret, and no message here repeats the input.
+package sigsyntax
 
 import (
 	"crypto/sha256"
