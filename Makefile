@@ -4,14 +4,14 @@ GO ?= go
 .PHONY: test run vet lint bench fuzz
 
 # Vet and run every test with the race detector. The PostgreSQL tests
-# (pgstore, the fault tests in internal/faulttest, the example server's)
+# (pgstore, the fault tests in internal/testing/faulttest, the example server's)
 # run when WEBHOOKS_TEST_DATABASE_URL points at a server, and say once that
 # they were skipped otherwise; .ci/run sets it and WEBHOOKS_TEST_REQUIRE_DB=1,
 # so there they cannot be skipped. WEBHOOKS_TEST_LONG=1 runs the fault
 # tests' long variants (more load, longer outages, more rounds; about a
 # minute more).
 # Everything is built with -race, through GOFLAGS, so that vet and the go
-# commands some tests run (internal/readme vets the README's snippets,
+# commands some tests run (internal/testing/readme vets the README's snippets,
 # cmd/hookinbox builds the command) compile every package as the tests do
 # and share the build cache instead of compiling the module a second time.
 # A race-enabled program sleeps a second when it exits, to let late race
@@ -25,7 +25,7 @@ test: export GORACE := $(strip atexit_sleep_ms=0 $(GORACE))
 test:
 	$(GO) vet ./...
 	@echo "$(GO) test -vet=off ./... (GOFLAGS=$$GOFLAGS)"; status=0; $(GO) test -vet=off ./... || status=$$?; \
-	if [ -z "$$WEBHOOKS_TEST_DATABASE_URL" ]; then echo "make test: the PostgreSQL tests (pgstore, internal/faulttest, examples/server) were SKIPPED: WEBHOOKS_TEST_DATABASE_URL is not set; run them with WEBHOOKS_TEST_DATABASE_URL='$(PGURL_EXAMPLE)' make test"; fi; \
+	if [ -z "$$WEBHOOKS_TEST_DATABASE_URL" ]; then echo "make test: the PostgreSQL tests (pgstore, internal/testing/faulttest, examples/server) were SKIPPED: WEBHOOKS_TEST_DATABASE_URL is not set; run them with WEBHOOKS_TEST_DATABASE_URL='$(PGURL_EXAMPLE)' make test"; fi; \
 	exit $$status
 
 # Run every fuzz target of the module briefly, FUZZTIME executions each (a

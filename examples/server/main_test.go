@@ -27,7 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/webhooks/internal/faultproxy"
+	"github.com/hookinbox/webhooks/internal/testing/faultproxy"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -500,7 +500,7 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "a stalled database is answered 503, not held")
 	assert.Equal(t, "5", resp.Header.Get("Retry-After"))
 	// The Receiver's store timeout (WithStoreTimeout's default), and a
-	// margin for a loaded two-core machine, as internal/faulttest allows.
+	// margin for a loaded two-core machine, as internal/testing/faulttest allows.
 	const storeTimeout = 2 * time.Second
 	assert.Less(t, took, storeTimeout+2500*time.Millisecond, "answered within the store timeout, not after the stall (took %v)", took)
 

@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/faultproxy"
+	"github.com/hookinbox/webhooks/internal/testing/faultproxy"
 )
 
 // TestDatabaseOutage cuts a node off from PostgreSQL while providers

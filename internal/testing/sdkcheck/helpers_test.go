@@ -89,10 +89,10 @@ func tampered(body []byte) []byte {
 	return append(b, ' ')
 }
 
-// loadVector reads a vector of the library's testdata.
+// loadVector reads a vector of providers/testdata.
 func loadVector(t *testing.T, rel string, into any) {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "..", "testdata", rel))
+	b, err := os.ReadFile(filepath.Join("..", "..", "..", "providers", "testdata", rel))
 	if err != nil {
 		t.Fatal(err)
 	}

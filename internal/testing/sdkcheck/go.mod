@@ -1,4 +1,4 @@
-module github.com/hookinbox/webhooks/providers/internal/sdkcheck
+module github.com/hookinbox/webhooks/internal/testing/sdkcheck
 
 go 1.26.0
 

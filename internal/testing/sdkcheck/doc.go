@@ -3,7 +3,7 @@
 // go.mod: deliveries webhookstest signs must verify with the SDK, and
 // deliveries the SDK signs (where it can), or the provider's documented
 // vector, must verify with the catalog entry; a tampered delivery must be
-// refused. Run it with "cd providers/internal/sdkcheck && go test ./...".
+// refused. Run it with "cd internal/testing/sdkcheck && go test ./...".
 //
 // The SDKs checked: stripe-go (stripe), slack-go (slack), discordgo
 // (discord, discord-events), go-github (github), the Standard Webhooks
