@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -27,7 +28,7 @@ import (
 // interrupted ran again (recorded as crashed), and no event that had
 // succeeded ran again.
 func TestCrashUnderLoad(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	in := newInbox(t, dsn)
 	var (

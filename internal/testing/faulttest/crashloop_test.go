@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -32,7 +33,7 @@ import (
 // attempt runs alone, so the poison crashes alone and the ordinary events
 // pay for no other crash.
 func TestCrashLoopCostsOnlyThePoison(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	for _, c := range []struct {
 		name    string

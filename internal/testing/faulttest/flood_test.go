@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // slowReader hands out its bytes a chunk at a time, pausing before each,
@@ -36,7 +37,7 @@ func (s *slowReader) Read(p []byte) (int, error) {
 // its resident memory grows by what its in-flight requests hold, not by
 // what the flood sends; the deliveries it took are stored.
 func TestFloodOfLargeSlowBodies(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	in := newInbox(t, dsn)
 	var senders = scale(100, 400)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,7 +14,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -31,17 +29,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
-// Environment variables the tests read.
-const (
-	envDatabaseURL = "WEBHOOKS_TEST_DATABASE_URL"
-	envRequireDB   = "WEBHOOKS_TEST_REQUIRE_DB"
-	// envLong set to 1 runs the long variants.
-	envLong = "WEBHOOKS_TEST_LONG"
-)
+// envLong set to 1 runs the long variants.
+const envLong = "WEBHOOKS_TEST_LONG"
 
 // scale returns short, or long under WEBHOOKS_TEST_LONG=1.
 func scale[T any](short, long T) T {
@@ -49,20 +43,6 @@ func scale[T any](short, long T) T {
 		return long
 	}
 	return short
-}
-
-// requireDB returns the test database's URL, skipping t without one (or
-// failing it under WEBHOOKS_TEST_REQUIRE_DB=1).
-func requireDB(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv(envDatabaseURL)
-	if dsn == "" {
-		if os.Getenv(envRequireDB) == "1" {
-			t.Fatalf("%s=1 but %s is not set", envRequireDB, envDatabaseURL)
-		}
-		t.Skipf("set %s=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the fault tests", envDatabaseURL)
-	}
-	return dsn
 }
 
 // inbox is the test's own view of a schema's inbox, on a pool of its own.
@@ -76,17 +56,8 @@ type inbox struct {
 // newInbox creates and migrates a fresh schema, dropped when t ends.
 func newInbox(t *testing.T, dsn string) *inbox {
 	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "faulttest_" + hex.EncodeToString(b[:])
 	pool := newPool(t, dsn, 4)
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
+	schema := pgtest.NewSchema(t, pool)
 	store, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -106,7 +77,7 @@ func newPool(t *testing.T, dsn string, maxConns int32) *pgxpool.Pool {
 	defer cancel()
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	require.NoError(t, err)
-	require.NoError(t, pool.Ping(ctx), "connecting to %s", envDatabaseURL)
+	require.NoError(t, pool.Ping(ctx), "connecting to the database")
 	t.Cleanup(pool.Close)
 	return pool
 }
@@ -547,23 +518,6 @@ func acked(answers []answer) map[string]bool {
 		}
 	}
 	return out
-}
-
-// viaProxy is dsn with its host and port replaced by addr.
-func viaProxy(t *testing.T, dsn, addr string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	u.Host = addr
-	return u.String()
-}
-
-// dbAddr is the host:port of dsn.
-func dbAddr(t *testing.T, dsn string) string {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	require.NoError(t, err)
-	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
 }
 
 // outcomes lists an item's attempt outcomes, oldest first.

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -23,7 +24,7 @@ import (
 // has one item, at most one delivery is answered 202 (the others 200), and
 // its handler runs once, successfully.
 func TestInstancesShareOneDatabase(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	in := newInbox(t, dsn)
 	var (

@@ -14,6 +14,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/faultproxy"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // TestDatabaseOutage cuts a node off from PostgreSQL while providers
@@ -27,10 +28,10 @@ import (
 // one item, and every item succeeded: nothing was lost and nothing stays
 // leased.
 func TestDatabaseOutage(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	in := newInbox(t, dsn)
-	proxy, err := faultproxy.New(dbAddr(t, dsn))
+	proxy, err := faultproxy.New(pgtest.Address(t, dsn))
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
 	var (
@@ -49,7 +50,7 @@ func TestDatabaseOutage(t *testing.T) {
 		maxCPU = 0.3
 		poll   = 250 * time.Millisecond
 	)
-	n := startNode(t, nodeConfig{DSN: viaProxy(t, dsn, proxy.Addr()), Schema: in.schema, Name: "cut-off",
+	n := startNode(t, nodeConfig{DSN: pgtest.WithAddress(t, dsn, proxy.Addr()), Schema: in.schema, Name: "cut-off",
 		Workers: 4, Lease: 3 * time.Second, Poll: poll, HandlerDelay: 5 * time.Millisecond})
 	p := newProvider(t)
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 )
@@ -25,7 +26,7 @@ import (
 // renewals and settlements are refused, and the attempt history records
 // its attempts as lease_lost.
 func TestPausedWorkerCannotSettle(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	in := newInbox(t, dsn)
 	var (

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // envPGBin names the directory of initdb and pg_ctl for the tests that
@@ -45,8 +47,8 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 	unavailable := func(format string, args ...any) {
 		t.Helper()
 		msg := fmt.Sprintf(format, args...)
-		if os.Getenv(envRequireDB) == "1" {
-			t.Fatalf("%s (%s=1)", msg, envRequireDB)
+		if os.Getenv(pgtest.EnvRequireDB) == "1" {
+			t.Fatalf("%s (%s=1)", msg, pgtest.EnvRequireDB)
 		}
 		t.Skip(msg)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -24,7 +25,7 @@ import (
 // themselves, without a restart. After the providers' retries no webhook
 // acknowledged is lost, none is stored twice, and every item succeeded.
 func TestPostgresRestartUnderLoad(t *testing.T) {
-	requireDB(t) // the fault tests' switch; this one runs a cluster of its own
+	pgtest.DSN(t) // the fault tests' switch; this one runs a cluster of its own
 	t.Parallel()
 	pg := startPrivatePostgres(t)
 	in := newInbox(t, pg.dsn)

@@ -1,13 +1,10 @@
-// Package pgtest gives pgstore's tests a PostgreSQL database: the one named
-// by WEBHOOKS_TEST_DATABASE_URL; else, in a build with -tags testcontainers,
-// a container started with testcontainers-go when a Docker engine is
-// reachable; else the test is skipped with one line saying how to enable it
-// (or fails, when WEBHOOKS_TEST_REQUIRE_DB=1). Each test works in its own
-// schema, dropped when it ends, so tests run in parallel on one database.
-//
-// The container is behind a build tag because testcontainers-go and the
-// Docker client it brings are a seventh of what the tests compile: without
-// the tag, a cold `make test` does not build them.
+// Package pgtest is the one PostgreSQL helper of the module's tests
+// (pgstore's, the CLI's, the example server's, the fault tests'): it finds
+// the test database, named by WEBHOOKS_TEST_DATABASE_URL, and skips the
+// test with one line saying how to run it when there is none (or fails it,
+// when WEBHOOKS_TEST_REQUIRE_DB=1, as in CI). Each test works in a schema
+// of its own, dropped when it ends, so tests run in parallel on one
+// database.
 package pgtest
 
 import (
@@ -16,7 +13,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -62,28 +62,23 @@ func DSN(t testing.TB) string {
 }
 
 func resolve() {
-	if u := os.Getenv(EnvDatabaseURL); u != "" {
-		if _, err := pgxpool.ParseConfig(u); err != nil {
-			dsnErr = fmt.Errorf("%s is not a valid connection string: %w", EnvDatabaseURL, err)
-			return
-		}
-		dsn = u
+	u := os.Getenv(EnvDatabaseURL)
+	if u == "" {
+		skip = EnvDatabaseURL + " is not set"
 		return
 	}
-	dsn, skip, dsnErr = startContainer()
+	if _, err := pgxpool.ParseConfig(u); err != nil {
+		dsnErr = fmt.Errorf("%s is not a valid connection string: %w", EnvDatabaseURL, err)
+		return
+	}
+	dsn = u
 }
 
-// Main runs the package's tests, stops the container DSN may have started,
-// and then fails the run if any goroutine outlived the tests (a store's
-// listener, notifier or pool left running). Call it from TestMain:
-// os.Exit(pgtest.Main(m)).
+// Main runs the package's tests and then fails the run if any goroutine
+// outlived them (a store's listener, notifier or pool left running). Call
+// it from TestMain: os.Exit(pgtest.Main(m)).
 func Main(m *testing.M) int {
 	code := m.Run()
-	if stopContainer() {
-		// testcontainers keeps goroutines of its own (its reaper's
-		// connection, the Docker client's) for the process's life.
-		return code
-	}
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
 			fmt.Fprintf(os.Stderr, "pgtest: goroutines outlived the tests: %v\n", err)
@@ -159,18 +154,65 @@ func NewSlowCommitPool(t testing.TB, maxConns int32, commitDelay time.Duration) 
 }
 
 // NewSchema returns a fresh random schema name, unused so far, and drops the
-// schema (with everything in it) when t ends. It does not create it.
+// schema (with everything in it) through pool when t ends. It does not
+// create it. pool may be on any database, not only the test database's.
 func NewSchema(t testing.TB, pool *pgxpool.Pool) string {
 	t.Helper()
+	return newSchema(t, func(ctx context.Context, sql string) error {
+		_, err := pool.Exec(ctx, sql)
+		return err
+	})
+}
+
+// NewSchemaAt is NewSchema for a test that holds no pool, only the
+// connection string of the database (to hand to a program it starts: a
+// server, the CLI). The schema is dropped over a connection of its own.
+func NewSchemaAt(t testing.TB, dsn string) string {
+	t.Helper()
+	return newSchema(t, func(ctx context.Context, sql string) error {
+		conn, err := pgx.Connect(ctx, dsn)
+		if err != nil {
+			return err
+		}
+		defer conn.Close(ctx)
+		_, err = conn.Exec(ctx, sql)
+		return err
+	})
+}
+
+func newSchema(t testing.TB, exec func(ctx context.Context, sql string) error) string {
 	var b [8]byte
 	_, _ = rand.Read(b[:])
-	name := "pgstore_test_" + hex.EncodeToString(b[:])
+	name := "webhooks_test_" + hex.EncodeToString(b[:])
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if _, err := pool.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
+		if err := exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{name}.Sanitize()+" CASCADE"); err != nil {
 			t.Errorf("pgtest: dropping test schema %s: %v", name, err)
 		}
 	})
 	return name
+}
+
+// Address returns the host:port dsn connects to: what a proxy in front of
+// the database forwards to.
+func Address(t testing.TB, dsn string) string {
+	t.Helper()
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// WithAddress returns dsn with its host and port replaced by addr (a
+// proxy's).
+func WithAddress(t testing.TB, dsn, addr string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	u.Host = addr
+	return u.String()
 }
