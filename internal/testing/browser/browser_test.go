@@ -1,9 +1,8 @@
-//go:build browser
-
-package admin_test
+package browser
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -18,7 +17,59 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/admin"
+	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
+
+// TestMain fails the tests if any goroutine outlives them (the browser's
+// connection, the console collector).
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// base is the time of the fixture's first dead letter.
+var base = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+
+// fixture is a store with five dead letters across providers and tenants,
+// a minute apart (evt_1 first, evt_3 last), beside a succeeded item and a
+// pending one.
+func fixture(t *testing.T) *memstore.Inbox {
+	t.Helper()
+	ctx := t.Context()
+	s := memstore.NewInbox()
+	enqueue := func(k webhooks.InboxKey, at time.Time) {
+		t.Helper()
+		payload := []byte(`{"id":"` + k.EventID + `"}`)
+		_, err := s.Enqueue(ctx, webhooks.Envelope{Key: k, EventType: "invoice.paid", Payload: payload, PayloadSHA256: sha256.Sum256(payload), ReceivedAt: at})
+		require.NoError(t, err)
+	}
+	settle := func(k webhooks.InboxKey, at time.Time, outcome webhooks.AttemptOutcome, failure webhooks.Failure) {
+		t.Helper()
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: at, LeaseDuration: time.Minute, Max: 1})
+		require.NoError(t, err)
+		require.Len(t, leases, 1)
+		require.Equal(t, k, leases[0].Key())
+		require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: outcome, Failure: failure, Now: at}))
+	}
+	for i, k := range []webhooks.InboxKey{
+		{Provider: "stripe", EventID: "evt_1"},
+		{Provider: "stripe", Tenant: "acme", EventID: "evt_2"},
+		{Provider: "github", Tenant: "acme", EventID: "gh_1"},
+		{Provider: "github", EventID: "gh_2"},
+		{Provider: "stripe", Tenant: "globex", EventID: "evt_3"},
+	} {
+		at := base.Add(time.Duration(i) * time.Minute)
+		enqueue(k, at.Add(-time.Second))
+		settle(k, at, webhooks.AttemptDeadLettered, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "handler said no to " + k.EventID})
+	}
+	ok := webhooks.InboxKey{Provider: "stripe", EventID: "evt_ok"}
+	enqueue(ok, base.Add(10*time.Minute))
+	settle(ok, base.Add(10*time.Minute), webhooks.AttemptSucceeded, webhooks.Failure{})
+	enqueue(webhooks.InboxKey{Provider: "stripe", EventID: "evt_pending"}, base.Add(11*time.Minute))
+	return s
+}
 
 // browserPath finds Chromium or Chrome: $WEBHOOKS_TEST_BROWSER, or the
 // usual names on $PATH.
@@ -47,9 +98,10 @@ func TestPageInBrowser(t *testing.T) {
 		t.Skip("no Chromium or Chrome on $PATH (apt-get install chromium, or set WEBHOOKS_TEST_BROWSER): skipping the browser test of the admin page")
 	}
 	t.Parallel()
-	s, _ := fixture(t)
+	h, err := admin.NewHandler(fixture(t), admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))))
+	require.NoError(t, err)
 	mux := http.NewServeMux()
-	mux.Handle("/admin/", http.StripPrefix("/admin", newHandler(t, s)))
+	mux.Handle("/admin/", http.StripPrefix("/admin", h))
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
@@ -91,7 +143,7 @@ func TestPageInBrowser(t *testing.T) {
 			problems = append(problems, fmt.Sprintf("%s (%s %s)", m, m.Source, m.URL))
 		}
 	}()
-	_, err := chromedp.Call(bctx, cdplog.Enable, cdp.Empty{})
+	_, err = chromedp.Call(bctx, cdplog.Enable, cdp.Empty{})
 	require.NoError(t, err, "starting %s", path)
 
 	text := func(sel chromedp.ID) string {
