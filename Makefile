@@ -57,7 +57,7 @@ lint:
 # benchstat reads: every package's (verification of each provider, each
 # beside its hand-written floor in the same run; the gateway, enqueue,
 # acquire and settle), then the providers' own Go libraries beside the
-# presets (internal/benchcmp, a module of its own so they never enter
+# presets (tools/verifybench, a module of its own so they never enter
 # go.mod). BENCH narrows the benchmarks, COUNT sets the runs of each.
 #   go run golang.org/x/perf/cmd/benchstat@latest old.txt bench.txt
 #   go run golang.org/x/perf/cmd/benchstat@latest -filter .name:Verify -col /impl bench.txt
@@ -65,4 +65,4 @@ BENCH ?= .
 COUNT ?= 6
 bench:
 	$(GO) test -run '^$$' -bench '$(BENCH)' -benchmem -count $(COUNT) ./... | tee bench.txt
-	cd internal/benchcmp && $(GO) run . -count $(COUNT) | tee -a ../../bench.txt
+	cd tools/verifybench && $(GO) run . -count $(COUNT) | tee -a ../../bench.txt

@@ -1,4 +1,4 @@
-package loadgen
+package loadscenario
 
 import (
 	"context"
@@ -80,7 +80,7 @@ func Drain(ctx context.Context, cfg Config, load DrainLoad) (Result, error) {
 	res.Processed = processed.Load()
 	res.ProcessedPerSec = float64(res.Processed) / res.Elapsed.Seconds()
 	if res.Processed < int64(load.Items) {
-		return res, fmt.Errorf("loadgen: drained %d of %d items in %s", res.Processed, load.Items, load.Timeout)
+		return res, fmt.Errorf("loadscenario: drained %d of %d items in %s", res.Processed, load.Items, load.Timeout)
 	}
 	if res.BacklogEnd, err = sys.pending(ctx); err != nil {
 		return res, err
@@ -119,7 +119,7 @@ func (s *system) fill(ctx context.Context, n, size int) error {
 				$2, '0', 'pending', 0, $3, 0, $3, $3, $3, $3, '2024-06-20'
 			FROM generate_series($4::int, $5::int) AS g`, body, digest[:], time.Now(), from, to)
 		if err != nil {
-			return fmt.Errorf("loadgen: filling the inbox: %w", err)
+			return fmt.Errorf("loadscenario: filling the inbox: %w", err)
 		}
 	}
 	return s.vacuum(ctx)

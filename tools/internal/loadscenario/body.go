@@ -1,4 +1,4 @@
-package loadgen
+package loadscenario
 
 import (
 	"crypto/rand"

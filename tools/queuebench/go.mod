@@ -1,4 +1,4 @@
-module github.com/hookinbox/webhooks/internal/loadcmp
+module github.com/hookinbox/webhooks/tools/queuebench
 
 go 1.26.0
 

@@ -1,4 +1,4 @@
-module github.com/hookinbox/webhooks/internal/benchcmp
+module github.com/hookinbox/webhooks/tools/verifybench
 
 go 1.26.0
 

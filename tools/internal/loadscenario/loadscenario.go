@@ -1,13 +1,13 @@
-// Package loadgen measures hookinbox under load: the Receiver over
+// Package loadscenario measures hookinbox under load: the Receiver over
 // loopback HTTP, Enqueue called directly, a Processor draining a backlog,
 // receiving and processing at once, and the wake-up of an idle Processor.
 // Every scenario runs the library's real code against memstore or a real
 // PostgreSQL (pgstore), and returns its figures as a Result.
 //
-// The load program (internal/load) runs one scenario from flags; the
-// comparison with River and with hand-written SQL (internal/loadcmp, a
+// The loadtest command (tools/loadtest) runs one scenario from flags; the
+// comparison with River and with hand-written SQL (tools/queuebench, a
 // module of its own) runs them beside their references, in one run.
-package loadgen
+package loadscenario
 
 import (
 	"context"
@@ -380,7 +380,7 @@ func (c Config) storeName() string {
 }
 
 // errNoDB is returned by scenarios that need PostgreSQL.
-var errNoDB = errors.New("loadgen: this scenario needs PostgreSQL: give a DSN")
+var errNoDB = errors.New("loadscenario: this scenario needs PostgreSQL: give a DSN")
 
 // Median returns, field by field, the median of rs (the lower middle of
 // an even count), as one Result named after the first.

@@ -1,16 +1,16 @@
-// Command load puts hookinbox under load and prints what it measured: the
+// Command loadtest puts hookinbox under load and prints what it measured: the
 // real Receiver over loopback HTTP and a real Processor, on PostgreSQL
 // (pgstore) or in memory (memstore), with 2 KiB Stripe-shaped webhooks
 // signed as Stripe signs them (the catalog's stripe entry, through
 // webhookstest).
 //
-//	go run ./internal/load -scenario receive -dsn "$DSN" -conns 50 -duration 10s
-//	go run ./internal/load -scenario receive+process -dsn "$DSN"
-//	go run ./internal/load -scenario enqueue -dsn "$DSN" -enqueuers 16
-//	go run ./internal/load -scenario drain -dsn "$DSN" -items 20000 [-workers 1000]
-//	go run ./internal/load -scenario wake -dsn "$DSN"
-//	go run ./internal/load -scenario receive            # memstore
-//	go run ./internal/load -scenario bare               # net/http + HMAC only
+//	go run ./tools/loadtest -scenario receive -dsn "$DSN" -conns 50 -duration 10s
+//	go run ./tools/loadtest -scenario receive+process -dsn "$DSN"
+//	go run ./tools/loadtest -scenario enqueue -dsn "$DSN" -enqueuers 16
+//	go run ./tools/loadtest -scenario drain -dsn "$DSN" -items 20000 [-workers 1000]
+//	go run ./tools/loadtest -scenario wake -dsn "$DSN"
+//	go run ./tools/loadtest -scenario receive            # memstore
+//	go run ./tools/loadtest -scenario bare               # net/http + HMAC only
 //
 // Scenarios:
 //
@@ -31,7 +31,7 @@
 // and creates the schema -schema in it); without it, the store is memstore.
 // -runs repeats the scenario and prints every run, then the median of
 // each figure. The comparison with River and with hand-written SQL is
-// internal/loadcmp.
+// tools/queuebench.
 package main
 
 import (
@@ -42,7 +42,7 @@ import (
 	"os/signal"
 	"time"
 
-	"github.com/hookinbox/webhooks/internal/loadgen"
+	"github.com/hookinbox/webhooks/tools/internal/loadscenario"
 )
 
 func main() {
@@ -66,29 +66,29 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	cfg := loadgen.Config{DSN: *dsn, Schema: *schema, PoolConns: *poolConns, EnqueueBatch: *batch, Workers: *workers, BodyBytes: *body}
-	httpLoad := loadgen.HTTPLoad{Duration: *duration, Warmup: *warmup, Conns: *conns}
-	storeLoad := loadgen.StoreLoad{Duration: *duration, Warmup: *warmup, Enqueuers: *enqueuers}
-	run := func() (loadgen.Result, error) {
+	cfg := loadscenario.Config{DSN: *dsn, Schema: *schema, PoolConns: *poolConns, EnqueueBatch: *batch, Workers: *workers, BodyBytes: *body}
+	httpLoad := loadscenario.HTTPLoad{Duration: *duration, Warmup: *warmup, Conns: *conns}
+	storeLoad := loadscenario.StoreLoad{Duration: *duration, Warmup: *warmup, Enqueuers: *enqueuers}
+	run := func() (loadscenario.Result, error) {
 		switch *scenario {
 		case "receive":
-			return loadgen.Receive(ctx, cfg, httpLoad, false)
+			return loadscenario.Receive(ctx, cfg, httpLoad, false)
 		case "receive+process":
-			return loadgen.Receive(ctx, cfg, httpLoad, true)
+			return loadscenario.Receive(ctx, cfg, httpLoad, true)
 		case "bare":
-			return loadgen.Bare(ctx, cfg, httpLoad)
+			return loadscenario.Bare(ctx, cfg, httpLoad)
 		case "enqueue":
-			return loadgen.Enqueue(ctx, cfg, storeLoad, false)
+			return loadscenario.Enqueue(ctx, cfg, storeLoad, false)
 		case "enqueue+process":
-			return loadgen.Enqueue(ctx, cfg, storeLoad, true)
+			return loadscenario.Enqueue(ctx, cfg, storeLoad, true)
 		case "drain":
-			return loadgen.Drain(ctx, cfg, loadgen.DrainLoad{Items: *items})
+			return loadscenario.Drain(ctx, cfg, loadscenario.DrainLoad{Items: *items})
 		case "wake":
-			return loadgen.Wake(ctx, cfg, loadgen.WakeLoad{Probes: *probes})
+			return loadscenario.Wake(ctx, cfg, loadscenario.WakeLoad{Probes: *probes})
 		}
-		return loadgen.Result{}, fmt.Errorf("unknown scenario %q", *scenario)
+		return loadscenario.Result{}, fmt.Errorf("unknown scenario %q", *scenario)
 	}
-	var results []loadgen.Result
+	var results []loadscenario.Result
 	for i := range *runs {
 		r, err := run()
 		if err != nil {
@@ -99,6 +99,6 @@ func main() {
 		results = append(results, r)
 	}
 	if len(results) > 1 {
-		fmt.Println("median:", loadgen.Median(results))
+		fmt.Println("median:", loadscenario.Median(results))
 	}
 }

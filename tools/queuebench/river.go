@@ -15,7 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
 
-	"github.com/hookinbox/webhooks/internal/loadgen"
+	"github.com/hookinbox/webhooks/tools/internal/loadscenario"
 )
 
 // River, as its documentation sets it up, with a no-op worker, in a
@@ -104,16 +104,16 @@ func quietLogger() *slog.Logger {
 
 // riverInsert inserts jobs with Client.Insert from goroutines goroutines
 // for d after a second's warm-up.
-func riverInsert(ctx context.Context, dsn string, goroutines int, d time.Duration, bodyBytes int) (loadgen.Result, error) {
+func riverInsert(ctx context.Context, dsn string, goroutines int, d time.Duration, bodyBytes int) (loadscenario.Result, error) {
 	rs, err := newRiver(ctx, dsn, goroutines, 0, 0)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	defer rs.close()
 	var seq atomic.Int64
 	res, err := closedLoop(ctx, goroutines, time.Second, d, func(ctx context.Context) error {
 		id := fmt.Sprintf("evt_%09d", seq.Add(1))
-		_, err := rs.client.Insert(ctx, webhookArgs{Body: loadgen.StripeBody(id, bodyBytes, time.Now())}, nil)
+		_, err := rs.client.Insert(ctx, webhookArgs{Body: loadscenario.StripeBody(id, bodyBytes, time.Now())}, nil)
 		return err
 	})
 	res.Scenario, res.Store = "river-insert", "River"
@@ -123,13 +123,13 @@ func riverInsert(ctx context.Context, dsn string, goroutines int, d time.Duratio
 // riverDrain inserts items jobs (InsertMany, then VACUUM ANALYZE), then
 // starts a client with workers workers and measures until every job was
 // worked and the client stopped (its completions written).
-func riverDrain(ctx context.Context, dsn string, workers, items, bodyBytes int) (loadgen.Result, error) {
+func riverDrain(ctx context.Context, dsn string, workers, items, bodyBytes int) (loadscenario.Result, error) {
 	rs, err := newRiver(ctx, dsn, 16, workers, int64(items))
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	defer rs.close()
-	body := loadgen.StripeBody("evt_prefilled", bodyBytes, time.Now())
+	body := loadscenario.StripeBody("evt_prefilled", bodyBytes, time.Now())
 	const chunk = 2000
 	for from := 0; from < items; from += chunk {
 		params := make([]river.InsertManyParams, 0, chunk)
@@ -137,19 +137,19 @@ func riverDrain(ctx context.Context, dsn string, workers, items, bodyBytes int) 
 			params = append(params, river.InsertManyParams{Args: webhookArgs{Body: body}})
 		}
 		if _, err := rs.client.InsertMany(ctx, params); err != nil {
-			return loadgen.Result{}, fmt.Errorf("river: %w", err)
+			return loadscenario.Result{}, fmt.Errorf("river: %w", err)
 		}
 	}
 	if _, err := rs.pool.Exec(ctx, `VACUUM ANALYZE `+riverSchema+`.river_job`); err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
-	before, err := loadgen.Counters(ctx, rs.pool)
+	before, err := loadscenario.Counters(ctx, rs.pool)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	start := time.Now()
 	if err := rs.client.Start(ctx); err != nil {
-		return loadgen.Result{}, fmt.Errorf("river: %w", err)
+		return loadscenario.Result{}, fmt.Errorf("river: %w", err)
 	}
 	select {
 	case <-rs.worker.done:
@@ -157,9 +157,9 @@ func riverDrain(ctx context.Context, dsn string, workers, items, bodyBytes int) 
 	case <-ctx.Done():
 	}
 	if err := rs.client.Stop(ctx); err != nil {
-		return loadgen.Result{}, fmt.Errorf("river: %w", err)
+		return loadscenario.Result{}, fmt.Errorf("river: %w", err)
 	}
-	res := loadgen.Result{Scenario: "river-drain", Store: "River", Elapsed: time.Since(start), Processed: rs.worker.worked.Load()}
+	res := loadscenario.Result{Scenario: "river-drain", Store: "River", Elapsed: time.Since(start), Processed: rs.worker.worked.Load()}
 	res.ProcessedPerSec = float64(res.Processed) / res.Elapsed.Seconds()
 	if res.Processed < int64(items) {
 		return res, fmt.Errorf("river: worked %d of %d jobs", res.Processed, items)
@@ -170,14 +170,14 @@ func riverDrain(ctx context.Context, dsn string, workers, items, bodyBytes int) 
 // riverInsertAndWork inserts from goroutines goroutines (Client.Insert)
 // while the same client works them with workers workers, for d after a
 // second's warm-up, and reports both rates and the backlog.
-func riverInsertAndWork(ctx context.Context, dsn string, goroutines, workers int, d time.Duration, bodyBytes int) (loadgen.Result, error) {
+func riverInsertAndWork(ctx context.Context, dsn string, goroutines, workers int, d time.Duration, bodyBytes int) (loadscenario.Result, error) {
 	rs, err := newRiver(ctx, dsn, goroutines+8, workers, 0)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	defer rs.close()
 	if err := rs.client.Start(ctx); err != nil {
-		return loadgen.Result{}, fmt.Errorf("river: %w", err)
+		return loadscenario.Result{}, fmt.Errorf("river: %w", err)
 	}
 	backlog := func() int64 {
 		var n int64
@@ -193,7 +193,7 @@ func riverInsertAndWork(ctx context.Context, dsn string, goroutines, workers int
 	var seq atomic.Int64
 	res, err := closedLoop(ctx, goroutines, time.Second, d, func(ctx context.Context) error {
 		id := fmt.Sprintf("evt_%09d", seq.Add(1))
-		_, err := rs.client.Insert(ctx, webhookArgs{Body: loadgen.StripeBody(id, bodyBytes, time.Now())}, nil)
+		_, err := rs.client.Insert(ctx, webhookArgs{Body: loadscenario.StripeBody(id, bodyBytes, time.Now())}, nil)
 		return err
 	})
 	start := <-marked

@@ -1,4 +1,4 @@
-// Command loadcmp measures hookinbox beside its references on the same
+// Command queuebench measures hookinbox beside its references on the same
 // PostgreSQL database, in one run, and prints each pair and its ratio: the
 // table of issue 10 (docs/performance.md).
 //
@@ -31,7 +31,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/loadgen"
+	"github.com/hookinbox/webhooks/tools/internal/loadscenario"
 )
 
 func main() {
@@ -51,41 +51,41 @@ func main() {
 	)
 	flag.Parse()
 	if *dsn == "" {
-		fmt.Fprintln(os.Stderr, "loadcmp: give -dsn or LOAD_DATABASE_URL: a PostgreSQL database of its own")
+		fmt.Fprintln(os.Stderr, "queuebench: give -dsn or LOAD_DATABASE_URL: a PostgreSQL database of its own")
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 
-	pg := loadgen.Config{DSN: *dsn, BodyBytes: *body}
-	mem := loadgen.Config{BodyBytes: *body}
-	httpLoad := loadgen.HTTPLoad{Duration: *duration, Conns: *conns}
-	storeLoad := loadgen.StoreLoad{Duration: *duration, Enqueuers: *enqueuers}
-	withWorkers := func(n int) loadgen.Config { c := pg; c.Workers = n; return c }
+	pg := loadscenario.Config{DSN: *dsn, BodyBytes: *body}
+	mem := loadscenario.Config{BodyBytes: *body}
+	httpLoad := loadscenario.HTTPLoad{Duration: *duration, Conns: *conns}
+	storeLoad := loadscenario.StoreLoad{Duration: *duration, Enqueuers: *enqueuers}
+	withWorkers := func(n int) loadscenario.Config { c := pg; c.Workers = n; return c }
 
 	// The measurements, each run once per run, in this order.
 	measurements := []measurement{
-		{"bare HMAC handler", func() (loadgen.Result, error) { return loadgen.Bare(ctx, mem, httpLoad) }},
-		{"gateway on memstore", func() (loadgen.Result, error) { return loadgen.Receive(ctx, mem, httpLoad, false) }},
-		{"gateway on pgstore", func() (loadgen.Result, error) { return loadgen.Receive(ctx, pg, httpLoad, false) }},
-		{"hand INSERT", func() (loadgen.Result, error) { return insertFloor(ctx, *dsn, *enqueuers, *duration, *body) }},
-		{"Enqueue", func() (loadgen.Result, error) { return loadgen.Enqueue(ctx, pg, storeLoad, false) }},
-		{"River Insert", func() (loadgen.Result, error) { return riverInsert(ctx, *dsn, *enqueuers, *duration, *body) }},
-		{"drain, default options", func() (loadgen.Result, error) {
-			return loadgen.Drain(ctx, pg, loadgen.DrainLoad{Items: *items})
+		{"bare HMAC handler", func() (loadscenario.Result, error) { return loadscenario.Bare(ctx, mem, httpLoad) }},
+		{"gateway on memstore", func() (loadscenario.Result, error) { return loadscenario.Receive(ctx, mem, httpLoad, false) }},
+		{"gateway on pgstore", func() (loadscenario.Result, error) { return loadscenario.Receive(ctx, pg, httpLoad, false) }},
+		{"hand INSERT", func() (loadscenario.Result, error) { return insertFloor(ctx, *dsn, *enqueuers, *duration, *body) }},
+		{"Enqueue", func() (loadscenario.Result, error) { return loadscenario.Enqueue(ctx, pg, storeLoad, false) }},
+		{"River Insert", func() (loadscenario.Result, error) { return riverInsert(ctx, *dsn, *enqueuers, *duration, *body) }},
+		{"drain, default options", func() (loadscenario.Result, error) {
+			return loadscenario.Drain(ctx, pg, loadscenario.DrainLoad{Items: *items})
 		}},
-		{"drain, tuned", func() (loadgen.Result, error) {
-			return loadgen.Drain(ctx, withWorkers(*tuned), loadgen.DrainLoad{Items: *items})
+		{"drain, tuned", func() (loadscenario.Result, error) {
+			return loadscenario.Drain(ctx, withWorkers(*tuned), loadscenario.DrainLoad{Items: *items})
 		}},
-		{"River drain", func() (loadgen.Result, error) { return riverDrain(ctx, *dsn, *riverWorkers, *items, *body) }},
-		{"hand SKIP LOCKED", func() (loadgen.Result, error) {
+		{"River drain", func() (loadscenario.Result, error) { return riverDrain(ctx, *dsn, *riverWorkers, *items, *body) }},
+		{"hand SKIP LOCKED", func() (loadscenario.Result, error) {
 			return skipLockedFloor(ctx, *dsn, *floorWorkers, *items, *body)
 		}},
-		{"gateway and processor at once", func() (loadgen.Result, error) { return loadgen.Receive(ctx, pg, httpLoad, true) }},
-		{"Enqueue and process at once", func() (loadgen.Result, error) {
-			return loadgen.Enqueue(ctx, withWorkers(*mixedWorkers), storeLoad, true)
+		{"gateway and processor at once", func() (loadscenario.Result, error) { return loadscenario.Receive(ctx, pg, httpLoad, true) }},
+		{"Enqueue and process at once", func() (loadscenario.Result, error) {
+			return loadscenario.Enqueue(ctx, withWorkers(*mixedWorkers), storeLoad, true)
 		}},
-		{"River insert and work at once", func() (loadgen.Result, error) {
+		{"River insert and work at once", func() (loadscenario.Result, error) {
 			return riverInsertAndWork(ctx, *dsn, *enqueuers, *mixedWorkers, *duration, *body)
 		}},
 	}
@@ -95,7 +95,7 @@ func main() {
 		for name := range strings.SplitSeq(*only, ",") {
 			i := slices.IndexFunc(rows, func(r row) bool { return r.name == strings.TrimSpace(name) })
 			if i < 0 {
-				fmt.Fprintf(os.Stderr, "loadcmp: no row %q; rows: %s\n", name, strings.Join(rowNames(), ", "))
+				fmt.Fprintf(os.Stderr, "queuebench: no row %q; rows: %s\n", name, strings.Join(rowNames(), ", "))
 				os.Exit(2)
 			}
 			chosen = append(chosen, rows[i])
@@ -108,7 +108,7 @@ func main() {
 		}
 	}
 
-	results := map[string][]loadgen.Result{}
+	results := map[string][]loadscenario.Result{}
 	for run := 1; run <= *runs; run++ {
 		for _, m := range measurements {
 			if !needed[m.name] {
@@ -116,16 +116,16 @@ func main() {
 			}
 			r, err := m.run()
 			if err != nil {
-				fmt.Fprintf(os.Stderr, "loadcmp: run %d: %s: %v\n", run, m.name, err)
+				fmt.Fprintf(os.Stderr, "queuebench: run %d: %s: %v\n", run, m.name, err)
 				os.Exit(1)
 			}
 			fmt.Printf("run %d  %-30s %s\n", run, m.name, r)
 			results[m.name] = append(results[m.name], r)
 		}
 	}
-	median := map[string]loadgen.Result{}
+	median := map[string]loadscenario.Result{}
 	for name, rs := range results {
-		median[name] = loadgen.Median(rs)
+		median[name] = loadscenario.Median(rs)
 	}
 
 	fmt.Printf("\nmedians of %d runs (%s, GOMAXPROCS %d, default workers %d)\n\n", *runs, time.Now().Format(time.RFC3339), gomaxprocs(), webhooks.DefaultWorkers)
@@ -154,25 +154,25 @@ func main() {
 
 type measurement struct {
 	name string
-	run  func() (loadgen.Result, error)
+	run  func() (loadscenario.Result, error)
 }
 
 // figure is the number a pair compares.
 type figure struct {
-	of   func(loadgen.Result) float64
-	show func(loadgen.Result) string
+	of   func(loadscenario.Result) float64
+	show func(loadscenario.Result) string
 }
 
 var (
 	acks = figure{
-		of: func(r loadgen.Result) float64 { return r.AckedPerSec },
-		show: func(r loadgen.Result) string {
+		of: func(r loadscenario.Result) float64 { return r.AckedPerSec },
+		show: func(r loadscenario.Result) string {
 			return fmt.Sprintf("%.0f/s p99 %.1fms", r.AckedPerSec, float64(r.Latency.P99)/float64(time.Millisecond))
 		},
 	}
 	processed = figure{
-		of: func(r loadgen.Result) float64 { return r.ProcessedPerSec },
-		show: func(r loadgen.Result) string {
+		of: func(r loadscenario.Result) float64 { return r.ProcessedPerSec },
+		show: func(r loadscenario.Result) string {
 			s := fmt.Sprintf("%.0f/s", r.ProcessedPerSec)
 			if r.CommitsPerItem > 0 {
 				s += fmt.Sprintf(", %.3f commits and %.0f B of WAL per item", r.CommitsPerItem, r.WALPerItem)
@@ -184,8 +184,8 @@ var (
 		},
 	}
 	atOnce = figure{
-		of: func(r loadgen.Result) float64 { return r.ProcessedPerSec },
-		show: func(r loadgen.Result) string {
+		of: func(r loadscenario.Result) float64 { return r.ProcessedPerSec },
+		show: func(r loadscenario.Result) string {
 			return fmt.Sprintf("in %.0f/s, done %.0f/s, backlog %d→%d", r.AckedPerSec, r.ProcessedPerSec, r.BacklogStart, r.BacklogEnd)
 		},
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/hookinbox/webhooks/internal/loadgen"
+	"github.com/hookinbox/webhooks/tools/internal/loadscenario"
 )
 
 // The hand-written SQL floors: what a program that only moves rows, with
@@ -43,10 +43,10 @@ func floorDB(ctx context.Context, dsn string, conns int) (*pgxpool.Pool, error) 
 // CONFLICT DO NOTHING statements, each its own commit, from goroutines
 // goroutines for d after a second's warm-up, into a table keyed like the
 // inbox, and returns the rows per second.
-func insertFloor(ctx context.Context, dsn string, goroutines int, d time.Duration, bodyBytes int) (loadgen.Result, error) {
+func insertFloor(ctx context.Context, dsn string, goroutines int, d time.Duration, bodyBytes int) (loadscenario.Result, error) {
 	pool, err := floorDB(ctx, dsn, goroutines)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	defer pool.Close()
 	_, err = pool.Exec(ctx, `CREATE TABLE `+floorSchema+`.events (
@@ -54,12 +54,12 @@ func insertFloor(ctx context.Context, dsn string, goroutines int, d time.Duratio
 		payload bytea NOT NULL, payload_sha256 bytea NOT NULL, received_at timestamptz NOT NULL,
 		PRIMARY KEY (provider, tenant, event_id))`)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	var seq atomic.Int64
 	res, err := closedLoop(ctx, goroutines, time.Second, d, func(ctx context.Context) error {
 		id := fmt.Sprintf("evt_%09d", seq.Add(1))
-		body := loadgen.StripeBody(id, bodyBytes, time.Now())
+		body := loadscenario.StripeBody(id, bodyBytes, time.Now())
 		sum := sha256.Sum256(body)
 		_, err := pool.Exec(ctx, `INSERT INTO `+floorSchema+`.events VALUES ('stripe', '', $1, $2, $3, now())
 			ON CONFLICT DO NOTHING`, id, body, sum[:])
@@ -71,7 +71,7 @@ func insertFloor(ctx context.Context, dsn string, goroutines int, d time.Duratio
 
 // closedLoop calls op from n goroutines, each one call at a time, and
 // measures the calls that start after warmup and end within d of it.
-func closedLoop(ctx context.Context, n int, warmup, d time.Duration, op func(context.Context) error) (loadgen.Result, error) {
+func closedLoop(ctx context.Context, n int, warmup, d time.Duration, op func(context.Context) error) (loadscenario.Result, error) {
 	begin := time.Now()
 	from, end := begin.Add(warmup), begin.Add(warmup+d)
 	var (
@@ -112,7 +112,7 @@ func closedLoop(ctx context.Context, n int, warmup, d time.Duration, op func(con
 		})
 	}
 	wg.Wait()
-	res := loadgen.Result{Elapsed: d, Acked: ok.Load(), Errors: failed.Load(), Latency: loadgen.LatencyOf(lat)}
+	res := loadscenario.Result{Elapsed: d, Acked: ok.Load(), Errors: failed.Load(), Latency: loadscenario.LatencyOf(lat)}
 	res.AckedPerSec = float64(res.Acked) / d.Seconds()
 	if res.Acked == 0 && firstErr != nil {
 		return res, firstErr
@@ -124,31 +124,31 @@ func closedLoop(ctx context.Context, n int, warmup, d time.Duration, op func(con
 // each locking the 10 oldest available rows with FOR UPDATE SKIP LOCKED
 // and marking them running in one statement, then marking the 10
 // completed in one more: two commits per 10 rows.
-func skipLockedFloor(ctx context.Context, dsn string, goroutines, items, bodyBytes int) (loadgen.Result, error) {
+func skipLockedFloor(ctx context.Context, dsn string, goroutines, items, bodyBytes int) (loadscenario.Result, error) {
 	pool, err := floorDB(ctx, dsn, goroutines+2)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	defer pool.Close()
-	body := loadgen.StripeBody("evt_prefilled", bodyBytes, time.Now())
+	body := loadscenario.StripeBody("evt_prefilled", bodyBytes, time.Now())
 	_, err = pool.Exec(ctx, `CREATE TABLE `+floorSchema+`.jobs (
 		id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 		state text NOT NULL, payload bytea NOT NULL, attempts int NOT NULL DEFAULT 0,
 		locked_at timestamptz, finished_at timestamptz);
 		CREATE INDEX jobs_available_idx ON `+floorSchema+`.jobs (id) WHERE state = 'available'`)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO `+floorSchema+`.jobs (state, payload)
 		SELECT 'available', $1 FROM generate_series(1, $2::int)`, body, items); err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	if _, err := pool.Exec(ctx, `VACUUM ANALYZE `+floorSchema+`.jobs`); err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
-	before, err := loadgen.Counters(ctx, pool)
+	before, err := loadscenario.Counters(ctx, pool)
 	if err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
 	var done atomic.Int64
 	start := time.Now()
@@ -196,18 +196,18 @@ func skipLockedFloor(ctx context.Context, dsn string, goroutines, items, bodyByt
 	wg.Wait()
 	close(errs)
 	if err := <-errs; err != nil {
-		return loadgen.Result{}, err
+		return loadscenario.Result{}, err
 	}
-	res := loadgen.Result{Scenario: "skip-locked-floor", Store: "hand SQL", Elapsed: time.Since(start), Processed: done.Load()}
+	res := loadscenario.Result{Scenario: "skip-locked-floor", Store: "hand SQL", Elapsed: time.Since(start), Processed: done.Load()}
 	res.ProcessedPerSec = float64(res.Processed) / res.Elapsed.Seconds()
 	return res, perItem(ctx, dsn, pool, before, &res)
 }
 
 // perItem closes pool and sets res's commits and WAL per processed item
-// since before (see loadgen.CountersAtExit).
-func perItem(ctx context.Context, dsn string, pool *pgxpool.Pool, before loadgen.DBCounters, res *loadgen.Result) error {
+// since before (see loadscenario.CountersAtExit).
+func perItem(ctx context.Context, dsn string, pool *pgxpool.Pool, before loadscenario.DBCounters, res *loadscenario.Result) error {
 	pool.Close()
-	after, err := loadgen.CountersAtExit(ctx, dsn)
+	after, err := loadscenario.CountersAtExit(ctx, dsn)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-// Command benchcmp measures the verification of 2 KiB Stripe-shaped
+// Command verifybench measures the verification of 2 KiB Stripe-shaped
 // webhooks by hookinbox's presets beside the providers' own Go libraries
 // and a hand-written HMAC check (the floor), all in one run, and prints
 // each pair and its ratio.
@@ -6,7 +6,7 @@
 // It is a module of its own so that the providers' libraries never enter
 // the library's go.mod. Run it from this directory:
 //
-//	go run . -count 6 | tee benchcmp.txt
+//	go run . -count 6 | tee verifybench.txt
 //
 // Every measurement is also printed as a benchmark line, so two runs
 // compare with benchstat (-col /impl puts the implementations side by
@@ -60,7 +60,7 @@ func main() {
 	// Runs are interleaved (every implementation once, then again), so a
 	// burst of load on the machine falls on all of them alike.
 	results := map[string][]testing.BenchmarkResult{}
-	fmt.Printf("goos: linux\ngoarch: amd64\npkg: github.com/hookinbox/webhooks/internal/benchcmp\n")
+	fmt.Printf("goos: linux\ngoarch: amd64\npkg: github.com/hookinbox/webhooks/tools/verifybench\n")
 	for range *count {
 		for _, c := range comparisons {
 			for _, im := range c.impls {
@@ -118,6 +118,6 @@ func median(results map[string][]testing.BenchmarkResult, provider, impl string)
 }
 
 func fatal(err error) {
-	fmt.Fprintln(os.Stderr, "benchcmp:", strings.TrimSpace(err.Error()))
+	fmt.Fprintln(os.Stderr, "verifybench:", strings.TrimSpace(err.Error()))
 	os.Exit(1)
 }

@@ -1,4 +1,4 @@
-package loadgen
+package loadscenario
 
 import (
 	"bytes"
@@ -218,7 +218,7 @@ func sendLoad(ctx context.Context, h http.Handler, load HTTPLoad, st *stripe, me
 
 	// One request first: a load that is refused is a setup mistake.
 	if status, err := send(ctx, client, st, url); err != nil || status/100 != 2 {
-		return loadOutcome{}, fmt.Errorf("loadgen: the first request was answered %d (%v)", status, err)
+		return loadOutcome{}, fmt.Errorf("loadscenario: the first request was answered %d (%v)", status, err)
 	}
 
 	begin := time.Now()
@@ -266,7 +266,7 @@ func sendLoad(ctx context.Context, h http.Handler, load HTTPLoad, st *stripe, me
 	}
 	out := loadOutcome{elapsed: end.Sub(from), acked: acked.Load(), errors: errored.Load(), lat: all.d}
 	if out.acked == 0 && firstErr != nil {
-		return out, errors.Join(errors.New("loadgen: no request was acknowledged"), firstErr)
+		return out, errors.Join(errors.New("loadscenario: no request was acknowledged"), firstErr)
 	}
 	return out, nil
 }

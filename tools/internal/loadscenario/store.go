@@ -1,4 +1,4 @@
-package loadgen
+package loadscenario
 
 import (
 	"context"
@@ -155,7 +155,7 @@ func Enqueue(ctx context.Context, cfg Config, load StoreLoad, process bool) (Res
 		}
 	}
 	if res.Acked == 0 && firstErr != nil {
-		return res, fmt.Errorf("loadgen: no Enqueue succeeded: %w", firstErr)
+		return res, fmt.Errorf("loadscenario: no Enqueue succeeded: %w", firstErr)
 	}
 	return res, nil
 }

@@ -1,4 +1,4 @@
-package loadgen
+package loadscenario
 
 import (
 	"context"
@@ -68,7 +68,7 @@ func Wake(ctx context.Context, cfg Config, load WakeLoad) (Result, error) {
 		case at := <-started:
 			lat = append(lat, at.Sub(committed))
 		case <-time.After(2 * time.Minute):
-			return Result{}, fmt.Errorf("loadgen: no handler started within 2 minutes of an enqueue")
+			return Result{}, fmt.Errorf("loadscenario: no handler started within 2 minutes of an enqueue")
 		case <-ctx.Done():
 			return Result{}, ctx.Err()
 		}
