@@ -16,6 +16,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -581,8 +582,22 @@ func TestMetrics(t *testing.T) {
 	s.stderr.waitFor(t, "event dead-lettered")
 	s.stdout.waitFor(t, `"event_id":"m1"`)
 
-	code, hdr, body := s.get(t, http.MethodGet, "/metrics", "")
-	require.Equal(t, http.StatusOK, code)
+	// The handler logs m1 before the Processor records the attempt, and
+	// the server says nothing after it: no signal crosses the process, so
+	// /metrics is read again until the attempt shows, within a deadline.
+	handled := regexp.MustCompile(`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created"[^}]*outcome="succeeded"[^}]*\} 1$`)
+	var (
+		hdr  http.Header
+		body string
+	)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		code, hdr, body = s.get(t, http.MethodGet, "/metrics", "")
+		require.Equal(t, http.StatusOK, code)
+		if handled.MatchString(body) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	assert.Contains(t, hdr.Get("Content-Type"), "text/plain")
 	for _, want := range []string{
 		`(?m)^webhooks_received_total\{[^}]*provider="demo"[^}]*status="accepted"[^}]*\} 2$`,
