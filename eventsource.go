@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/jsonpath"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // EventSource says where a verifier finds the event ID and type of a
@@ -103,12 +104,12 @@ func (s EventSource) Validate() error {
 		bad("Event.TypeSuffixPath is set without an event type: set Event.TypeHeader or Event.TypePath")
 	}
 	for _, h := range []struct{ field, name string }{{"IDHeader", s.IDHeader}, {"TypeHeader", s.TypeHeader}} {
-		if h.name != "" && !wire.IsHeaderName(h.name) {
+		if h.name != "" && !sigsyntax.IsHeaderName(h.name) {
 			bad("Event.%s %q is not a valid header name", h.field, h.name)
 		}
 	}
 	for _, p := range []struct{ field, path string }{{"IDPath", s.IDPath}, {"TypePath", s.TypePath}, {"TypeSuffixPath", s.TypeSuffixPath}} {
-		if p.path != "" && !wire.ValidPath(p.path) {
+		if p.path != "" && !jsonpath.ValidPath(p.path) {
 			bad("Event.%s %q is not a dotted path: use keys separated by single dots, for example \"data.object.id\"", p.field, p.path)
 		}
 	}
@@ -130,9 +131,9 @@ func (s EventSource) Validate() error {
 // the body, and so does the type when there is no type source (for a
 // verifier that sets it afterwards).
 func (s EventSource) Extract(req *Request, v Verification, signed SignedParts) (Verification, error) {
-	var want wire.Paths // one scan for every path
+	var want jsonpath.Paths // one scan for every path
 	want.Set(s.IDPath, s.TypePath, s.TypeSuffixPath)
-	return s.extract(req, v, &wire.Doc{Body: req.Body, Want: &want}, s.headerKeys(), signed)
+	return s.extract(req, v, &jsonpath.Doc{Body: req.Body, Want: &want}, s.headerKeys(), signed)
 }
 
 // SignedParts says what of a request a scheme's signature covers, so that
@@ -166,7 +167,7 @@ func (s EventSource) headerKeys() eventHeaderKeys {
 
 // extract is Extract with a body that may already be scanned and the
 // headers' canonical names.
-func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys eventHeaderKeys, signed SignedParts) (Verification, error) {
+func (s EventSource) extract(req *Request, v Verification, doc *jsonpath.Doc, keys eventHeaderKeys, signed SignedParts) (Verification, error) {
 	var id field
 	switch {
 	case s.IDHeader != "":
@@ -215,7 +216,7 @@ func (s EventSource) extract(req *Request, v Verification, doc *wire.Doc, keys e
 		if v.PayloadSHA256 == ([sha256.Size]byte{}) {
 			v.PayloadSHA256 = sha256.Sum256(req.Body)
 		}
-		id.value = wire.DigestID(v.PayloadSHA256)
+		id.value = sigsyntax.DigestID(v.PayloadSHA256)
 	}
 	if id.value == "" {
 		return Verification{}, Reject(ReasonMissingEventID, "the request has no event ID")
@@ -240,7 +241,7 @@ type field struct {
 	fault  int // a field fault
 	copies int // the header's copies, for fieldRepeated
 	path   string
-	result int // the wire lookup result, for the body's faults
+	result int // the jsonpath lookup result, for the body's faults
 }
 
 // Field faults.
@@ -253,7 +254,7 @@ const (
 
 // headerField reads a single-valued header by its canonical name.
 func headerField(h http.Header, key string) field {
-	value, n := wire.HeaderKey(h, key)
+	value, n := sigsyntax.HeaderKey(h, key)
 	switch {
 	case n > 1:
 		return field{fault: fieldRepeated, copies: n}
@@ -264,12 +265,12 @@ func headerField(h http.Header, key string) field {
 }
 
 // jsonField reads the string or number at a dotted path of the body.
-func jsonField(doc *wire.Doc, path string) field {
+func jsonField(doc *jsonpath.Doc, path string) field {
 	value, result := doc.Lookup(path)
 	switch result {
-	case wire.Found:
+	case jsonpath.Found:
 		return field{value: value}
-	case wire.Missing:
+	case jsonpath.Missing:
 		return field{fault: fieldMissing, path: path, result: result}
 	}
 	return field{fault: fieldMalformed, path: path, result: result}
@@ -302,9 +303,9 @@ func (f field) rejection(header string, missing Reason, what string) *Verificati
 // body. A missing, null or empty value is rejected with the missing
 // reason; a body that is not JSON, or a value of another kind, with
 // ReasonMalformedPayload.
-func lookupJSON(doc *wire.Doc, path string, missing Reason, what string) (string, *VerificationError) {
+func lookupJSON(doc *jsonpath.Doc, path string, missing Reason, what string) (string, *VerificationError) {
 	value, result := doc.Lookup(path)
-	if result == wire.Found {
+	if result == jsonpath.Found {
 		return value, nil
 	}
 	return "", jsonRejection(result, path, missing, what)
@@ -314,9 +315,9 @@ func lookupJSON(doc *wire.Doc, path string, missing Reason, what string) (string
 // number.
 func jsonRejection(result int, path string, missing Reason, what string) *VerificationError {
 	switch result {
-	case wire.Missing:
+	case jsonpath.Missing:
 		return Reject(missing, "the body has no %s at %q", what, path)
-	case wire.NotJSON:
+	case jsonpath.NotJSON:
 		return Reject(ReasonMalformedPayload, "the body is not a single JSON value, so the %s at %q cannot be read", what, path)
 	}
 	return Reject(ReasonMalformedPayload, "the %s at %q is not a string or a number", what, path)

@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"slices"
 
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // HeaderFallbacks maps a header name that a verifier's options read (the
@@ -40,7 +40,7 @@ func (f HeaderFallbacks) Validate(configured ...string) error {
 		switch {
 		case !read[cname]:
 			bad("HeaderFallbacks has a fallback for %q, which is not a header these options read", name)
-		case !wire.IsHeaderName(alt):
+		case !sigsyntax.IsHeaderName(alt):
 			bad("HeaderFallbacks[%q] %q is not a valid header name", name, alt)
 		case read[http.CanonicalHeaderKey(alt)]:
 			bad("HeaderFallbacks[%q] is %q, which is itself a header these options read", name, alt)
@@ -128,7 +128,7 @@ func SingleHeader(h http.Header, name string, missing Reason) (string, *Verifica
 // rejected with the missing reason; a header sent more than once with
 // ReasonMalformedHeader, since the two copies could disagree.
 func singleHeaderKey(h http.Header, key, name string, missing Reason) (string, *VerificationError) {
-	value, n := wire.HeaderKey(h, key)
+	value, n := sigsyntax.HeaderKey(h, key)
 	switch {
 	case n > 1:
 		return "", Reject(ReasonMalformedHeader, "header %s is sent %d times", name, n)

@@ -16,13 +16,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // fuzzHeaderFormats are the header shapes the parser fuzz target cycles
 // through: GitHub, Stripe, Standard Webhooks, and an unprefixed base64
 // SHA-512 value.
-var fuzzHeaderFormats = []wire.SignatureFormat{
+var fuzzHeaderFormats = []sigsyntax.SignatureFormat{
 	{Prefix: "sha256=", Size: sha256.Size},
 	{ItemSep: ",", KVSep: "=", SignatureKey: "v1", TimestampKey: "t", Size: sha256.Size, Max: MaxSignatures},
 	{ItemSep: " ", KVSep: ",", SignatureKey: "v1", Base64: true, Size: sha256.Size, Max: MaxSignatures},
@@ -33,7 +33,7 @@ const fuzzHeaderName = "X-Fuzz-Signature"
 
 // canonicalHeader writes parsed back in f's shape, lower-case hex or padded
 // standard base64.
-func canonicalHeader(f *wire.SignatureFormat, p wire.Signatures) string {
+func canonicalHeader(f *sigsyntax.SignatureFormat, p sigsyntax.Signatures) string {
 	encode := hex.EncodeToString
 	if f.Base64 {
 		encode = base64.StdEncoding.EncodeToString
@@ -54,7 +54,7 @@ func canonicalHeader(f *wire.SignatureFormat, p wire.Signatures) string {
 // knownDetails collects the rejection details f can produce, from inputs
 // that reach each rejection. Every detail of a fuzzed input must be one of
 // them: a detail that depended on the input could echo it.
-func knownDetails(f *wire.SignatureFormat) map[string]bool {
+func knownDetails(f *sigsyntax.SignatureFormat) map[string]bool {
 	sig := strings.Repeat("a", hex.EncodedLen(f.Size))
 	if f.Base64 {
 		sig = base64.StdEncoding.EncodeToString(make([]byte, f.Size))
@@ -175,7 +175,7 @@ func FuzzHMACSignatureHeader(f *testing.F) {
 	})
 }
 
-func sameParse(a, b wire.Signatures) bool {
+func sameParse(a, b sigsyntax.Signatures) bool {
 	return a.Timestamp == b.Timestamp && slices.EqualFunc(a.Sigs, b.Sigs, bytes.Equal)
 }
 
@@ -255,10 +255,10 @@ func FuzzHMACVerify(f *testing.F) {
 
 // parseHeader parses a signature header as the verifiers do: the format's
 // parse, and the rejection signatureRejection makes of a fault.
-func parseHeader(f *wire.SignatureFormat, value, headerName string) (wire.Signatures, *VerificationError) {
+func parseHeader(f *sigsyntax.SignatureFormat, value, headerName string) (sigsyntax.Signatures, *VerificationError) {
 	sigs, fault := f.Parse(value)
-	if fault != wire.NoFault {
-		return wire.Signatures{}, signatureRejection(f, fault, headerName)
+	if fault != sigsyntax.NoFault {
+		return sigsyntax.Signatures{}, signatureRejection(f, fault, headerName)
 	}
 	return sigs, nil
 }

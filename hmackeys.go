@@ -4,12 +4,12 @@ import (
 	"crypto/hmac"
 
 	"github.com/hookinbox/webhooks/internal/hmackey"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // matches computes the HMAC of the request's content with k and compares
 // it in constant time with each signature.
-func matches(k *hmackey.Key, t wire.Template, in *signedMessage) bool {
+func matches(k *hmackey.Key, t sigsyntax.Template, in *signedMessage) bool {
 	st := k.Borrow()
 	defer k.Return(st)
 	if in.content != nil {

@@ -6,7 +6,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/jsonpath"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // SignatureEncoding is how a signature is written in the header.
@@ -159,8 +160,8 @@ func (r SignedRequest) SignsID() bool {
 	if r.SignedContentFunc != nil || r.Event.IDHeader == "" {
 		return false
 	}
-	t := wire.ParseTemplate("", r.content(), r.Timestamp.signed(), true, func(string, ...any) {})
-	return t.Has(wire.ID)
+	t := sigsyntax.ParseTemplate("", r.content(), r.Timestamp.signed(), true, func(string, ...any) {})
+	return t.Has(sigsyntax.ID)
 }
 
 // content is SignedContent with its default.
@@ -197,10 +198,10 @@ type requestReader struct {
 	r         SignedRequest // HeaderFallbacks nil: fallbacks is the reader's own copy
 	clock     Clock
 	handshake HandshakeFunc
-	format    wire.SignatureFormat
-	content   wire.Template // nil when SignedContentFunc builds the content
+	format    sigsyntax.SignatureFormat
+	content   sigsyntax.Template // nil when SignedContentFunc builds the content
 	fallbacks fallbackList
-	paths     *wire.Paths // the body's paths the description reads
+	paths     *jsonpath.Paths // the body's paths the description reads
 	// Canonical names of the headers read.
 	sigKey, idKey, timestampKey string
 	eventKeys                   eventHeaderKeys
@@ -220,13 +221,13 @@ func (r SignedRequest) compile(size int, clock Clock, handshake HandshakeFunc, b
 		r:         r,
 		clock:     clockOrSystem(clock),
 		handshake: handshake,
-		format: wire.SignatureFormat{
+		format: sigsyntax.SignatureFormat{
 			Prefix: r.SignaturePrefix, ItemSep: r.ItemSeparator, KVSep: r.KeyValueSeparator,
 			SignatureKey: r.SignatureKey, TimestampKey: r.Timestamp.Key,
 			Base64: r.Encoding == EncodingBase64, Size: size, Max: MaxSignatures,
 		},
 		fallbacks:    r.HeaderFallbacks.compile(),
-		paths:        wire.CompilePaths(r.Timestamp.Path, r.Event.IDPath, r.Event.TypePath, r.Event.TypeSuffixPath),
+		paths:        jsonpath.CompilePaths(r.Timestamp.Path, r.Event.IDPath, r.Event.TypePath, r.Event.TypeSuffixPath),
 		sigKey:       http.CanonicalHeaderKey(r.SignatureHeader),
 		idKey:        http.CanonicalHeaderKey(r.Event.IDHeader),
 		timestampKey: http.CanonicalHeaderKey(r.Timestamp.Header),
@@ -238,12 +239,12 @@ func (r SignedRequest) compile(size int, clock Clock, handshake HandshakeFunc, b
 			bad("SignedContent and SignedContentFunc are both set: choose one")
 		}
 	} else {
-		c.content = wire.ParseTemplate("SignedContent", r.content(), r.Timestamp.signed(), r.Event.IDHeader != "", bad)
+		c.content = sigsyntax.ParseTemplate("SignedContent", r.content(), r.Timestamp.signed(), r.Event.IDHeader != "", bad)
 	}
 	// The template, like SignedContentFunc, always signs the body; of the
 	// event's headers it can sign only the ID's ({id}).
 	c.signed = SignedParts{Body: true}
-	if c.content.Has(wire.ID) {
+	if c.content.Has(sigsyntax.ID) {
 		c.signed.Headers = []string{r.Event.IDHeader}
 	}
 	c.secretHeaders = signatureHeaders(r.SignatureHeader, r.HeaderFallbacks, r.OtherSignatureHeaders, bad)
@@ -258,9 +259,9 @@ func (r SignedRequest) compile(size int, clock Clock, handshake HandshakeFunc, b
 // check needs, read without a credential. It holds the decoded signatures,
 // so it stays in Verify's frame and is passed by pointer.
 type signedMessage struct {
-	sigs       wire.SignatureSet
-	values     wire.Values // the template's values
-	content    []byte      // the content SignedContentFunc built, or nil
+	sigs       sigsyntax.SignatureSet
+	values     sigsyntax.Values // the template's values
+	content    []byte           // the content SignedContentFunc built, or nil
 	occurredAt time.Time
 }
 
@@ -278,7 +279,7 @@ func (c *requestReader) parse(req *Request, in *signedMessage) (*Request, error)
 	if rej != nil {
 		return nil, rej
 	}
-	if fault := c.format.ParseInto(value, &in.sigs); fault != wire.NoFault {
+	if fault := c.format.ParseInto(value, &in.sigs); fault != sigsyntax.NoFault {
 		return nil, signatureRejection(&c.format, fault, r.SignatureHeader)
 	}
 	if len(req.Body) == 0 && !r.AllowEmptyBody {
@@ -290,7 +291,7 @@ func (c *requestReader) parse(req *Request, in *signedMessage) (*Request, error)
 	}
 	in.occurredAt = at
 	var id string
-	if r.Event.IDHeader != "" && (r.SignedContentFunc != nil || c.content.Has(wire.ID)) {
+	if r.Event.IDHeader != "" && (r.SignedContentFunc != nil || c.content.Has(sigsyntax.ID)) {
 		id, rej = singleHeaderKey(req.Header, c.idKey, r.Event.IDHeader, ReasonMissingEventID)
 		if rej != nil && (rej.Reason != ReasonMissingEventID || c.content != nil) {
 			return nil, rej // an absent ID only matters when the template signs it
@@ -308,13 +309,13 @@ func (c *requestReader) parse(req *Request, in *signedMessage) (*Request, error)
 		return req, nil
 	}
 	var url string
-	if c.content.Has(wire.URL) {
+	if c.content.Has(sigsyntax.URL) {
 		if req.URL == nil {
 			return nil, errors.New("webhooks: verifier: the signed content has {url} but the request has no URL")
 		}
 		url = req.URL.String()
 	}
-	in.values = wire.Values{Body: req.Body, Timestamp: timestamp, ID: id, Method: req.Method, URL: url}
+	in.values = sigsyntax.Values{Body: req.Body, Timestamp: timestamp, ID: id, Method: req.Method, URL: url}
 	return req, nil
 }
 
@@ -329,7 +330,7 @@ func (c *requestReader) message(in *signedMessage) []byte {
 // signatureRejection turns a fault of the signature header into a
 // rejection: ReasonMissingSignature when no signature was sent,
 // ReasonMalformedHeader otherwise. The detail never contains the value.
-func signatureRejection(f *wire.SignatureFormat, fault wire.Fault, headerName string) *VerificationError {
+func signatureRejection(f *sigsyntax.SignatureFormat, fault sigsyntax.Fault, headerName string) *VerificationError {
 	if fault.Missing() {
 		return Reject(ReasonMissingSignature, "%s", f.Detail(fault, headerName))
 	}
@@ -341,7 +342,7 @@ func signatureRejection(f *wire.SignatureFormat, fault wire.Fault, headerName st
 func (c *requestReader) metadata(req *Request, in *signedMessage, keyID string, key []byte) (Verification, error) {
 	r := &c.r
 	// Scanned once, on the first lookup, for every path the options read.
-	doc := wire.Doc{Body: req.Body, Want: c.paths}
+	doc := jsonpath.Doc{Body: req.Body, Want: c.paths}
 	out := Verification{OccurredAt: in.occurredAt, KeyID: keyID}
 	if r.Timestamp.Path != "" {
 		at, err := r.Timestamp.fromDoc(&doc)
@@ -377,7 +378,7 @@ func signatureHeaders(header string, fallbacks HeaderFallbacks, others []string,
 		}
 	}
 	for _, h := range others {
-		if !wire.IsHeaderName(h) {
+		if !sigsyntax.IsHeaderName(h) {
 			bad("OtherSignatureHeaders has %q, which is not a valid header name", h)
 			continue
 		}

@@ -7,7 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/jsonpath"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // DefaultTolerance is how far a signed timestamp may lie from the verifier's
@@ -22,13 +23,13 @@ type TimestampFormat int
 const (
 	// TimestampUnixSeconds is a decimal count of seconds since the Unix
 	// epoch, for example "1492774577", the default.
-	TimestampUnixSeconds TimestampFormat = wire.UnixSeconds
+	TimestampUnixSeconds TimestampFormat = sigsyntax.UnixSeconds
 	// TimestampUnixMillis is a decimal count of milliseconds since the Unix
 	// epoch, for example "1492774577000".
-	TimestampUnixMillis TimestampFormat = wire.UnixMillis
+	TimestampUnixMillis TimestampFormat = sigsyntax.UnixMillis
 	// TimestampRFC3339 is an RFC 3339 date and time with an optional
 	// fraction of a second, for example "2017-04-21T11:36:17Z".
-	TimestampRFC3339 TimestampFormat = wire.RFC3339
+	TimestampRFC3339 TimestampFormat = sigsyntax.RFC3339
 )
 
 // String returns the format's name.
@@ -104,10 +105,10 @@ func (s TimestampSource) Validate() error {
 	if sources > 1 {
 		bad("more than one of Timestamp.Header, Timestamp.Key and Timestamp.Path is set: choose one timestamp source")
 	}
-	if s.Header != "" && !wire.IsHeaderName(s.Header) {
+	if s.Header != "" && !sigsyntax.IsHeaderName(s.Header) {
 		bad("Timestamp.Header %q is not a valid header name", s.Header)
 	}
-	if s.Path != "" && !wire.ValidPath(s.Path) {
+	if s.Path != "" && !jsonpath.ValidPath(s.Path) {
 		bad("Timestamp.Path %q is not a dotted path: use keys separated by single dots, for example \"meta.sentAt\"", s.Path)
 	}
 	switch s.Format {
@@ -150,7 +151,7 @@ func (s TimestampSource) fromHeader(h http.Header, key, item string) (raw string
 	default:
 		return "", time.Time{}, nil
 	}
-	t, ok := wire.ParseTimestamp(raw, int(s.Format))
+	t, ok := sigsyntax.ParseTimestamp(raw, int(s.Format))
 	if !ok {
 		return "", time.Time{}, Reject(ReasonMalformedTime, "the timestamp is not in %v format", s.Format)
 	}
@@ -160,11 +161,11 @@ func (s TimestampSource) fromHeader(h http.Header, key, item string) (raw string
 // FromBody reads the timestamp at Path of an authentic JSON body, or
 // returns the zero time when the source is not Path.
 func (s TimestampSource) FromBody(body []byte) (time.Time, error) {
-	return s.fromDoc(&wire.Doc{Body: body})
+	return s.fromDoc(&jsonpath.Doc{Body: body})
 }
 
 // fromDoc is FromBody with a body that may already be parsed.
-func (s TimestampSource) fromDoc(doc *wire.Doc) (time.Time, error) {
+func (s TimestampSource) fromDoc(doc *jsonpath.Doc) (time.Time, error) {
 	if s.Path == "" {
 		return time.Time{}, nil
 	}
@@ -172,7 +173,7 @@ func (s TimestampSource) fromDoc(doc *wire.Doc) (time.Time, error) {
 	if rej != nil {
 		return time.Time{}, rej
 	}
-	t, ok := wire.ParseTimestamp(raw, int(s.Format))
+	t, ok := sigsyntax.ParseTimestamp(raw, int(s.Format))
 	if !ok {
 		return time.Time{}, Reject(ReasonMalformedTime, "the timestamp at %q is not in %v format", s.Path, s.Format)
 	}

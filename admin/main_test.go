@@ -6,6 +6,5 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package's tests if any goroutine outlives them, the
-// browser test's included.
+// TestMain fails the package's tests if any goroutine outlives them.
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -3,12 +3,11 @@ package memstore
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/google/uuid"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/ops"
@@ -199,11 +198,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		if e == nil {
 			break
 		}
-		l, err := s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start)
-		if err != nil {
-			return leases, err
-		}
-		leases = append(leases, l)
+		leases = append(leases, s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start))
 	}
 	return leases, nil
 }
@@ -259,11 +254,7 @@ func (s *Inbox) forgetAcquisitionLocked(e *entry) {
 // (webhooks.LeaseStarter): held when start is false, or when the caller
 // asked for held leases (req.Hold) and e is taken over from an expired
 // lease.
-func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) (*webhooks.Lease, error) {
-	token, err := uuid.NewRandom()
-	if err != nil {
-		return nil, fmt.Errorf("memstore: generating a lease token failed (the system's random source is broken): %w", err)
-	}
+func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) *webhooks.Lease {
 	now := req.Now
 	expires := now.Add(req.LeaseDuration)
 	expired := e.item.State == webhooks.StateLeased
@@ -279,7 +270,7 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) (
 		e.acquisition = req.ID
 		s.byAcquisition[req.ID] = append(s.byAcquisition[req.ID], e)
 	}
-	e.token = token.String()
+	e.token = rand.Text() // at least 128 random bits
 	e.settledBy = ""
 	e.unstarted, e.reclaimed = true, reclaimed
 	e.worker, e.version = req.Worker, req.Version
@@ -291,7 +282,7 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) (
 		e.startLocked(now)
 	}
 	s.due.update(e)
-	return e.leaseLocked(), nil
+	return e.leaseLocked()
 }
 
 // startLocked starts e's held lease at now: its attempt is counted and

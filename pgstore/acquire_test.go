@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // lockedBuffer is an io.Writer for a test logger.

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // The benchmarks are sized for a small machine (two cores, a local server):

@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // TestBulkReplayFirstCallKeepsToItsTotal: dead letters that arrive while a

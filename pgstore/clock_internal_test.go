@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // TestDatabaseClockRetention: with the database clock, completion times are

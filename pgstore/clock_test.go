@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // TestDatabaseClock runs instances whose clocks are hours apart. With

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // groupHarness drives a store's committer step by step: one batch at a

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // TestHistoryKeepsTextStorable: a failure PostgreSQL's text cannot hold

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // pingSpy is a connection that reports each ping (pgconn's "-- ping"

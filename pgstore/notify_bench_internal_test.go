@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // BenchmarkEnqueueSlowCommit measures enqueue throughput with 16 concurrent

@@ -17,8 +17,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // awaitIdle waits until n owes no notification and has no sender goroutine

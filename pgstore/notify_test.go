@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // The notification lock and Enqueue: see

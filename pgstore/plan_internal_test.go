@@ -17,8 +17,8 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/cursor"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // TestQueriesUseTheirIndexes checks that each index matches its query

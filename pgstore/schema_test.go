@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
 )
 
 // syncBuffer is a log destination the processor's goroutines share.

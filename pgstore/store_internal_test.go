@@ -9,7 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/webhooks/pgstore/internal/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // newMigratedStore returns a migrated store on pool, in a fresh schema

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // BasicAuthOptions configures a BasicAuthVerifier, for providers that
@@ -96,7 +96,7 @@ func parseBasicAuth(value string) ([]byte, *webhooks.VerificationError) {
 	if rest == "" {
 		return nil, webhooks.Reject(webhooks.ReasonMissingSignature, "header Authorization has no Basic credentials")
 	}
-	credential, err := wire.DecodeBase64(rest)
+	credential, err := sigsyntax.DecodeBase64(rest)
 	if err != nil {
 		return nil, webhooks.Reject(webhooks.ReasonMalformedHeader, "header Authorization does not hold base64 Basic credentials")
 	}

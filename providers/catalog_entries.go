@@ -5,7 +5,8 @@ import (
 	"net/http"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/jsonpath"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // Builders of catalog entries.
@@ -41,7 +42,7 @@ func finishWith(f func(*webhooks.Request, *webhooks.Verification) error) func(Co
 // headerAPIVersion sets the API version from a header.
 func headerAPIVersion(name string) func(*webhooks.Request, *webhooks.Verification) error {
 	return func(req *webhooks.Request, v *webhooks.Verification) error {
-		if value, n := wire.Header(req.Header, name); n == 1 {
+		if value, n := sigsyntax.Header(req.Header, name); n == 1 {
 			v.APIVersion = value
 		}
 		return nil
@@ -52,7 +53,7 @@ func headerAPIVersion(name string) func(*webhooks.Request, *webhooks.Verificatio
 // of the JSON body.
 func apiVersionFromBody(path string) func(*webhooks.Request, *webhooks.Verification) error {
 	return func(req *webhooks.Request, v *webhooks.Verification) error {
-		doc := wire.Doc{Body: req.Body}
+		doc := jsonpath.Doc{Body: req.Body}
 		if value, ok := doc.LookupString(path); ok {
 			v.APIVersion = value
 		}

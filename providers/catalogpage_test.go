@@ -38,7 +38,7 @@ var legacyVectors = map[string]string{
 	"sns":                      "none: keys and certificates generated in the test (AWS publishes no key-and-message pair)",
 }
 
-// sdkChecks says, per entry, which test of providers/internal/sdkcheck
+// sdkChecks says, per entry, which test of internal/testing/sdkcheck
 // cross-checks it against the provider's own Go SDK, or why none does.
 // What was looked for is listed in that package's doc.
 var sdkChecks = map[string]string{
@@ -71,7 +71,7 @@ func sdkCheck(name string) string {
 	if s, ok := sdkChecks[name]; ok {
 		return s
 	}
-	return "no: no official Go SDK of the provider that verifies webhooks is known; none among the modules looked for (`providers/internal/sdkcheck` doc)"
+	return "no: no official Go SDK of the provider that verifies webhooks is known; none among the modules looked for (`internal/testing/sdkcheck` doc)"
 }
 
 // renderCatalog writes CATALOG.md from the catalog.

@@ -4,7 +4,7 @@ import (
 	"net/http"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/jsonpath"
 )
 
 // DiscordInteractionsOptions returns the options for Discord interactions
@@ -99,9 +99,9 @@ func discordWebhookEventPing(req *webhooks.Request, _ webhooks.Verification, _ [
 // discordType returns the top-level "type" of a JSON body, "" when there is
 // none.
 func discordType(body []byte) string {
-	doc := wire.Doc{Body: body}
+	doc := jsonpath.Doc{Body: body}
 	t, result := doc.Lookup("type")
-	if result != wire.Found {
+	if result != jsonpath.Found {
 		return ""
 	}
 	return t

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // Ed25519KeyFormat is how a public key is written in Secret.Value.
@@ -79,7 +79,7 @@ func parseEd25519PublicKey(format Ed25519KeyFormat, value []byte) (ed25519.Publi
 			}
 			s = strings.TrimPrefix(s, "whpk_")
 		}
-		key, err = wire.DecodeBase64(s)
+		key, err = sigsyntax.DecodeBase64(s)
 		if err != nil {
 			return nil, errors.New("the Ed25519 public key is not base64")
 		}

@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // Email providers whose signatures are not an HMAC of the request:
@@ -101,7 +101,7 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	case s.Token == "":
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "the body has no signature.token")
 	}
-	sig, ok := wire.DecodeDigest(s.Signature, false, sha256.Size)
+	sig, ok := sigsyntax.DecodeDigest(s.Signature, false, sha256.Size)
 	if !ok {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "signature.signature is not a hex SHA-256 digest")
 	}
@@ -132,7 +132,7 @@ func (v *mailgunVerifier) Verify(ctx context.Context, route webhooks.Route, req 
 	// The window is checked on the timestamp the signature covers, as
 	// encoding/json read it (it matches keys without regard to case and
 	// keeps the last), not on another reading of the body.
-	at, ok := wire.ParseTimestamp(s.Timestamp.String(), int(v.timestamp.Format))
+	at, ok := sigsyntax.ParseTimestamp(s.Timestamp.String(), int(v.timestamp.Format))
 	if !ok {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedTime, "signature.timestamp is not in %v format", v.timestamp.Format)
 	}
@@ -233,7 +233,7 @@ func ParseECDSAPublicKey(value []byte) (*ecdsa.PublicKey, error) {
 	s = strings.TrimPrefix(s, "-----BEGIN PUBLIC KEY-----")
 	s = strings.TrimSuffix(s, "-----END PUBLIC KEY-----")
 	s = strings.Join(strings.Fields(s), "")
-	der, err := wire.DecodeBase64(s)
+	der, err := sigsyntax.DecodeBase64(s)
 	if err != nil {
 		return nil, errors.New("the public key is not base64 DER")
 	}
@@ -253,7 +253,7 @@ func (v *sendGridVerifier) Verify(ctx context.Context, route webhooks.Route, req
 	if rej != nil {
 		return webhooks.Verification{}, rej
 	}
-	sig, err := wire.DecodeBase64(value)
+	sig, err := sigsyntax.DecodeBase64(value)
 	if err != nil || len(sig) < 8 || len(sig) > 80 {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s is not a base64 DER ECDSA signature", SendGridSignatureHeader)
 	}

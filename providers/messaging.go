@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // Presets for messaging and social platforms: Meta (WhatsApp, Instagram,
@@ -359,7 +359,7 @@ func TeamsOptions() webhooks.HMACOptions {
 // error names what the secret is, never its value.
 func decodeBase64Secret(what string) func([]byte) ([]byte, error) {
 	return func(secret []byte) ([]byte, error) {
-		key, err := wire.DecodeBase64(strings.TrimSpace(string(secret)))
+		key, err := sigsyntax.DecodeBase64(strings.TrimSpace(string(secret)))
 		if err != nil || len(key) == 0 {
 			return nil, errors.New(what + " is base64")
 		}

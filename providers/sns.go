@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // SNS message types.
@@ -186,11 +186,11 @@ func (v *snsVerifier) Verify(ctx context.Context, route webhooks.Route, req *web
 	default:
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "the SNS SignatureVersion is neither 1 nor 2")
 	}
-	sig, err := wire.DecodeBase64(m.Signature)
+	sig, err := sigsyntax.DecodeBase64(m.Signature)
 	if err != nil {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "the SNS Signature is not base64")
 	}
-	at, timeOK := wire.ParseTimestamp(m.Timestamp, wire.RFC3339)
+	at, timeOK := sigsyntax.ParseTimestamp(m.Timestamp, sigsyntax.RFC3339)
 	if !timeOK {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedTime, "the SNS Timestamp is not RFC 3339")
 	}

@@ -5,7 +5,7 @@ import (
 	"strings"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // StandardWebhooksOptions returns the options for senders that follow the
@@ -88,7 +88,7 @@ func SvixOptions() webhooks.HMACOptions {
 // error names no part of the secret.
 func decodeStandardWebhooksSecret(secret []byte) ([]byte, error) {
 	s, _ := strings.CutPrefix(strings.TrimSpace(string(secret)), "whsec_")
-	key, err := wire.DecodeBase64(s)
+	key, err := sigsyntax.DecodeBase64(s)
 	if err != nil {
 		return nil, errors.New("a Standard Webhooks secret must be \"whsec_\" followed by base64")
 	}

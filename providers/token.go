@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // TokenOptions configures a TokenVerifier, for providers that sign nothing
@@ -74,10 +74,10 @@ func NewTokenVerifier(opts TokenOptions, creds webhooks.CredentialResolver) (*To
 	switch {
 	case opts.Header == "":
 		p.bad("Header is empty: set the name of the header that carries the token, for example \"X-Gitlab-Token\"")
-	case !wire.IsHeaderName(opts.Header):
+	case !sigsyntax.IsHeaderName(opts.Header):
 		p.bad("Header %q is not a valid header name", opts.Header)
 	}
-	if opts.Scheme != "" && !wire.IsHeaderName(opts.Scheme) {
+	if opts.Scheme != "" && !sigsyntax.IsHeaderName(opts.Scheme) {
 		p.bad("Scheme %q is not a single token such as \"Bearer\"", opts.Scheme)
 	}
 	p = append(p, opts.Event.Validate(), webhooks.CheckCredentials(creds, "secret", nil))

@@ -18,7 +18,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/hmackey"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // Twilio request headers.
@@ -183,7 +183,7 @@ func NewTwilioVerifier(opts TwilioOptions, creds webhooks.CredentialResolver) (*
 	if opts.SharedKeys != nil {
 		p = append(p, webhooks.CheckCredentials(opts.SharedKeys, "SharedKey secret", nil))
 	}
-	if opts.EventIDHeader != "" && !wire.IsHeaderName(opts.EventIDHeader) {
+	if opts.EventIDHeader != "" && !sigsyntax.IsHeaderName(opts.EventIDHeader) {
 		bad("EventIDHeader %q is not a valid header name", opts.EventIDHeader)
 	}
 	for i, group := range opts.EventIDParams {
@@ -306,7 +306,7 @@ func (v *TwilioVerifier) Verify(ctx context.Context, route webhooks.Route, req *
 		}
 		alg, creds, useSharedKey, namedKey = settings.algorithm, v.opts.SharedKeys, true, settings.keyID
 	}
-	sig, ok := wire.DecodeDigest(sigValue, true, alg.size)
+	sig, ok := sigsyntax.DecodeDigest(sigValue, true, alg.size)
 	if !ok {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedHeader, "header %s does not hold a base64 %s digest", TwilioSignatureHeader, alg.name)
 	}

@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/wire"
+	"github.com/hookinbox/webhooks/internal/sigsyntax"
 )
 
 // Helpers the verifiers of this package share. The root package's shared
@@ -35,7 +35,7 @@ func formatVerifier(f fmt.State, typ string) {
 
 // bodyID is the event ID of a body's SHA-256, as EventSource.IDFromBody
 // derives it.
-func bodyID(body []byte) string { return wire.BodyID(body) }
+func bodyID(body []byte) string { return sigsyntax.BodyID(body) }
 
 // Tenant routes: every verifier of this package that holds credentials
 // reports whether they are per tenant (webhooks.TenantScoped), so that a

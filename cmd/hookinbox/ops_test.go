@@ -1,63 +1,23 @@
 package main
 
 import (
-	"context"
-	"crypto/rand"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"net/http"
-	"os"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/adminjson"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
 )
-
-// requireDB returns WEBHOOKS_TEST_DATABASE_URL, skipping the test, or
-// failing it under WEBHOOKS_TEST_REQUIRE_DB=1, when it is not set.
-func requireDB(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("WEBHOOKS_TEST_DATABASE_URL")
-	if dsn == "" {
-		if os.Getenv("WEBHOOKS_TEST_REQUIRE_DB") == "1" {
-			t.Fatal("WEBHOOKS_TEST_REQUIRE_DB=1 but WEBHOOKS_TEST_DATABASE_URL is not set")
-		}
-		t.Skip("set WEBHOOKS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the CLI's tests against PostgreSQL")
-	}
-	return dsn
-}
-
-// testSchema names a fresh schema and drops it when the test ends.
-func testSchema(t *testing.T, dsn string) string {
-	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "cli_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	return schema
-}
 
 // seeder makes items in the schema through pgstore, as a server would.
 type seeder struct {
@@ -112,10 +72,10 @@ var nextCursor = regexp.MustCompile(`-after (\S+)`)
 // against PostgreSQL: migrate, stats, dead-letters, show, replay (one,
 // bulk, dry run), close and purge, and their errors.
 func TestOperatorCommands(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	bin := buildBinary(t)
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	db := []string{"DATABASE_URL=" + dsn}
 	run := func(args ...string) (string, string, int) {
 		t.Helper()
@@ -325,10 +285,10 @@ func TestOperatorCommandErrors(t *testing.T) {
 // printed as text, its control and bidi characters are escaped so they
 // cannot drive the operator's terminal. -json keeps them, JSON-escaped.
 func TestTextOutputEscapesControls(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	bin := buildBinary(t)
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	db := []string{"DATABASE_URL=" + dsn}
 	run := func(args ...string) (string, string, int) {
 		t.Helper()
@@ -399,10 +359,10 @@ func TestTextOutputEscapesControls(t *testing.T) {
 // TestShowHidesPayloadsByDefault: like the admin page, show prints a
 // payload's size and digest only, unless -payloads asks for it.
 func TestShowHidesPayloadsByDefault(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	bin := buildBinary(t)
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	db := []string{"DATABASE_URL=" + dsn}
 	run := func(args ...string) string {
 		t.Helper()
@@ -437,10 +397,10 @@ func TestShowHidesPayloadsByDefault(t *testing.T) {
 // script can tell a typo from a missing item, a refusal and a database it
 // cannot reach.
 func TestExitCodes(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	bin := buildBinary(t)
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	db := []string{"DATABASE_URL=" + dsn}
 	run := func(args ...string) (string, int) {
 		t.Helper()

@@ -19,6 +19,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // scale returns short, or long under WEBHOOKS_TEST_LONG=1.
@@ -39,7 +41,7 @@ func scale[T any](short, long T) T {
 // counts are logged, not asserted: how many the database takes within
 // the 2-second store deadline depends on the machine.
 func TestPostgresBurstOfLargeBodies(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	senders := scale(64, 200)
 	bounds := scale([]string{"-max-in-flight-bytes", strconv.Itoa(32 << 20)}, []string{})
 	for _, mode := range []struct {
@@ -47,7 +49,7 @@ func TestPostgresBurstOfLargeBodies(t *testing.T) {
 		batch int
 	}{{"grouped", 128}, {"ungrouped", 1}} {
 		t.Run(mode.name, func(t *testing.T) {
-			schema := testSchema(t, dsn)
+			schema := pgtest.NewSchemaAt(t, dsn)
 			const secret = "demo-secret"
 			p := startProcess(t, map[string]string{"DEMO_WEBHOOK_SECRET": secret},
 				append([]string{"-dsn", dsn, "-schema", schema, "-enqueue-batch", strconv.Itoa(mode.batch)}, bounds...)...)

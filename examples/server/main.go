@@ -22,9 +22,9 @@
 // token (curl -H "Authorization: Bearer $ADMIN_TOKEN") or as the password
 // of a browser's login prompt; replays and closings made through it are
 // audited with the actor "admin-token". With -metrics, GET /metrics serves
-// Prometheus text through the OpenTelemetry Prometheus exporter
-// (webhooks_received_total, webhooks_dead_lettered_total, …; see package
-// otelwebhooks), unauthenticated, as scrapers expect: keep the port private.
+// the OpenTelemetry metrics of package otelwebhooks in the Prometheus text
+// format (webhooks_received_total, webhooks_dead_lettered_total, …),
+// unauthenticated, as scrapers expect: keep the port private.
 //
 // The demo provider signs "timestamp.body" with HMAC-SHA256:
 //
@@ -53,9 +53,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	webhooks "github.com/hookinbox/webhooks"
@@ -264,15 +261,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		rcvOpts = append(rcvOpts, webhooks.WithProviderInFlightShare(*providerShare))
 	}
 	if *metrics {
-		// The OpenTelemetry SDK with the Prometheus exporter, on a registry
-		// of its own: /metrics shows the webhooks' metrics and nothing else
-		// (no target_info, no scope labels), every name prefixed webhooks_.
-		reg := prometheus.NewRegistry()
-		exporter, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutTargetInfo(), otelprom.WithoutScopeInfo())
-		if err != nil {
-			return err
-		}
-		meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter))
+		// The OpenTelemetry SDK, read at each scrape: /metrics shows the
+		// webhooks' metrics and nothing else (no target_info, no scope
+		// labels), every name prefixed webhooks_ (metrics.go).
+		reader := sdkmetric.NewManualReader()
+		meters := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
 		defer meters.Shutdown(context.WithoutCancel(ctx))
 		obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(meters), otelwebhooks.WithStats(store))
 		if err != nil {
@@ -281,7 +274,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		defer obs.Close()
 		procOpts = append(procOpts, webhooks.WithObserver(obs))
 		rcvOpts = append(rcvOpts, webhooks.WithObserver(obs))
-		httpMux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+		httpMux.Handle("GET /metrics", metricsHandler(reader))
 	}
 	if *adminToken != "" {
 		h, err := admin.NewHandler(store,

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -17,17 +16,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/hookinbox/webhooks/internal/faultproxy"
+	"github.com/hookinbox/webhooks/internal/testing/faultproxy"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -224,64 +224,10 @@ func TestDemoProviderAndFailTypes(t *testing.T) {
 	assert.Empty(t, s.stdout.matching(`"event_id":"o2"`), "a rejected type is not logged as handled")
 }
 
-// requireDB returns WEBHOOKS_TEST_DATABASE_URL (see the README; .ci/run
-// sets it), skipping the test, or failing it under WEBHOOKS_TEST_REQUIRE_DB=1,
-// when it is not set.
-func requireDB(t *testing.T) string {
-	t.Helper()
-	dsn := os.Getenv("WEBHOOKS_TEST_DATABASE_URL")
-	if dsn == "" {
-		if os.Getenv("WEBHOOKS_TEST_REQUIRE_DB") == "1" {
-			t.Fatal("WEBHOOKS_TEST_REQUIRE_DB=1 but WEBHOOKS_TEST_DATABASE_URL is not set")
-		}
-		t.Skip("set WEBHOOKS_TEST_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test?sslmode=disable to run the Postgres example tests")
-	}
-	return dsn
-}
-
-// testSchema names a fresh schema for one test and drops it afterwards.
-func testSchema(t *testing.T, dsn string) string {
-	t.Helper()
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	schema := "example_" + hex.EncodeToString(b[:])
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		conn, err := pgx.Connect(ctx, dsn)
-		if err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-			return
-		}
-		defer conn.Close(ctx)
-		if _, err := conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
-			t.Errorf("dropping schema %s: %v", schema, err)
-		}
-	})
-	return schema
-}
-
-// dbAddr is the host:port of dsn.
-func dbAddr(t *testing.T, dsn string) string {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(dsn)
-	require.NoError(t, err)
-	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-}
-
-// viaProxy is dsn with its host and port replaced by addr.
-func viaProxy(t *testing.T, dsn, addr string) string {
-	t.Helper()
-	u, err := url.Parse(dsn)
-	require.NoError(t, err)
-	u.Host = addr
-	return u.String()
-}
-
 func TestPostgresDedupAcrossRestart(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	env := map[string]string{"GITHUB_WEBHOOK_SECRET": githubSecret, "DATABASE_URL": dsn}
 
 	first := start(t, env, "-schema", schema)
@@ -475,13 +421,13 @@ func TestMaxInFlightShedsAFloodAtOnce(t *testing.T) {
 // instead of hanging, and the server recovers by itself once the database
 // answers again.
 func TestStalledDatabaseAnswers503(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
-	proxy, err := faultproxy.New(dbAddr(t, dsn))
+	proxy, err := faultproxy.New(pgtest.Address(t, dsn))
 	require.NoError(t, err)
 	t.Cleanup(func() { proxy.Close() })
-	schema := testSchema(t, dsn)
-	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"}, "-dsn", viaProxy(t, dsn, proxy.Addr()), "-schema", schema)
+	schema := pgtest.NewSchemaAt(t, dsn)
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"}, "-dsn", pgtest.WithAddress(t, dsn, proxy.Addr()), "-schema", schema)
 
 	code, _ := s.post(t, "/webhooks/demo", `{}`, demoHeaders("demo-secret", "before", "order.created", `{}`, time.Now()))
 	require.Equal(t, http.StatusAccepted, code)
@@ -501,7 +447,7 @@ func TestStalledDatabaseAnswers503(t *testing.T) {
 	assert.Equal(t, "5", resp.Header.Get("Retry-After"))
 	// The Receiver's store timeout (WithReceiverStoreTimeout's default,
 	// DefaultReceiverStoreTimeout), and a margin for a loaded two-core
-	// machine, as internal/faulttest allows.
+	// machine, as internal/testing/faulttest allows.
 	const storeTimeout = 2 * time.Second
 	assert.Less(t, took, storeTimeout+2500*time.Millisecond, "answered within the store timeout, not after the stall (took %v)", took)
 
@@ -637,8 +583,22 @@ func TestMetrics(t *testing.T) {
 	s.stderr.waitFor(t, "event dead-lettered")
 	s.stdout.waitFor(t, `"event_id":"m1"`)
 
-	code, hdr, body := s.get(t, http.MethodGet, "/metrics", "")
-	require.Equal(t, http.StatusOK, code)
+	// The handler logs m1 before the Processor records the attempt, and
+	// the server says nothing after it: no signal crosses the process, so
+	// /metrics is read again until the attempt shows, within a deadline.
+	handled := regexp.MustCompile(`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created"[^}]*outcome="succeeded"[^}]*\} 1$`)
+	var (
+		hdr  http.Header
+		body string
+	)
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		code, hdr, body = s.get(t, http.MethodGet, "/metrics", "")
+		require.Equal(t, http.StatusOK, code)
+		if handled.MatchString(body) || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 	assert.Contains(t, hdr.Get("Content-Type"), "text/plain")
 	for _, want := range []string{
 		`(?m)^webhooks_received_total\{[^}]*provider="demo"[^}]*status="accepted"[^}]*\} 2$`,

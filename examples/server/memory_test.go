@@ -17,6 +17,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/adminjson"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -26,7 +27,7 @@ import (
 // resident memory (VmHWM) grows by less than a page's worth of payloads.
 // (Reading them, each page of 64 took 64 MiB and more.)
 func TestPostgresListPagesOverLargeDeadLetters(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	const (
 		deadLetters  = 64
@@ -37,7 +38,7 @@ func TestPostgresListPagesOverLargeDeadLetters(t *testing.T) {
 		// well under one page's payloads (64 MiB).
 		bound = 24 << 20
 	)
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	seedLargeDeadLetters(t, dsn, schema, deadLetters, payloadBytes)
 
 	srv := startProcess(t, map[string]string{"DEMO_WEBHOOK_SECRET": "demo-secret"},

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/webhooks/internal/adminjson"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // TestPostgresOperatorWalkthrough is the README's operations walk-through:
@@ -23,10 +24,10 @@ import (
 // another is closed, the command shows the item and replays it too, and
 // /metrics counts what was received and dead-lettered.
 func TestPostgresOperatorWalkthrough(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
 	const secret, token = "demo-secret", "tok-walkthrough"
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": secret},
 		"-dsn", dsn, "-schema", schema, "-fail-types", "order.refund", "-admin-token", token, "-metrics")
 	auth := []string{"Authorization", "Bearer " + token}

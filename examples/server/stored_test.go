@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/providers"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
@@ -24,9 +25,9 @@ import (
 // a credential field's value or a secret, as text or as the hex of a
 // bytea column.
 func TestPostgresStoresNoCredentials(t *testing.T) {
-	dsn := requireDB(t)
+	dsn := pgtest.DSN(t)
 	t.Parallel()
-	schema := testSchema(t, dsn)
+	schema := pgtest.NewSchemaAt(t, dsn)
 	names := []string{"stripe", "github", "shopify", "slack", "gitlab", "okta", "figma", "msgraph", "mailgun"}
 	env := map[string]string{"DATABASE_URL": dsn}
 	signers := map[string]*webhookstest.Signer{}

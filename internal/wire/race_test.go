@@ -1,6 +1,0 @@
-//go:build race
-
-package wire
-
-// raceEnabled skips allocation counts, which the race detector changes.
-const raceEnabled = true
