@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -327,50 +328,12 @@ type responseBody struct {
 	EventID string `json:"event_id,omitempty"`
 }
 
+// writeJSON answers code with body, as encoding/json encodes it.
 func writeJSON(w http.ResponseWriter, code int, body responseBody) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	b := make([]byte, 0, 64+len(body.EventID))
-	b = append(b, `{"status":`...)
-	b = appendJSONString(b, body.Status)
-	if body.Reason != "" {
-		b = appendJSONString(append(b, `,"reason":`...), body.Reason)
-	}
-	if body.EventID != "" {
-		b = appendJSONString(append(b, `,"event_id":`...), body.EventID)
-	}
-	_, _ = w.Write(append(b, "}\n"...))
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it (HTML-safe). s is valid UTF-8: the Receiver refuses event IDs
-// that are not.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	return append(append(b, s[start:]...), '"')
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func writeResponse(w http.ResponseWriter, h *Response) {

@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -249,5 +250,25 @@ func TestMountingIdioms(t *testing.T) {
 			assert.Contains(t, logs.String(), "outside the receiver's path prefix")
 			assert.True(t, strings.Contains(logs.String(), "level=ERROR"), "logged as an error: %s", logs.String())
 		})
+	}
+}
+
+// The Receiver's own answers are encoding/json's encoding of their three
+// fields, escaping included, whatever the event ID holds (the Receiver
+// stores any valid UTF-8 without NUL): a body a provider or a proxy
+// decodes, or a page embeds, as it would any Go service's JSON.
+func TestAnswerIsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	for _, id := range []string{"evt_1", `a"b\c`, "<script>&", "tab\tnew\nline\r", "\x01\x1f\x7f", "line\u2028para\u2029", "é😀"} {
+		headers := okHeaders(id)
+		r := post(t, f.gw, "/webhooks/acme", `{}`, headers)
+		require.Equal(t, http.StatusAccepted, r.Code, "event ID %q", id)
+		want, err := json.Marshal(struct {
+			Status  string `json:"status"`
+			EventID string `json:"event_id"`
+		}{"accepted", id})
+		require.NoError(t, err)
+		assert.Equal(t, string(want)+"\n", r.Raw, "the answer for the event ID %q", id)
 	}
 }
