@@ -439,7 +439,8 @@ func nilPointer(v any) bool {
 // is nil exactly when the status is StatusAccepted, StatusDuplicate,
 // StatusIgnored or StatusHandshake; otherwise it says why (a *VerificationError,
 // ErrUnknownProvider, ErrPayloadConflict, or the store's error) and is safe
-// to log: it holds no secret.
+// to log: it holds no secret. The store may keep req.Body as the item's
+// payload: do not change it once Receive is called.
 func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res ReceiveResult, err error) {
 	defer func() {
 		if r := recover(); r != nil {

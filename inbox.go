@@ -319,8 +319,9 @@ type Enqueuer interface {
 	// with another digest it reports EnqueueConflict, keeps the delivery in
 	// the item's quarantine for operators to review (package ops), and
 	// changes nothing else. When Enqueue returns nil the item is durable.
-	// Enqueue must not keep env.Payload or env.Headers after it returns:
-	// the Receiver reuses the buffer a body was read into.
+	// Enqueue may keep env.Payload and env.Headers as they are: callers
+	// do not change them afterwards (the Receiver reads each body into
+	// memory of its own).
 	Enqueue(ctx context.Context, env Envelope) (EnqueueResult, error)
 }
 

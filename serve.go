@@ -3,6 +3,7 @@ package webhooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -10,7 +11,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 )
 
@@ -87,9 +87,7 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Body != http.NoBody {
 		bodyReader = g.setBodyDeadline(w, r, reserve)
 	}
-	buf := getBodyBuffer(r.ContentLength)
-	defer putBodyBuffer(buf)
-	body, err := readBody(buf, http.MaxBytesReader(w, readCloser{bodyReader, r.Body}, g.cfg.maxBodyBytes))
+	body, err := readBody(http.MaxBytesReader(w, readCloser{bodyReader, r.Body}, g.cfg.maxBodyBytes), r.ContentLength)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		switch {
@@ -97,7 +95,7 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			g.tooLarge(w, r, route)
 		case errors.Is(err, os.ErrDeadlineExceeded):
 			g.cfg.logger.WarnContext(r.Context(), "webhook body did not arrive within its deadline; answering 408", "provider", route.Provider, "tenant", route.Tenant,
-				"client", client, "content_length", r.ContentLength, "read_bytes", buf.Len(), "body_timeout", g.cfg.limits.bodyTimeout, "min_body_rate", g.cfg.limits.minBodyRate)
+				"client", client, "content_length", r.ContentLength, "read_bytes", len(body), "body_timeout", g.cfg.limits.bodyTimeout, "min_body_rate", g.cfg.limits.minBodyRate)
 			w.Header().Set("Connection", "close")
 			writeJSON(w, http.StatusRequestTimeout, responseBody{Status: "timeout"})
 		default:
@@ -327,50 +325,12 @@ type responseBody struct {
 	EventID string `json:"event_id,omitempty"`
 }
 
+// writeJSON answers code with body, as encoding/json encodes it.
 func writeJSON(w http.ResponseWriter, code int, body responseBody) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(code)
-	b := make([]byte, 0, 64+len(body.EventID))
-	b = append(b, `{"status":`...)
-	b = appendJSONString(b, body.Status)
-	if body.Reason != "" {
-		b = appendJSONString(append(b, `,"reason":`...), body.Reason)
-	}
-	if body.EventID != "" {
-		b = appendJSONString(append(b, `,"event_id":`...), body.EventID)
-	}
-	_, _ = w.Write(append(b, "}\n"...))
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// escapes it (HTML-safe). s is valid UTF-8: the Receiver refuses event IDs
-// that are not.
-func appendJSONString(b []byte, s string) []byte {
-	const hexDigits = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-			continue
-		}
-		b = append(b, s[start:i]...)
-		switch c {
-		case '"', '\\':
-			b = append(b, '\\', c)
-		case '\n':
-			b = append(b, '\\', 'n')
-		case '\r':
-			b = append(b, '\\', 'r')
-		case '\t':
-			b = append(b, '\\', 't')
-		default:
-			b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
-		}
-		start = i + 1
-	}
-	return append(append(b, s[start:]...), '"')
+	_ = json.NewEncoder(w).Encode(body)
 }
 
 func writeResponse(w http.ResponseWriter, h *Response) {
@@ -388,38 +348,11 @@ func writeResponse(w http.ResponseWriter, h *Response) {
 	_, _ = w.Write(h.Body)
 }
 
-// bodyBuffers pools the buffers request bodies are read into. A body is
-// only borrowed: verifiers and stores must not keep Request.Body or
-// Envelope.Payload after they return (memstore copies; pgstore sends).
-var bodyBuffers = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-
-// maxPooledBody is the largest buffer kept for reuse; larger ones, for the
-// rare large body, go to the garbage collector.
-const maxPooledBody = 256 << 10
-
-// getBodyBuffer returns a buffer sized for a body of contentLength bytes,
-// which the caller has checked against the body limit: a body that
-// announces its length is read without the buffer growing by doubling.
-func getBodyBuffer(contentLength int64) *bytes.Buffer {
-	buf := bodyBuffers.Get().(*bytes.Buffer)
-	if contentLength > 0 {
-		buf.Grow(int(contentLength) + 1) // +1: ReadFrom then sees EOF without growing
-	}
-	return buf
-}
-
-func putBodyBuffer(buf *bytes.Buffer) {
-	if buf.Cap() > maxPooledBody {
-		return
-	}
-	buf.Reset()
-	bodyBuffers.Put(buf)
-}
-
-// readBody reads r into buf and returns the bytes read.
-func readBody(buf *bytes.Buffer, r io.Reader) ([]byte, error) {
-	if _, err := buf.ReadFrom(r); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+// readBody reads a body that announced contentLength bytes (-1 when it
+// did not): in one allocation when it did, since bytes.Buffer grows its
+// buffer before each read that would leave less than bytes.MinRead free.
+func readBody(r io.Reader, contentLength int64) ([]byte, error) {
+	buf := bytes.NewBuffer(make([]byte, 0, max(contentLength, 0)+bytes.MinRead))
+	_, err := buf.ReadFrom(r)
+	return buf.Bytes(), err
 }

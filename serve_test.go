@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -249,5 +250,60 @@ func TestMountingIdioms(t *testing.T) {
 			assert.Contains(t, logs.String(), "outside the receiver's path prefix")
 			assert.True(t, strings.Contains(logs.String(), "level=ERROR"), "logged as an error: %s", logs.String())
 		})
+	}
+}
+
+// The Receiver's own answers are encoding/json's encoding of their three
+// fields, escaping included, whatever the event ID holds (the Receiver
+// stores any valid UTF-8 without NUL): a body a provider or a proxy
+// decodes, or a page embeds, as it would any Go service's JSON.
+func TestAnswerIsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	f := newGatewayFixture(t, nil, nil)
+	for _, id := range []string{"evt_1", `a"b\c`, "<script>&", "tab\tnew\nline\r", "\x01\x1f\x7f", "line\u2028para\u2029", "é😀"} {
+		headers := okHeaders(id)
+		r := post(t, f.gw, "/webhooks/acme", `{}`, headers)
+		require.Equal(t, http.StatusAccepted, r.Code, "event ID %q", id)
+		want, err := json.Marshal(struct {
+			Status  string `json:"status"`
+			EventID string `json:"event_id"`
+		}{"accepted", id})
+		require.NoError(t, err)
+		assert.Equal(t, string(want)+"\n", r.Raw, "the answer for the event ID %q", id)
+	}
+}
+
+// keepingInbox keeps every envelope it is given as it is, payload and
+// headers included, as Enqueue's contract allows.
+type keepingInbox struct {
+	mu   sync.Mutex
+	envs []webhooks.Envelope
+}
+
+func (k *keepingInbox) Enqueue(_ context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.envs = append(k.envs, env)
+	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, nil
+}
+
+// A store may keep the payload and headers it was given: the Receiver
+// reads each body into memory of its own and never touches it again, so
+// later requests (of the same length, which a reused buffer would take)
+// leave what the store kept unchanged.
+func TestStoreMayKeepTheEnvelope(t *testing.T) {
+	t.Parallel()
+	inbox := &keepingInbox{}
+	f := newGatewayFixture(t, inbox, nil)
+	const n = 20
+	body := func(i int) string { return fmt.Sprintf(`{"n":%03d}`, i) }
+	for i := range n {
+		r := post(t, f.gw, "/webhooks/acme", body(i), okHeaders(fmt.Sprintf("evt_%03d", i)))
+		require.Equal(t, http.StatusAccepted, r.Code)
+	}
+	require.Len(t, inbox.envs, n)
+	for i, env := range inbox.envs {
+		assert.Equal(t, body(i), string(env.Payload), "the payload of delivery %d, after %d more", i, n-1-i)
+		assert.Equal(t, fmt.Sprintf("evt_%03d", i), env.Headers.Get("X-Id"), "the headers of delivery %d", i)
 	}
 }

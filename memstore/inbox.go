@@ -92,8 +92,9 @@ func NewInbox() *Inbox {
 	}
 }
 
-// Enqueue implements webhooks.Enqueuer. The envelope's payload and headers
-// are copied, for the item and for a quarantined delivery alike.
+// Enqueue implements webhooks.Enqueuer. It keeps the envelope's payload
+// and headers as they are, for the item and for a quarantined delivery
+// alike, as the contract allows; what the store hands out are copies.
 func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return webhooks.EnqueueResult{}, err
@@ -106,8 +107,8 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 			e.conflicts++
 			if len(e.quarantine) < ops.QuarantineLimit {
 				e.quarantine = append(e.quarantine, ops.Delivery{
-					Payload:       bytes.Clone(env.Payload),
-					Headers:       env.Headers.Clone(),
+					Payload:       env.Payload,
+					Headers:       env.Headers,
 					PayloadSHA256: env.PayloadSHA256,
 					KeyID:         env.KeyID,
 					ReceivedAt:    env.ReceivedAt,
@@ -136,8 +137,8 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 		item: webhooks.Item{
 			Key:           env.Key,
 			EventType:     env.EventType,
-			Payload:       bytes.Clone(env.Payload),
-			Headers:       env.Headers.Clone(),
+			Payload:       env.Payload,
+			Headers:       env.Headers,
 			PayloadSHA256: env.PayloadSHA256,
 			KeyID:         env.KeyID,
 			APIVersion:    env.APIVersion,

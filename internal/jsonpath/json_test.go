@@ -99,6 +99,8 @@ func TestDocLookup(t *testing.T) {
 		{"{\"id\":\"\xff\"}", "id", "\ufffd", Found},
 		{"{\"\xff\":\"x\"}", "\ufffd", "x", Found},
 		{`{"a.b":1}`, "a.b", "", Missing},
+		{`[{"":[]}]`, "0", "", WrongKind},
+		{`{"a":{"b":[],"c":{},"d":[{}]},"id":"x"}`, "id", "x", Found},
 		{deep(10000), "0", "", WrongKind},
 		{deep(10001), "0", "", NotJSON},
 		{`{"a":` + deep(9999) + `}`, "a", "", WrongKind},

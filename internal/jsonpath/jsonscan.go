@@ -3,33 +3,17 @@ package jsonpath
 import (
 	"encoding/binary"
 	"math/bits"
+	"strings"
 )
 
 // maxNestingDepth is encoding/json's limit on nested arrays and objects.
 const maxNestingDepth = 10000
 
-// Byte classes of the scanner.
-var (
-	// inString marks the bytes a string holds as they are: all but '"',
-	// '\\' and the control characters.
-	inString [256]bool
-	// isSpace marks JSON white space.
-	isSpace [256]bool
-)
-
-func init() {
-	for c := 0x20; c < 256; c++ {
-		inString[c] = c != '"' && c != '\\'
-	}
-	for _, c := range " \t\r\n" {
-		isSpace[c] = true
-	}
-}
-
 // scanner validates a JSON text and records the values at a few paths.
-// Paths are matched by recursive descent as deep as the deepest path; the
-// rest is skipped by a loop with a bit stack, so scanning allocates
-// nothing for bodies nested up to 256 deep.
+// The containers that paths enter are scanned by recursive descent, as
+// deep as the deepest path; the others by skip, whose open containers are
+// a bit stack, so a deeply nested body costs no call stack, and scanning
+// allocates nothing for bodies nested up to 256 deep.
 type scanner struct {
 	b     []byte
 	i     int
@@ -53,39 +37,19 @@ func scanJSON(body []byte, want *Paths, extra *path, found *[maxPaths]valueSpan,
 		s.paths[maxPaths] = extra
 		mask |= 1 << maxPaths
 	}
-	s.space()
-	if s.i == len(s.b) {
+	s.i = skipSpace(body, 0)
+	if s.i == len(body) {
 		return false
 	}
 	if _, ok := s.value(0, mask); !ok {
 		return false
 	}
-	s.space()
-	if s.i != len(s.b) {
+	if skipSpace(body, s.i) != len(body) {
 		return false // more than one value
 	}
 	copy(found[:], s.out[:maxPaths])
 	*extraOut = s.out[maxPaths]
 	return true
-}
-
-func (s *scanner) space() { s.i = skipSpace(s.b, s.i) }
-
-// skipSpace returns the index of the first byte at or after i that is not
-// white space. Runs of spaces (indentation) go eight at a time.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && isSpace[b[i]] {
-		i++
-		for i+8 <= len(b) {
-			t := binary.LittleEndian.Uint64(b[i:]) ^ (lsb * ' ')
-			if t != 0 {
-				i += bits.TrailingZeros64(t) / 8
-				break
-			}
-			i += 8
-		}
-	}
-	return i
 }
 
 // value scans the value at s.i, which is not white space, inside depth
@@ -100,108 +64,75 @@ func (s *scanner) value(depth int, mask uint16) (valueSpan, bool) {
 		if depth >= maxNestingDepth {
 			return valueSpan{}, false
 		}
-		if c == '{' {
-			return valueSpan{kind: kindOther}, s.object(depth, mask)
-		}
-		return valueSpan{kind: kindOther}, s.array(depth, mask)
+		return valueSpan{kind: kindOther}, s.container(depth, mask)
 	case '"':
-		start, end, plain, ok := s.str()
-		return valueSpan{kind: kindString, plain: plain, start: start, end: end}, ok
-	case 't':
-		return valueSpan{kind: kindOther}, s.literal("true")
-	case 'f':
-		return valueSpan{kind: kindOther}, s.literal("false")
-	case 'n':
-		return valueSpan{kind: kindAbsent}, s.literal("null")
+		start := s.i + 1
+		end, plain := skipString(s.b, start)
+		s.i = end
+		return valueSpan{kind: kindString, plain: plain, start: start, end: end - 1}, end >= 0
 	}
 	start := s.i
-	ok := s.number()
-	return valueSpan{kind: kindNumber, start: start, end: s.i}, ok
+	kind := kindNumber
+	switch s.b[s.i] {
+	case 't', 'f':
+		kind = kindOther
+	case 'n':
+		kind = kindAbsent
+	}
+	s.i = skipScalar(s.b, s.i)
+	return valueSpan{kind: kind, start: start, end: s.i}, s.i >= 0
 }
 
-// object scans an object whose members some paths enter.
-func (s *scanner) object(depth int, mask uint16) bool {
-	s.i++
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return true
+// container scans the object or array at s.i, whose members some paths in
+// mask enter.
+func (s *scanner) container(depth int, mask uint16) bool {
+	b := s.b
+	closing := byte(']')
+	if b[s.i] == '{' {
+		closing = '}'
 	}
-	for {
-		if s.i == len(s.b) || s.b[s.i] != '"' {
-			return false
-		}
-		start, end, plain, ok := s.str()
-		if !ok {
-			return false
-		}
-		s.space()
-		if s.i == len(s.b) || s.b[s.i] != ':' {
-			return false
-		}
-		s.i++
-		s.space()
-		if s.i == len(s.b) {
-			return false
-		}
-		var match uint16
-		for m := mask; m != 0; m &= m - 1 {
-			p := lowBit(m)
-			if keyEquals(s.b[start:end], plain, s.paths[p].seg(depth).key) {
-				match |= 1 << p
-			}
-		}
-		if !s.member(depth, match) {
-			return false
-		}
-		s.space()
-		if s.i == len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
-	}
-}
-
-// array scans an array whose elements some paths enter.
-func (s *scanner) array(depth int, mask uint16) bool {
-	s.i++
-	s.space()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
+	s.i = skipSpace(b, s.i+1)
+	if s.i < len(b) && b[s.i] == closing {
 		s.i++
 		return true
 	}
 	for k := 0; ; k++ {
-		if s.i == len(s.b) {
-			return false
-		}
 		var match uint16
-		for m := mask; m != 0; m &= m - 1 {
-			p := lowBit(m)
-			if s.paths[p].seg(depth).index == k {
-				match |= 1 << p
+		if closing == '}' {
+			if s.i == len(b) || b[s.i] != '"' {
+				return false
+			}
+			start := s.i + 1
+			end, plain := skipString(b, start)
+			if end < 0 {
+				return false
+			}
+			if s.i = skipSpace(b, end); s.i == len(b) || b[s.i] != ':' {
+				return false
+			}
+			for m := mask; m != 0; m &= m - 1 {
+				if p := lowBit(m); keyEquals(b[start:end-1], plain, s.paths[p].seg(depth).key) {
+					match |= 1 << p
+				}
+			}
+			s.i++
+		} else {
+			for m := mask; m != 0; m &= m - 1 {
+				if p := lowBit(m); s.paths[p].seg(depth).index == k {
+					match |= 1 << p
+				}
 			}
 		}
-		if !s.member(depth, match) {
+		if s.i = skipSpace(b, s.i); s.i == len(b) || !s.member(depth, match) {
 			return false
 		}
-		s.space()
-		if s.i == len(s.b) {
+		if s.i = skipSpace(b, s.i); s.i == len(b) {
 			return false
 		}
-		switch s.b[s.i] {
+		switch b[s.i] {
 		case ',':
-			s.i++
-			s.space()
-		case ']':
+			s.i = skipSpace(b, s.i+1)
+		case closing:
 			s.i++
 			return true
 		default:
@@ -230,72 +161,48 @@ func (s *scanner) member(depth int, match uint16) bool {
 }
 
 // skip scans the object or array at s.i, inside depth containers, where
-// no path leads. It is the scanner's hot loop: most of a body is skipped.
-// Its bit stack holds one bit per open container, 1 for an object. The
-// tests come in the order of what bodies hold most: strings, then
-// containers, numbers and literals.
+// no path leads: most of a body. Its bit stack holds one bit per open
+// container, 1 for an object.
 func (s *scanner) skip(depth int) bool {
 	var small [4]uint64
 	stack := small[:]
 	top := 0          // open containers
 	inObject := false // the innermost open container is an object
-	b := s.b
-	i := s.i
+	b, i := s.b, s.i
 	for {
 		// A value starts at b[i].
-		c := b[i]
-		switch {
-		case c == '"':
-			if i = skipString(b, i+1); i < 0 {
-				return false
-			}
-		case c == '{' || c == '[':
+		switch c := b[i]; c {
+		case '"':
+			i, _ = skipString(b, i+1)
+		case '{', '[':
 			if depth+top >= maxNestingDepth {
 				return false
+			}
+			if i = skipSpace(b, i+1); i == len(b) {
+				return false
+			}
+			if b[i] == c+2 { // '}' and ']' follow '{' and '[' by two
+				i++ // an empty container is a whole value
+				break
 			}
 			if top/64 == len(stack) {
 				stack = append(stack, 0)
 			}
 			inObject = c == '{'
+			stack[top/64] &^= 1 << (top % 64)
 			if inObject {
 				stack[top/64] |= 1 << (top % 64)
-			} else {
-				stack[top/64] &^= 1 << (top % 64)
-			}
-			top++
-			i++
-			if i < len(b) && b[i] <= ' ' {
-				i = skipSpace(b, i)
-			}
-			if i == len(b) {
-				return false
-			}
-			if b[i] == '}' && inObject || b[i] == ']' && !inObject {
-				i++
-				top--
-				if top > 0 {
-					inObject = stack[(top-1)/64]&(1<<((top-1)%64)) != 0
-				}
-				break // an empty container is a whole value
-			}
-			if inObject {
 				if i = skipKey(b, i); i < 0 {
 					return false
 				}
 			}
+			top++
 			continue
-		case c == 't' || c == 'f' || c == 'n':
-			word := literalOf(c)
-			if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
-				return false
-			}
-			i += len(word)
 		default:
-			s.i = i
-			if !s.number() {
-				return false
-			}
-			i = s.i
+			i = skipScalar(b, i)
+		}
+		if i < 0 {
+			return false
 		}
 		// After a value: close containers, or go on to the next member.
 		for {
@@ -303,112 +210,75 @@ func (s *scanner) skip(depth int) bool {
 				s.i = i
 				return true
 			}
-			if i < len(b) && b[i] <= ' ' {
-				i = skipSpace(b, i)
-			}
-			if i == len(b) {
+			if i = skipSpace(b, i); i == len(b) {
 				return false
 			}
 			c := b[i]
 			i++
 			if c == ',' {
-				if i < len(b) && b[i] <= ' ' {
-					i = skipSpace(b, i)
+				if i = skipSpace(b, i); i < len(b) && inObject {
+					i = skipKey(b, i)
 				}
-				if i == len(b) {
+				if i < 0 || i == len(b) {
 					return false
-				}
-				if inObject {
-					if i = skipKey(b, i); i < 0 {
-						return false
-					}
 				}
 				break
 			}
 			if c != '}' && c != ']' || (c == '}') != inObject {
 				return false
 			}
-			top--
-			if top > 0 {
+			if top--; top > 0 {
 				inObject = stack[(top-1)/64]&(1<<((top-1)%64)) != 0
 			}
 		}
 	}
 }
 
-// skipKey scans a member's key and colon at b[i] and the white space
-// around them, and returns where the value starts, or -1.
-func skipKey(b []byte, i int) int {
-	if b[i] != '"' {
-		return -1
+// skipSpace returns the index of the first byte at or after i that is not
+// white space.
+func skipSpace(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i // most often
 	}
-	if i = skipString(b, i+1); i < 0 {
-		return -1
-	}
-	if i < len(b) && b[i] == ':' {
-		i++
-	} else {
-		if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
-			return -1
-		}
-		i++
-	}
-	// Mostly one space, as indented bodies have it.
-	if i+1 < len(b) && b[i] == ' ' && b[i+1] > ' ' {
-		return i + 1
-	}
-	if i = skipSpace(b, i); i == len(b) {
-		return -1
-	}
-	return i
+	return skipSpaces(b, i)
 }
 
-// skipString scans a string whose content starts at b[i] and returns the
-// index after its closing quote, or -1 when it is not a valid string.
-func skipString(b []byte, i int) int {
-	for {
+// skipSpaces is skipSpace past white space. Runs of spaces (indentation)
+// go eight at a time.
+func skipSpaces(b []byte, i int) int {
+	for i < len(b) && isSpace[b[i]] {
+		i++
 		for i+8 <= len(b) {
-			if stops := stringStops(binary.LittleEndian.Uint64(b[i:])); stops != 0 {
-				i += bits.TrailingZeros64(stops) / 8
+			t := binary.LittleEndian.Uint64(b[i:]) ^ (lsb * ' ')
+			if t != 0 {
+				i += bits.TrailingZeros64(t) / 8
 				break
 			}
 			i += 8
 		}
-		for i < len(b) && inString[b[i]] {
-			i++
-		}
-		if i == len(b) {
-			return -1
-		}
-		switch b[i] {
-		case '"':
-			return i + 1
-		case '\\':
-			if i = skipEscape(b, i); i < 0 {
-				return -1
-			}
-		default: // a control character
-			return -1
-		}
 	}
+	return i
 }
 
-// skipEscape checks the escape sequence at b[i] and returns the index
-// after it, or -1.
-func skipEscape(b []byte, i int) int {
-	if i+1 == len(b) {
+// isSpace marks JSON white space.
+var isSpace = [256]bool{' ': true, '\t': true, '\n': true, '\r': true}
+
+// skipKey scans a member's key and colon at b[i] and the white space
+// after them, and returns where the value starts, or -1.
+func skipKey(b []byte, i int) int {
+	if b[i] != '"' {
 		return -1
 	}
-	switch b[i+1] {
-	case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-		return i + 2
-	case 'u':
-		if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
-			return -1
-		}
-		return i + 6
+	if i, _ = skipString(b, i+1); i < 0 {
+		return -1
 	}
-	return -1
+	if i = skipSpace(b, i); i == len(b) || b[i] != ':' {
+		return -1
+	}
+	if i = skipSpace(b, i+1); i == len(b) {
+		return -1
+	}
+	return i
 }
 
 // Word-at-a-time constants: a byte's lowest bit and its highest.
@@ -417,57 +287,54 @@ const (
 	msb = 0x8080808080808080
 )
 
-// stringStops sets the high bit of the lowest byte of x (in memory order)
-// that ends a run of plain string bytes: '"', '\\' or a control
-// character. Bytes above that one may be set too; the lowest set is exact,
-// since the subtractions borrow only from bytes that matched.
-func stringStops(x uint64) uint64 {
-	quote := x ^ (lsb * '"')
-	escape := x ^ (lsb * '\\')
-	return ((quote-lsb)&^quote | (escape-lsb)&^escape | (x-lsb*0x20)&^x) & msb
-}
-
-// str scans the string at s.i and returns its content's bounds, and
+// skipString scans a string whose content starts at b[i] and returns the
+// index after its closing quote, or -1 when it is not a valid string, and
 // whether it is plain: without escapes and bytes above 0x7f.
-func (s *scanner) str() (start, end int, plain, ok bool) {
-	b := s.b
-	i := s.i + 1
-	start = i
-	var high uint64
-	plain = true
+func skipString(b []byte, i int) (int, bool) {
+	var high uint64 // the bytes passed, ORed
+	plain := true
 	for {
 		// Eight bytes at a time, then one at a time near the end.
 		for i+8 <= len(b) {
 			x := binary.LittleEndian.Uint64(b[i:])
-			stops := stringStops(x)
-			if stops == 0 {
-				high |= x
-				i += 8
-				continue
+			// The high bit of the lowest byte that is '"', '\\' or a
+			// control character is set (higher ones may be too: the
+			// subtractions borrow only from bytes that matched).
+			quote, escape := x^(lsb*'"'), x^(lsb*'\\')
+			stops := ((quote-lsb)&^quote | (escape-lsb)&^escape | (x-lsb*0x20)&^x) & msb
+			if stops != 0 {
+				n := bits.TrailingZeros64(stops) / 8
+				high |= x & (1<<(8*n) - 1)
+				i += n
+				break
 			}
-			n := bits.TrailingZeros64(stops) / 8
-			high |= x & (1<<(8*n) - 1)
-			i += n
-			break
+			high |= x
+			i += 8
 		}
-		for i < len(b) && inString[b[i]] {
+		for i < len(b) && b[i] >= 0x20 && b[i] != '"' && b[i] != '\\' {
 			high |= uint64(b[i])
 			i++
 		}
-		if i == len(b) {
-			return 0, 0, false, false
+		switch {
+		case i == len(b) || b[i] < 0x20:
+			return -1, false
+		case b[i] == '"':
+			return i + 1, plain && high&msb == 0
 		}
-		switch b[i] {
-		case '"':
-			s.i = i + 1
-			return start, i, plain && high&msb == 0, true
-		case '\\':
-			plain = false
-			if i = skipEscape(b, i); i < 0 {
-				return 0, 0, false, false
+		// An escape.
+		plain = false
+		switch {
+		case i+1 == len(b):
+			return -1, false
+		case b[i+1] == 'u':
+			if i+6 > len(b) || !isHex(b[i+2]) || !isHex(b[i+3]) || !isHex(b[i+4]) || !isHex(b[i+5]) {
+				return -1, false
 			}
-		default: // a control character
-			return 0, 0, false, false
+			i += 6
+		case strings.IndexByte(`"\/bfnrt`, b[i+1]) >= 0:
+			i += 2
+		default:
+			return -1, false
 		}
 	}
 }
@@ -476,35 +343,33 @@ func isHex(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
 }
 
-// literal scans true, false or null.
-func (s *scanner) literal(word string) bool {
-	if len(s.b)-s.i < len(word) || string(s.b[s.i:s.i+len(word)]) != word {
-		return false
+// skipScalar scans the number or literal (true, false, null) at b[i] and
+// returns the index after it, or -1. Numbers are as RFC 8259 writes them.
+func skipScalar(b []byte, i int) int {
+	for _, word := range [...]string{"true", "false", "null"} {
+		if b[i] == word[0] {
+			if len(b)-i < len(word) || string(b[i:i+len(word)]) != word {
+				return -1
+			}
+			return i + len(word)
+		}
 	}
-	s.i += len(word)
-	return true
-}
-
-// number scans a number as RFC 8259 writes it.
-func (s *scanner) number() bool {
-	b := s.b
-	i := s.i
-	if i < len(b) && b[i] == '-' {
+	if b[i] == '-' {
 		i++
 	}
 	switch {
 	case i == len(b):
-		return false
+		return -1
 	case b[i] == '0':
 		i++
 	case b[i] >= '1' && b[i] <= '9':
 		i = digits(b, i+1)
 	default:
-		return false
+		return -1
 	}
 	if i < len(b) && b[i] == '.' {
 		if i+1 == len(b) || b[i+1] < '0' || b[i+1] > '9' {
-			return false
+			return -1
 		}
 		i = digits(b, i+1)
 	}
@@ -514,12 +379,11 @@ func (s *scanner) number() bool {
 			i++
 		}
 		if i == len(b) || b[i] < '0' || b[i] > '9' {
-			return false
+			return -1
 		}
 		i = digits(b, i)
 	}
-	s.i = i
-	return true
+	return i
 }
 
 func digits(b []byte, i int) int {
@@ -539,15 +403,4 @@ func keyEquals(raw []byte, plain bool, want string) bool {
 	}
 	var buf [64]byte
 	return string(appendUnquotedBytes(buf[:0], raw)) == want
-}
-
-// literalOf returns the literal that starts with c: t, f or n.
-func literalOf(c byte) string {
-	switch c {
-	case 't':
-		return "true"
-	case 'f':
-		return "false"
-	}
-	return "null"
 }
