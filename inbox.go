@@ -228,6 +228,22 @@ type AcquireRequest struct {
 	Start int
 }
 
+// Check reports what makes req invalid, for a store to refuse it before
+// changing anything: a LeaseDuration that is not positive, a Max below 1,
+// or, with Hold, a Start outside [0, Max]. A store adds the bounds of its
+// own (pgstore keeps microseconds) after it.
+func (req *AcquireRequest) Check() error {
+	switch {
+	case req.LeaseDuration <= 0:
+		return fmt.Errorf("webhooks: AcquireRequest.LeaseDuration is %v; it must be positive", req.LeaseDuration)
+	case req.Max < 1:
+		return fmt.Errorf("webhooks: AcquireRequest.Max is %d; it must be at least 1", req.Max)
+	case req.Hold && (req.Start < 0 || req.Start > req.Max):
+		return fmt.Errorf("webhooks: AcquireRequest.Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
+	}
+	return nil
+}
+
 // AttemptOutcome says how a processing attempt ended.
 type AttemptOutcome string
 
@@ -263,6 +279,19 @@ type Settlement struct {
 	RetryAt time.Time
 	// Now is the caller's current time.
 	Now time.Time
+}
+
+// Check reports what makes s invalid, for a store to refuse it before
+// looking at its token: no lease, or an outcome that is not one of the
+// four a Settlement has.
+func (s *Settlement) Check() error {
+	switch {
+	case s.Lease == nil:
+		return fmt.Errorf("webhooks: the Settlement has no Lease; settle a lease Acquire returned")
+	case s.Outcome != AttemptSucceeded && s.Outcome != AttemptRetried && s.Outcome != AttemptDeadLettered && s.Outcome != AttemptAbandoned:
+		return fmt.Errorf("webhooks: Settlement of %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", s.Lease.Key(), s.Outcome)
+	}
+	return nil
 }
 
 // LeaseStarter is an optional LeaseStore capability: leases whose
@@ -301,11 +330,32 @@ type StartRequest struct {
 	Duration time.Duration
 }
 
+// Check reports a Duration that is not positive, for a LeaseStarter to
+// refuse the request before starting anything.
+func (req *StartRequest) Check() error {
+	if req.Duration <= 0 {
+		return fmt.Errorf("webhooks: StartRequest.Duration is %v; it must be positive", req.Duration)
+	}
+	return nil
+}
+
 // ExtendRequest asks to move a lease's expiry to Now+Duration.
 type ExtendRequest struct {
 	Lease    *Lease
 	Now      time.Time
 	Duration time.Duration
+}
+
+// Check reports what makes req invalid, for a store to refuse it before
+// looking at its token: no lease, or a Duration that is not positive.
+func (req *ExtendRequest) Check() error {
+	switch {
+	case req.Lease == nil:
+		return fmt.Errorf("webhooks: the ExtendRequest has no Lease; extend a lease Acquire returned")
+	case req.Duration <= 0:
+		return fmt.Errorf("webhooks: ExtendRequest.Duration is %v; it must be positive", req.Duration)
+	}
+	return nil
 }
 
 // Enqueuer stores verified webhooks. It is the part of InboxStore a

@@ -174,14 +174,8 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkLeaseDuration("Acquire", req.LeaseDuration); err != nil {
-		return nil, err
-	}
-	if req.Max <= 0 {
-		return nil, fmt.Errorf("memstore: Acquire: Max is %d; it must be at least 1", req.Max)
-	}
-	if req.Hold && (req.Start < 0 || req.Start > req.Max) {
-		return nil, fmt.Errorf("memstore: Acquire: Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
+	if err := req.Check(); err != nil {
+		return nil, fmt.Errorf("memstore: Acquire: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -328,9 +322,9 @@ func (s *Inbox) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		}
 		return errs
 	}
-	if err := checkLeaseDuration("StartLeases", req.Duration); err != nil {
+	if err := req.Check(); err != nil {
 		for i := range errs {
-			errs[i] = err
+			errs[i] = fmt.Errorf("memstore: StartLeases: %w", err)
 		}
 		return errs
 	}
@@ -402,6 +396,9 @@ func (s *Inbox) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 
 // settleLocked is Settle with s.mu held.
 func (s *Inbox) settleLocked(st webhooks.Settlement) error {
+	if err := st.Check(); err != nil {
+		return fmt.Errorf("memstore: Settle: %w", err)
+	}
 	var failure webhooks.Failure
 	if st.Outcome == webhooks.AttemptRetried || st.Outcome == webhooks.AttemptDeadLettered {
 		failure = st.Failure
@@ -446,8 +443,6 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		}
 		e.item.NextAttemptAt = now
 		s.due.update(e)
-	default:
-		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
 	if st.Outcome == webhooks.AttemptSucceeded {
 		failure = st.Failure // a note for the history (FailureNoHandler), never LastError
@@ -472,8 +467,8 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := checkLeaseDuration("ExtendLease", req.Duration); err != nil {
-		return err
+	if err := req.Check(); err != nil {
+		return fmt.Errorf("memstore: ExtendLease: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -557,13 +552,6 @@ func cloneItem(it webhooks.Item) webhooks.Item {
 		it.LastError = &rec
 	}
 	return it
-}
-
-func checkLeaseDuration(op string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("memstore: %s lease duration is %v; it must be positive", op, d)
-	}
-	return nil
 }
 
 var errNilContext = errors.New("memstore: nil context; pass context.Background() or a request context")

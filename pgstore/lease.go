@@ -47,14 +47,11 @@ import (
 // The rows that were read are returned; when none was, the result is an
 // error. Either way no lease is left held under a token nobody has.
 func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
-	if req.Max < 1 {
-		return nil, fmt.Errorf("pgstore: Acquire: Max is %d; it must be at least 1", req.Max)
+	if err := req.Check(); err != nil {
+		return nil, fmt.Errorf("pgstore: Acquire: %w", err)
 	}
 	start := req.Max
 	if req.Hold {
-		if req.Start < 0 || req.Start > req.Max {
-			return nil, fmt.Errorf("pgstore: Acquire: Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
-		}
 		start = req.Start
 	}
 	if err := checkDuration("Acquire", "lease duration", req.LeaseDuration); err != nil {
@@ -212,6 +209,9 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		}
 		return errs
 	}
+	if err := req.Check(); err != nil {
+		return fail(fmt.Errorf("pgstore: StartLeases: %w", err))
+	}
 	if err := checkDuration("StartLeases", "lease duration", req.Duration); err != nil {
 		return fail(err)
 	}
@@ -300,8 +300,8 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 // path). With the database clock, a retried item is due
 // s.RetryAt.Sub(s.Now) after the server's now().
 func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
-	if st.Lease == nil {
-		return errors.New("pgstore: Settle needs a lease; got nil")
+	if err := st.Check(); err != nil {
+		return fmt.Errorf("pgstore: Settle: %w", err)
 	}
 	now := s.now(st.Now)
 	// The Processor hands over storable messages; a caller's that are not
@@ -326,11 +326,8 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	case webhooks.AttemptDeadLettered:
 		sql, args = s.sql.deadLetter, []any{now, class, msg}
 		failed, reason = &class, &msg
-	case webhooks.AttemptAbandoned:
+	default: // webhooks.AttemptAbandoned
 		sql, args = s.sql.abandon, []any{now}
-	default:
-		return fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
-			st.Lease.Key(), st.Outcome)
 	}
 	err := s.fenced(ctx, s.pool, "settle ("+string(st.Outcome)+")", st.Lease, sql, args...)
 	if errors.Is(err, webhooks.ErrLeaseLost) {
@@ -377,15 +374,8 @@ func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 		seen   = make(map[webhooks.InboxKey]int, len(settlements))
 	)
 	for i, st := range settlements {
-		if st.Lease == nil {
-			errs[i] = errors.New("pgstore: Settle needs a lease; got nil")
-			continue
-		}
-		switch st.Outcome {
-		case webhooks.AttemptSucceeded, webhooks.AttemptRetried, webhooks.AttemptDeadLettered, webhooks.AttemptAbandoned:
-		default:
-			errs[i] = fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
-				st.Lease.Key(), st.Outcome)
+		if err := st.Check(); err != nil {
+			errs[i] = fmt.Errorf("pgstore: Settle: %w", err)
 			continue
 		}
 		if _, err := leaseArgs(st.Lease); err != nil {
@@ -508,8 +498,8 @@ func (s *Store) leaseLost(ctx context.Context, lease *webhooks.Lease, now *time.
 // ExtendLease implements webhooks.LeaseStore. A lease lost to another
 // worker's takeover is recorded as lease_lost, as by Settle.
 func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
-	if req.Lease == nil {
-		return errors.New("pgstore: ExtendLease needs a lease; got nil")
+	if err := req.Check(); err != nil {
+		return fmt.Errorf("pgstore: ExtendLease: %w", err)
 	}
 	if err := checkDuration("ExtendLease", "lease duration", req.Duration); err != nil {
 		return err
