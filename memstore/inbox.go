@@ -77,10 +77,11 @@ type attempt struct {
 }
 
 var (
-	_ webhooks.InboxStore   = (*Inbox)(nil)
-	_ webhooks.BatchSettler = (*Inbox)(nil)
-	_ webhooks.LeaseStarter = (*Inbox)(nil)
-	_ ops.Store             = (*Inbox)(nil)
+	_ webhooks.InboxStore          = (*Inbox)(nil)
+	_ webhooks.BatchSettler        = (*Inbox)(nil)
+	_ webhooks.LeaseStarter        = (*Inbox)(nil)
+	_ webhooks.AcquisitionRepeater = (*Inbox)(nil)
+	_ ops.Store                    = (*Inbox)(nil)
 )
 
 // NewInbox returns an empty in-memory inbox.
@@ -167,9 +168,8 @@ const (
 // leases (req.Hold), it starts only the first req.Start, except the
 // Reclaimed ones (see webhooks.LeaseStarter). Ties in due time keep the
 // order of enqueueing. An item taken from an expired started lease has
-// that lease's attempt recorded as crashed. A repeat of an acquisition
-// under whose ID leases are still granted returns those, in the order
-// they were leased (see webhooks.AcquireRequest.Repeat).
+// that lease's attempt recorded as crashed. The leases are granted under
+// req.ID, for RepeatAcquisition.
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -180,11 +180,6 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if req.ID != "" && req.Repeat {
-		if leases := s.acquiredLocked(req.ID, req.Now); len(leases) > 0 {
-			return leases, nil
-		}
-	}
 	var leases []*webhooks.Lease
 	for len(leases) < req.Max {
 		// A leased entry is due again only at now+leaseDuration, after now,
@@ -200,6 +195,21 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		leases = append(leases, l)
 	}
 	return leases, nil
+}
+
+// RepeatAcquisition implements webhooks.AcquisitionRepeater: it returns
+// the leases granted under req.ID and unexpired at req.Now, in the order
+// they were leased.
+func (s *Inbox) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if req.ID == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acquiredLocked(req.ID, req.Now), nil
 }
 
 // acquiredLocked returns the leases granted under the acquisition ID id

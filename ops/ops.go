@@ -22,8 +22,13 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// Store is what operators do with an inbox. Implementations must be safe
-// for concurrent use.
+// Store is what operators do with an inbox: an optional capability of a
+// webhooks.InboxStore. Beside its methods it asks the inbox to keep what
+// they show: every attempt, settled or not (crashed and lost leases
+// included), for the history; every replay, closing and redelivery, for
+// the audit trail; and, of the deliveries Enqueue answers
+// EnqueueConflict, at least the first QuarantineLimit, for the
+// quarantine. Implementations must be safe for concurrent use.
 type Store interface {
 	// Get returns the item for key with its history, audit trail and
 	// quarantined deliveries, or an error wrapping ErrNotFound.
@@ -91,7 +96,7 @@ const (
 	// settled: its worker crashed, stalled, lost its lease or never
 	// received it (the reply of the acquisition was lost, and the
 	// acquisition was not asked for again in time; see
-	// webhooks.AcquireRequest.ID). It is recorded when the item is next
+	// webhooks.AcquisitionRepeater). It is recorded when the item is next
 	// acquired.
 	OutcomeCrashed webhooks.AttemptOutcome = "crashed"
 	// OutcomeLeaseLost is a crashed attempt whose worker came back and

@@ -30,14 +30,8 @@ import (
 // are leasing at that moment are skipped, so it may return fewer than
 // req.Max items while more are due.
 //
-// With req.ID, the leases are granted under that ID; with req.Repeat
-// too, the same statement first looks for leases already granted under it
-// and returns those instead, changing nothing (see
-// webhooks.AcquireRequest.Repeat). That look-up reads the rows not yet
-// due (the leases granted and the retries scheduled), through
-// inbox_items_due_idx or, where many retries are scheduled, a scan of the
-// table: a repeat, which only follows an acquisition error, costs more
-// there. A first acquisition does not look.
+// With req.ID, the leases are granted under that ID, for
+// RepeatAcquisition.
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -62,11 +56,31 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 			return nil, err
 		}
 	}
-	leases, err := s.acquire(ctx, "Acquire", req, start)
+	var id *string // NULL: no acquisition ID
+	if req.ID != "" {
+		id = &req.ID
+	}
+	leases, err := s.leases(ctx, "Acquire", req.Now, s.sql.acquire,
+		s.now(req.Now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Hold, start)
 	if err != nil && len(leases) == 0 {
 		err = s.explainMissing(ctx, err)
 	}
 	return leases, err
+}
+
+// RepeatAcquisition implements webhooks.AcquisitionRepeater in one
+// statement (repeatSQL) that changes nothing. It reads the leased rows and
+// the retries not yet due, through inbox_items_due_idx, or a scan of the
+// table where many retries are scheduled: it costs more than an
+// acquisition, and only follows an acquisition error.
+func (s *Store) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
+	if req.ID == "" {
+		return nil, nil
+	}
+	if err := checkText("acquisition ID", req.ID); err != nil {
+		return nil, nil // no lease can be granted under an ID PostgreSQL cannot hold
+	}
+	return s.leases(ctx, "RepeatAcquisition", req.Now, s.sql.repeat, s.now(req.Now), req.ID)
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -79,13 +93,11 @@ type unreadable struct {
 	err   error
 }
 
-func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequest, start int) ([]*webhooks.Lease, error) {
-	now := req.Now
-	var id *string // NULL: no acquisition ID
-	if req.ID != "" {
-		id = &req.ID
-	}
-	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Repeat, req.Hold, start)
+// leases runs sql (acquireSQL or repeatSQL) with args and returns the
+// leases of the rows it returns, in the order of their rank; rows that
+// cannot be read are given back as of now.
+func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string, args ...any) ([]*webhooks.Lease, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}

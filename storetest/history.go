@@ -10,16 +10,17 @@ import (
 )
 
 var historyCases = []inboxCase{
-	{"HistoryFailsTwiceThenSucceeds", testHistoryFailsTwiceThenSucceeds},
-	{"HistoryDeadLettered", testHistoryDeadLettered},
-	{"HistorySucceededWithANote", testHistorySucceededWithANote},
-	{"HistoryAbandonedHasItsOwnNumber", testHistoryAbandonedHasItsOwnNumber},
-	{"HistoryCrashed", testHistoryCrashed},
-	{"HistoryLeaseLostOnSettle", testHistoryLeaseLostOnSettle},
-	{"HistoryLeaseLostOnExtend", testHistoryLeaseLostOnExtend},
-	{"HistoryUnchangedByRefusedCalls", testHistoryUnchangedByRefusedCalls},
-	{"HistoryNumbersContinueAfterReplay", testHistoryNumbersContinueAfterReplay},
-	{"DetailIsACopy", testDetailIsACopy},
+	opsCase("HistoryFailsTwiceThenSucceeds", testHistoryFailsTwiceThenSucceeds),
+	opsCase("HistoryDeadLettered", testHistoryDeadLettered),
+	opsCase("HistorySucceededWithANote", testHistorySucceededWithANote),
+	opsCase("HistoryAbandonedHasItsOwnNumber", testHistoryAbandonedHasItsOwnNumber),
+	opsCase("HistoryCrashed", testHistoryCrashed),
+	opsCase("HistoryLeaseLostOnSettle", testHistoryLeaseLostOnSettle),
+	opsCase("HistoryLeaseLostOnExtend", testHistoryLeaseLostOnExtend),
+	opsCase("HistoryUnchangedByRefusedCalls", testHistoryUnchangedByRefusedCalls),
+	opsCase("HistoryNumbersContinueAfterReplay", testHistoryNumbersContinueAfterReplay),
+	opsCase("DetailIsACopy", testDetailIsACopy),
+	opsCase("GetMissing", testGetMissing),
 }
 
 // attemptOf is the history entry of an attempt made by the suite's worker.
@@ -30,10 +31,15 @@ func attemptOf(n int, outcome webhooks.AttemptOutcome, started, finished time.Ti
 	}
 }
 
-// checkHistory requires the stored history of k to be want, oldest first.
-func checkHistory(t *testing.T, s Store, k webhooks.InboxKey, want []ops.Attempt, when string) {
+// checkHistory requires the stored history of k to be want, oldest first,
+// when the store is an ops.Store.
+func checkHistory(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, want []ops.Attempt, when string) {
 	t.Helper()
-	got := mustDetail(t, s, k).History
+	o, ok := s.(ops.Store)
+	if !ok {
+		return
+	}
+	got := mustDetail(t, o, k).History
 	if len(got) != len(want) {
 		t.Errorf("Get(%s).History %s has %d attempts:%s\nwant %d:%s", fmtKey(k), when, len(got), fmtAttempts(got), len(want), fmtAttempts(want))
 		return
@@ -72,7 +78,7 @@ func fmtAttempts(as []ops.Attempt) string {
 // testHistoryFailsTwiceThenSucceeds: the issue's first "done means": three
 // attempts recorded with their outcomes, times, errors, worker and version,
 // and the item's last error cleared once it succeeded.
-func testHistoryFailsTwiceThenSucceeds(t *testing.T, s Store) {
+func testHistoryFailsTwiceThenSucceeds(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	checkHistory(t, s, env.Key, nil, "of a new item")
@@ -105,7 +111,7 @@ func testHistoryFailsTwiceThenSucceeds(t *testing.T, s Store) {
 	}
 }
 
-func testHistoryDeadLettered(t *testing.T, s Store) {
+func testHistoryDeadLettered(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, base, leaseFor)
@@ -119,7 +125,7 @@ func testHistoryDeadLettered(t *testing.T, s Store) {
 // note the history keeps (the Processor's FailureNoHandler for an event
 // acknowledged without a handler), by Settle and by SettleBatch alike; it
 // is never the item's LastError.
-func testHistorySucceededWithANote(t *testing.T, s Store) {
+func testHistorySucceededWithANote(t *testing.T, s opsStore) {
 	note := webhooks.Failure{Class: webhooks.FailureNoHandler, Message: `no handler for event type "ping": acknowledged without being handled`}
 	one, two := envelope(key("evt_1"), "p", base), envelope(key("evt_2"), "p", base)
 	mustEnqueue(t, s, one)
@@ -151,7 +157,7 @@ func testHistorySucceededWithANote(t *testing.T, s Store) {
 // testHistoryAbandonedHasItsOwnNumber: an abandoned attempt is not counted
 // against the retry policy (Item.Attempts) but has a number of its own in
 // the history.
-func testHistoryAbandonedHasItsOwnNumber(t *testing.T, s Store) {
+func testHistoryAbandonedHasItsOwnNumber(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquire(t, s, base, leaseFor)
@@ -176,7 +182,7 @@ func testHistoryAbandonedHasItsOwnNumber(t *testing.T, s Store) {
 // testHistoryCrashed: an attempt whose lease expired unsettled is recorded
 // as crashed, finished at its lease's expiry, when the item is taken over;
 // the takeover is an attempt of its own.
-func testHistoryCrashed(t *testing.T, s Store) {
+func testHistoryCrashed(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	mustAcquire(t, s, base, 10*time.Second)
@@ -200,7 +206,7 @@ func testHistoryCrashed(t *testing.T, s Store) {
 // testHistoryLeaseLostOnSettle: a crashed attempt whose worker comes back
 // and settles becomes lease_lost, finished when it tried and with the
 // error it carried; the item is not changed.
-func testHistoryLeaseLostOnSettle(t *testing.T, s Store) {
+func testHistoryLeaseLostOnSettle(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	stale := mustAcquire(t, s, base, 10*time.Second)
@@ -222,7 +228,7 @@ func testHistoryLeaseLostOnSettle(t *testing.T, s Store) {
 
 // testHistoryLeaseLostOnExtend: the same when the worker comes back to
 // extend its lease; without a failure to report, the attempt keeps none.
-func testHistoryLeaseLostOnExtend(t *testing.T, s Store) {
+func testHistoryLeaseLostOnExtend(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	stale := mustAcquire(t, s, base, 10*time.Second)
@@ -236,7 +242,7 @@ func testHistoryLeaseLostOnExtend(t *testing.T, s Store) {
 // testHistoryUnchangedByRefusedCalls: a settlement tried again under the
 // token that settled the item, a forged token and a token of an attempt
 // that settled normally add nothing to the history and change no entry.
-func testHistoryUnchangedByRefusedCalls(t *testing.T, s Store) {
+func testHistoryUnchangedByRefusedCalls(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	first := mustAcquire(t, s, base, leaseFor)
@@ -264,7 +270,7 @@ func testHistoryUnchangedByRefusedCalls(t *testing.T, s Store) {
 // testHistoryNumbersContinueAfterReplay: attempt numbers stay unique when
 // a replay resets the attempts the retry policy counts (as it does by
 // default).
-func testHistoryNumbersContinueAfterReplay(t *testing.T, s Store) {
+func testHistoryNumbersContinueAfterReplay(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)
 	mustReplay(t, s, replayOf(env.Key, at(time.Hour)))
@@ -281,7 +287,7 @@ func testHistoryNumbersContinueAfterReplay(t *testing.T, s Store) {
 }
 
 // testDetailIsACopy: changing what Get returned changes nothing stored.
-func testDetailIsACopy(t *testing.T, s Store) {
+func testDetailIsACopy(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)
 	conflict := envelope(env.Key, "other", at(time.Minute))

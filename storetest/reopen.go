@@ -14,21 +14,21 @@ import (
 // reopenCases are the replays that undo an operator's mistake: a closed
 // dead letter replayed, a succeeded item run again.
 var reopenCases = []inboxCase{
-	{"ReplayGivesAFreshBudget", testReplayGivesAFreshBudget},
-	{"ReplayClosed", testReplayClosed},
-	{"ReplaySucceeded", testReplaySucceeded},
-	{"BulkReplayClosedWhenAsked", testBulkReplayClosedWhenAsked},
-	{"BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked},
-	{"BulkReplayLimits", testBulkReplayLimits},
-	{"BulkReplayInBatches", testBulkReplayInBatches},
-	{"BulkReplayKeepsToItsSelection", testBulkReplayKeepsToItsSelection},
-	{"BulkReplayCursorKeepsItsLimit", testBulkReplayCursorKeepsItsLimit},
+	opsCase("ReplayGivesAFreshBudget", testReplayGivesAFreshBudget),
+	opsCase("ReplayClosed", testReplayClosed),
+	opsCase("ReplaySucceeded", testReplaySucceeded),
+	opsCase("BulkReplayClosedWhenAsked", testBulkReplayClosedWhenAsked),
+	opsCase("BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked),
+	opsCase("BulkReplayLimits", testBulkReplayLimits),
+	opsCase("BulkReplayInBatches", testBulkReplayInBatches),
+	opsCase("BulkReplayKeepsToItsSelection", testBulkReplayKeepsToItsSelection),
+	opsCase("BulkReplayCursorKeepsItsLimit", testBulkReplayCursorKeepsItsLimit),
 }
 
 // testReplayGivesAFreshBudget: by default a replay starts the item's
 // attempt count again, so an exhausted item gets the retry policy's whole
 // budget; its history keeps the earlier attempts.
-func testReplayGivesAFreshBudget(t *testing.T, s Store) {
+func testReplayGivesAFreshBudget(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)
 	now := at(time.Hour)
@@ -51,7 +51,7 @@ func testReplayGivesAFreshBudget(t *testing.T, s Store) {
 // testReplayClosed: a closed dead letter can be replayed by its key: it
 // becomes pending with a fresh budget, and the audit trail keeps the
 // closing and the replay.
-func testReplayClosed(t *testing.T, s Store) {
+func testReplayClosed(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	dead := deadAfterTwoAttempts(t, s, env)
 	mustClose(t, s, closeOf(env.Key, at(time.Minute)))
@@ -68,7 +68,7 @@ func testReplayClosed(t *testing.T, s Store) {
 }
 
 // testReplaySucceeded: a succeeded item can be run again by its key.
-func testReplaySucceeded(t *testing.T, s Store) {
+func testReplaySucceeded(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
@@ -97,7 +97,7 @@ func testReplaySucceeded(t *testing.T, s Store) {
 
 // testBulkReplayClosedWhenAsked: a bulk replay takes closed items only
 // when its query asks for them by state, and then only closed ones.
-func testBulkReplayClosedWhenAsked(t *testing.T, s Store) {
+func testBulkReplayClosedWhenAsked(t *testing.T, s opsStore) {
 	specs := mixedDeadLetters(t, s)
 	closed := []webhooks.InboxKey{specs[0].key, specs[5].key, specs[6].key}
 	for i, k := range closed {
@@ -128,7 +128,7 @@ func testBulkReplayClosedWhenAsked(t *testing.T, s Store) {
 // testBulkReplaySucceededWhenAsked: a bulk replay runs succeeded items
 // again only when its query asks for them by state; From and To bound
 // when they completed.
-func testBulkReplaySucceededWhenAsked(t *testing.T, s Store) {
+func testBulkReplaySucceededWhenAsked(t *testing.T, s opsStore) {
 	var keys []webhooks.InboxKey
 	for i := range 4 {
 		env := envelope(key(fmt.Sprintf("ok_%d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Minute))
@@ -160,7 +160,7 @@ func testBulkReplaySucceededWhenAsked(t *testing.T, s Store) {
 }
 
 // mustList requires List(q) to succeed.
-func mustList(t *testing.T, s Store, q ops.Query) ops.Page {
+func mustList(t *testing.T, s opsStore, q ops.Query) ops.Page {
 	t.Helper()
 	p, err := s.List(t.Context(), q)
 	if err != nil {
@@ -173,7 +173,7 @@ func mustList(t *testing.T, s Store, q ops.Query) ops.Page {
 // spread over longer than the most a spread may last (2,999 dead letters
 // once went to the 2170s), is refused with ErrInvalidRequest and changes
 // nothing; the most is allowed.
-func testBulkReplayLimits(t *testing.T, s Store) {
+func testBulkReplayLimits(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	before := mustDetail(t, s, env.Key)
@@ -205,7 +205,7 @@ func testBulkReplayLimits(t *testing.T, s Store) {
 
 // manyDeadLetters dead-letters n items of one provider, one a second from
 // base, e0000 first, and returns their keys newest first.
-func manyDeadLetters(t *testing.T, s Store, n int) []webhooks.InboxKey {
+func manyDeadLetters(t *testing.T, s opsStore, n int) []webhooks.InboxKey {
 	t.Helper()
 	keys := make([]webhooks.InboxKey, n)
 	for i := range n {
@@ -228,7 +228,7 @@ func manyDeadLetters(t *testing.T, s Store, n int) []webhooks.InboxKey {
 
 // replayCalls runs the bulk replay req to its end, a call at a time, and
 // returns every call's result.
-func replayCalls(t *testing.T, s Store, req ops.ReplayRequest) []ops.ReplayResult {
+func replayCalls(t *testing.T, s opsStore, req ops.ReplayRequest) []ops.ReplayResult {
 	t.Helper()
 	q := *req.Query
 	req.Query = &q
@@ -253,7 +253,7 @@ func replayCalls(t *testing.T, s Store, req ops.ReplayRequest) []ops.ReplayResul
 // before the replay ends, is not taken again, and one replayed by someone
 // else meanwhile is not either: it is skipped, and the replay ends with
 // Done equal to Total.
-func testBulkReplayInBatches(t *testing.T, s Store) {
+func testBulkReplayInBatches(t *testing.T, s opsStore) {
 	const n = ops.ReplayBatch + 100
 	keys := manyDeadLetters(t, s, n)
 	now := at(2 * time.Hour)
@@ -329,7 +329,7 @@ func testBulkReplayInBatches(t *testing.T, s Store) {
 // the rest of the first one's selection. The first then ends with nothing
 // more to replay (Done = Total), and does not take in their place older
 // dead letters it never selected.
-func testBulkReplayKeepsToItsSelection(t *testing.T, s Store) {
+func testBulkReplayKeepsToItsSelection(t *testing.T, s opsStore) {
 	const limit = ops.ReplayBatch + 10
 	keys := manyDeadLetters(t, s, limit+10)
 	now := at(2 * time.Hour)
@@ -368,7 +368,7 @@ func replayedAt(keys []webhooks.InboxKey, due time.Time) []ops.Replayed {
 // with a Query.Limit that admits the Total it selected: continued with a
 // smaller limit, the replay is refused with ErrInvalidCursor and nothing
 // changes; with a larger one it goes on.
-func testBulkReplayCursorKeepsItsLimit(t *testing.T, s Store) {
+func testBulkReplayCursorKeepsItsLimit(t *testing.T, s opsStore) {
 	const limit = ops.ReplayBatch + 10
 	keys := manyDeadLetters(t, s, limit)
 	now := at(2 * time.Hour)

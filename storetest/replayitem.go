@@ -11,14 +11,14 @@ import (
 )
 
 var replayOneCases = []inboxCase{
-	{"ReplayOne", func(t *testing.T, s Store) { testReplayOne(t, s, false) }},
-	{"ReplayOneKeepAttempts", func(t *testing.T, s Store) { testReplayOne(t, s, true) }},
-	{"ReplayOneAsRedelivery", testReplayOneAsRedelivery},
-	{"ReplayOneDryRun", testReplayOneDryRun},
-	{"ReplayNotFinished", testReplayNotFinished},
-	{"ReplayMissing", testReplayMissing},
-	{"ReplayInvalidRequest", testReplayInvalidRequest},
-	{"ReplayConcurrent", testReplayConcurrent},
+	opsCase("ReplayOne", func(t *testing.T, s opsStore) { testReplayOne(t, s, false) }),
+	opsCase("ReplayOneKeepAttempts", func(t *testing.T, s opsStore) { testReplayOne(t, s, true) }),
+	opsCase("ReplayOneAsRedelivery", testReplayOneAsRedelivery),
+	opsCase("ReplayOneDryRun", testReplayOneDryRun),
+	opsCase("ReplayNotFinished", testReplayNotFinished),
+	opsCase("ReplayMissing", testReplayMissing),
+	opsCase("ReplayInvalidRequest", testReplayInvalidRequest),
+	opsCase("ReplayConcurrent", testReplayConcurrent),
 }
 
 // The operator the suite's replays and closings come from.
@@ -54,7 +54,7 @@ func fmtReplay(req ops.ReplayRequest) string {
 }
 
 // mustReplay requires req to succeed.
-func mustReplay(t *testing.T, s Store, req ops.ReplayRequest) ops.ReplayResult {
+func mustReplay(t *testing.T, s opsStore, req ops.ReplayRequest) ops.ReplayResult {
 	t.Helper()
 	res, err := s.Replay(t.Context(), req)
 	if err != nil {
@@ -64,7 +64,7 @@ func mustReplay(t *testing.T, s Store, req ops.ReplayRequest) ops.ReplayResult {
 }
 
 // checkAudit requires the audit trail of k to be want, oldest first.
-func checkAudit(t *testing.T, s Store, k webhooks.InboxKey, want []ops.Audit, when string) {
+func checkAudit(t *testing.T, s opsStore, k webhooks.InboxKey, want []ops.Audit, when string) {
 	t.Helper()
 	got := mustDetail(t, s, k).Audit
 	ok := len(got) == len(want)
@@ -94,16 +94,16 @@ func replayAudit(now time.Time) ops.Audit {
 }
 
 // deadAfterTwoAttempts enqueues env, fails it once with a retry and then
-// dead-letters it at base+11s, and returns the stored item.
-func deadAfterTwoAttempts(t *testing.T, s Store, env webhooks.Envelope) webhooks.Item {
+// dead-letters it at base+11s, and returns the stored item (see stored).
+func deadAfterTwoAttempts(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope) webhooks.Item {
 	t.Helper()
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
 	mustSettle(t, s, retry(l, transient, at(10*time.Second), at(time.Second)))
 	l = mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
 	mustSettle(t, s, deadLetter(l, permanent, at(11*time.Second)))
-	it := mustGet(t, s, env.Key)
-	if it.State != webhooks.StateDead || it.Attempts != 2 {
+	it := stored(t, s, env.Key)
+	if _, ok := s.(ops.Store); ok && (it.State != webhooks.StateDead || it.Attempts != 2) {
 		t.Fatalf("setup: item is %s after %d attempts; want %s after 2", it.State, it.Attempts, webhooks.StateDead)
 	}
 	return it
@@ -146,7 +146,7 @@ func fmtReplayed(rs []ops.Replayed) string {
 	return s
 }
 
-func testReplayOne(t *testing.T, s Store, keepAttempts bool) {
+func testReplayOne(t *testing.T, s opsStore, keepAttempts bool) {
 	env := envelope(key("evt_1"), "p", base)
 	dead := deadAfterTwoAttempts(t, s, env)
 	now := at(time.Hour)
@@ -170,7 +170,7 @@ func testReplayOne(t *testing.T, s Store, keepAttempts bool) {
 	}
 }
 
-func testReplayOneAsRedelivery(t *testing.T, s Store) {
+func testReplayOneAsRedelivery(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	req := replayOf(env.Key, at(time.Hour))
@@ -183,7 +183,7 @@ func testReplayOneAsRedelivery(t *testing.T, s Store) {
 
 // testReplayOneDryRun: a dry run reports what a replay would do and
 // changes nothing; it fails as the replay would.
-func testReplayOneDryRun(t *testing.T, s Store) {
+func testReplayOneDryRun(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	mustEnqueue(t, s, envelope(key("pending"), "q", at(time.Hour)))
@@ -207,7 +207,7 @@ func testReplayOneDryRun(t *testing.T, s Store) {
 
 // testReplayNotFinished: an item that is pending or leased is not
 // replayed: it runs, or is about to, already.
-func testReplayNotFinished(t *testing.T, s Store) {
+func testReplayNotFinished(t *testing.T, s opsStore) {
 	ctx := t.Context()
 	pending := envelope(key("pending"), "p", at(time.Hour)) // never due in this case
 	leased := envelope(key("leased"), "l", base)
@@ -232,7 +232,7 @@ func testReplayNotFinished(t *testing.T, s Store) {
 	}
 }
 
-func testReplayMissing(t *testing.T, s Store) {
+func testReplayMissing(t *testing.T, s opsStore) {
 	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
 	for _, k := range []webhooks.InboxKey{key("evt_2"), {Provider: "acme", Tenant: "", EventID: "evt_1"}, {}} {
 		if _, err := s.Replay(t.Context(), replayOf(k, base)); !errors.Is(err, ops.ErrNotFound) {
@@ -244,7 +244,7 @@ func testReplayMissing(t *testing.T, s Store) {
 // testReplayInvalidRequest: a replay without an actor or a reason, or
 // with a query that cannot select dead letters, is refused with
 // ErrInvalidRequest and changes nothing.
-func testReplayInvalidRequest(t *testing.T, s Store) {
+func testReplayInvalidRequest(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	before := mustDetail(t, s, env.Key)
@@ -284,7 +284,7 @@ func testReplayInvalidRequest(t *testing.T, s Store) {
 	checkAudit(t, s, env.Key, nil, "after invalid replays")
 }
 
-func testReplayConcurrent(t *testing.T, s Store) {
+func testReplayConcurrent(t *testing.T, s opsStore) {
 	const n = 10
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)

@@ -4,6 +4,4 @@ go 1.26.0
 
 require github.com/hookinbox/webhooks v0.0.0
 
-require github.com/google/uuid v1.6.0 // indirect
-
 replace github.com/hookinbox/webhooks => ../..
