@@ -20,7 +20,6 @@ var acquireCases = []inboxCase{
 	{"AcquireDueOnly", testAcquireDueOnly},
 	{"AcquireInvalidRequest", testAcquireInvalidRequest},
 	{"AcquireExclusive", testAcquireExclusive},
-	{"AcquireConcurrentMax", testAcquireConcurrentMax},
 	{"AcquireExpiredLease", testAcquireExpiredLease},
 	{"ReacquireExpiredExclusive", testReacquireExpiredExclusive},
 	{"SettleRacesReacquire", testSettleRacesReacquire},
@@ -217,60 +216,46 @@ func testAcquireInvalidRequest(t *testing.T, s webhooks.InboxStore) {
 	}
 }
 
+// acquireUntilNone runs workers acquirers at once, worker w leasing up to
+// max(w) items at now for d per call until a call leases nothing, and
+// returns what each got.
+func acquireUntilNone(t *testing.T, s webhooks.InboxStore, workers int, now time.Time, d time.Duration, max func(w int) int) [][]*webhooks.Lease {
+	got := make([][]*webhooks.Lease, workers)
+	runConcurrently(workers, func(w int) {
+		for {
+			leases, err := acquire(t, s, now, d, max(w))
+			if err != nil {
+				t.Errorf("concurrent Acquire(Max %d): %v; want no error", max(w), err)
+				return
+			}
+			if len(leases) > max(w) {
+				t.Errorf("Acquire(Max %d) returned %d leases; want at most %d", max(w), len(leases), max(w))
+			}
+			if len(leases) == 0 {
+				return
+			}
+			got[w] = append(got[w], leases...)
+		}
+	})
+	return got
+}
+
+// testAcquireExclusive: concurrent acquirers, one item or seven a call,
+// lease every item once; each lease settles.
 func testAcquireExclusive(t *testing.T, s webhooks.InboxStore) {
 	const items, workers = 100, 20
 	for i := range items {
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%03d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Millisecond)))
 	}
 	now := at(time.Minute)
-	got := make([][]*webhooks.Lease, workers)
-	runConcurrently(workers, func(w int) {
-		for {
-			leases, err := acquire(t, s, now, time.Hour, 1)
-			if err != nil {
-				t.Errorf("concurrent Acquire(Max 1): %v; want no error", err)
-				return
-			}
-			if len(leases) == 0 {
-				return
-			}
-			got[w] = append(got[w], leases...)
-		}
-	})
-	leases := checkExclusive(t, "concurrent Acquire(Max 1)", got, items)
+	got := acquireUntilNone(t, s, workers, now, time.Hour, func(w int) int { return 1 + 6*(w%2) })
+	leases := checkExclusive(t, "concurrent Acquire(Max 1 and 7)", got, items)
 	wantNothingDue(t, s, now, "every item is leased for an hour")
 	for _, l := range leases {
 		if err := s.Settle(t.Context(), succeed(l, now)); err != nil {
 			t.Errorf("Settle(succeeded) of %s with a lease from concurrent Acquire: %v; want no error (each lease must be current)", l.Key(), err)
 		}
 	}
-}
-
-func testAcquireConcurrentMax(t *testing.T, s webhooks.InboxStore) {
-	const items, workers, max = 60, 6, 7
-	for i := range items {
-		mustEnqueue(t, s, envelope(key(fmt.Sprintf("evt_%02d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Millisecond)))
-	}
-	now := at(time.Minute)
-	got := make([][]*webhooks.Lease, workers)
-	runConcurrently(workers, func(w int) {
-		for {
-			leases, err := acquire(t, s, now, time.Hour, max)
-			if err != nil {
-				t.Errorf("concurrent Acquire(Max %d): %v; want no error", max, err)
-				return
-			}
-			if len(leases) > max {
-				t.Errorf("Acquire(Max %d) returned %d leases; want at most %d", max, len(leases), max)
-			}
-			if len(leases) == 0 {
-				return
-			}
-			got[w] = append(got[w], leases...)
-		}
-	})
-	checkExclusive(t, fmt.Sprintf("concurrent Acquire(Max %d)", max), got, items)
-	wantNothingDue(t, s, now, "every item is leased for an hour")
 }
 
 // checkExclusive requires the leases that concurrent acquirers got to cover
@@ -359,20 +344,7 @@ func testReacquireExpiredExclusive(t *testing.T, s webhooks.InboxStore) {
 		old[l.Key()] = l.Token
 	}
 	now := at(10 * time.Second)
-	got := make([][]*webhooks.Lease, workers)
-	runConcurrently(workers, func(w int) {
-		for {
-			leases, err := acquire(t, s, now, time.Hour, 1+w%3)
-			if err != nil {
-				t.Errorf("concurrent Acquire of expired leases: %v; want no error", err)
-				return
-			}
-			if len(leases) == 0 {
-				return
-			}
-			got[w] = append(got[w], leases...)
-		}
-	})
+	got := acquireUntilNone(t, s, workers, now, time.Hour, func(w int) int { return 1 + w%3 })
 	byKey := make(map[webhooks.InboxKey]int)
 	for _, ls := range got {
 		for _, l := range ls {

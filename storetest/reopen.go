@@ -11,88 +11,16 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// reopenCases are the replays that undo an operator's mistake: a closed
-// dead letter replayed, a succeeded item run again.
+// reopenCases are the bulk replays that undo an operator's mistake (closed
+// dead letters replayed, succeeded items run again), and the bounds of a
+// bulk replay.
 var reopenCases = []inboxCase{
-	opsCase("ReplayGivesAFreshBudget", testReplayGivesAFreshBudget),
-	opsCase("ReplayClosed", testReplayClosed),
-	opsCase("ReplaySucceeded", testReplaySucceeded),
 	opsCase("BulkReplayClosedWhenAsked", testBulkReplayClosedWhenAsked),
 	opsCase("BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked),
 	opsCase("BulkReplayLimits", testBulkReplayLimits),
 	opsCase("BulkReplayInBatches", testBulkReplayInBatches),
 	opsCase("BulkReplayKeepsToItsSelection", testBulkReplayKeepsToItsSelection),
 	opsCase("BulkReplayCursorKeepsItsLimit", testBulkReplayCursorKeepsItsLimit),
-}
-
-// testReplayGivesAFreshBudget: by default a replay starts the item's
-// attempt count again, so an exhausted item gets the retry policy's whole
-// budget; its history keeps the earlier attempts.
-func testReplayGivesAFreshBudget(t *testing.T, s opsStore) {
-	env := envelope(key("evt_1"), "p", base)
-	deadAfterTwoAttempts(t, s, env)
-	now := at(time.Hour)
-	mustReplay(t, s, replayOf(env.Key, now))
-	if it := mustGet(t, s, env.Key); it.Attempts != 0 {
-		t.Errorf("Get after a Replay with the defaults: Attempts = %d; want 0 (a fresh budget)", it.Attempts)
-	}
-	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if l.Attempt != 1 {
-		t.Errorf("Acquire after a Replay with the defaults: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-	mustSettle(t, s, succeed(l, now.Add(time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptRetried, base, at(time.Second), transient),
-		attemptOf(2, webhooks.AttemptDeadLettered, at(10*time.Second), at(11*time.Second), permanent),
-		attemptOf(3, webhooks.AttemptSucceeded, now, now.Add(time.Second), webhooks.Failure{}),
-	}, "after a replay with the defaults and a success (the earlier attempts kept)")
-}
-
-// testReplayClosed: a closed dead letter can be replayed by its key: it
-// becomes pending with a fresh budget, and the audit trail keeps the
-// closing and the replay.
-func testReplayClosed(t *testing.T, s opsStore) {
-	env := envelope(key("evt_1"), "p", base)
-	dead := deadAfterTwoAttempts(t, s, env)
-	mustClose(t, s, closeOf(env.Key, at(time.Minute)))
-	now := at(time.Hour)
-	res := mustReplay(t, s, replayOf(env.Key, now))
-	wantReplayed(t, "Replay of a closed item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
-	want := replayedItem(dead, now, now, true)
-	checkStored(t, s, want, "after a Replay of a closed item (ClosedAt and DeadAt cleared)")
-	checkAudit(t, s, env.Key, []ops.Audit{closeAudit(at(time.Minute)), replayAudit(now)}, "after a Replay of a closed item")
-	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
-	if l := mustAcquireKey(t, s, env.Key, now, leaseFor); l.Attempt != 1 {
-		t.Errorf("Acquire after a Replay of a closed item: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-}
-
-// testReplaySucceeded: a succeeded item can be run again by its key.
-func testReplaySucceeded(t *testing.T, s opsStore) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
-	mustSettle(t, s, succeed(l, at(time.Second)))
-	done := mustGet(t, s, env.Key)
-	now := at(time.Hour)
-	res := mustReplay(t, s, replayOf(env.Key, now))
-	wantReplayed(t, "Replay of a succeeded item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
-	want := done
-	want.State = webhooks.StatePending
-	want.NextAttemptAt = now
-	want.CompletedAt = time.Time{}
-	want.UpdatedAt = now
-	want.Attempts = 0
-	checkStored(t, s, want, "after a Replay of a succeeded item (CompletedAt cleared)")
-	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after a Replay of a succeeded item")
-	l = mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if l.Attempt != 1 {
-		t.Errorf("Acquire after a Replay of a succeeded item: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-	mustSettle(t, s, succeed(l, now.Add(time.Second)))
-	if h := mustDetail(t, s, env.Key).History; len(h) != 2 || h[0].Outcome != webhooks.AttemptSucceeded || h[1].Number != 2 {
-		t.Errorf("Get after running a succeeded item again: %d attempts; want both runs, numbered 1 and 2", len(h))
-	}
 }
 
 // testBulkReplayClosedWhenAsked: a bulk replay takes closed items only

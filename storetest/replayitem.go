@@ -11,8 +11,10 @@ import (
 )
 
 var replayOneCases = []inboxCase{
-	opsCase("ReplayOne", func(t *testing.T, s opsStore) { testReplayOne(t, s, false) }),
-	opsCase("ReplayOneKeepAttempts", func(t *testing.T, s opsStore) { testReplayOne(t, s, true) }),
+	opsCase("ReplayOne", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateDead, false) }),
+	opsCase("ReplayOneKeepAttempts", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateDead, true) }),
+	opsCase("ReplayClosed", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateClosed, false) }),
+	opsCase("ReplaySucceeded", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateSucceeded, false) }),
 	opsCase("ReplayOneAsRedelivery", testReplayOneAsRedelivery),
 	opsCase("ReplayOneDryRun", testReplayOneDryRun),
 	opsCase("ReplayNotFinished", testReplayNotFinished),
@@ -78,14 +80,9 @@ func checkAudit(t *testing.T, s opsStore, k webhooks.InboxKey, want []ops.Audit,
 }
 
 func fmtAudits(as []ops.Audit) string {
-	s := ""
-	for _, a := range as {
-		s += fmt.Sprintf("\n\t{%s at %s by %q: %q, ticket %q}", a.Action, fmtTime(a.At), a.Actor, a.Reason, a.Ticket)
-	}
-	if s == "" {
-		s = " (none)"
-	}
-	return s
+	return fmtList(as, func(a ops.Audit) string {
+		return fmt.Sprintf("{%s at %s by %q: %q, ticket %q}", a.Action, fmtTime(a.At), a.Actor, a.Reason, a.Ticket)
+	})
 }
 
 // replayAudit is the audit entry replayOf and bulkReplay record at now.
@@ -136,38 +133,60 @@ func wantReplayed(t *testing.T, call string, res ops.ReplayResult, want []ops.Re
 }
 
 func fmtReplayed(rs []ops.Replayed) string {
-	s := ""
-	for _, r := range rs {
-		s += fmt.Sprintf("\n\t%s due %s", fmtKey(r.Key), fmtTime(r.DueAt))
-	}
-	if s == "" {
-		s = " (none)"
-	}
-	return s
+	return fmtList(rs, func(r ops.Replayed) string { return fmtKey(r.Key) + " due " + fmtTime(r.DueAt) })
 }
 
-func testReplayOne(t *testing.T, s opsStore, keepAttempts bool) {
+// testReplayOne: one item replayed by its key, whether dead, closed (an
+// operator's closing undone) or succeeded (run again), becomes pending,
+// due at Now, with a fresh attempt budget unless KeepAttempts, its
+// payload and last error kept and the time of the state it left cleared;
+// the audit trail records the replay, the history keeps the earlier
+// attempts and numbers the next after them.
+func testReplayOne(t *testing.T, s opsStore, from webhooks.State, keepAttempts bool) {
 	env := envelope(key("evt_1"), "p", base)
-	dead := deadAfterTwoAttempts(t, s, env)
+	history := []ops.Attempt{
+		attemptOf(1, webhooks.AttemptRetried, base, at(time.Second), transient),
+		attemptOf(2, webhooks.AttemptDeadLettered, at(10*time.Second), at(11*time.Second), permanent),
+	}
+	var audit []ops.Audit
+	switch from {
+	case webhooks.StateSucceeded:
+		mustEnqueue(t, s, env)
+		l := mustAcquireKey(t, s, env.Key, base, leaseFor)
+		mustSettle(t, s, succeed(l, at(time.Second)))
+		history = []ops.Attempt{attemptOf(1, webhooks.AttemptSucceeded, base, at(time.Second), webhooks.Failure{})}
+	case webhooks.StateClosed:
+		deadAfterTwoAttempts(t, s, env)
+		mustClose(t, s, closeOf(env.Key, at(time.Minute)))
+		audit = append(audit, closeAudit(at(time.Minute)))
+	default:
+		deadAfterTwoAttempts(t, s, env)
+	}
+	before := mustGet(t, s, env.Key)
 	now := at(time.Hour)
 	req := replayOf(env.Key, now)
 	req.KeepAttempts = keepAttempts
 	res := mustReplay(t, s, req)
-	wantReplayed(t, "Replay of one dead item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+	wantReplayed(t, "Replay of one "+string(from)+" item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
 	if res.Done != 1 || res.Total != 1 || res.Next != "" {
-		t.Errorf("Replay of one dead item: Done %d, Total %d, Next %q; want 1, 1 and none", res.Done, res.Total, res.Next)
+		t.Errorf("Replay of one %s item: Done %d, Total %d, Next %q; want 1, 1 and none", from, res.Done, res.Total, res.Next)
 	}
 
-	want := replayedItem(dead, now, now, !keepAttempts)
-	checkStored(t, s, want, fmt.Sprintf("after Replay(KeepAttempts %t) (payload and LastError kept)", keepAttempts))
-	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after Replay")
+	want := replayedItem(before, now, now, !keepAttempts)
+	want.ClosedAt, want.CompletedAt = time.Time{}, time.Time{}
+	checkStored(t, s, want, fmt.Sprintf("after Replay(KeepAttempts %t) of a %s item (payload and LastError kept)", keepAttempts, from))
+	checkAudit(t, s, env.Key, append(audit, replayAudit(now)), "after Replay")
 	wantList(t, s, ops.Query{}, nil)
+	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
 
 	wantNothingDue(t, s, now.Add(-time.Microsecond), "a replayed item is due at the replay's Now")
 	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
 	if l.Attempt != want.Attempts+1 || l.Reclaimed {
 		t.Errorf("Acquire after Replay(KeepAttempts %t): Lease.Attempt %d, Reclaimed %t; want %d, false", keepAttempts, l.Attempt, l.Reclaimed, want.Attempts+1)
 	}
+	mustSettle(t, s, succeed(l, now.Add(time.Second)))
+	checkHistory(t, s, env.Key, append(history, attemptOf(len(history)+1, webhooks.AttemptSucceeded, now, now.Add(time.Second), webhooks.Failure{})),
+		"after the replayed item succeeded (the earlier attempts kept, numbers unique)")
 }
 
 func testReplayOneAsRedelivery(t *testing.T, s opsStore) {

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -11,11 +12,7 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-var settleCases = []inboxCase{
-	{"SettleSucceeded", testSettleSucceeded},
-	{"SettleRetried", testSettleRetried},
-	{"SettleDeadLettered", testSettleDeadLettered},
-	{"SettleAbandoned", testSettleAbandoned},
+var settleCases = slices.Concat(settleOutcomeCases, []inboxCase{
 	{"SettleInvalid", testSettleInvalid},
 	{"SettleAgainIsAlreadySettled", testSettleAgainIsAlreadySettled},
 	{"SettledTokenLostAfterReacquire", testSettledTokenLostAfterReacquire},
@@ -23,82 +20,86 @@ var settleCases = []inboxCase{
 	{"ExtendLease", testExtendLease},
 	{"ExpiredCurrentLeaseMaySettle", testExpiredCurrentLeaseMaySettle},
 	{"FailureMessageRoundTrips", testFailureMessageRoundTrips},
+})
+
+// settleOutcomeCases settle an item's second attempt, the first retried,
+// with each outcome, and require the item the contract describes (stored,
+// when the store is an ops.Store) and due when it says: never for a
+// succeeded or dead item, at RetryAt for a retried one, at once, its
+// attempt not counted, for an abandoned one.
+var settleOutcomeCases = settleOutcomes([]settleOutcome{
+	{"SettleSucceeded", succeed, func(want webhooks.Item, now time.Time) (webhooks.Item, time.Time) {
+		return succeededItem(want, now), time.Time{}
+	}},
+	{"SettleRetried", func(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+		return retry(l, transient, at(time.Hour), now)
+	},
+		func(want webhooks.Item, now time.Time) (webhooks.Item, time.Time) {
+			want.State, want.NextAttemptAt, want.LeaseExpiresAt, want.UpdatedAt = webhooks.StatePending, at(time.Hour), time.Time{}, now
+			want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: now}
+			return want, at(time.Hour)
+		}},
+	{"SettleDeadLettered", func(l *webhooks.Lease, now time.Time) webhooks.Settlement { return deadLetter(l, permanent, now) },
+		func(want webhooks.Item, now time.Time) (webhooks.Item, time.Time) {
+			want.State, want.DeadAt, want.NextAttemptAt, want.LeaseExpiresAt, want.UpdatedAt = webhooks.StateDead, now, time.Time{}, time.Time{}, now
+			want.LastError = &webhooks.ErrorRecord{Class: permanent.Class, Message: permanent.Message, At: now}
+			return want, time.Time{}
+		}},
+	{"SettleAbandoned", abandon, func(want webhooks.Item, now time.Time) (webhooks.Item, time.Time) {
+		// Not counted, due at Now, the last error kept.
+		want.State, want.Attempts, want.NextAttemptAt, want.LeaseExpiresAt, want.UpdatedAt = webhooks.StatePending, want.Attempts-1, now, time.Time{}, now
+		return want, now
+	}},
+})
+
+type settleOutcome struct {
+	name   string
+	settle func(l *webhooks.Lease, now time.Time) webhooks.Settlement
+	// after returns the item as the settlement at now leaves the leased
+	// item want, and when it is due again (zero: never).
+	after func(want webhooks.Item, now time.Time) (webhooks.Item, time.Time)
 }
 
-func testSettleSucceeded(t *testing.T, s webhooks.InboxStore) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, at(time.Second), leaseFor)
-	now := at(2 * time.Second)
-	mustSettle(t, s, succeed(l, now))
-	checkStored(t, s, succeededItem(leasedItem(enqueuedItem(env), at(time.Second), leaseFor), now), "after Settle(succeeded)")
-	wantNothingDue(t, s, at(24*time.Hour), "a succeeded item is never due")
+func settleOutcomes(outcomes []settleOutcome) []inboxCase {
+	var cases []inboxCase
+	for _, o := range outcomes {
+		cases = append(cases, inboxCase{o.name, func(t *testing.T, s webhooks.InboxStore) {
+			env := envelope(key("evt_1"), "p", base)
+			mustEnqueue(t, s, env)
+			first := mustAcquire(t, s, base, leaseFor)
+			mustSettle(t, s, retry(first, transient, at(10*time.Second), at(time.Second)))
+			l := mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
+			if l.Attempt != 2 {
+				t.Fatalf("second Acquire: Lease.Attempt = %d; want 2", l.Attempt)
+			}
+			now := at(11 * time.Second)
+			st := o.settle(l, now)
+			mustSettle(t, s, st)
+			want, due := o.after(leasedItem(retriedItem(enqueuedItem(env), base, at(time.Second), at(10*time.Second)), at(10*time.Second), leaseFor), now)
+			checkStored(t, s, want, "after Settle("+string(st.Outcome)+")")
+			if due.IsZero() {
+				wantNothingDue(t, s, at(24*time.Hour), "a "+string(want.State)+" item is never due")
+				return
+			}
+			wantNothingDue(t, s, due.Add(-time.Microsecond), "it is due 1µs later")
+			again := mustAcquireKey(t, s, env.Key, due, leaseFor)
+			if again.Attempt != want.Attempts+1 || again.Reclaimed {
+				t.Errorf("Acquire after Settle(%s): Lease.Attempt %d, Reclaimed %t; want %d, false (the item was pending, not taken from an expired lease)",
+					st.Outcome, again.Attempt, again.Reclaimed, want.Attempts+1)
+			}
+			checkItem(t, "Lease.Item after Settle("+string(st.Outcome)+")", again.Item, leasedItem(want, due, leaseFor))
+		}})
+	}
+	return cases
 }
 
-func testSettleRetried(t *testing.T, s webhooks.InboxStore) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, at(time.Second), leaseFor)
-	now, retryAt := at(2*time.Second), at(time.Minute)
-	mustSettle(t, s, retry(l, transient, retryAt, now))
-
-	want := leasedItem(enqueuedItem(env), at(time.Second), leaseFor)
-	want.State = webhooks.StatePending
-	want.NextAttemptAt = retryAt
-	want.LeaseExpiresAt = time.Time{}
-	want.UpdatedAt = now
+// retriedItem returns the item want leased at leasedAt as a retry at now,
+// due at retryAt, leaves it.
+func retriedItem(want webhooks.Item, leasedAt, now, retryAt time.Time) webhooks.Item {
+	want = leasedItem(want, leasedAt, leaseFor)
+	want.State, want.NextAttemptAt, want.LeaseExpiresAt, want.UpdatedAt = webhooks.StatePending, retryAt, time.Time{}, now
 	want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: now}
-	checkStored(t, s, want, "after Settle(retried)")
-
-	wantNothingDue(t, s, retryAt.Add(-time.Microsecond), "the retry is due 1µs later, at Settlement.RetryAt")
-	again := mustAcquireKey(t, s, env.Key, retryAt, leaseFor)
-	if again.Attempt != 2 || again.Reclaimed {
-		t.Errorf("Acquire after Settle(retried): Lease.Attempt %d, Reclaimed %t; want 2, false (the item was pending, not taken from an expired lease)", again.Attempt, again.Reclaimed)
-	}
-	checkItem(t, "Lease.Item after Settle(retried)", again.Item, leasedItem(want, retryAt, leaseFor))
-}
-
-func testSettleDeadLettered(t *testing.T, s webhooks.InboxStore) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, at(time.Second), leaseFor)
-	now := at(2 * time.Second)
-	mustSettle(t, s, deadLetter(l, permanent, now))
-
-	want := leasedItem(enqueuedItem(env), at(time.Second), leaseFor)
-	want.State = webhooks.StateDead
-	want.DeadAt = now
-	want.NextAttemptAt = time.Time{}
-	want.LeaseExpiresAt = time.Time{}
-	want.UpdatedAt = now
-	want.LastError = &webhooks.ErrorRecord{Class: permanent.Class, Message: permanent.Message, At: now}
-	checkStored(t, s, want, "after Settle(dead_lettered)")
-	wantNothingDue(t, s, at(24*time.Hour), "a dead item is never due")
-}
-
-func testSettleAbandoned(t *testing.T, s webhooks.InboxStore) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	first := mustAcquire(t, s, base, leaseFor)
-	mustSettle(t, s, retry(first, transient, at(10*time.Second), at(time.Second)))
-	l := mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
-	if l.Attempt != 2 {
-		t.Fatalf("second Acquire: Lease.Attempt = %d; want 2", l.Attempt)
-	}
-
-	now := at(11 * time.Second)
-	mustSettle(t, s, abandon(l, now))
-	want := enqueuedItem(env)
-	want.Attempts = 1 // the abandoned attempt is not counted
-	want.NextAttemptAt = now
-	want.UpdatedAt = now
-	want.LastError = &webhooks.ErrorRecord{Class: transient.Class, Message: transient.Message, At: at(time.Second)}
-	checkStored(t, s, want, "after Settle(abandoned) (attempt not counted, due at Now, LastError kept)")
-
-	again := mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if again.Attempt != 2 || again.Reclaimed {
-		t.Errorf("Acquire after Settle(abandoned): Lease.Attempt %d, Reclaimed %t; want 2 (the abandoned attempt again), false", again.Attempt, again.Reclaimed)
-	}
+	return want
 }
 
 // testSettleInvalid: a settlement without a lease or with an outcome the
@@ -149,6 +150,25 @@ var settlements = []struct {
 	{"abandoned", abandon},
 }
 
+// wantRefused requires every settlement of l at now, and ExtendLease, to
+// be refused with an error wrapping want (webhooks.ErrLeaseLost or
+// ErrAlreadySettled), and ExtendLease to leave l as it was; what names l.
+func wantRefused(t *testing.T, s webhooks.InboxStore, l *webhooks.Lease, now time.Time, want error, what string) {
+	t.Helper()
+	check := wantLeaseLost
+	if want == webhooks.ErrAlreadySettled {
+		check = wantAlreadySettled
+	}
+	for _, st := range settlements {
+		check(t, s.Settle(t.Context(), st.of(l, now)), "Settle("+st.name+") under "+what)
+	}
+	expiry := l.ExpiresAt
+	check(t, extend(t, s, l, now, time.Hour), "ExtendLease under "+what)
+	if !l.ExpiresAt.Equal(expiry) {
+		t.Errorf("a refused ExtendLease changed Lease.ExpiresAt to %s; want it unchanged at %s", fmtTime(l.ExpiresAt), fmtTime(expiry))
+	}
+}
+
 // testSettleAgainIsAlreadySettled: a settlement tried again under the token
 // that settled the item (its reply was lost, say) reports ErrAlreadySettled
 // whatever its outcome, and so does ExtendLease; nothing changes.
@@ -159,16 +179,7 @@ func testSettleAgainIsAlreadySettled(t *testing.T, s webhooks.InboxStore) {
 		l := mustAcquireKey(t, s, env.Key, env.ReceivedAt, leaseFor)
 		mustSettle(t, s, first.of(l, env.ReceivedAt.Add(time.Millisecond)))
 		want := stored(t, s, env.Key)
-		then := env.ReceivedAt.Add(2 * time.Millisecond)
-		for _, again := range settlements {
-			wantAlreadySettled(t, s.Settle(t.Context(), again.of(l, then)),
-				"Settle("+again.name+") after Settle("+first.name+") under the same token")
-		}
-		expiry := l.ExpiresAt
-		wantAlreadySettled(t, extend(t, s, l, then, time.Hour), "ExtendLease after Settle("+first.name+") under the same token")
-		if !l.ExpiresAt.Equal(expiry) {
-			t.Errorf("a refused ExtendLease changed Lease.ExpiresAt to %s; want it unchanged at %s", fmtTime(l.ExpiresAt), fmtTime(expiry))
-		}
+		wantRefused(t, s, l, env.ReceivedAt.Add(2*time.Millisecond), webhooks.ErrAlreadySettled, "the token that settled the item ("+first.name+")")
 		checkStored(t, s, want, "after settling "+first.name+" again (nothing may change)")
 	}
 }
@@ -185,10 +196,7 @@ func testSettledTokenLostAfterReacquire(t *testing.T, s webhooks.InboxStore) {
 	want := stored(t, s, env.Key)
 
 	now := at(2 * time.Second)
-	for _, st := range settlements {
-		wantLeaseLost(t, s.Settle(t.Context(), st.of(old, now)), "Settle("+st.name+") under a token that settled the item before it was leased again")
-	}
-	wantLeaseLost(t, extend(t, s, old, now, time.Hour), "ExtendLease under a token that settled the item before it was leased again")
+	wantRefused(t, s, old, now, webhooks.ErrLeaseLost, "a token that settled the item before it was leased again")
 	checkStored(t, s, want, "after settling under the earlier token (nothing may change)")
 
 	mustSettle(t, s, succeed(current, now))
@@ -206,14 +214,7 @@ func testStaleTokenIsFenced(t *testing.T, s webhooks.InboxStore) {
 	want := stored(t, s, env.Key)
 
 	ctx, now := t.Context(), at(11*time.Second)
-	staleExpiry := stale.ExpiresAt
-	for _, st := range settlements {
-		wantLeaseLost(t, s.Settle(ctx, st.of(stale, now)), "Settle("+st.name+") with a stale token")
-	}
-	wantLeaseLost(t, extend(t, s, stale, now, time.Hour), "ExtendLease with a stale token")
-	if !stale.ExpiresAt.Equal(staleExpiry) {
-		t.Errorf("a fenced ExtendLease changed Lease.ExpiresAt to %s; want it unchanged at %s", fmtTime(stale.ExpiresAt), fmtTime(staleExpiry))
-	}
+	wantRefused(t, s, stale, now, webhooks.ErrLeaseLost, "a stale token")
 	checkStored(t, s, want, "after settling with a stale token (nothing may change)")
 
 	forged := *current
