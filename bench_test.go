@@ -27,7 +27,7 @@ func BenchmarkGatewayGitHub(b *testing.B) {
 	}
 	r := webhooks.NewRegistry()
 	r.MustRegister("github", v)
-	gw, err := webhooks.NewReceiver(r, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestTenantSecretsThroughGateway(t *testing.T) {
 	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("billing", v)
 	inbox := memstore.NewInbox()
-	gw, err := webhooks.NewReceiver(resolver, inbox, memstore.NewReplay(), webhooks.WithClock(fixedClock(fixedNow)))
+	gw, err := webhooks.NewReceiver(resolver, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(fixedClock(fixedNow)))
 	require.NoError(t, err)
 	send := func(path, secret, id string) *httptest.ResponseRecorder {
 		in := tenantRequest(secret, id)

@@ -40,8 +40,13 @@
 // segment is served only where the provider's secrets are per tenant
 // ([TenantScoped], [WithTenants]): the sender chooses the path.
 //
-//	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithProcessor(processor))
+//	receiver, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), webhooks.WithProcessor(processor))
 //	mux.Handle("/webhooks/", receiver)
+//
+// The ReplayStore ([WithReplayStore]) is needed by the verifiers that say
+// so ([NeedsReplayStore]): those with replay keys of their own, and those
+// whose signature leaves the event type out; NewReceiver names them when
+// it is missing.
 //
 // See [ReceiveStatus] for the answers, and [WithPathPrefix] for mounting it
 // under a router.

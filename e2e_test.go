@@ -84,7 +84,7 @@ func newE2E(t *testing.T, mux *webhooks.Mux) *e2e {
 	e.proc, err = webhooks.NewProcessor(e.store, mux, webhooks.WithClock(e.clock), webhooks.WithLogger(logger), webhooks.WithPollInterval(time.Hour))
 	require.NoError(t, err)
 	replay := memstore.NewReplay()
-	gw, err := webhooks.NewReceiver(registry, e.store, replay, webhooks.WithClock(e.clock), webhooks.WithLogger(logger), webhooks.WithProcessor(e.proc), webhooks.WithMaxBodyBytes(1024))
+	gw, err := webhooks.NewReceiver(registry, e.store, webhooks.WithReplayStore(replay), webhooks.WithClock(e.clock), webhooks.WithLogger(logger), webhooks.WithProcessor(e.proc), webhooks.WithMaxBodyBytes(1024))
 	require.NoError(t, err)
 	e.srv = httptest.NewServer(gw)
 	t.Cleanup(e.srv.Close)

@@ -73,7 +73,7 @@ func TestObserver(t *testing.T) {
 	require.NoError(t, err)
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, store, memstore.NewReplay(), webhooks.WithClock(clock), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(r, store, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(clock), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1")).Code)

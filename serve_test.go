@@ -31,7 +31,7 @@ func TestBadSignatureLogNamesLikelyCauses(t *testing.T) {
 			if via == "Receiver" {
 				reg := webhooks.NewRegistry()
 				reg.MustRegister("github", githubVerifier(t, "sk_test_not-the-webhook-secret"))
-				rcv, err := webhooks.NewReceiver(reg, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(slog.New(logs)))
+				rcv, err := webhooks.NewReceiver(reg, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(slog.New(logs)))
 				require.NoError(t, err)
 				h = rcv
 			} else {
@@ -122,7 +122,7 @@ func TestMountingIdioms(t *testing.T) {
 		if logs != nil {
 			logger = slog.New(slog.NewTextHandler(logs, nil))
 		}
-		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(logger), webhooks.WithClock(newFakeClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
+		rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(logger), webhooks.WithClock(newFakeClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
 		require.NoError(t, err)
 		return rcv, inbox
 	}

@@ -8,7 +8,7 @@
 //	store, err := pgstore.New(pool) // or pgstore.New(pool, pgstore.WithSchema("hooks"))
 //	…
 //	if err := store.Migrate(ctx); err != nil { … }
-//	receiver, err := webhooks.NewReceiver(registry, store, store, …)
+//	receiver, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), …)
 //	…
 //	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithWakeSource(store.Listener()), …)
 //

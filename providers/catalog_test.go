@@ -133,7 +133,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 	reg := webhooks.NewRegistry()
 	require.NoError(t, reg.Register(name, v))
 	f.inbox = memstore.NewInbox()
-	f.receiver, err = webhooks.NewReceiver(reg, f.inbox, memstore.NewReplay(), webhooks.WithLogger(quietLogger))
+	f.receiver, err = webhooks.NewReceiver(reg, f.inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(quietLogger))
 	require.NoError(t, err)
 	return f
 }
@@ -275,6 +275,37 @@ func TestCatalogHarness(t *testing.T) {
 		})
 	}
 	assert.NotEmpty(t, confirmed, "the SNS SubscriptionConfirmation reached Config.Confirm")
+}
+
+// TestCatalogReceiverWithoutReplayStore: NewReceiver builds without a
+// replay store for every entry that needs none, and the receiver stores
+// its signed deliveries; for the entries that need one (a replay key of
+// their own, or an event type a header the signature leaves out chooses
+// for a signed body) it refuses to build, naming the provider.
+func TestCatalogReceiverWithoutReplayStore(t *testing.T) {
+	t.Parallel()
+	sns := newSNSServer(t)
+	var need []string
+	for _, name := range providers.Names() {
+		f := newFixture(t, name, sns, acknowledge)
+		reg := webhooks.NewRegistry()
+		require.NoError(t, reg.Register(name, f.verifier))
+		rcv, err := webhooks.NewReceiver(reg, f.inbox, webhooks.WithLogger(quietLogger))
+		if webhooks.NeedsReplayStore(f.verifier) {
+			need = append(need, name)
+			assert.ErrorContains(t, err, strconv.Quote(name)+" need a replay store", name)
+			continue
+		}
+		require.NoError(t, err, name)
+		f.receiver = rcv
+		d := f.sign(t, webhookstest.Message{})
+		rec := f.send(t, d)
+		assert.Equal(t, wantStatus(f.entry, http.StatusAccepted), rec.Code, "%s without a replay store: %s", name, rec.Body)
+		assert.Equal(t, 1, f.inbox.Len(), "%s: stored", name)
+		assert.Equal(t, wantStatus(f.entry, http.StatusOK), f.send(t, d).Code, "%s: the redelivery is a duplicate", name)
+	}
+	assert.Equal(t, []string{"bitbucket", "github", "gitlab-signing", "lemonsqueezy", "linear", "mailgun", "sentry", "shopify", "twitch", "woocommerce"}, need,
+		"the entries that need a replay store")
 }
 
 // wantStatus is the status of an accepted or duplicate delivery: the

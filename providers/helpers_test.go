@@ -236,11 +236,11 @@ func nhGateway(t *testing.T, provider string, v webhooks.Verifier, clock webhook
 		t.Fatal(err)
 	}
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-	opts := []webhooks.ReceiverOption{}
+	opts := []webhooks.ReceiverOption{webhooks.WithReplayStore(replay)}
 	if clock != nil {
 		opts = append(opts, webhooks.WithClock(clock))
 	}
-	gw, err := webhooks.NewReceiver(resolver, inbox, replay, opts...)
+	gw, err := webhooks.NewReceiver(resolver, inbox, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,7 +273,7 @@ func newPresetGateway(t *testing.T, provider string, v webhooks.Verifier, inbox 
 	t.Helper()
 	r := webhooks.NewRegistry()
 	r.MustRegister(provider, v)
-	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithClock(fixedClock(fixedNow)))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(fixedClock(fixedNow)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -781,7 +781,7 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 			r := webhooks.NewRegistry()
 			v := newVerifier(t, tt.opts, webhooks.StaticSecrets(tt.secret), fixedClock(fixedNow))
 			r.MustRegister(tt.provider, v)
-			gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithClock(fixedClock(fixedNow)))
+			gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(replay), webhooks.WithClock(fixedClock(fixedNow)))
 			if err != nil {
 				t.Fatal(err)
 			}
