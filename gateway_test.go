@@ -22,6 +22,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // headerVerifier accepts requests whose X-Sig header is "ok", taking the event
@@ -45,7 +46,7 @@ type gatewayFixture struct {
 	gw     *webhooks.Receiver
 	inbox  *memstore.Inbox
 	replay *memstore.Replay
-	clock  *fakeClock
+	clock  *webhookstest.Clock
 	wakes  *atomic.Int32
 }
 
@@ -58,7 +59,7 @@ func (w wakeCounter) Handles(string) bool { return true }
 
 func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.ReplayStore, opts ...webhooks.ReceiverOption) *gatewayFixture {
 	t.Helper()
-	f := &gatewayFixture{inbox: memstore.NewInbox(), replay: memstore.NewReplay(), clock: newFakeClock(base), wakes: new(atomic.Int32)}
+	f := &gatewayFixture{inbox: memstore.NewInbox(), replay: memstore.NewReplay(), clock: webhookstest.NewClock(base), wakes: new(atomic.Int32)}
 	if inbox == nil {
 		inbox = f.inbox
 	}
@@ -244,21 +245,25 @@ func TestGatewayStoreDownThenRetried(t *testing.T) {
 	inbox := &flakyInbox{Enqueuer: memstore.NewInbox()}
 	f := newGatewayFixture(t, inbox, nil, webhooks.WithUnavailableRetryAfter(7*time.Second))
 	inbox.down.Store(true)
+	withNonce := okHeaders("ev1")
+	withNonce["X-Nonce"] = "n1" // a replay key of the verifier's own
 
-	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
+	r := post(t, f.gw, "/webhooks/acme", `{}`, withNonce)
 	assert.Equal(t, http.StatusServiceUnavailable, r.Code)
 	assert.Equal(t, "unavailable", r.Status)
 	assert.Equal(t, "7", r.RetryAfter)
 	assert.NotContains(t, r.Raw, "connection refused", "store errors are logged, not answered")
 	assert.EqualValues(t, 0, f.wakes.Load())
+	require.Equal(t, 1, f.replay.Len(), "the replay key was registered before the inbox failed")
 
-	// The replay key was registered before the store failed; the provider's
-	// retry must still be stored, not refused as a replay.
+	// The provider's retry finds its replay key registered (seen, same
+	// payload); it must still be stored, not refused as a replay.
 	inbox.down.Store(false)
-	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
-	assert.Equal(t, http.StatusAccepted, r.Code)
+	r = post(t, f.gw, "/webhooks/acme", `{}`, withNonce)
+	assert.Equal(t, http.StatusAccepted, r.Code, "the retry of a delivery whose replay key was registered before the store failed: %s", r.Raw)
 	_, err := inbox.Enqueuer.(*memstore.Inbox).Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
 	require.NoError(t, err)
+	assert.EqualValues(t, 1, f.wakes.Load(), "the stored retry woke the processor")
 
 	inbox.crash.Store(true)
 	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
@@ -349,7 +354,7 @@ func TestGatewaySemanticDigestAndReplayKey(t *testing.T) {
 		stable, _, _ := bytes.Cut(req.Body, []byte("|"))
 		return webhooks.Verification{EventID: "e1", PayloadSHA256: sha256.Sum256(stable), ReplayKey: "nonce-" + string(stable)}, nil
 	}))
-	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(replay), webhooks.WithClock(newFakeClock(base)), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(replay), webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/semantic", "data|delivery-1", nil).Code)
 	assert.Equal(t, http.StatusOK, post(t, gw, "/webhooks/semantic", "data|delivery-2", nil).Code, "same semantic digest: a duplicate")
@@ -548,9 +553,9 @@ func TestGatewayNilBodyAndZeroMux(t *testing.T) {
 
 func TestGatewayMounting(t *testing.T) {
 	t.Parallel()
-	newRcv := func(t *testing.T, logs *syncBuffer, opts ...webhooks.ReceiverOption) (*webhooks.Receiver, *memstore.Inbox, *fakeClock) {
+	newRcv := func(t *testing.T, logs *syncBuffer, opts ...webhooks.ReceiverOption) (*webhooks.Receiver, *memstore.Inbox, *webhookstest.Clock) {
 		t.Helper()
-		inbox, clock := memstore.NewInbox(), newFakeClock(base)
+		inbox, clock := memstore.NewInbox(), webhookstest.NewClock(base)
 		r := webhooks.NewRegistry()
 		r.MustRegister("acme", headerVerifier)
 		logger := discard

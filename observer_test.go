@@ -13,6 +13,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 type ctxKey struct{}
@@ -68,7 +69,7 @@ func TestObserver(t *testing.T) {
 		}
 		return nil
 	})
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	r := webhooks.NewRegistry()

@@ -153,7 +153,7 @@ func get(t *testing.T, s *observedStore, key webhooks.InboxKey) ops.Detail {
 
 func TestProcessorRetriesThenSucceeds(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	var calls atomic.Int32
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("order.*", func(_ context.Context, ev webhooks.Event) error {
@@ -200,7 +200,7 @@ func TestProcessorRetriesThenSucceeds(t *testing.T) {
 
 func TestProcessorDeadLetters(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("bad", func(context.Context, webhooks.Event) error {
 		return webhooks.Permanent(errors.New("cannot parse order"))
@@ -222,7 +222,7 @@ func TestProcessorDeadLetters(t *testing.T) {
 
 func TestProcessorExhaustsAttempts(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error {
 		return webhooks.RetryAfter(errors.New("429"), time.Minute)
@@ -336,7 +336,7 @@ func (f webhooksWakeSourceFunc) Listen(ctx context.Context, wake func()) error {
 
 func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	started := make(chan struct{})
 	cause := make(chan error, 1)
 	mux := webhooks.NewMux()
@@ -427,7 +427,7 @@ func TestProcessorRenewsQueuedLeases(t *testing.T) {
 	}))
 	store := &losingStore{observedStore: newObservedStore()}
 	logs := &syncBuffer{}
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(1),
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(1),
 		webhooks.WithLeaseDuration(30*time.Millisecond), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	require.NoError(t, err)
 	enqueue(t, store, "running", "x", base)
@@ -515,7 +515,7 @@ func (f *fakeWakeSource) Listen(ctx context.Context, wake func()) error {
 
 func TestProcessorWakeSource(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { return nil }))
 	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: make(chan struct{})}
@@ -545,7 +545,7 @@ func TestProcessorRunOnce(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithShutdownGrace(0))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithShutdownGrace(0))
 	require.NoError(t, err)
 	enqueue(t, store, "e", "x", base)
 	stop := runProcessor(t, p)
@@ -585,7 +585,7 @@ func TestNewProcessorValidates(t *testing.T) {
 
 func TestProcessorDeadLettersCrashLoops(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	var ran atomic.Bool
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Store(true); return nil }))
@@ -688,7 +688,7 @@ func TestProcessorStartsNothingAfterShutdown(t *testing.T) {
 	var ran atomic.Int32
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Add(1); return nil }))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithShutdownGrace(time.Minute))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithShutdownGrace(time.Minute))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e", "x", base)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -737,8 +737,8 @@ func (f *flakyLeaseStore) SettleBatch(ctx context.Context, ss []webhooks.Settlem
 
 func TestProcessorSurvivesStoreErrors(t *testing.T) {
 	t.Parallel()
-	run := func(t *testing.T, store *flakyLeaseStore) (*fakeClock, *webhooks.Processor, *atomic.Int32, *syncBuffer, webhooks.InboxKey) {
-		clock, logs := newFakeClock(base), &syncBuffer{}
+	run := func(t *testing.T, store *flakyLeaseStore) (*webhookstest.Clock, *webhooks.Processor, *atomic.Int32, *syncBuffer, webhooks.InboxKey) {
+		clock, logs := webhookstest.NewClock(base), &syncBuffer{}
 		var runs atomic.Int32
 		mux := webhooks.NewMux()
 		mux.MustHandleFunc("*", func(context.Context, webhooks.Event) error { runs.Add(1); return nil })
@@ -819,9 +819,9 @@ func TestProcessorClampsPastRetryTimes(t *testing.T) {
 
 // newTestProcessor returns a processor over a fresh observed store and a fake
 // clock at base, running h for every event type, with opts added.
-func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) error, opts ...webhooks.ProcessorOption) (*observedStore, *fakeClock, *webhooks.Processor) {
+func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) error, opts ...webhooks.ProcessorOption) (*observedStore, *webhookstest.Clock, *webhooks.Processor) {
 	t.Helper()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", h))
 	p, err := webhooks.NewProcessor(store, mux, append([]webhooks.ProcessorOption{webhooks.WithClock(clock)}, opts...)...)
@@ -868,7 +868,7 @@ func TestProcessorSettlesInBatches(t *testing.T) {
 		}
 		return nil
 	})
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(8), webhooks.WithLogger(discard))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(8), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	keys := []webhooks.InboxKey{enqueue(t, store, "fail", "x", base)}
 	for i := range n - 1 {

@@ -16,6 +16,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // A signature that matches no secret is logged with what usually causes
@@ -122,7 +123,7 @@ func TestMountingIdioms(t *testing.T) {
 		if logs != nil {
 			logger = slog.New(slog.NewTextHandler(logs, nil))
 		}
-		rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(logger), webhooks.WithClock(newFakeClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
+		rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(logger), webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
 		require.NoError(t, err)
 		return rcv, inbox
 	}

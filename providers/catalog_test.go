@@ -486,22 +486,41 @@ func tamper(d *webhookstest.Delivery) *webhookstest.Delivery {
 	return c
 }
 
+// TestCatalogEntries: what the catalog says of each entry beside its
+// definition (whose derived text TestCatalogFollowsDefinition and
+// TestCatalogWindow check) holds: names and look-ups, a cell for every
+// column of the page, a documentation address, the scheme its definition
+// has (an entry built from HMACOptions is SchemeHMAC, from Ed25519Options
+// SchemeEd25519, from TokenOptions SchemeToken; one of a fixed format is
+// none of the defined schemes' own, Ed25519), its environment variables.
 func TestCatalogEntries(t *testing.T) {
 	t.Parallel()
 	valid := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	schemes := []string{providers.SchemeHMAC, providers.SchemeEd25519, providers.SchemeECDSA, providers.SchemeCertificate, providers.SchemeToken, providers.SchemeTwilioURL}
+	fixed := []string{providers.SchemeHMAC, providers.SchemeECDSA, providers.SchemeCertificate, providers.SchemeToken, providers.SchemeTwilioURL}
 	for _, e := range providers.Entries() {
 		got, ok := providers.Lookup(e.Name)
 		require.True(t, ok, e.Name)
 		assert.Equal(t, e.Name, got.Name)
 		assert.Regexp(t, valid, e.Name)
 		for field, value := range map[string]string{"Title": e.Title, "Credential": e.Credential, "Headers": e.Headers(), "Signed": e.Signed(), "Window": e.Window(), "EventID": e.EventID()} {
-			assert.NotEmpty(t, value, "%s: %s", e.Name, field)
+			assert.NotEmpty(t, value, "%s: %s, a cell of the catalog page", e.Name, field)
 			assert.NotContains(t, value, "|", "%s: %s would break the catalog table", e.Name, field)
 		}
 		u, err := url.Parse(e.Docs)
 		assert.True(t, err == nil && u.Scheme == "https" && u.Host != "", "%s: docs %q", e.Name, e.Docs)
-		assert.Contains(t, schemes, e.Scheme, e.Name)
+		_, hmac := e.HMACOptions(providers.Config{PublicURL: hookBase})
+		_, ed := e.Ed25519Options()
+		_, token := e.TokenOptions()
+		switch {
+		case hmac:
+			assert.Equal(t, providers.SchemeHMAC, e.Scheme, "%s: defined by HMACOptions", e.Name)
+		case ed:
+			assert.Equal(t, providers.SchemeEd25519, e.Scheme, "%s: defined by Ed25519Options", e.Name)
+		case token:
+			assert.Equal(t, providers.SchemeToken, e.Scheme, "%s: defined by TokenOptions", e.Name)
+		default:
+			assert.Contains(t, fixed, e.Scheme, "%s: a verifier of a fixed format", e.Name)
+		}
 		assert.Regexp(t, `^[A-Z][A-Z0-9_]*_WEBHOOK_SECRET$`, e.SecretEnv(), e.Name)
 		assert.Equal(t, e.NeedsVerifyToken, e.VerifyTokenEnv() != "", e.Name)
 		assert.Equal(t, e.NeedsVerifyToken, e.Name == "meta", "only meta needs a verify token")
@@ -574,7 +593,7 @@ func TestCatalogConfigClock(t *testing.T) {
 	for _, name := range []string{"stripe", "discord", "sendgrid", "mailgun", "twitch", "box"} {
 		s, err := webhookstest.NewKeySigner(name)
 		require.NoError(t, err)
-		v, err := providers.New(name, providers.Config{Secrets: webhooks.StaticSecrets(s.Credential()), Clock: fixedClock(past)})
+		v, err := providers.New(name, providers.Config{Secrets: webhooks.StaticSecrets(s.Credential()), Clock: webhookstest.NewClock(past)})
 		require.NoError(t, err)
 		d, err := s.Sign(hookBase+"/webhooks/"+name, webhookstest.Message{})
 		require.NoError(t, err)

@@ -53,10 +53,6 @@ func loadVector(t *testing.T, path string) vector {
 // fixedNow is the clock of every timestamped preset test.
 var fixedNow = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
-func fixedClock(t time.Time) webhooks.Clock {
-	return webhookstest.NewClock(t)
-}
-
 var testRoute = webhooks.Route{Provider: "test", Tenant: "acme"}
 
 // newVerifier returns the HMAC verifier of opts with the clock (nil: the
