@@ -28,9 +28,12 @@
 // # 3. Stores
 //
 // An [InboxStore] keeps each webhook as an item with its processing state;
-// a [ReplayStore] remembers replay keys. Package memstore keeps both in
-// memory (development and tests), package pgstore in PostgreSQL. Package
-// storetest is the conformance suite every store passes.
+// a [ReplayStore] remembers replay keys, for the verifiers that need it
+// ([WithReplayStore]). Package memstore keeps both in memory (development
+// and tests), package pgstore in PostgreSQL. Package storetest is the
+// conformance suite every store passes: the pipeline's cases, and those of
+// each optional capability a store has (package ops, [BatchSettler],
+// [LeaseStarter], [AcquisitionRepeater]).
 //
 // # 4. A gateway
 //
