@@ -21,13 +21,21 @@ GO ?= go
 # after its goroutines are done (goleak checks), so GORACE skips the sleep
 # unless it says otherwise. go test vets nothing more: go vet ran every
 # analyzer on every package just before.
+# The allocation tests (testing.AllocsPerRun; the race detector changes
+# their counts, so they skip under -race) then run again without -race, in
+# the packages that have them: every test that counts allocations has
+# "Alloc" in its name.
 PGURL_EXAMPLE = postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+ALLOC_GOFLAGS = $(strip $(filter-out -race,$(GOFLAGS)))
 test: export GOFLAGS := $(strip $(GOFLAGS) -race)
 test: export GORACE := $(strip atexit_sleep_ms=0 $(GORACE))
 test:
 	$(GO) vet ./...
 	@echo "$(GO) test -vet=off ./... (GOFLAGS=$$GOFLAGS)"; status=0; $(GO) test -vet=off ./... || status=$$?; \
 	if [ -z "$$WEBHOOKS_TEST_DATABASE_URL" ]; then echo "make test: the PostgreSQL tests (pgstore, cmd/hookinbox, examples/server, internal/testing/faulttest) were SKIPPED: WEBHOOKS_TEST_DATABASE_URL is not set; run them with WEBHOOKS_TEST_DATABASE_URL='$(PGURL_EXAMPLE)' make test"; fi; \
+	pkgs=$$($(GO) list -f '{{.ImportPath}} {{.Dir}}' ./... | while read -r pkg dir; do if grep -qs 'testing.AllocsPerRun' "$$dir"/*_test.go; then echo "$$pkg"; fi; done); \
+	echo "GOFLAGS='$(ALLOC_GOFLAGS)' $(GO) test -vet=off -count=1 -run Alloc $$pkgs"; \
+	GOFLAGS='$(ALLOC_GOFLAGS)' $(GO) test -vet=off -count=1 -run Alloc $$pkgs || status=$$?; \
 	exit $$status
 
 # Run every fuzz target of the module briefly, FUZZTIME executions each (a

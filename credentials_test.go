@@ -14,6 +14,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // tenantOptions is a timestamped HMAC scheme for the tenant tests.
@@ -26,7 +27,7 @@ func tenantOptions() webhooks.HMACOptions {
 			Event:           webhooks.EventSource{IDHeader: "X-Event-Id"},
 		},
 		SecretPrefix: "whsec_",
-		Clock:        fixedClock(fixedNow),
+		Clock:        webhookstest.NewClock(fixedNow),
 	}
 }
 
@@ -98,7 +99,7 @@ func TestTenantSecretsThroughGateway(t *testing.T) {
 	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("billing", v)
 	inbox := memstore.NewInbox()
-	gw, err := webhooks.NewReceiver(resolver, inbox, memstore.NewReplay(), webhooks.WithClock(fixedClock(fixedNow)))
+	gw, err := webhooks.NewReceiver(resolver, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(webhookstest.NewClock(fixedNow)))
 	require.NoError(t, err)
 	send := func(path, secret, id string) *httptest.ResponseRecorder {
 		in := tenantRequest(secret, id)

@@ -39,7 +39,7 @@ func TestReceiverAndProcessorLogByDefault(t *testing.T) {
 	registry := webhooks.NewRegistry()
 	registry.MustRegister("acme", headerVerifier)
 	inbox := &flakyInbox{Enqueuer: memstore.NewInbox()}
-	receiver, err := webhooks.NewReceiver(registry, inbox, memstore.NewReplay())
+	receiver, err := webhooks.NewReceiver(registry, inbox, webhooks.WithReplayStore(memstore.NewReplay()))
 	require.NoError(t, err)
 	post := func(sig string) int {
 		req := httptest.NewRequest(http.MethodPost, "/webhooks/acme", strings.NewReader(`{"id":"e1"}`))

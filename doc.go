@@ -32,8 +32,9 @@
 //	registry := webhooks.NewRegistry()
 //	registry.MustRegister("stripe", stripeVerifier)
 //
-// Stores. An inbox store and a replay store: package memstore keeps both in
-// memory (development and tests), package pgstore in PostgreSQL.
+// Stores. An inbox store, and a replay store for the verifiers that need
+// one: package memstore keeps both in memory (development and tests),
+// package pgstore in PostgreSQL.
 //
 // A receiver. [NewReceiver] returns a [Receiver], an http.Handler serving
 // POST {prefix}{provider}[/{tenant}] that verifies, deduplicates and stores
@@ -50,7 +51,7 @@
 // event types it handles; [WithHandledTypes] takes any [HandledTypes] for a
 // processor elsewhere.
 //
-//	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithProcessor(processor))
+//	receiver, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), webhooks.WithProcessor(processor))
 //	mux.Handle("/webhooks/", receiver)
 //
 // [ReceiveStatus] lists the answers. [Receiver.Receive] is the same
@@ -60,6 +61,11 @@
 // [ErrPayloadConflict] (an event ID reused with another payload),
 // [ErrTypeConflict], or a [VerificationError] whose [Reason] is the code
 // the provider is answered with.
+//
+// A [ReplayStore] ([WithReplayStore]) is needed only by the verifiers that
+// say so ([NeedsReplayStore]): those with replay keys of their own, and
+// those whose signature leaves the event type out; NewReceiver names them
+// when it is missing.
 //
 // A processor. [NewProcessor] returns a [Processor] that leases due items
 // and hands each to a [Dispatcher], usually a [Mux] ([NewMux]) routing by
@@ -116,7 +122,8 @@
 // until its host acts wraps [ErrStoreNotReady]. Optional capabilities are
 // found by type assertion: a [BatchSettler] settles many leases in one
 // round trip, a [LeaseStarter] holds leases until their attempts start
-// ([StartRequest]). A [ReplayStore] registers the replay keys verifiers
+// ([StartRequest]), an [AcquisitionRepeater] answers again an acquisition
+// whose reply was lost ([RepeatRequest]). A [ReplayStore] registers the replay keys verifiers
 // give ([ReplayRegistration], [ReplayOutcome]). [Lease.Event] is the event
 // a Processor hands over for a lease. Every method takes its time from its
 // request, so a store never reads a clock of its own. Package storetest is
@@ -132,8 +139,9 @@
 // the sender sees, never a secret; [HookError] passes on what a host's
 // hook returned. Optional capabilities, found by type assertion: a
 // [SecretHeaderVerifier] names the headers the Receiver must never store,
-// a [GETVerifier] answers GET challenges, and a verifier whose secrets are
-// per tenant is [TenantScoped] ([PerTenant] asks).
+// a [GETVerifier] answers GET challenges, a verifier whose secrets are
+// per tenant is [TenantScoped] ([PerTenant] asks), and one that needs the
+// Receiver's replay store is [ReplayGuarded] ([NeedsReplayStore] asks).
 //
 // A signature scheme describes its requests with a [SignedRequest]: the
 // signature header and its [SignatureEncoding] (at most [MaxSignatures] of

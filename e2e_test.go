@@ -22,6 +22,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 const e2eSecret = "e2e-signing-secret-0123456789"
@@ -66,14 +67,14 @@ func do(t *testing.T, req *http.Request) (int, string) {
 type e2e struct {
 	srv   *httptest.Server
 	store *observedStore
-	clock *fakeClock
+	clock *webhookstest.Clock
 	proc  *webhooks.Processor
 	logs  *syncBuffer
 }
 
 func newE2E(t *testing.T, mux *webhooks.Mux) *e2e {
 	t.Helper()
-	e := &e2e{store: newObservedStore(), clock: newFakeClock(base), logs: &syncBuffer{}}
+	e := &e2e{store: newObservedStore(), clock: webhookstest.NewClock(base), logs: &syncBuffer{}}
 	logger := slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	opts := demoOptions()
 	opts.Clock = e.clock
@@ -84,7 +85,7 @@ func newE2E(t *testing.T, mux *webhooks.Mux) *e2e {
 	e.proc, err = webhooks.NewProcessor(e.store, mux, webhooks.WithClock(e.clock), webhooks.WithLogger(logger), webhooks.WithPollInterval(time.Hour))
 	require.NoError(t, err)
 	replay := memstore.NewReplay()
-	gw, err := webhooks.NewReceiver(registry, e.store, replay, webhooks.WithClock(e.clock), webhooks.WithLogger(logger), webhooks.WithProcessor(e.proc), webhooks.WithMaxBodyBytes(1024))
+	gw, err := webhooks.NewReceiver(registry, e.store, webhooks.WithReplayStore(replay), webhooks.WithClock(e.clock), webhooks.WithLogger(logger), webhooks.WithProcessor(e.proc), webhooks.WithMaxBodyBytes(1024))
 	require.NoError(t, err)
 	e.srv = httptest.NewServer(gw)
 	t.Cleanup(e.srv.Close)

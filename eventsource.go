@@ -126,7 +126,8 @@ func (s EventSource) Validate() error {
 // body itself), except that IDFromBody sets it to the digest it uses.
 //
 // signed says what the request's signature covers: Extract marks an ID or
-// type it read from anything else as unsigned (Verification.Unsigned). An
+// type it read from anything else as unsigned (Verification.Unsigned), and
+// the body when signed does not cover it. An
 // ID computed by IDFunc or from the body (IDFromBody) counts as read from
 // the body, and so does the type when there is no type source (for a
 // verifier that sets it afterwards).
@@ -134,6 +135,15 @@ func (s EventSource) Extract(req *Request, v Verification, signed SignedParts) (
 	var want jsonpath.Paths // one scan for every path
 	want.Set(s.IDPath, s.TypePath, s.TypeSuffixPath)
 	return s.extract(req, v, &jsonpath.Doc{Body: req.Body, Want: &want}, s.headerKeys(), signed)
+}
+
+// GuardsType reports whether Extract, told that signed is what the
+// signature covers, reads the event type from a header the signature
+// does not cover while it covers the body: a type the Receiver guards
+// with its ReplayStore (see UnsignedFields). A verifier that extracts
+// with s reports it in NeedsReplayStore ([ReplayGuarded]).
+func (s EventSource) GuardsType(signed SignedParts) bool {
+	return signed.Body && s.TypeHeader != "" && !signed.covers(http.CanonicalHeaderKey(s.TypeHeader))
 }
 
 // SignedParts says what of a request a scheme's signature covers, so that
@@ -201,6 +211,7 @@ func (s EventSource) extract(req *Request, v Verification, doc *jsonpath.Doc, ke
 	} else {
 		v.Unsigned.EventType = !signed.Body
 	}
+	v.Unsigned.Body = !signed.Body
 	if s.TypeSuffixPath != "" {
 		if suffix, ok := doc.LookupString(s.TypeSuffixPath); ok {
 			v.EventType += "." + suffix

@@ -40,7 +40,7 @@ func Example() {
 		log.Fatal(err)
 	}
 	// The receiver wakes the processor and stores only what it handles.
-	gw, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithProcessor(proc))
+	gw, err := webhooks.NewReceiver(registry, inbox, webhooks.WithReplayStore(replay), webhooks.WithProcessor(proc))
 	if err != nil {
 		log.Fatal(err)
 	}

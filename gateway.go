@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -172,7 +173,6 @@ type ReceiveResult struct {
 type Receiver struct {
 	resolver Resolver
 	inbox    Enqueuer
-	replay   ReplayStore
 	cfg      receiverConfig
 	// inFlight admits the requests being handled (WithMaxInFlight and the
 	// other bounds of inflight.go).
@@ -184,6 +184,7 @@ type Receiver struct {
 }
 
 type receiverConfig struct {
+	replay       ReplayStore // WithReplayStore; nil for none
 	maxBodyBytes int64
 	prefix       string
 	replayTTL    time.Duration
@@ -246,8 +247,21 @@ func WithPathPrefix(prefix string) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.prefix = prefix })
 }
 
+// WithReplayStore sets the ReplayStore that guards what the inbox cannot:
+// the replay keys verifiers give of their own (Verification.ReplayKey),
+// and the event type of a signed body where the type is not signed
+// (UnsignedFields). memstore.NewReplay and a pgstore.Store are
+// ReplayStores. Defaults to none, which most providers need: NewReceiver
+// then refuses a resolver that lists a verifier that needs one
+// (NeedsReplayStore), naming its provider, and a delivery whose
+// verification needs one is answered 500.
+func WithReplayStore(rs ReplayStore) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) { c.replay = rs })
+}
+
 // WithReplayTTL sets how long a verifier's replay key (Verification.ReplayKey)
-// stays registered. Defaults to 24 hours.
+// and a body's event type stay registered in the ReplayStore. Defaults to
+// 24 hours.
 func WithReplayTTL(d time.Duration) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.replayTTL = d })
 }
@@ -376,11 +390,14 @@ func WithStoredHeaderLimits(fields, bytes int) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.maxHeaders, c.maxHeaderBytes = fields, bytes })
 }
 
-// NewReceiver returns a Receiver that looks verifiers up in resolver,
-// guards against replays with replay and stores webhooks with inbox.
-func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...ReceiverOption) (*Receiver, error) {
-	if resolver == nil || inbox == nil || replay == nil {
-		return nil, errors.New("webhooks: NewReceiver needs a resolver, an inbox and a replay store (memstore and pgstore have both stores)")
+// NewReceiver returns a Receiver that looks verifiers up in resolver and
+// stores webhooks with inbox. A resolver that lists its providers (as
+// *Registry does) is checked against the options: without
+// WithReplayStore, a provider whose verifier needs a ReplayStore
+// (NeedsReplayStore) is an error naming it.
+func NewReceiver(resolver Resolver, inbox Enqueuer, opts ...ReceiverOption) (*Receiver, error) {
+	if resolver == nil || inbox == nil {
+		return nil, errors.New("webhooks: NewReceiver needs a resolver and an inbox (memstore.NewInbox, pgstore.New)")
 	}
 	cfg := receiverConfig{
 		maxBodyBytes: DefaultMaxBodyBytes,
@@ -419,12 +436,37 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, replay ReplayStore, opts ...
 		return nil, fmt.Errorf("webhooks: WithProcessor was given a nil %T; give it the processor NewProcessor returned, or leave the option out", cfg.waker)
 	case nilPointer(cfg.handled):
 		return nil, fmt.Errorf("webhooks: WithHandledTypes was given a nil %T; give it the *Mux the processes build, or nil to store every type", cfg.handled)
+	case nilPointer(cfg.replay):
+		return nil, fmt.Errorf("webhooks: WithReplayStore was given a nil %T; give it a ReplayStore, or leave the option out", cfg.replay)
+	}
+	if err := checkReplayStore(resolver, cfg.replay); err != nil {
+		return nil, err
 	}
 	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
 		return nil, err
 	}
-	g := &Receiver{resolver: resolver, inbox: inbox, replay: replay, cfg: cfg, inFlight: newInFlight(cfg.limits)}
+	g := &Receiver{resolver: resolver, inbox: inbox, cfg: cfg, inFlight: newInFlight(cfg.limits)}
 	return g, nil
+}
+
+// checkReplayStore refuses, without a ReplayStore, a resolver that lists
+// providers whose verifiers need one, naming them all.
+func checkReplayStore(resolver Resolver, replay ReplayStore) error {
+	lister, ok := resolver.(interface{ Providers() []string })
+	if replay != nil || !ok {
+		return nil
+	}
+	var need []string
+	for _, p := range lister.Providers() {
+		if v, ok := resolver.Lookup(p); ok && NeedsReplayStore(v) {
+			need = append(need, strconv.Quote(p))
+		}
+	}
+	if len(need) == 0 {
+		return nil
+	}
+	return fmt.Errorf("webhooks: NewReceiver: the verifiers of %s need a replay store (their replay keys, or the event types their signatures do not cover): "+
+		"pass WithReplayStore(memstore.NewReplay()) or WithReplayStore(store) with a pgstore.Store", strings.Join(need, ", "))
 }
 
 // nilPointer reports whether v is a nil pointer in a non-nil interface,
@@ -533,7 +575,14 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		storeStart := time.Now()
 		defer func() { storeTime = time.Since(storeStart) }()
 	}
-	if ver.ReplayKey != "" && ver.ReplayKey != ver.EventID {
+	ownKey := ver.ReplayKey != "" && ver.ReplayKey != ver.EventID
+	if (ownKey || ver.Unsigned.guardsType()) && g.cfg.replay == nil {
+		// Never stored unguarded: the provider retries the 500, and the
+		// delivery is stored once the host configures a replay store.
+		res.Status = StatusInternalError
+		return res, fmt.Errorf("webhooks: the verifier for %q needs a replay store (a replay key of its own, or an event type its signature does not cover) and the Receiver has none: pass WithReplayStore to NewReceiver", route.Provider)
+	}
+	if ownKey {
 		// A replay key of its own (a nonce, say) is guarded by the replay
 		// store. The event ID itself needs no guard beside the inbox,
 		// which deduplicates it for as long as it keeps the item: a second
@@ -552,7 +601,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		// retry must be stored now. The inbox answers duplicate when it
 		// was stored.
 	}
-	if ver.Unsigned.EventType {
+	if ver.Unsigned.guardsType() {
 		// The body is signed and its type is not: the body is registered
 		// with its type, so that a copy of a captured delivery cannot be
 		// handled as another kind of event.
@@ -634,7 +683,7 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 
 // register registers key with the replay store, guarded per provider.
 func (g *Receiver) register(ctx context.Context, route Route, key string, digest [sha256.Size]byte, now time.Time) (ReplayOutcome, error) {
-	seen, err := g.replay.Register(ctx, ReplayRegistration{
+	seen, err := g.cfg.replay.Register(ctx, ReplayRegistration{
 		Provider:      route.Provider,
 		Key:           key,
 		PayloadSHA256: digest,

@@ -29,7 +29,7 @@ func FuzzGatewayServeHTTP(f *testing.F) {
 		inbox := memstore.NewInbox()
 		r := webhooks.NewRegistry()
 		r.MustRegister("acme", headerVerifier)
-		gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxBodyBytes(64), webhooks.WithLogger(discard))
+		gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithMaxBodyBytes(64), webhooks.WithLogger(discard))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func tenantReceiver(t *testing.T, creds webhooks.CredentialResolver, opts ...web
 	r := webhooks.NewRegistry()
 	r.MustRegister("pay", v)
 	inbox := memstore.NewInbox()
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), append([]webhooks.ReceiverOption{webhooks.WithLogger(discard)}, opts...)...)
+	rcv, err := webhooks.NewReceiver(r, inbox, append([]webhooks.ReceiverOption{webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard)}, opts...)...)
 	require.NoError(t, err)
 	return rcv, inbox
 }
@@ -177,7 +177,7 @@ func TestGatewayRefusesUnstorableMetadata(t *testing.T) {
 			return ver, nil
 		}))
 		inbox := memstore.NewInbox()
-		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+		rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 		require.NoError(t, err)
 		res := post(t, rcv, "/webhooks/acme", `{}`, nil)
 		assert.Equal(t, http.StatusBadRequest, res.Code, name)
@@ -193,7 +193,7 @@ func TestGatewayDropsAnUnstorableTraceLink(t *testing.T) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
 	inbox := memstore.NewInbox()
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard), webhooks.WithObserver(traceObserver{link: "00-\x00"}))
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard), webhooks.WithObserver(traceObserver{link: "00-\x00"}))
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1")).Code)
 	it, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e1"})

@@ -22,6 +22,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // headerVerifier accepts requests whose X-Sig header is "ok", taking the event
@@ -45,7 +46,7 @@ type gatewayFixture struct {
 	gw     *webhooks.Receiver
 	inbox  *memstore.Inbox
 	replay *memstore.Replay
-	clock  *fakeClock
+	clock  *webhookstest.Clock
 	wakes  *atomic.Int32
 }
 
@@ -58,7 +59,7 @@ func (w wakeCounter) Handles(string) bool { return true }
 
 func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.ReplayStore, opts ...webhooks.ReceiverOption) *gatewayFixture {
 	t.Helper()
-	f := &gatewayFixture{inbox: memstore.NewInbox(), replay: memstore.NewReplay(), clock: newFakeClock(base), wakes: new(atomic.Int32)}
+	f := &gatewayFixture{inbox: memstore.NewInbox(), replay: memstore.NewReplay(), clock: webhookstest.NewClock(base), wakes: new(atomic.Int32)}
 	if inbox == nil {
 		inbox = f.inbox
 	}
@@ -68,8 +69,9 @@ func newGatewayFixture(t *testing.T, inbox webhooks.Enqueuer, replay webhooks.Re
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
 	// headerVerifier is the host's own, tenant-aware by its word.
-	opts = append([]webhooks.ReceiverOption{webhooks.WithClock(f.clock), webhooks.WithProcessor(wakeCounter{f.wakes}), webhooks.WithLogger(discard), webhooks.WithTenants("acme")}, opts...)
-	gw, err := webhooks.NewReceiver(r, inbox, replay, opts...)
+	opts = append([]webhooks.ReceiverOption{webhooks.WithReplayStore(replay), webhooks.WithClock(f.clock), webhooks.WithProcessor(wakeCounter{f.wakes}),
+		webhooks.WithLogger(discard), webhooks.WithTenants("acme")}, opts...)
+	gw, err := webhooks.NewReceiver(r, inbox, opts...)
 	require.NoError(t, err)
 	f.gw = gw
 	return f
@@ -243,21 +245,25 @@ func TestGatewayStoreDownThenRetried(t *testing.T) {
 	inbox := &flakyInbox{Enqueuer: memstore.NewInbox()}
 	f := newGatewayFixture(t, inbox, nil, webhooks.WithUnavailableRetryAfter(7*time.Second))
 	inbox.down.Store(true)
+	withNonce := okHeaders("ev1")
+	withNonce["X-Nonce"] = "n1" // a replay key of the verifier's own
 
-	r := post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
+	r := post(t, f.gw, "/webhooks/acme", `{}`, withNonce)
 	assert.Equal(t, http.StatusServiceUnavailable, r.Code)
 	assert.Equal(t, "unavailable", r.Status)
 	assert.Equal(t, "7", r.RetryAfter)
 	assert.NotContains(t, r.Raw, "connection refused", "store errors are logged, not answered")
 	assert.EqualValues(t, 0, f.wakes.Load())
+	require.Equal(t, 1, f.replay.Len(), "the replay key was registered before the inbox failed")
 
-	// The replay key was registered before the store failed; the provider's
-	// retry must still be stored, not refused as a replay.
+	// The provider's retry finds its replay key registered (seen, same
+	// payload); it must still be stored, not refused as a replay.
 	inbox.down.Store(false)
-	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev1"))
-	assert.Equal(t, http.StatusAccepted, r.Code)
+	r = post(t, f.gw, "/webhooks/acme", `{}`, withNonce)
+	assert.Equal(t, http.StatusAccepted, r.Code, "the retry of a delivery whose replay key was registered before the store failed: %s", r.Raw)
 	_, err := inbox.Enqueuer.(*memstore.Inbox).Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "ev1"})
 	require.NoError(t, err)
+	assert.EqualValues(t, 1, f.wakes.Load(), "the stored retry woke the processor")
 
 	inbox.crash.Store(true)
 	r = post(t, f.gw, "/webhooks/acme", `{}`, okHeaders("ev2"))
@@ -348,7 +354,7 @@ func TestGatewaySemanticDigestAndReplayKey(t *testing.T) {
 		stable, _, _ := bytes.Cut(req.Body, []byte("|"))
 		return webhooks.Verification{EventID: "e1", PayloadSHA256: sha256.Sum256(stable), ReplayKey: "nonce-" + string(stable)}, nil
 	}))
-	gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithClock(newFakeClock(base)), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(replay), webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	assert.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/semantic", "data|delivery-1", nil).Code)
 	assert.Equal(t, http.StatusOK, post(t, gw, "/webhooks/semantic", "data|delivery-2", nil).Code, "same semantic digest: a duplicate")
@@ -374,10 +380,10 @@ func TestGatewayOptions(t *testing.T) {
 		webhooks.WithReplayTTL(0),
 		webhooks.WithUnavailableRetryAfter(time.Millisecond),
 	} {
-		_, err := webhooks.NewReceiver(r, in, rp, o)
+		_, err := webhooks.NewReceiver(r, in, webhooks.WithReplayStore(rp), o)
 		assert.Error(t, err)
 	}
-	_, err := webhooks.NewReceiver(nil, in, rp)
+	_, err := webhooks.NewReceiver(nil, in, webhooks.WithReplayStore(rp))
 	assert.Error(t, err)
 }
 
@@ -395,7 +401,7 @@ func TestGatewayHandshake(t *testing.T) {
 		}}, nil
 	}))
 	wakes := new(atomic.Int32)
-	gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithProcessor(wakeCounter{wakes}), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(replay), webhooks.WithProcessor(wakeCounter{wakes}), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/chat", strings.NewReader(`{"type":"url_verification"}`))
@@ -460,7 +466,7 @@ func TestGatewayDropsCredentialHeaders(t *testing.T) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("tok", tokenVerifier{})
 	r.MustRegister("acme", headerVerifier)
-	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithDroppedHeaders("X-Extra-Secret"), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithDroppedHeaders("X-Extra-Secret"), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	hdr := map[string]string{"X-Hook-Token": "t0ken", "X-Id": "e1", "Authorization": "Bearer b", "Cookie": "c=1", "X-Extra-Secret": "s", "X-Keep": "k"}
@@ -509,7 +515,7 @@ func TestGatewayStoresTheVerifiersPayload(t *testing.T) {
 	inbox := memstore.NewInbox()
 	r := webhooks.NewRegistry()
 	r.MustRegister("tok", bodyTokenVerifier{})
-	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	sig := map[string]string{"X-Signature": "sig-value", "X-Keep": "k"}
 	require.Equal(t, http.StatusAccepted, post(t, gw, "/webhooks/tok", `{"id":"e1","token":"old-secret","v":"1"}`, sig).Code)
@@ -551,9 +557,9 @@ func TestGatewayNilBodyAndZeroMux(t *testing.T) {
 
 func TestGatewayMounting(t *testing.T) {
 	t.Parallel()
-	newRcv := func(t *testing.T, logs *syncBuffer, opts ...webhooks.ReceiverOption) (*webhooks.Receiver, *memstore.Inbox, *fakeClock) {
+	newRcv := func(t *testing.T, logs *syncBuffer, opts ...webhooks.ReceiverOption) (*webhooks.Receiver, *memstore.Inbox, *webhookstest.Clock) {
 		t.Helper()
-		inbox, clock := memstore.NewInbox(), newFakeClock(base)
+		inbox, clock := memstore.NewInbox(), webhookstest.NewClock(base)
 		r := webhooks.NewRegistry()
 		r.MustRegister("acme", headerVerifier)
 		logger := discard
@@ -561,7 +567,7 @@ func TestGatewayMounting(t *testing.T) {
 			logger = slog.New(slog.NewTextHandler(logs, nil))
 		}
 		opts = append([]webhooks.ReceiverOption{webhooks.WithClock(clock), webhooks.WithLogger(logger), webhooks.WithTenants("acme")}, opts...)
-		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), opts...)
+		rcv, err := webhooks.NewReceiver(r, inbox, append([]webhooks.ReceiverOption{webhooks.WithReplayStore(memstore.NewReplay())}, opts...)...)
 		require.NoError(t, err)
 		return rcv, inbox, clock
 	}
@@ -661,7 +667,7 @@ func TestGatewayGETChallengesAndAnswers(t *testing.T) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("meta", challengeVerifier{})
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	get := func(path string) *httptest.ResponseRecorder {
@@ -793,7 +799,7 @@ func TestNewReceiverRefusesNilProcessorOrMux(t *testing.T) {
 		"WithHandledTypes(nil *Mux)":       webhooks.WithHandledTypes(mux),
 		"WithHandledTypes(nil *Processor)": webhooks.WithHandledTypes(proc),
 	} {
-		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), opt)
+		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), opt)
 		if assert.Error(t, err, name) {
 			assert.Contains(t, err.Error(), "nil *webhooks.", name)
 		}
@@ -802,7 +808,7 @@ func TestNewReceiverRefusesNilProcessorOrMux(t *testing.T) {
 		"WithProcessor(nil)":    webhooks.WithProcessor(nil),
 		"WithHandledTypes(nil)": webhooks.WithHandledTypes(nil),
 	} {
-		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), opt)
+		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), opt)
 		assert.NoError(t, err, name)
 	}
 }
@@ -831,7 +837,7 @@ func TestGatewayStoreTimeout(t *testing.T) {
 	logs := &syncBuffer{}
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithReceiverStoreTimeout(20*time.Millisecond),
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithReceiverStoreTimeout(20*time.Millisecond),
 		webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	require.NoError(t, err)
 
@@ -850,7 +856,7 @@ func TestGatewayStoreTimeout(t *testing.T) {
 	assert.Equal(t, webhooks.StatusUnavailable, res.Status)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 
-	_, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithReceiverStoreTimeout(0))
+	_, err = webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithReceiverStoreTimeout(0))
 	assert.Error(t, err)
 }
 
@@ -881,7 +887,7 @@ func TestReceiverStoreTimeoutDefault(t *testing.T) {
 		{[]webhooks.ReceiverOption{webhooks.WithReceiverStoreTimeout(time.Hour)}, time.Hour},
 	} {
 		inbox := &deadlineInbox{Enqueuer: memstore.NewInbox(), deadlines: make(chan time.Time, 1)}
-		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), append(c.opts, webhooks.WithLogger(discard))...)
+		rcv, err := webhooks.NewReceiver(r, inbox, append(c.opts, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))...)
 		require.NoError(t, err)
 		before := time.Now()
 		require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders(fmt.Sprint("e", i))).Code)
@@ -906,7 +912,7 @@ func TestGatewayShedsLoad(t *testing.T) {
 	inbox := &blockingInbox{Enqueuer: memstore.NewInbox(), started: make(chan struct{}, 10), release: make(chan struct{})}
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(2),
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithMaxInFlight(2),
 		webhooks.WithClientInFlightShare(0), webhooks.WithProviderInFlightShare(0), // the bound alone
 		webhooks.WithReceiverStoreTimeout(time.Minute), webhooks.WithLogger(discard))
 	require.NoError(t, err)
@@ -935,7 +941,7 @@ func TestGatewayShedsLoad(t *testing.T) {
 	assert.Equal(t, http.StatusAccepted, <-done)
 	assert.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders("c")).Code, "room again once they finished")
 
-	_, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithMaxInFlight(0))
+	_, err = webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithMaxInFlight(0))
 	assert.Error(t, err)
 }
 
@@ -945,7 +951,7 @@ func TestGatewayBoundsStoredHeaders(t *testing.T) {
 	inbox := memstore.NewInbox()
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	require.NoError(t, err)
 
 	h := okHeaders("many")
@@ -965,7 +971,7 @@ func TestGatewayBoundsStoredHeaders(t *testing.T) {
 	assert.Contains(t, logs.String(), "headers_not_stored=")
 
 	// A byte bound too.
-	rcv, err = webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithStoredHeaderLimits(100, 40), webhooks.WithLogger(discard))
+	rcv, err = webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithStoredHeaderLimits(100, 40), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	h = map[string]string{"X-Sig": "ok", "X-Id": "small", "X-Type": "t", "X-Big": strings.Repeat("b", 100)}
 	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, h).Code)
@@ -1056,7 +1062,7 @@ func TestGatewayStoresAPIVersion(t *testing.T) {
 	r.MustRegister("v", webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
 		return webhooks.Verification{EventID: "e1", APIVersion: "2026-01-28"}, nil
 	}))
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/v", `{}`, nil).Code)
 	d, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "v", EventID: "e1"})
@@ -1109,7 +1115,7 @@ func TestGatewayStoreTimeoutCoversEveryCall(t *testing.T) {
 			inbox := memstore.NewInbox()
 			r := webhooks.NewRegistry()
 			r.MustRegister("acme", c.verifier)
-			rcv, err := webhooks.NewReceiver(r, inbox, c.replay, webhooks.WithReceiverStoreTimeout(20*time.Millisecond), webhooks.WithLogger(discard))
+			rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(c.replay), webhooks.WithReceiverStoreTimeout(20*time.Millisecond), webhooks.WithLogger(discard))
 			require.NoError(t, err)
 			resp := post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1"))
 			assert.Equal(t, http.StatusServiceUnavailable, resp.Code)

@@ -34,7 +34,7 @@ func unsignedReceiver(t *testing.T) (*webhooks.Receiver, *memstore.Inbox) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("gh", v)
 	inbox := memstore.NewInbox()
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	return rcv, inbox
 }
@@ -141,7 +141,7 @@ func TestUnsignedTypeCannotRelabelABody(t *testing.T) {
 	require.NoError(t, err)
 	reg := webhooks.NewRegistry()
 	reg.MustRegister("gh", v)
-	rcv2, err := webhooks.NewReceiver(reg, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(discard))
+	rcv2, err := webhooks.NewReceiver(reg, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	h := ghHeaders(body, "d1", "")
 	delete(h, "X-Event")
@@ -155,4 +155,65 @@ func header(m map[string]string) http.Header {
 		h.Set(k, v)
 	}
 	return h
+}
+
+// TestReceiverReplayStoreIsOptional: a Receiver needs a ReplayStore only
+// for verifiers that say so (a type header the signature leaves out, a
+// replay key of their own): without one it builds for the others and
+// stores their deliveries; it refuses to build for those, naming their
+// providers; and a delivery whose verification needs one, from a
+// verifier that did not say so or was registered later, is refused (500)
+// and not stored, never stored unguarded.
+func TestReceiverReplayStoreIsOptional(t *testing.T) {
+	t.Parallel()
+	signedBody, err := webhooks.NewHMACVerifier(bodyOptions(), webhooks.StaticSecrets("s3cret"))
+	require.NoError(t, err)
+	unsignedType, err := webhooks.NewHMACVerifier(githubLike(), webhooks.StaticSecrets("s3cret"))
+	require.NoError(t, err)
+	assert.False(t, webhooks.NeedsReplayStore(signedBody), "a verifier whose signature covers the body, ID and type")
+	assert.True(t, webhooks.NeedsReplayStore(unsignedType), "a verifier reading the type from a header it does not sign")
+
+	r := webhooks.NewRegistry()
+	r.MustRegister("pay", signedBody)
+	inbox := memstore.NewInbox()
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithLogger(discard))
+	require.NoError(t, err, "no verifier needs a replay store")
+	body := `{"id":"evt_1","type":"invoice.paid"}`
+	assert.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/pay", body, map[string]string{"X-Sig": bodySignature("s3cret", body)}).Code)
+	assert.Equal(t, 1, inbox.Len())
+
+	r.MustRegister("gh", unsignedType)
+	r.MustRegister("gh2", unsignedType)
+	_, err = webhooks.NewReceiver(r, inbox)
+	require.Error(t, err, "a verifier needs a replay store and none is given")
+	assert.ErrorContains(t, err, `the verifiers of "gh", "gh2" need a replay store`)
+	assert.ErrorContains(t, err, "WithReplayStore")
+	_, err = webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore((*memstore.Replay)(nil)))
+	assert.ErrorContains(t, err, "WithReplayStore was given a nil *memstore.Replay")
+	_, err = webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()))
+	require.NoError(t, err)
+
+	// Registered after NewReceiver, or a verifier that does not say what
+	// it needs: the delivery is refused, and nothing stored.
+	gh := `{"ref":"main"}`
+	rec := post(t, rcv, "/webhooks/gh", gh, ghHeaders(gh, "d1", "push"))
+	assert.Equal(t, http.StatusInternalServerError, rec.Code, "%s", rec.Raw)
+	nonce := webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
+		return webhooks.Verification{EventID: "evt_2", ReplayKey: "nonce-1"}, nil
+	})
+	r.MustRegister("nonce", nonce)
+	res, err := rcv.Receive(t.Context(), webhooks.Route{Provider: "nonce"}, &webhooks.Request{Method: http.MethodPost, Body: []byte("{}")})
+	assert.Equal(t, webhooks.StatusInternalError, res.Status)
+	assert.ErrorContains(t, err, `the verifier for "nonce" needs a replay store`)
+	assert.Equal(t, 1, inbox.Len(), "neither delivery was stored")
+
+	// Where nothing signs the body either (a shared token), there is no
+	// signed body to guard: such a delivery needs no replay store.
+	token := webhooks.VerifierFunc(func(context.Context, webhooks.Route, *webhooks.Request) (webhooks.Verification, error) {
+		return webhooks.Verification{EventID: "evt_3", EventType: "push", Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true, Body: true}}, nil
+	})
+	r.MustRegister("token", token)
+	res, err = rcv.Receive(t.Context(), webhooks.Route{Provider: "token"}, &webhooks.Request{Method: http.MethodPost, Body: []byte("{}")})
+	assert.Equal(t, webhooks.StatusAccepted, res.Status, "%v", err)
+	assert.Equal(t, 2, inbox.Len())
 }

@@ -109,11 +109,18 @@ func NewHMACVerifier(opts HMACOptions, creds CredentialResolver) (*HMACVerifier,
 	return v, nil
 }
 
-var _ SecretHeaderVerifier = (*HMACVerifier)(nil)
+var (
+	_ SecretHeaderVerifier = (*HMACVerifier)(nil)
+	_ ReplayGuarded        = (*HMACVerifier)(nil)
+)
 
 // SecretHeaders implements SecretHeaderVerifier: SignatureHeader, its
 // fallback and OtherSignatureHeaders, which a Receiver never stores.
 func (v *HMACVerifier) SecretHeaders() []string { return v.reader.secretHeaders }
+
+// NeedsReplayStore implements ReplayGuarded: true when the event type is
+// read from a header the signature does not cover.
+func (v *HMACVerifier) NeedsReplayStore() bool { return v.reader.guardsType() }
 
 // hmacHash returns the hash of an Algorithm and its digest size.
 func hmacHash(a crypto.Hash, bad func(string, ...any)) (func() hash.Hash, int) {

@@ -29,10 +29,6 @@ import (
 // fixedNow is the clock of every timestamped test.
 var fixedNow = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
-func fixedClock(t time.Time) webhooks.Clock {
-	return webhookstest.NewClock(t)
-}
-
 var testRoute = webhooks.Route{Provider: "test", Tenant: "acme"}
 
 // newVerifier returns the verifier of opts with the clock (nil: the
@@ -207,7 +203,7 @@ func TestHMACRotation(t *testing.T) {
 func TestHMACStripeStyle(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_stripe_test_secret"
-	v := newVerifier(t, providers.StripeOptions(), webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, providers.StripeOptions(), webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	body := `{"id":"evt_1","type":"invoice.paid","data":{"object":{"id":"in_1"}}}`
 	ts := strconv.FormatInt(fixedNow.Unix()-30, 10)
 	good := hexMAC(secret, ts, ".", body)
@@ -277,7 +273,7 @@ func TestHMACStandardWebhooksStyle(t *testing.T) {
 	t.Parallel()
 	key := []byte("0123456789abcdef0123456789abcdef")
 	secret := "whsec_" + base64.StdEncoding.EncodeToString(key)
-	v := newVerifier(t, providers.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, providers.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 
 	const id = "msg_2KWPBgLlAfxdpx2AI54pPJ85f4W"
 	body := `{"type":"user.created","data":{"id":"u_1"}}`
@@ -347,10 +343,10 @@ func TestHMACTimestampWindow(t *testing.T) {
 			Event:           webhooks.EventSource{IDPath: "id"},
 		},
 	}
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	short := opts
 	short.Timestamp.Tolerance = 10 * time.Second
-	vShort := newVerifier(t, short, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	vShort := newVerifier(t, short, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 
 	tests := []struct {
 		name     string
@@ -444,7 +440,7 @@ func TestHMACTimestampFormats(t *testing.T) {
 					Event:           webhooks.EventSource{IDPath: "id"},
 				},
 			}
-			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 			got, err := v.Verify(context.Background(), testRoute, request(body,
 				"X-Signature", hexMAC(secret, tt.ts, ".", body), "X-Timestamp", tt.ts))
 			if tt.want != "" {
@@ -533,7 +529,7 @@ func TestHMACSignedContentFunc(t *testing.T) {
 			},
 		},
 	}
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	body := `{"event_id":"Ev1","event":{"type":"app_mention"}}`
 	ts := strconv.FormatInt(fixedNow.Unix(), 10)
 	sig := "v0=" + hexMAC(secret, "v0:", ts, ":", body)
@@ -694,7 +690,7 @@ func TestHMACNoSecretInErrors(t *testing.T) {
 		strings.ToUpper(realSig),
 	}
 	opts := providers.StripeOptions()
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	stale := strconv.FormatInt(fixedNow.Add(-time.Hour).Unix(), 10)
 	requests := []*webhooks.Request{
 		request(body, "Stripe-Signature", "t="+ts+",v1="+otherSig),
@@ -734,7 +730,7 @@ func TestHMACNoSecretInErrors(t *testing.T) {
 
 func TestHMACConcurrentVerify(t *testing.T) {
 	t.Parallel()
-	v := newVerifier(t, providers.StripeOptions(), webhooks.StaticSecrets("a", "b"), fixedClock(fixedNow))
+	v := newVerifier(t, providers.StripeOptions(), webhooks.StaticSecrets("a", "b"), webhookstest.NewClock(fixedNow))
 	ts := strconv.FormatInt(fixedNow.Unix(), 10)
 	var wg sync.WaitGroup
 	for i := range 8 {
@@ -942,7 +938,7 @@ func TestHMACSignedContentTemplates(t *testing.T) {
 			t.Parallel()
 			opts := base
 			opts.SignedContent = tt.template
-			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+			v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 			send := func(sig string) (webhooks.Verification, error) {
 				req := request(body, "X-Signature", sig, "X-Timestamp", ts, "X-Id", "evt_layout")
 				req.URL = &url.URL{Path: "/hooks/acme", RawQuery: "x=1"}
@@ -957,12 +953,12 @@ func TestHMACSignedContentTemplates(t *testing.T) {
 	// {id} is read before the signature: an absent ID is refused up front.
 	opts := base
 	opts.SignedContent = "{id}.{timestamp}.{body}"
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	_, err := v.Verify(context.Background(), testRoute, request(body, "X-Signature", hexMAC(secret, ".", ts, ".", body), "X-Timestamp", ts))
 	wantReason(t, err, webhooks.ReasonMissingEventID)
 	// {url} of a request without a URL cannot be built: not a rejection.
 	opts.SignedContent = "{url}{timestamp}{body}"
-	v = newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v = newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	_, err = v.Verify(context.Background(), testRoute, request(body, "X-Signature", hexMAC(secret, ts, body), "X-Timestamp", ts, "X-Id", "i"))
 	var vErr *webhooks.VerificationError
 	if err == nil || errors.As(err, &vErr) {
@@ -989,7 +985,7 @@ func TestHMACHeaderFallbacks(t *testing.T) {
 			},
 		},
 	}
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	good := hexMAC(secret, "id1.", ts, ".", body)
 	other := hexMAC(secret, "id2.", ts, ".", body)
 
@@ -1042,7 +1038,7 @@ func TestHMACTimestampPath(t *testing.T) {
 			Event:           webhooks.EventSource{IDPath: "id"},
 		},
 	}
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	ms := func(d time.Duration) string { return strconv.FormatInt(fixedNow.Add(d).UnixMilli(), 10) }
 	tests := []struct {
 		name string
@@ -1217,7 +1213,7 @@ func TestHMACHandshakeHook(t *testing.T) {
 			return nil, nil
 		},
 	}
-	v := newVerifier(t, opts, creds, fixedClock(fixedNow))
+	v := newVerifier(t, opts, creds, webhookstest.NewClock(fixedNow))
 	ts := strconv.FormatInt(fixedNow.Unix(), 10)
 	stale := strconv.FormatInt(fixedNow.Add(-time.Hour).Unix(), 10)
 	send := func(key, ts, body string) (webhooks.Verification, error) {
@@ -1277,7 +1273,7 @@ func TestHMACSecretPrefix(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			creds := webhooks.CredentialResolverFunc(func(context.Context, webhooks.Route) ([]webhooks.Secret, error) { return tt.secrets, nil })
-			v := newVerifier(t, opts, creds, fixedClock(fixedNow))
+			v := newVerifier(t, opts, creds, webhookstest.NewClock(fixedNow))
 			got, err := v.Verify(context.Background(), testRoute, request(body, "Stripe-Signature", "t="+ts+",v1="+hexMAC(tt.signKey, ts, ".", body)))
 			if tt.want != "" {
 				wantReason(t, err, tt.want)
@@ -1308,4 +1304,152 @@ func TestHMACSecretPrefix(t *testing.T) {
 			t.Errorf("%s: the error %q lacks %q", name, err, tt.want)
 		}
 	}
+}
+
+// TestHMACVerifyAllocations counts the allocations of a verification in
+// the shapes of the HMAC presets: at most 2, the event ID and type copied
+// out of a JSON body.
+func TestHMACVerifyAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector changes allocation counts")
+	}
+	now := time.Unix(1700000000, 0)
+	ts := strconv.FormatInt(now.Unix(), 10)
+	clock := webhookstest.NewClock(now)
+	body := `{"id":"evt_1","object":"event","data":{"object":{"id":"in_1","lines":[1,2]}},"type":"invoice.paid"}`
+	key := "whsec_" + base64.StdEncoding.EncodeToString([]byte("0123456789abcdef0123456789abcdef"))
+	rawKey := "0123456789abcdef0123456789abcdef"
+	b64 := func(content string) string {
+		m := hmac.New(sha256.New, []byte(rawKey))
+		m.Write([]byte(content))
+		return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	}
+	for _, c := range []struct {
+		name   string
+		opts   webhooks.HMACOptions
+		secret string
+		header http.Header
+		allocs float64
+	}{
+		{"body only, headers", webhooks.HMACOptions{
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader: "X-Hub-Signature-256",
+				SignaturePrefix: "sha256=",
+				Event:           webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+			},
+		}, "gh", http.Header{"X-Hub-Signature-256": {"sha256=" + hexMAC("gh", body)}, "X-Github-Delivery": {"d-1"}, "X-Github-Event": {"push"}}, 0},
+		{"list header, JSON ID and type", webhooks.HMACOptions{
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader:   "Stripe-Signature",
+				ItemSeparator:     ",",
+				KeyValueSeparator: "=",
+				SignatureKey:      "v1",
+				SignedContent:     "{timestamp}.{body}",
+				Timestamp:         webhooks.TimestampSource{Key: "t"},
+				Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
+			},
+			SecretPrefix: "whsec_",
+		}, "whsec_x", http.Header{"Stripe-Signature": {"t=" + ts + ",v1=" + hexMAC("whsec_x", ts+"."+body) + ",v0=00"}}, 2},
+		{"base64 list, decoded secret, JSON type", webhooks.HMACOptions{
+			SignedRequest: webhooks.SignedRequest{
+				SignatureHeader:   "Webhook-Signature",
+				ItemSeparator:     " ",
+				KeyValueSeparator: ",",
+				SignatureKey:      "v1",
+				Encoding:          webhooks.EncodingBase64,
+				SignedContent:     "{id}.{timestamp}.{body}",
+				Timestamp:         webhooks.TimestampSource{Header: "Webhook-Timestamp"},
+				Event:             webhooks.EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
+			},
+			SecretPrefix: "whsec_",
+			DecodeSecret: func(s []byte) ([]byte, error) {
+				return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(s), "whsec_"))
+			},
+		}, key, http.Header{"Webhook-Signature": {"v1a,x v1," + b64("msg_1."+ts+"."+body)}, "Webhook-Timestamp": {ts}, "Webhook-Id": {"msg_1"}}, 1},
+	} {
+		c.opts.Clock = clock
+		v, err := webhooks.NewHMACVerifier(c.opts, webhooks.StaticSecrets(c.secret))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := &webhooks.Request{Method: http.MethodPost, Header: c.header, Body: []byte(body)}
+		if _, err := v.Verify(context.Background(), webhooks.Route{}, req); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		allocs := testing.AllocsPerRun(100, func() {
+			if _, err := v.Verify(context.Background(), webhooks.Route{}, req); err != nil {
+				panic(fmt.Sprintf("%s: %v", c.name, err))
+			}
+		})
+		if allocs > c.allocs {
+			t.Errorf("%s: %v allocations per verification, want at most %v", c.name, allocs, c.allocs)
+		}
+	}
+}
+
+// FuzzHMACVerify runs whole requests through a Standard-Webhooks-style
+// verifier: it must never panic, must reject with a *webhooks.VerificationError, and
+// may accept only a correctly signed request.
+func FuzzHMACVerify(f *testing.F) {
+	key := []byte("fuzz-key-0123456789abcdef")
+	now := time.Unix(1700000000, 0).UTC()
+	opts := webhooks.HMACOptions{
+		SignedRequest: webhooks.SignedRequest{
+			SignatureHeader:   "Webhook-Signature",
+			ItemSeparator:     " ",
+			KeyValueSeparator: ",",
+			SignatureKey:      "v1",
+			Encoding:          webhooks.EncodingBase64,
+			SignedContent:     "{id}.{timestamp}.{body}",
+			Timestamp:         webhooks.TimestampSource{Header: "Webhook-Timestamp"},
+			Event:             webhooks.EventSource{IDHeader: "Webhook-Id", TypePath: "type"},
+		},
+		DecodeSecret: func(b []byte) ([]byte, error) {
+			return base64.StdEncoding.DecodeString(strings.TrimPrefix(string(b), "whsec_"))
+		},
+		Clock: webhookstest.NewClock(now),
+	}
+	v, err := webhooks.NewHMACVerifier(opts, webhooks.StaticSecrets("whsec_"+base64.StdEncoding.EncodeToString(key)))
+	if err != nil {
+		f.Fatal(err)
+	}
+	sign := func(id, ts string, body []byte) string {
+		m := hmac.New(sha256.New, key)
+		m.Write([]byte(id + "." + ts + "."))
+		m.Write(body)
+		return base64.StdEncoding.EncodeToString(m.Sum(nil))
+	}
+	ts := strconv.FormatInt(now.Unix(), 10)
+	body := []byte(`{"type":"user.created","data":{"id":1}}`)
+	f.Add(body, "v1,"+sign("msg_1", ts, body), ts, "msg_1")
+	f.Add(body, "v1,"+sign("msg_1", ts, body)+" v1,AAAA", ts, "msg_1")
+	f.Add([]byte("{"), "v1,"+sign("msg_1", ts, []byte("{")), ts, "msg_1")
+	f.Add([]byte(`{"type":7}`), "v1,"+sign("m", "1", []byte(`{"type":7}`)), "1", "m")
+	f.Add([]byte{}, "", "", "")
+
+	f.Fuzz(func(t *testing.T, body []byte, sig, ts, id string) {
+		h := http.Header{}
+		for name, val := range map[string]string{"Webhook-Signature": sig, "Webhook-Timestamp": ts, "Webhook-Id": id} {
+			if val != "" {
+				h[name] = []string{val}
+			}
+		}
+		got, err := v.Verify(context.Background(), webhooks.Route{Provider: "fuzz"}, &webhooks.Request{Header: h, Body: body})
+		if err != nil {
+			var vErr *webhooks.VerificationError
+			if !errors.As(err, &vErr) {
+				t.Fatalf("Verify returned a non-rejection error: %v", err)
+			}
+			if !reflect.DeepEqual(got, webhooks.Verification{}) {
+				t.Fatalf("rejected request returned metadata %+v", got)
+			}
+			return
+		}
+		if got.EventID != strings.TrimSpace(id) || got.KeyID != "static:0" || got.EventType == "" || got.PayloadSHA256 != ([sha256.Size]byte{}) {
+			t.Fatalf("accepted request returned %+v", got)
+		}
+		if got.OccurredAt.Before(now.Add(-webhooks.DefaultTolerance)) || got.OccurredAt.After(now.Add(webhooks.DefaultTolerance)) {
+			t.Fatalf("accepted timestamp %v outside the window", got.OccurredAt)
+		}
+	})
 }

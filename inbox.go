@@ -202,21 +202,12 @@ type AcquireRequest struct {
 	// items' attempt history (see WithWorkerIdentity).
 	Worker  string
 	Version string
-	// ID optionally names this acquisition, so that it can be asked for
-	// again when its reply was lost (the store granted the leases, the
-	// connection died before the caller saw them). The caller makes it,
-	// fresh and unguessable for each acquisition (the Processor uses
-	// crypto/rand.Text), and after an error repeats the request with the
-	// same ID and Repeat set, until a call returns without error. A store
-	// records the ID with the leases it grants. An empty ID names nothing.
+	// ID optionally names this acquisition, so that a store that is an
+	// AcquisitionRepeater can answer it again when its reply was lost.
+	// The caller makes it, fresh and unguessable for each acquisition
+	// (the Processor uses crypto/rand.Text). Other stores ignore it. An
+	// empty ID names nothing.
 	ID string
-	// Repeat asks again for the acquisition ID names. The store returns
-	// the leases still granted under ID and unexpired at Now as they are
-	// (tokens, Attempt, Reclaimed, Held, the expiry of their latest
-	// extension), whatever Max says, in no particular order, and does
-	// nothing else; when none is granted under ID, it leases due items as
-	// usual, under ID. A first call (Repeat false) looks nothing up.
-	Repeat bool
 	// Hold asks a LeaseStarter for held leases (see LeaseStarter): of the
 	// leases granted, those among the first Start in due order that are
 	// not Reclaimed start with the acquisition, and the others are held.
@@ -226,6 +217,22 @@ type AcquireRequest struct {
 	// Start is, with Hold, how many leases may start at once (the
 	// caller's idle workers), between 0 and Max.
 	Start int
+}
+
+// Check reports what makes req invalid, for a store to refuse it before
+// changing anything: a LeaseDuration that is not positive, a Max below 1,
+// or, with Hold, a Start outside [0, Max]. A store adds the bounds of its
+// own (pgstore keeps microseconds) after it.
+func (req *AcquireRequest) Check() error {
+	switch {
+	case req.LeaseDuration <= 0:
+		return fmt.Errorf("webhooks: AcquireRequest.LeaseDuration is %v; it must be positive", req.LeaseDuration)
+	case req.Max < 1:
+		return fmt.Errorf("webhooks: AcquireRequest.Max is %d; it must be at least 1", req.Max)
+	case req.Hold && (req.Start < 0 || req.Start > req.Max):
+		return fmt.Errorf("webhooks: AcquireRequest.Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
+	}
+	return nil
 }
 
 // AttemptOutcome says how a processing attempt ended.
@@ -265,6 +272,19 @@ type Settlement struct {
 	Now time.Time
 }
 
+// Check reports what makes s invalid, for a store to refuse it before
+// looking at its token: no lease, or an outcome that is not one of the
+// four a Settlement has.
+func (s *Settlement) Check() error {
+	switch {
+	case s.Lease == nil:
+		return fmt.Errorf("webhooks: the Settlement has no Lease; settle a lease Acquire returned")
+	case s.Outcome != AttemptSucceeded && s.Outcome != AttemptRetried && s.Outcome != AttemptDeadLettered && s.Outcome != AttemptAbandoned:
+		return fmt.Errorf("webhooks: Settlement of %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", s.Lease.Key(), s.Outcome)
+	}
+	return nil
+}
+
 // LeaseStarter is an optional LeaseStore capability: leases whose
 // attempts start only when their holder starts them, so that a crash
 // costs an attempt only to the items whose handlers were running, not to
@@ -272,7 +292,7 @@ type Settlement struct {
 // it.
 //
 // A held lease (AcquireRequest.Hold, Lease.Held) is a lease like any
-// other (exclusive, fenced, extended, returned by a repeated acquisition),
+// other (exclusive, fenced, extended, returned by RepeatAcquisition),
 // except that its attempt is neither counted in Item.Attempts nor recorded
 // in the history until it starts. Expired unstarted, it is taken over as
 // if it had never been granted, Reclaimed as it was. Settled unstarted as
@@ -301,11 +321,57 @@ type StartRequest struct {
 	Duration time.Duration
 }
 
+// Check reports a Duration that is not positive, for a LeaseStarter to
+// refuse the request before starting anything.
+func (req *StartRequest) Check() error {
+	if req.Duration <= 0 {
+		return fmt.Errorf("webhooks: StartRequest.Duration is %v; it must be positive", req.Duration)
+	}
+	return nil
+}
+
+// AcquisitionRepeater is an optional LeaseStore capability: it answers
+// again an acquisition whose reply was lost (the store granted the leases,
+// the connection died before the caller saw them), so that its leases run
+// on the attempts already counted instead of waiting out their expiry to
+// be taken over as crashed (Reclaimed, each then run alone and judged by
+// the retry policy). The Processor uses it when the store has it.
+//
+// RepeatAcquisition returns the leases granted under req.ID (the
+// AcquireRequest.ID of an earlier acquisition) and unexpired at req.Now,
+// as they are (tokens, Attempt, Reclaimed, Held, the expiry of their
+// latest extension), in no particular order, and changes nothing. It
+// returns no leases and a nil error when none is: the acquisition granted
+// none, or they were settled, expired or taken over since. An empty ID
+// names nothing.
+type AcquisitionRepeater interface {
+	RepeatAcquisition(ctx context.Context, req RepeatRequest) ([]*Lease, error)
+}
+
+// RepeatRequest asks an AcquisitionRepeater for the leases granted under
+// the acquisition ID that are unexpired at Now.
+type RepeatRequest struct {
+	ID  string
+	Now time.Time
+}
+
 // ExtendRequest asks to move a lease's expiry to Now+Duration.
 type ExtendRequest struct {
 	Lease    *Lease
 	Now      time.Time
 	Duration time.Duration
+}
+
+// Check reports what makes req invalid, for a store to refuse it before
+// looking at its token: no lease, or a Duration that is not positive.
+func (req *ExtendRequest) Check() error {
+	switch {
+	case req.Lease == nil:
+		return fmt.Errorf("webhooks: the ExtendRequest has no Lease; extend a lease Acquire returned")
+	case req.Duration <= 0:
+		return fmt.Errorf("webhooks: ExtendRequest.Duration is %v; it must be positive", req.Duration)
+	}
+	return nil
 }
 
 // Enqueuer stores verified webhooks. It is the part of InboxStore a
@@ -316,9 +382,9 @@ type Enqueuer interface {
 	// EnqueueNew. A repeat with the same PayloadSHA256 reports
 	// EnqueueDuplicate and increments the item's DuplicateCount and
 	// LastSeenAt (and replays a dead item when env.ReplayIfDead is set);
-	// with another digest it reports EnqueueConflict, keeps the delivery in
-	// the item's quarantine for operators to review (package ops), and
-	// changes nothing else. When Enqueue returns nil the item is durable.
+	// with another digest it reports EnqueueConflict and changes nothing
+	// (a store that is an ops.Store keeps the delivery for operators, see
+	// ops.Detail.Quarantine). When Enqueue returns nil the item is durable.
 	// Enqueue may keep env.Payload and env.Headers as they are: callers
 	// do not change them afterwards (the Receiver reads each body into
 	// memory of its own).
@@ -343,10 +409,7 @@ type LeaseStore interface {
 	// starts, for a LeaseStarter asked for held leases). It returns
 	// no leases and a nil error when nothing is due. Concurrent callers
 	// never receive the same item while its lease is valid. Leases are
-	// marked Reclaimed as Lease.Reclaimed says. A repeat of an acquisition
-	// that still holds leases returns those instead (see
-	// AcquireRequest.Repeat), so that a caller who lost a reply gets its
-	// leases back.
+	// marked Reclaimed as Lease.Reclaimed says.
 	Acquire(ctx context.Context, req AcquireRequest) ([]*Lease, error)
 
 	// Settle ends the lease as s.Outcome says: succeeded; pending again,
@@ -361,12 +424,16 @@ type LeaseStore interface {
 	ExtendLease(ctx context.Context, req ExtendRequest) error
 }
 
-// InboxStore is the durable inbox: an atomic state machine per item.
-// Implementations must be safe for concurrent use, by many processes where
-// they are shared (see pgstore). memstore is the in-memory implementation;
-// the storetest package is the conformance suite every implementation must
-// pass. Operators look at and steer an inbox through package ops, which
-// every store implements too.
+// InboxStore is the durable inbox: an atomic state machine per item, as
+// the pipeline (a Receiver and a Processor) uses it. Implementations must
+// be safe for concurrent use, by many processes where they are shared (see
+// pgstore). memstore is the in-memory implementation; the storetest
+// package is the conformance suite every implementation must pass.
+//
+// A store may offer more, found by type assertion: ops.Store, through
+// which operators look at and steer an inbox (memstore and pgstore are
+// both), BatchSettler, LeaseStarter and AcquisitionRepeater. storetest
+// runs the cases of each capability a store has.
 type InboxStore interface {
 	Enqueuer
 	LeaseStore

@@ -38,7 +38,7 @@ func newInFlightServer(t *testing.T, providers []string, opts ...webhooks.Receiv
 		r.MustRegister(p, headerVerifier)
 	}
 	opts = append([]webhooks.ReceiverOption{webhooks.WithLogger(slog.New(slog.NewTextHandler(s.logs, nil)))}, opts...)
-	rcv, err := webhooks.NewReceiver(r, s.inbox, memstore.NewReplay(), opts...)
+	rcv, err := webhooks.NewReceiver(r, s.inbox, append([]webhooks.ReceiverOption{webhooks.WithReplayStore(memstore.NewReplay())}, opts...)...)
 	require.NoError(t, err)
 	s.srv = httptest.NewServer(rcv)
 	t.Cleanup(s.srv.Close)
@@ -282,7 +282,7 @@ func TestBodyDeadlineWithoutConnectionDeadline(t *testing.T) {
 	t.Parallel()
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(discard),
+	rcv, err := webhooks.NewReceiver(r, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard),
 		webhooks.WithBodyTimeout(20*time.Millisecond), webhooks.WithMinBodyRate(1<<30))
 	require.NoError(t, err)
 	req := httptest.NewRequest(http.MethodPost, "/webhooks/acme", &slowBody{left: 3000}) // 3 s at its rate
@@ -324,7 +324,7 @@ func TestMaxInFlightBytes(t *testing.T) {
 		{webhooks.WithBodyTimeout(0)},
 		{webhooks.WithMinBodyRate(0)},
 	} {
-		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), memstore.NewReplay(), opts...)
+		_, err := webhooks.NewReceiver(webhooks.NewRegistry(), memstore.NewInbox(), append([]webhooks.ReceiverOption{webhooks.WithReplayStore(memstore.NewReplay())}, opts...)...)
 		assert.Error(t, err)
 	}
 }
@@ -354,7 +354,7 @@ func TestBodyDeadlineEndsWithTheBody(t *testing.T) {
 	t.Parallel()
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, slowInbox{Enqueuer: memstore.NewInbox(), delay: 300 * time.Millisecond}, memstore.NewReplay(),
+	rcv, err := webhooks.NewReceiver(r, slowInbox{Enqueuer: memstore.NewInbox(), delay: 300 * time.Millisecond}, webhooks.WithReplayStore(memstore.NewReplay()),
 		webhooks.WithLogger(discard), webhooks.WithBodyTimeout(20*time.Millisecond), webhooks.WithMinBodyRate(1<<30))
 	require.NoError(t, err)
 	srv := httptest.NewServer(rcv)

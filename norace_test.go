@@ -1,5 +1,5 @@
 //go:build !race
 
-package webhooks
+package webhooks_test
 
 const raceEnabled = false

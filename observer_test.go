@@ -13,6 +13,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 type ctxKey struct{}
@@ -79,12 +80,12 @@ func TestObserver(t *testing.T) {
 		}
 		return nil
 	})
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
-	rcv, err := webhooks.NewReceiver(r, store, memstore.NewReplay(), webhooks.WithClock(clock), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(r, store, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(clock), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 
 	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1")).Code)
@@ -131,7 +132,7 @@ func TestObserverWithoutTraceLinker(t *testing.T) {
 	r := webhooks.NewRegistry()
 	r.MustRegister("acme", headerVerifier)
 	inbox := memstore.NewInbox()
-	rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	require.Equal(t, http.StatusAccepted, post(t, rcv, "/webhooks/acme", `{}`, okHeaders("e1")).Code)
 	it, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "acme", EventID: "e1"})
@@ -157,7 +158,7 @@ func TestObserverLeaseLost(t *testing.T) {
 		return ctx.Err()
 	})
 	// Renewals tick on real time, a third of the lease.
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithLeaseDuration(30*time.Millisecond),
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithLeaseDuration(30*time.Millisecond),
 		webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	stop := runProcessor(t, p)

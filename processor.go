@@ -79,9 +79,10 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 // the next batch is leased while the workers run the last; queued leases
 // are renewed like running ones. Settlements go to a settler, batched with
 // a BatchSettler, so a worker goes on at once. Each acquisition has an ID
-// of its own (AcquireRequest.ID): after one fails, the processor asks for
-// it again (AcquireRequest.Repeat), so that leases granted before a lost
-// reply run here, on the attempt already counted.
+// of its own (AcquireRequest.ID): after one fails, the processor asks a
+// store that is an AcquisitionRepeater for its leases again, so that
+// leases granted before a lost reply run here, on the attempt already
+// counted.
 //
 // An attempt whose lease expired unsettled (its process crashed) counts,
 // and the retry policy is asked about it when the item is taken over
@@ -402,9 +403,10 @@ type run struct {
 //
 // Each acquisition is named by a fresh random ID (AcquireRequest.ID).
 // When the store answers with an error and no leases, the next call asks
-// for the same acquisition again: if the store had granted leases before
-// its reply was lost, that call returns them, so they are run here
-// instead of waiting out their lease with an attempt spent on nothing.
+// an AcquisitionRepeater for the same acquisition again: if the store had
+// granted leases before its reply was lost, that call returns them, so
+// they are run here instead of waiting out their lease with an attempt
+// spent on nothing; when it returns none, the call acquires anew.
 // Once a lease duration has passed since the first failure, whatever the
 // lost call leased has expired, and the next acquisition is a new one. A
 // repeat may return more leases than the free slots (a call that timed
@@ -522,9 +524,16 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 }
 
 // acquire leases up to n due items in the acquisition id, start of them
-// started and the others held when the store is a LeaseStarter, or
-// returns the leases granted under id.
+// started and the others held when the store is a LeaseStarter; asked to
+// repeat id, it returns the leases an AcquisitionRepeater still grants
+// under id instead, when there are any.
 func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat bool) ([]*Lease, error) {
+	if r, ok := p.store.(AcquisitionRepeater); ok && repeat {
+		leases, err := r.RepeatAcquisition(ctx, RepeatRequest{ID: id, Now: p.cfg.clock.Now()})
+		if err != nil || len(leases) > 0 {
+			return leases, err
+		}
+	}
 	_, hold := p.store.(LeaseStarter)
 	return p.store.Acquire(ctx, AcquireRequest{
 		Hold:          hold,
@@ -535,7 +544,6 @@ func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat
 		Worker:        p.cfg.worker,
 		Version:       p.cfg.version,
 		ID:            id,
-		Repeat:        repeat,
 	})
 }
 

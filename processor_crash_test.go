@@ -15,6 +15,7 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/ops"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // crashableStore is memstore as a process sees it until it crashes: after
@@ -85,7 +86,7 @@ func (s *crashableStore) ExtendLease(ctx context.Context, req webhooks.ExtendReq
 // does not.
 func TestProcessorCrashChargesOnlyWhatRan(t *testing.T) {
 	t.Parallel()
-	inbox, clock := memstore.NewInbox(), newFakeClock(base)
+	inbox, clock := memstore.NewInbox(), webhookstest.NewClock(base)
 	poison := enqueue(t, inbox, "poison", "x", base)
 	neighbour := enqueue(t, inbox, "neighbour", "x", base) // due with it, enqueued after
 
@@ -156,7 +157,7 @@ func outcomesOf(d ops.Detail) []webhooks.AttemptOutcome {
 func TestProcessorCrashLoopBesideRunningNeighbours(t *testing.T) {
 	t.Parallel()
 	const budget = 3
-	inbox, clock := memstore.NewInbox(), newFakeClock(base)
+	inbox, clock := memstore.NewInbox(), webhookstest.NewClock(base)
 	poison := enqueue(t, inbox, "poison", "x", base)
 	var neighbours []webhooks.InboxKey
 	for _, id := range []string{"n1", "n2", "n3"} {

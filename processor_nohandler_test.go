@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // An item whose type no handler takes (a receiver that does not filter
@@ -18,7 +19,7 @@ import (
 // fire the dead-letter alert.
 func TestProcessorAcknowledgesUnhandledTypes(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	logs := &syncBuffer{}
 	mux := webhooks.NewMux()
 	mux.MustHandleFunc("push", func(context.Context, webhooks.Event) error { return nil })
@@ -49,7 +50,7 @@ func TestProcessorAcknowledgesUnhandledTypes(t *testing.T) {
 // Only an unclassified ErrNoHandler, as a Mux answers, is acknowledged.
 func TestProcessorClassifiedNoHandlerIsAFailure(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	mux.MustHandleFunc("keep.*", func(context.Context, webhooks.Event) error {
 		return webhooks.Permanent(fmt.Errorf("kept for later: %w", webhooks.ErrNoHandler))

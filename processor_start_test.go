@@ -14,6 +14,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // extendSignalStore is memstore that says, before each lease extension
@@ -75,7 +76,7 @@ func TestProcessorStartDoesNotRaceRenewal(t *testing.T) {
 			close(done)
 		}
 		return nil
-	}), webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(1), webhooks.WithLeaseDuration(30*time.Millisecond),
+	}), webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(1), webhooks.WithLeaseDuration(30*time.Millisecond),
 		webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	runProcessor(t, p)
@@ -136,7 +137,7 @@ func startTest(t *testing.T, store interface {
 			}
 		}
 		return nil
-	}), webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(1), webhooks.WithShutdownGrace(0),
+	}), webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(1), webhooks.WithShutdownGrace(0),
 		webhooks.WithPollInterval(10*time.Millisecond), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	require.NoError(t, err)
 	stop = runProcessor(t, p)

@@ -153,7 +153,7 @@ func get(t *testing.T, s *observedStore, key webhooks.InboxKey) ops.Detail {
 
 func TestProcessorRetriesThenSucceeds(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	var calls atomic.Int32
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("order.*", func(_ context.Context, ev webhooks.Event) error {
@@ -200,7 +200,7 @@ func TestProcessorRetriesThenSucceeds(t *testing.T) {
 
 func TestProcessorDeadLetters(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("bad", func(context.Context, webhooks.Event) error {
 		return webhooks.Permanent(errors.New("cannot parse order"))
@@ -222,7 +222,7 @@ func TestProcessorDeadLetters(t *testing.T) {
 
 func TestProcessorExhaustsAttempts(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error {
 		return webhooks.RetryAfter(errors.New("429"), time.Minute)
@@ -336,7 +336,7 @@ func (f webhooksWakeSourceFunc) Listen(ctx context.Context, wake func()) error {
 
 func TestProcessorRenewsLeaseAndStopsWhenLost(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	started := make(chan struct{})
 	cause := make(chan error, 1)
 	mux := webhooks.NewMux()
@@ -427,7 +427,7 @@ func TestProcessorRenewsQueuedLeases(t *testing.T) {
 	}))
 	store := &losingStore{observedStore: newObservedStore()}
 	logs := &syncBuffer{}
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(1),
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(1),
 		webhooks.WithLeaseDuration(30*time.Millisecond), webhooks.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
 	require.NoError(t, err)
 	enqueue(t, store, "running", "x", base)
@@ -515,7 +515,7 @@ func (f *fakeWakeSource) Listen(ctx context.Context, wake func()) error {
 
 func TestProcessorWakeSource(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { return nil }))
 	ws := &fakeWakeSource{listening: make(chan struct{}), stopped: make(chan struct{})}
@@ -545,7 +545,7 @@ func TestProcessorRunOnce(t *testing.T) {
 		<-ctx.Done()
 		return ctx.Err()
 	}))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithShutdownGrace(0))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithShutdownGrace(0))
 	require.NoError(t, err)
 	enqueue(t, store, "e", "x", base)
 	stop := runProcessor(t, p)
@@ -585,7 +585,7 @@ func TestNewProcessorValidates(t *testing.T) {
 
 func TestProcessorDeadLettersCrashLoops(t *testing.T) {
 	t.Parallel()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	var ran atomic.Bool
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Store(true); return nil }))
@@ -688,7 +688,7 @@ func TestProcessorStartsNothingAfterShutdown(t *testing.T) {
 	var ran atomic.Int32
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", func(context.Context, webhooks.Event) error { ran.Add(1); return nil }))
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithShutdownGrace(time.Minute))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithShutdownGrace(time.Minute))
 	require.NoError(t, err)
 	key := enqueue(t, store, "e", "x", base)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -737,8 +737,8 @@ func (f *flakyLeaseStore) SettleBatch(ctx context.Context, ss []webhooks.Settlem
 
 func TestProcessorSurvivesStoreErrors(t *testing.T) {
 	t.Parallel()
-	run := func(t *testing.T, store *flakyLeaseStore) (*fakeClock, *webhooks.Processor, *atomic.Int32, *syncBuffer, webhooks.InboxKey) {
-		clock, logs := newFakeClock(base), &syncBuffer{}
+	run := func(t *testing.T, store *flakyLeaseStore) (*webhookstest.Clock, *webhooks.Processor, *atomic.Int32, *syncBuffer, webhooks.InboxKey) {
+		clock, logs := webhookstest.NewClock(base), &syncBuffer{}
 		var runs atomic.Int32
 		mux := webhooks.NewMux()
 		mux.MustHandleFunc("*", func(context.Context, webhooks.Event) error { runs.Add(1); return nil })
@@ -819,9 +819,9 @@ func TestProcessorClampsPastRetryTimes(t *testing.T) {
 
 // newTestProcessor returns a processor over a fresh observed store and a fake
 // clock at base, running h for every event type, with opts added.
-func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) error, opts ...webhooks.ProcessorOption) (*observedStore, *fakeClock, *webhooks.Processor) {
+func newTestProcessor(t *testing.T, h func(context.Context, webhooks.Event) error, opts ...webhooks.ProcessorOption) (*observedStore, *webhookstest.Clock, *webhooks.Processor) {
 	t.Helper()
-	store, clock := newObservedStore(), newFakeClock(base)
+	store, clock := newObservedStore(), webhookstest.NewClock(base)
 	mux := webhooks.NewMux()
 	require.NoError(t, mux.HandleFunc("*", h))
 	p, err := webhooks.NewProcessor(store, mux, append([]webhooks.ProcessorOption{webhooks.WithClock(clock)}, opts...)...)
@@ -868,7 +868,7 @@ func TestProcessorSettlesInBatches(t *testing.T) {
 		}
 		return nil
 	})
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(newFakeClock(base)), webhooks.WithWorkers(8), webhooks.WithLogger(discard))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithWorkers(8), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	keys := []webhooks.InboxKey{enqueue(t, store, "fail", "x", base)}
 	for i := range n - 1 {
@@ -899,15 +899,22 @@ func TestProcessorSettlesInBatches(t *testing.T) {
 // lostReplyStore lets its first acquisition that leases anything commit
 // in the store and then answers it with an error, as when the connection
 // dies after the commit and before the reply. It records the ID of every
-// acquisition.
+// acquisition and of every repeat (memstore is an AcquisitionRepeater).
 type lostReplyStore struct {
 	*observedStore
 	lost    atomic.Bool
 	mu      sync.Mutex
 	ids     []string // AcquireRequest.ID of each call
-	repeats []bool   // and its Repeat
+	repeats []string // RepeatRequest.ID of each call
 	// lostID is the ID of the acquisition whose reply was lost.
 	lostID string
+}
+
+func (s *lostReplyStore) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
+	s.mu.Lock()
+	s.repeats = append(s.repeats, req.ID)
+	s.mu.Unlock()
+	return s.observedStore.RepeatAcquisition(ctx, req)
 }
 
 func (s *lostReplyStore) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
@@ -915,7 +922,6 @@ func (s *lostReplyStore) Acquire(ctx context.Context, req webhooks.AcquireReques
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.ids = append(s.ids, req.ID)
-	s.repeats = append(s.repeats, req.Repeat)
 	if err == nil && len(leases) > 0 && s.lost.CompareAndSwap(false, true) {
 		s.lostID = req.ID
 		return nil, errors.New("read tcp 127.0.0.1:5432: connection reset by peer")
@@ -961,17 +967,46 @@ func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
 	ids, repeats, lostID := slices.Clone(store.ids), slices.Clone(store.repeats), store.lostID
 	store.mu.Unlock()
 	require.NotEmpty(t, lostID, "the lost acquisition had an ID")
-	i := slices.Index(ids, lostID)
-	require.Less(t, i+1, len(ids), "the processor asked again after the lost reply")
-	assert.Equal(t, lostID, ids[i+1], "the next acquisition asked for the lost one again, by its ID")
-	for j, id := range ids {
-		if j != i && j != i+1 {
-			assert.NotEqual(t, lostID, id, "only the retry reuses the lost acquisition's ID")
-		}
-		assert.Equal(t, j == i+1, repeats[j], "acquisition %d: only the retry is a repeat (AcquireRequest.Repeat)", j)
-	}
+	assert.Equal(t, []string{lostID}, repeats, "the processor asked for the lost acquisition again, by its ID, once (RepeatAcquisition), and for no other")
+	assert.Equal(t, 1, strings.Count(strings.Join(ids, " "), lostID), "no acquisition reuses the lost one's ID: the repeat returned its leases")
 	assert.Contains(t, logs.String(), "level=WARN msg=\"acquiring inbox items failed; retrying after the poll interval with the same acquisition ID")
 	assert.NotContains(t, logs.String(), "level=ERROR")
+}
+
+// pipelineOnly hides every capability of its store but the pipeline's.
+type pipelineOnly struct{ webhooks.InboxStore }
+
+// TestProcessorLostReplyWithoutARepeater: with a store that cannot answer
+// an acquisition again (no AcquisitionRepeater), the leases of a lost
+// reply wait out their expiry and are then taken over, Reclaimed, as
+// after a crash: each item still runs, once.
+func TestProcessorLostReplyWithoutARepeater(t *testing.T) {
+	t.Parallel()
+	lost := &lostReplyStore{observedStore: newObservedStore()}
+	store := pipelineOnly{lost}
+	clock := webhookstest.NewClock(base)
+	mux, runs := countingMux()
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithClock(clock), webhooks.WithLogger(discard),
+		webhooks.WithPollInterval(time.Millisecond), webhooks.WithLeaseDuration(30*time.Second))
+	require.NoError(t, err)
+	keys := []webhooks.InboxKey{enqueue(t, lost, "a", "x", base), enqueue(t, lost, "b", "x", base)}
+	stop := runProcessor(t, p)
+	for deadline := time.Now().Add(10 * time.Second); !lost.lost.Load(); time.Sleep(time.Millisecond) { // polled: no signal of the lost reply
+		require.True(t, time.Now().Before(deadline), "no acquisition within 10s")
+	}
+	clock.Advance(30 * time.Second) // the lost reply's leases expire
+	for range keys {
+		s := lost.next(t)
+		require.Equal(t, string(webhooks.AttemptSucceeded), s.Op, "settlement of %s", s.Key)
+	}
+	stop()
+	lost.mu.Lock()
+	defer lost.mu.Unlock()
+	assert.Empty(t, lost.repeats, "the store is no AcquisitionRepeater: nothing is asked for again")
+	assert.Equal(t, map[webhooks.InboxKey]int{keys[0]: 1, keys[1]: 1}, runs(), "each item ran once")
+	for _, k := range keys {
+		assert.Equal(t, 2, get(t, lost.observedStore, k).Attempts, "%s: the lost reply's attempt counts, as a crash", k)
+	}
 }
 
 // TestProcessorNamesEachAcquisition: every acquisition that got an answer
@@ -1061,22 +1096,34 @@ func TestProcessorGivesBackLeasesBeyondItsWorkers(t *testing.T) {
 	}
 }
 
-// downStore fails every acquisition and records each call's ID and
-// Repeat.
+// downStore fails every acquisition and every repeat, and records each
+// call's ID and whether it was a repeat.
 type downStore struct {
 	*observedStore
 	mu    sync.Mutex
-	calls []webhooks.AcquireRequest
+	calls []acquisitionCall
+}
+
+type acquisitionCall struct {
+	id     string
+	repeat bool
 }
 
 func (s *downStore) Acquire(_ context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.calls = append(s.calls, req)
+	s.calls = append(s.calls, acquisitionCall{req.ID, false})
 	return nil, errors.New("connection refused")
 }
 
-func (s *downStore) waitCalls(t *testing.T, n int) []webhooks.AcquireRequest {
+func (s *downStore) RepeatAcquisition(_ context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, acquisitionCall{req.ID, true})
+	return nil, errors.New("connection refused")
+}
+
+func (s *downStore) waitCalls(t *testing.T, n int) []acquisitionCall {
 	t.Helper()
 	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
 		s.mu.Lock()
@@ -1102,20 +1149,20 @@ func TestProcessorStopsRepeatingAfterALease(t *testing.T) {
 	stop := runProcessor(t, p)
 	calls := store.waitCalls(t, 3)
 	first := calls[0]
-	assert.False(t, first.Repeat)
+	assert.False(t, first.repeat)
 	for _, c := range calls[1:] {
-		assert.Equal(t, first.ID, c.ID, "a failed acquisition is asked for again")
-		assert.True(t, c.Repeat)
+		assert.Equal(t, first.id, c.id, "a failed acquisition is asked for again")
+		assert.True(t, c.repeat, "asked for again with RepeatAcquisition")
 	}
 	clock.Advance(30 * time.Second)
 	n := len(store.waitCalls(t, 0))
 	calls = store.waitCalls(t, n+2)
 	stop()
 	last := calls[len(calls)-1]
-	assert.NotEqual(t, first.ID, last.ID, "a lease duration after the failure, a new acquisition")
-	fresh := slices.IndexFunc(calls, func(c webhooks.AcquireRequest) bool { return c.ID != first.ID })
+	assert.NotEqual(t, first.id, last.id, "a lease duration after the failure, a new acquisition")
+	fresh := slices.IndexFunc(calls, func(c acquisitionCall) bool { return c.id != first.id })
 	require.GreaterOrEqual(t, fresh, 0)
-	assert.False(t, calls[fresh].Repeat, "the new acquisition is a first call")
+	assert.False(t, calls[fresh].repeat, "the new acquisition is a first call")
 }
 
 // countingMux returns a mux whose handler succeeds for every event, and a

@@ -1,6 +1,6 @@
 //go:build race
 
-package webhooks
+package webhooks_test
 
 // raceEnabled skips allocation counts, which the race detector changes.
 const raceEnabled = true

@@ -56,9 +56,12 @@ type ReplayRegistration struct {
 }
 
 // ReplayStore remembers which replay keys were seen, with their payload
-// digests, until they expire. A Receiver registers the replay keys
-// verifiers give of their own (Verification.ReplayKey), such as nonces that
-// differ from event IDs; the inbox deduplicates event IDs itself.
+// digests, until they expire. A Receiver given one (WithReplayStore)
+// registers the replay keys verifiers give of their own
+// (Verification.ReplayKey), such as nonces that differ from event IDs, and
+// the event type of a signed body whose type is not signed
+// (UnsignedFields); the inbox deduplicates event IDs itself. Only the
+// verifiers that say so need one (NeedsReplayStore).
 //
 // Register atomically registers reg's key with reg.PayloadSHA256 until
 // reg.ExpiresAt unless it is registered and not expired at reg.Now; of

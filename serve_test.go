@@ -17,6 +17,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // A signature that matches no secret is logged with what usually causes
@@ -32,7 +33,7 @@ func TestBadSignatureLogNamesLikelyCauses(t *testing.T) {
 			if via == "Receiver" {
 				reg := webhooks.NewRegistry()
 				reg.MustRegister("github", githubVerifier(t, "sk_test_not-the-webhook-secret"))
-				rcv, err := webhooks.NewReceiver(reg, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(slog.New(logs)))
+				rcv, err := webhooks.NewReceiver(reg, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(slog.New(logs)))
 				require.NoError(t, err)
 				h = rcv
 			} else {
@@ -123,7 +124,7 @@ func TestMountingIdioms(t *testing.T) {
 		if logs != nil {
 			logger = slog.New(slog.NewTextHandler(logs, nil))
 		}
-		rcv, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithLogger(logger), webhooks.WithClock(newFakeClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
+		rcv, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(logger), webhooks.WithClock(webhookstest.NewClock(base)), webhooks.WithTenants("acme")) // headerVerifier is tenant-aware by the host's word
 		require.NoError(t, err)
 		return rcv, inbox
 	}

@@ -100,11 +100,18 @@ func NewSignatureVerifier(opts SignatureOptions, creds CredentialResolver) (*Sig
 	return v, nil
 }
 
-var _ SecretHeaderVerifier = (*SignatureVerifier)(nil)
+var (
+	_ SecretHeaderVerifier = (*SignatureVerifier)(nil)
+	_ ReplayGuarded        = (*SignatureVerifier)(nil)
+)
 
 // SecretHeaders implements SecretHeaderVerifier: SignatureHeader, its
 // fallback and OtherSignatureHeaders, which a Receiver never stores.
 func (v *SignatureVerifier) SecretHeaders() []string { return v.reader.secretHeaders }
+
+// NeedsReplayStore implements ReplayGuarded: true when the event type is
+// read from a header the signature does not cover.
+func (v *SignatureVerifier) NeedsReplayStore() bool { return v.reader.guardsType() }
 
 // Verify implements Verifier. Rejections are *VerificationError values
 // whose details name headers but never echo signatures. An error from the

@@ -255,6 +255,10 @@ func (r SignedRequest) compile(size int, clock Clock, handshake HandshakeFunc, b
 		r.HeaderFallbacks.Validate(r.SignatureHeader, r.Timestamp.Header, r.Event.IDHeader, r.Event.TypeHeader))
 }
 
+// guardsType reports whether the event type is read from a header the
+// signed content does not cover (EventSource.GuardsType).
+func (c *requestReader) guardsType() bool { return c.r.Event.GuardsType(c.signed) }
+
 // signedMessage is what parsing a request yields: everything the signature
 // check needs, read without a credential. It holds the decoded signatures,
 // so it stays in Verify's frame and is passed by pointer.

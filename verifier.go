@@ -70,20 +70,20 @@ type Verification struct {
 	// KeyID names the secret that matched (never the secret itself), so
 	// operators can see when an old secret stops being used.
 	KeyID string
-	// Unsigned marks EventID and EventType when the signature does not
-	// cover them (read from a header the scheme does not sign, or the
-	// scheme signs nothing but authenticates the sender), so that whoever
-	// holds one delivery can send its body again under another ID or
-	// type. The Receiver then keeps such a field from changing what a
-	// signed body means: see [UnsignedFields]. The zero value says both
+	// Unsigned marks EventID, EventType and the body when the signature
+	// does not cover them (read from a header the scheme does not sign,
+	// or the scheme signs nothing but authenticates the sender), so that
+	// whoever holds one delivery can send its body again under another ID
+	// or type. The Receiver then keeps such a field from changing what a
+	// signed body means: see [UnsignedFields]. The zero value says all
 	// are signed; the verifiers of this module set it from what their
 	// scheme signs.
 	Unsigned UnsignedFields
 	// ReplayKey, when set and other than EventID, is a key of the
 	// request's own (a nonce, a delivery ID the provider never reuses)
-	// that the Receiver registers with its ReplayStore, refusing a reuse
-	// with other content (409). Event IDs need no replay key: the inbox
-	// deduplicates them.
+	// that the Receiver registers with its ReplayStore (see
+	// WithReplayStore), refusing a reuse with other content (409). Event
+	// IDs need no replay key: the inbox deduplicates them.
 	ReplayKey string
 	// APIVersion is the provider's payload version when the request
 	// carries it (Stripe's api_version, Shopify's X-Shopify-API-Version);
@@ -113,13 +113,42 @@ type Verification struct {
 //     body sent first under the ID of a later genuine delivery so cannot
 //     lock that delivery out (with a signed ID, the conflict is answered
 //     409 and the delivery quarantined).
-//   - EventType: a body already received under one event type is refused
-//     under another (409), for as long as the replay store keeps the
-//     body's registration (see WithReplayTTL), so a captured body cannot
-//     be handled as another kind of event.
+//   - EventType, of a signed body: a body already received under one
+//     event type is refused under another (409), for as long as the
+//     Receiver's ReplayStore keeps the body's registration (see
+//     WithReplayStore and WithReplayTTL), so a captured body cannot be
+//     handled as another kind of event. Where the body is not signed
+//     either (Body), a captured request already lets its holder send any
+//     body under any type, and there is no signed body to guard.
+//   - Body: the signature does not cover the body, as with a shared token
+//     (the scheme authenticates the sender, not the content).
 type UnsignedFields struct {
 	EventID   bool
 	EventType bool
+	Body      bool
+}
+
+// guardsType reports whether the Receiver registers the body's type: a
+// signed body whose type is not signed.
+func (u UnsignedFields) guardsType() bool { return u.EventType && !u.Body }
+
+// ReplayGuarded is implemented by verifiers that say whether the
+// verifications they make need the Receiver's ReplayStore: a replay key of
+// their own (Verification.ReplayKey), or an event type the signature does
+// not cover over a signed body (UnsignedFields). NewReceiver refuses to
+// build without a ReplayStore (WithReplayStore) when a verifier the
+// resolver lists needs one. The verifiers of this module that may need
+// one implement it; a Receiver without a ReplayStore refuses (500) a
+// delivery whose verification needs one, from any verifier.
+type ReplayGuarded interface {
+	NeedsReplayStore() bool
+}
+
+// NeedsReplayStore reports whether v says that its verifications need a
+// ReplayStore ([ReplayGuarded]).
+func NeedsReplayStore(v Verifier) bool {
+	rg, ok := v.(ReplayGuarded)
+	return ok && rg.NeedsReplayStore()
 }
 
 // Response is an HTTP answer a verifier gives for its provider: to a

@@ -17,17 +17,13 @@ import (
 	"github.com/hookinbox/webhooks/admin"
 	"github.com/hookinbox/webhooks/internal/adminjson"
 	"github.com/hookinbox/webhooks/memstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 var (
 	base    = time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	discard = slog.New(slog.DiscardHandler)
 )
-
-// fixedClock is the handler's clock in tests.
-type fixedClock time.Time
-
-func (c fixedClock) Now() time.Time { return time.Time(c) }
 
 // dead describes a dead letter a test creates.
 type dead struct {
@@ -124,7 +120,7 @@ func fixture(t testing.TB) (*memstore.Inbox, []dead) {
 func newHandler(t testing.TB, s *memstore.Inbox, opts ...admin.Option) *admin.Handler {
 	t.Helper()
 	h, err := admin.NewHandler(s, append([]admin.Option{
-		admin.WithClock(fixedClock(base.Add(time.Hour))),
+		admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))),
 		admin.WithLogger(discard),
 		admin.WithActor(func(r *http.Request) string { return r.Header.Get("X-Test-User") }),
 	}, opts...)...)

@@ -14,8 +14,9 @@
 // DeleteSucceeded, memory grows with the number of webhooks received.
 //
 // Both stores keep the contracts of the webhooks package, and the Inbox
-// those of package ops, as every store does; they pass the conformance
-// suite in package storetest. They are safe for concurrent use and take
+// has every optional capability (ops.Store, webhooks.BatchSettler,
+// LeaseStarter and AcquisitionRepeater); they pass every case of the
+// conformance suite in package storetest. They are safe for concurrent use and take
 // time only from their callers. Items are copied on the way in and on the
 // way out, so callers may change what they pass or receive.
 package memstore

@@ -76,10 +76,11 @@ type attempt struct {
 }
 
 var (
-	_ webhooks.InboxStore   = (*Inbox)(nil)
-	_ webhooks.BatchSettler = (*Inbox)(nil)
-	_ webhooks.LeaseStarter = (*Inbox)(nil)
-	_ ops.Store             = (*Inbox)(nil)
+	_ webhooks.InboxStore          = (*Inbox)(nil)
+	_ webhooks.BatchSettler        = (*Inbox)(nil)
+	_ webhooks.LeaseStarter        = (*Inbox)(nil)
+	_ webhooks.AcquisitionRepeater = (*Inbox)(nil)
+	_ ops.Store                    = (*Inbox)(nil)
 )
 
 // NewInbox returns an empty in-memory inbox.
@@ -167,30 +168,18 @@ const (
 // leases (req.Hold), it starts only the first req.Start, except the
 // Reclaimed ones (see webhooks.LeaseStarter). Ties in due time keep the
 // order of enqueueing. An item taken from an expired started lease has
-// that lease's attempt recorded as crashed. A repeat of an acquisition
-// under whose ID leases are still granted returns those, in the order
-// they were leased (see webhooks.AcquireRequest.Repeat).
+// that lease's attempt recorded as crashed. The leases are granted under
+// req.ID, for RepeatAcquisition.
 func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
 	}
-	if err := checkLeaseDuration("Acquire", req.LeaseDuration); err != nil {
-		return nil, err
-	}
-	if req.Max <= 0 {
-		return nil, fmt.Errorf("memstore: Acquire: Max is %d; it must be at least 1", req.Max)
-	}
-	if req.Hold && (req.Start < 0 || req.Start > req.Max) {
-		return nil, fmt.Errorf("memstore: Acquire: Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
+	if err := req.Check(); err != nil {
+		return nil, fmt.Errorf("memstore: Acquire: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if req.ID != "" && req.Repeat {
-		if leases := s.acquiredLocked(req.ID, req.Now); len(leases) > 0 {
-			return leases, nil
-		}
-	}
 	var leases []*webhooks.Lease
 	for len(leases) < req.Max {
 		// A leased entry is due again only at now+leaseDuration, after now,
@@ -202,6 +191,21 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		leases = append(leases, s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start))
 	}
 	return leases, nil
+}
+
+// RepeatAcquisition implements webhooks.AcquisitionRepeater: it returns
+// the leases granted under req.ID and unexpired at req.Now, in the order
+// they were leased.
+func (s *Inbox) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
+	if err := ctxErr(ctx); err != nil {
+		return nil, err
+	}
+	if req.ID == "" {
+		return nil, nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.acquiredLocked(req.ID, req.Now), nil
 }
 
 // acquiredLocked returns the leases granted under the acquisition ID id
@@ -320,9 +324,9 @@ func (s *Inbox) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		}
 		return errs
 	}
-	if err := checkLeaseDuration("StartLeases", req.Duration); err != nil {
+	if err := req.Check(); err != nil {
 		for i := range errs {
-			errs[i] = err
+			errs[i] = fmt.Errorf("memstore: StartLeases: %w", err)
 		}
 		return errs
 	}
@@ -394,6 +398,9 @@ func (s *Inbox) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 
 // settleLocked is Settle with s.mu held.
 func (s *Inbox) settleLocked(st webhooks.Settlement) error {
+	if err := st.Check(); err != nil {
+		return fmt.Errorf("memstore: Settle: %w", err)
+	}
 	var failure webhooks.Failure
 	if st.Outcome == webhooks.AttemptRetried || st.Outcome == webhooks.AttemptDeadLettered {
 		failure = st.Failure
@@ -438,8 +445,6 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		}
 		e.item.NextAttemptAt = now
 		s.due.update(e)
-	default:
-		return fmt.Errorf("memstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned", e.item.Key, st.Outcome)
 	}
 	if st.Outcome == webhooks.AttemptSucceeded {
 		failure = st.Failure // a note for the history (FailureNoHandler), never LastError
@@ -464,8 +469,8 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if err := checkLeaseDuration("ExtendLease", req.Duration); err != nil {
-		return err
+	if err := req.Check(); err != nil {
+		return fmt.Errorf("memstore: ExtendLease: %w", err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -549,13 +554,6 @@ func cloneItem(it webhooks.Item) webhooks.Item {
 		it.LastError = &rec
 	}
 	return it
-}
-
-func checkLeaseDuration(op string, d time.Duration) error {
-	if d <= 0 {
-		return fmt.Errorf("memstore: %s lease duration is %v; it must be positive", op, d)
-	}
-	return nil
 }
 
 var errNilContext = errors.New("memstore: nil context; pass context.Background() or a request context")

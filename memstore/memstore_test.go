@@ -14,7 +14,7 @@ import (
 )
 
 func TestInbox(t *testing.T) {
-	storetest.RunInbox(t, func(*testing.T) storetest.Store { return NewInbox() }, storetest.Features{})
+	storetest.RunInbox(t, func(*testing.T) webhooks.InboxStore { return NewInbox() }, storetest.Features{})
 }
 
 func TestReplay(t *testing.T) {

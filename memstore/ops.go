@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
@@ -18,12 +17,9 @@ func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ops.Page{}, err
 	}
-	state, err := listState("List", q)
+	state, err := q.ListState()
 	if err != nil {
-		return ops.Page{}, err
-	}
-	if q.Limit < 1 {
-		return ops.Page{}, fmt.Errorf("memstore: List: Limit is %d; it must be at least 1: %w", q.Limit, ops.ErrInvalidRequest)
+		return ops.Page{}, fmt.Errorf("memstore: List: %w", err)
 	}
 	var after *cursor.Position
 	if q.After != "" {
@@ -58,17 +54,6 @@ func summaryOf(it *webhooks.Item) ops.Summary {
 		sum.LastError = &e
 	}
 	return sum
-}
-
-// listState returns the state q lists: dead by default, or closed.
-func listState(op string, q ops.Query) (webhooks.State, error) {
-	switch q.State {
-	case "", webhooks.StateDead:
-		return webhooks.StateDead, nil
-	case webhooks.StateClosed:
-		return webhooks.StateClosed, nil
-	}
-	return "", fmt.Errorf("memstore: %s: Query.State is %q; it must be empty, %q or %q: %w", op, q.State, webhooks.StateDead, webhooks.StateClosed, ops.ErrInvalidRequest)
 }
 
 // listedAt is the time a listing orders it by: when it was closed, when
@@ -202,23 +187,13 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 		res.Done = c.Total // what is left of the selection left the state
 	}
 	for i, e := range todo {
-		due := req.Now.Add(spreadOffset(req.Spread, c.Done+i, c.Total))
+		due := req.Now.Add(req.SpreadOffset(c.Done+i, c.Total))
 		res.Items[i] = ops.Replayed{Key: e.item.Key, DueAt: due}
 		if !req.DryRun {
 			s.replayLocked(e, req.Now, due, !req.KeepAttempts, audit)
 		}
 	}
 	return res, nil
-}
-
-// spreadOffset is the offset from Now of item i of n in a replay spread
-// over spread: spread*i/n, computed without overflowing.
-func spreadOffset(spread time.Duration, i, n int) time.Duration {
-	if spread <= 0 || n <= 0 {
-		return 0
-	}
-	d, m := int64(spread)/int64(n), int64(spread)%int64(n)
-	return time.Duration(d*int64(i) + m*int64(i)/int64(n))
 }
 
 // replayLocked makes the dead, closed or succeeded entry e pending, due at
@@ -244,8 +219,8 @@ func (s *Inbox) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error
 	if err := ctxErr(ctx); err != nil {
 		return err
 	}
-	if strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "" {
-		return fmt.Errorf("memstore: CloseDeadLetter %s: Actor and Reason are required; a closing is audited: %w", req.Key, ops.ErrInvalidRequest)
+	if err := req.Check(); err != nil {
+		return fmt.Errorf("memstore: CloseDeadLetter %s: %w", req.Key, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

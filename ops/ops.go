@@ -22,8 +22,13 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// Store is what operators do with an inbox. Implementations must be safe
-// for concurrent use.
+// Store is what operators do with an inbox: an optional capability of a
+// webhooks.InboxStore. Beside its methods it asks the inbox to keep what
+// they show: every attempt, settled or not (crashed and lost leases
+// included), for the history; every replay, closing and redelivery, for
+// the audit trail; and, of the deliveries Enqueue answers
+// EnqueueConflict, at least the first QuarantineLimit, for the
+// quarantine. Implementations must be safe for concurrent use.
 type Store interface {
 	// Get returns the item for key with its history, audit trail and
 	// quarantined deliveries, or an error wrapping ErrNotFound.
@@ -91,7 +96,7 @@ const (
 	// settled: its worker crashed, stalled, lost its lease or never
 	// received it (the reply of the acquisition was lost, and the
 	// acquisition was not asked for again in time; see
-	// webhooks.AcquireRequest.ID). It is recorded when the item is next
+	// webhooks.AcquisitionRepeater). It is recorded when the item is next
 	// acquired.
 	OutcomeCrashed webhooks.AttemptOutcome = "crashed"
 	// OutcomeLeaseLost is a crashed attempt whose worker came back and
@@ -192,6 +197,23 @@ type Query struct {
 	// Limit is the page size, or the most items a bulk replay takes, at
 	// most MaxReplayLimit. It must be at least 1.
 	Limit int
+}
+
+// ListState returns the state a List of q pages: dead letters when
+// q.State is empty or webhooks.StateDead, or closed items. Any other
+// state, or a Limit below 1, is an error wrapping ErrInvalidRequest, for
+// stores to refuse the query before reading anything.
+func (q *Query) ListState() (webhooks.State, error) {
+	if q.Limit < 1 {
+		return "", fmt.Errorf("ops.Query.Limit is %d; it must be at least 1: %w", q.Limit, ErrInvalidRequest)
+	}
+	switch q.State {
+	case "", webhooks.StateDead:
+		return webhooks.StateDead, nil
+	case webhooks.StateClosed:
+		return webhooks.StateClosed, nil
+	}
+	return "", fmt.Errorf("ops.Query.State is %q; a list takes %q (the default) or %q: %w", q.State, webhooks.StateDead, webhooks.StateClosed, ErrInvalidRequest)
 }
 
 // Page is one page of items.
@@ -297,6 +319,17 @@ func (req *ReplayRequest) Check() error {
 	return nil
 }
 
+// SpreadOffset is the due time, as an offset from Now, of the item a bulk
+// replay takes after i others of the n it selected: Spread*i/n (see
+// Spread), computed without overflowing; zero without a spread.
+func (req *ReplayRequest) SpreadOffset(i, n int) time.Duration {
+	if req.Spread <= 0 || n <= 0 {
+		return 0
+	}
+	d, m := int64(req.Spread)/int64(n), int64(req.Spread)%int64(n)
+	return time.Duration(d*int64(i) + m*int64(i)/int64(n))
+}
+
 // ReplayResult lists what a replay did (or, on a dry run, would do).
 type ReplayResult struct {
 	// Items are the items this call replayed, in order.
@@ -325,6 +358,16 @@ type CloseRequest struct {
 	Key                   webhooks.InboxKey
 	Actor, Reason, Ticket string
 	Now                   time.Time
+}
+
+// Check reports a closing without an actor or a reason, with an error
+// wrapping ErrInvalidRequest, for stores to refuse it before changing
+// anything: a closing is audited.
+func (req *CloseRequest) Check() error {
+	if strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "" {
+		return fmt.Errorf("ops.CloseRequest: Actor and Reason are required; a closing is audited: %w", ErrInvalidRequest)
+	}
+	return nil
 }
 
 // StatsRequest asks for the inbox's counts as of Now.

@@ -59,11 +59,11 @@ func BenchmarkReceive(b *testing.B) {
 	u := &url.URL{Path: "/webhooks/acme"}
 	for _, c := range observers(b) {
 		b.Run("observer="+c.name, func(b *testing.B) {
-			opts := []webhooks.ReceiverOption{webhooks.WithLogger(discard)}
+			opts := []webhooks.ReceiverOption{webhooks.WithLogger(discard), webhooks.WithReplayStore(memstore.NewReplay())}
 			if c.obs != nil {
 				opts = append(opts, webhooks.WithObserver(c.obs))
 			}
-			rcv, err := webhooks.NewReceiver(registry(b), memstore.NewInbox(), memstore.NewReplay(), opts...)
+			rcv, err := webhooks.NewReceiver(registry(b), memstore.NewInbox(), opts...)
 			if err != nil {
 				b.Fatal(err)
 			}

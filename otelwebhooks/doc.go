@@ -6,7 +6,7 @@
 //
 //	obs, err := otelwebhooks.New(otelwebhooks.WithStats(store)) // the global providers
 //	…
-//	receiver, err := webhooks.NewReceiver(registry, store, store, webhooks.WithObserver(obs))
+//	receiver, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), webhooks.WithObserver(obs))
 //	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithObserver(obs))
 //
 // Without an SDK configured the global providers do nothing, and the

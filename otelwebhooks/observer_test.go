@@ -55,7 +55,7 @@ func newPipeline(t *testing.T, obs *otelwebhooks.Observer, handler webhooks.Disp
 		webhooks.WithRetryPolicy(webhooks.ExponentialPolicy{MaxAttempts: 3, InitialDelay: time.Millisecond}),
 	)
 	require.NoError(t, err)
-	p.receiver, err = webhooks.NewReceiver(registry(t), p.store, memstore.NewReplay(),
+	p.receiver, err = webhooks.NewReceiver(registry(t), p.store, webhooks.WithReplayStore(memstore.NewReplay()),
 		webhooks.WithObserver(sig), webhooks.WithLogger(discard), webhooks.WithProcessor(proc))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -232,7 +232,7 @@ func TestUnavailable(t *testing.T) {
 	s := newSDK(t)
 	obs, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithTracerProvider(s.tracers))
 	require.NoError(t, err)
-	rcv, err := webhooks.NewReceiver(registry(t), brokenInbox{}, memstore.NewReplay(), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
+	rcv, err := webhooks.NewReceiver(registry(t), brokenInbox{}, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithObserver(obs), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	rcv.ServeHTTP(rec, signed("u1", "ok", `{}`))

@@ -106,11 +106,11 @@ func TestProcessorRecoversALostAcquisitionReply(t *testing.T) {
 	assert.Contains(t, logs.String(), "retrying after the poll interval with the same acquisition ID")
 }
 
-// TestAcquireIDIgnoresLeasesTakenByAnOlderVersion: during a rolling
+// TestRepeatAcquisitionIgnoresLeasesTakenByAnOlderVersion: during a rolling
 // upgrade an instance of the previous version may take an expired lease
 // over without writing acquisition_id; the ID of the acquisition that
 // granted the expired lease must not return the new holder's lease.
-func TestAcquireIDIgnoresLeasesTakenByAnOlderVersion(t *testing.T) {
+func TestRepeatAcquisitionIgnoresLeasesTakenByAnOlderVersion(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
 	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
@@ -131,8 +131,7 @@ func TestAcquireIDIgnoresLeasesTakenByAnOlderVersion(t *testing.T) {
 	require.NoError(t, err)
 	require.EqualValues(t, 1, tag.RowsAffected())
 
-	req.Now, req.Repeat = takenAt.Add(time.Second), true
-	again, err := s.Acquire(ctx, req)
+	again, err := s.RepeatAcquisition(ctx, webhooks.RepeatRequest{ID: req.ID, Now: takenAt.Add(time.Second)})
 	require.NoError(t, err)
-	assert.Empty(t, again, "the ID's lease was taken over by another instance: nothing is held under it, and nothing is due")
+	assert.Empty(t, again, "the ID's lease was taken over by another instance: nothing is held under it")
 }

@@ -16,13 +16,6 @@ import (
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
-// eventOf is the event a Processor hands to its handlers for l.
-func eventOf(l *webhooks.Lease) webhooks.Event {
-	k := l.Key()
-	return webhooks.Event{Provider: k.Provider, Tenant: k.Tenant, ID: k.EventID, Type: l.Item.EventType,
-		Payload: l.Item.Payload, Attempt: l.Attempt, LeaseToken: l.Token}
-}
-
 // newBusinessStore returns a store, its pool, and a business table of the
 // host's in the store's schema ("<schema>".invoices).
 func newBusinessStore(t *testing.T, conns int32) (*pgstore.Store, *pgxpool.Pool, string) {
@@ -65,7 +58,7 @@ func TestCompleteTxWithTheHostsWrites(t *testing.T) {
 	mustEnqueueNew(t, s, testEnvelope(testKey("late"), "{}", baseTime.Add(time.Second)))
 
 	l := acquireOne(t, s, baseTime, time.Minute)
-	require.NoError(t, handle(ctx, s, pool, invoices, eventOf(l)))
+	require.NoError(t, handle(ctx, s, pool, invoices, l.Event()))
 	assert.Equal(t, 1, countRows(t, pool, invoices), "the business row committed")
 	it, err := s.Get(ctx, l.Key())
 	require.NoError(t, err)
@@ -80,13 +73,13 @@ func TestCompleteTxWithTheHostsWrites(t *testing.T) {
 	require.NotNil(t, current)
 	before, err := s.Get(ctx, stale.Key())
 	require.NoError(t, err)
-	err = handle(ctx, s, pool, invoices, eventOf(stale))
+	err = handle(ctx, s, pool, invoices, stale.Event())
 	require.ErrorIs(t, err, webhooks.ErrLeaseLost)
 	assert.Equal(t, 1, countRows(t, pool, invoices), "the stale worker's business row rolled back")
 	after, err := s.Get(ctx, stale.Key())
 	require.NoError(t, err)
 	assert.Equal(t, before, after)
-	require.NoError(t, handle(ctx, s, pool, invoices, eventOf(current)))
+	require.NoError(t, handle(ctx, s, pool, invoices, current.Event()))
 	assert.Equal(t, 2, countRows(t, pool, invoices))
 }
 
@@ -101,7 +94,7 @@ func TestCompleteTxRefuses(t *testing.T) {
 	before, err := s.Get(ctx, l.Key())
 	require.NoError(t, err)
 
-	require.ErrorContains(t, s.CompleteTx(ctx, nil, eventOf(l)), "pgx.Tx")
+	require.ErrorContains(t, s.CompleteTx(ctx, nil, l.Event()), "pgx.Tx")
 	for name, ev := range map[string]webhooks.Event{
 		"no lease token":     {Provider: "acme", Tenant: "t1", ID: "e1"},
 		"a malformed token":  {Provider: "acme", Tenant: "t1", ID: "e1", LeaseToken: "not-a-uuid"},
@@ -122,7 +115,7 @@ func TestCompleteTxRefuses(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "a refused completion changes nothing")
 
-	require.NoError(t, handle(ctx, s, pool, invoices, eventOf(l)))
+	require.NoError(t, handle(ctx, s, pool, invoices, l.Event()))
 	assert.Equal(t, 1, countRows(t, pool, invoices))
 	it, err := s.Get(ctx, l.Key())
 	require.NoError(t, err)
@@ -131,7 +124,7 @@ func TestCompleteTxRefuses(t *testing.T) {
 	// Completing it again is ErrAlreadySettled, and fails that transaction too.
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
-	assert.ErrorIs(t, s.CompleteTx(ctx, tx, eventOf(l)), webhooks.ErrAlreadySettled)
+	assert.ErrorIs(t, s.CompleteTx(ctx, tx, l.Event()), webhooks.ErrAlreadySettled)
 	assert.ErrorIs(t, tx.Commit(ctx), pgx.ErrTxCommitRollback)
 }
 
@@ -148,10 +141,10 @@ func TestCompleteTxTwiceInOneTransaction(t *testing.T) {
 		if _, err := tx.Exec(ctx, `INSERT INTO `+invoices+` (event_id) VALUES ('e1')`); err != nil {
 			return err
 		}
-		if err := s.CompleteTx(ctx, tx, eventOf(l)); err != nil {
+		if err := s.CompleteTx(ctx, tx, l.Event()); err != nil {
 			return err
 		}
-		return s.CompleteTx(ctx, tx, eventOf(l))
+		return s.CompleteTx(ctx, tx, l.Event())
 	}))
 	assert.Equal(t, 1, countRows(t, pool, invoices))
 	d, err := s.Get(ctx, l.Key())
@@ -224,7 +217,7 @@ func TestSettlementWaitingOnCompleteTx(t *testing.T) {
 		require.NoError(t, err)
 		var pid uint32
 		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
-		require.NoError(t, s.CompleteTx(ctx, tx, eventOf(l)))
+		require.NoError(t, s.CompleteTx(ctx, tx, l.Event()))
 		done := make(chan error, 1)
 		go func() { done <- c.call(l) }()
 		awaitBlockedBy(t, pool, pid)

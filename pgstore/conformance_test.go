@@ -26,7 +26,7 @@ type txStore struct {
 func TestInboxConformance(t *testing.T) {
 	t.Parallel()
 	schemas := newRecycledSchemas(t)
-	storetest.RunInbox(t, func(t *testing.T) storetest.Store {
+	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
 	}, storetest.Features{CompleteInTx: completeInTx})
@@ -35,7 +35,7 @@ func TestInboxConformance(t *testing.T) {
 // completeInTx is storetest's hook for CompleteTx: it completes ev in a
 // transaction of its own, then commits or rolls back whatever the
 // completion returned.
-func completeInTx(t *testing.T, s storetest.Store, ev webhooks.Event, commit bool) (completeErr, commitErr error) {
+func completeInTx(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) (completeErr, commitErr error) {
 	t.Helper()
 	ts := s.(txStore)
 	ctx := t.Context()

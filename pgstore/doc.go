@@ -8,7 +8,7 @@
 //	store, err := pgstore.New(pool) // or pgstore.New(pool, pgstore.WithSchema("hooks"))
 //	…
 //	if err := store.Migrate(ctx); err != nil { … }
-//	receiver, err := webhooks.NewReceiver(registry, store, store, …)
+//	receiver, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), …)
 //	…
 //	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithWakeSource(store.Listener()), …)
 //
@@ -34,8 +34,8 @@
 // (Lease.Reclaimed, kept on the row) and records their attempts as
 // crashed; an Acquire
 // with an ID (webhooks.AcquireRequest.ID) records it with the leases, and
-// a repeat of it (AcquireRequest.Repeat) returns the leases still held
-// under it from the same statement, which then leases nothing. Settle (one
+// RepeatAcquisition (webhooks.AcquisitionRepeater) returns the leases
+// still held under it, in a statement that changes nothing. Settle (one
 // statement per outcome) and ExtendLease are each an UPDATE conditional on
 // the item being leased under the caller's token, and a settlement records
 // its attempt in inbox_attempts in the same statement; when it matches no

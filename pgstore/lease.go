@@ -30,14 +30,8 @@ import (
 // are leasing at that moment are skipped, so it may return fewer than
 // req.Max items while more are due.
 //
-// With req.ID, the leases are granted under that ID; with req.Repeat
-// too, the same statement first looks for leases already granted under it
-// and returns those instead, changing nothing (see
-// webhooks.AcquireRequest.Repeat). That look-up reads the rows not yet
-// due (the leases granted and the retries scheduled), through
-// inbox_items_due_idx or, where many retries are scheduled, a scan of the
-// table: a repeat, which only follows an acquisition error, costs more
-// there. A first acquisition does not look.
+// With req.ID, the leases are granted under that ID, for
+// RepeatAcquisition.
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -47,14 +41,11 @@ import (
 // The rows that were read are returned; when none was, the result is an
 // error. Either way no lease is left held under a token nobody has.
 func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*webhooks.Lease, error) {
-	if req.Max < 1 {
-		return nil, fmt.Errorf("pgstore: Acquire: Max is %d; it must be at least 1", req.Max)
+	if err := req.Check(); err != nil {
+		return nil, fmt.Errorf("pgstore: Acquire: %w", err)
 	}
 	start := req.Max
 	if req.Hold {
-		if req.Start < 0 || req.Start > req.Max {
-			return nil, fmt.Errorf("pgstore: Acquire: Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
-		}
 		start = req.Start
 	}
 	if err := checkDuration("Acquire", "lease duration", req.LeaseDuration); err != nil {
@@ -65,11 +56,31 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 			return nil, err
 		}
 	}
-	leases, err := s.acquire(ctx, "Acquire", req, start)
+	var id *string // NULL: no acquisition ID
+	if req.ID != "" {
+		id = &req.ID
+	}
+	leases, err := s.leases(ctx, "Acquire", req.Now, s.sql.acquire,
+		s.now(req.Now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Hold, start)
 	if err != nil && len(leases) == 0 {
 		err = s.explainMissing(ctx, err)
 	}
 	return leases, err
+}
+
+// RepeatAcquisition implements webhooks.AcquisitionRepeater in one
+// statement (repeatSQL) that changes nothing. It reads the leased rows and
+// the retries not yet due, through inbox_items_due_idx, or a scan of the
+// table where many retries are scheduled: it costs more than an
+// acquisition, and only follows an acquisition error.
+func (s *Store) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
+	if req.ID == "" {
+		return nil, nil
+	}
+	if err := checkText("acquisition ID", req.ID); err != nil {
+		return nil, nil // no lease can be granted under an ID PostgreSQL cannot hold
+	}
+	return s.leases(ctx, "RepeatAcquisition", req.Now, s.sql.repeat, s.now(req.Now), req.ID)
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -82,13 +93,11 @@ type unreadable struct {
 	err   error
 }
 
-func (s *Store) acquire(ctx context.Context, op string, req webhooks.AcquireRequest, start int) ([]*webhooks.Lease, error) {
-	now := req.Now
-	var id *string // NULL: no acquisition ID
-	if req.ID != "" {
-		id = &req.ID
-	}
-	rows, err := s.pool.Query(ctx, s.sql.acquire, s.now(now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Repeat, req.Hold, start)
+// leases runs sql (acquireSQL or repeatSQL) with args and returns the
+// leases of the rows it returns, in the order of their rank; rows that
+// cannot be read are given back as of now.
+func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string, args ...any) ([]*webhooks.Lease, error) {
+	rows, err := s.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}
@@ -212,6 +221,9 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		}
 		return errs
 	}
+	if err := req.Check(); err != nil {
+		return fail(fmt.Errorf("pgstore: StartLeases: %w", err))
+	}
 	if err := checkDuration("StartLeases", "lease duration", req.Duration); err != nil {
 		return fail(err)
 	}
@@ -300,8 +312,8 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 // path). With the database clock, a retried item is due
 // s.RetryAt.Sub(s.Now) after the server's now().
 func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
-	if st.Lease == nil {
-		return errors.New("pgstore: Settle needs a lease; got nil")
+	if err := st.Check(); err != nil {
+		return fmt.Errorf("pgstore: Settle: %w", err)
 	}
 	now := s.now(st.Now)
 	// The Processor hands over storable messages; a caller's that are not
@@ -326,11 +338,8 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	case webhooks.AttemptDeadLettered:
 		sql, args = s.sql.deadLetter, []any{now, class, msg}
 		failed, reason = &class, &msg
-	case webhooks.AttemptAbandoned:
+	default: // webhooks.AttemptAbandoned
 		sql, args = s.sql.abandon, []any{now}
-	default:
-		return fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
-			st.Lease.Key(), st.Outcome)
 	}
 	err := s.fenced(ctx, s.pool, "settle ("+string(st.Outcome)+")", st.Lease, sql, args...)
 	if errors.Is(err, webhooks.ErrLeaseLost) {
@@ -377,15 +386,8 @@ func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 		seen   = make(map[webhooks.InboxKey]int, len(settlements))
 	)
 	for i, st := range settlements {
-		if st.Lease == nil {
-			errs[i] = errors.New("pgstore: Settle needs a lease; got nil")
-			continue
-		}
-		switch st.Outcome {
-		case webhooks.AttemptSucceeded, webhooks.AttemptRetried, webhooks.AttemptDeadLettered, webhooks.AttemptAbandoned:
-		default:
-			errs[i] = fmt.Errorf("pgstore: Settle %s: unknown outcome %q; use AttemptSucceeded, AttemptRetried, AttemptDeadLettered or AttemptAbandoned",
-				st.Lease.Key(), st.Outcome)
+		if err := st.Check(); err != nil {
+			errs[i] = fmt.Errorf("pgstore: Settle: %w", err)
 			continue
 		}
 		if _, err := leaseArgs(st.Lease); err != nil {
@@ -508,8 +510,8 @@ func (s *Store) leaseLost(ctx context.Context, lease *webhooks.Lease, now *time.
 // ExtendLease implements webhooks.LeaseStore. A lease lost to another
 // worker's takeover is recorded as lease_lost, as by Settle.
 func (s *Store) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) error {
-	if req.Lease == nil {
-		return errors.New("pgstore: ExtendLease needs a lease; got nil")
+	if err := req.Check(); err != nil {
+		return fmt.Errorf("pgstore: ExtendLease: %w", err)
 	}
 	if err := checkDuration("ExtendLease", "lease duration", req.Duration); err != nil {
 		return err

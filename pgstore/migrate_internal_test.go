@@ -164,8 +164,7 @@ func testMigrateUpgrade(t *testing.T, from int) {
 	acq := webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Worker: "w", Version: "v3", ID: "upgrade-1"}
 	leases, err := s.Acquire(ctx, acq)
 	require.NoError(t, err)
-	acq.Repeat = true
-	again, err := s.Acquire(ctx, acq)
+	again, err := s.RepeatAcquisition(ctx, webhooks.RepeatRequest{ID: acq.ID, Now: acq.Now})
 	require.NoError(t, err)
 	require.Len(t, again, len(leases))
 	for _, l := range leases {

@@ -142,12 +142,9 @@ func scanDelivery(row pgx.CollectableRow) (ops.Delivery, error) {
 // index does not hold are checked on the rows it leads to. The statement
 // reads neither the payload nor the headers (see summaryColumns).
 func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
-	if q.Limit < 1 {
-		return ops.Page{}, fmt.Errorf("pgstore: List: Limit is %d; it must be at least 1: %w", q.Limit, ops.ErrInvalidRequest)
-	}
-	state, err := listState("List", q)
+	state, err := q.ListState()
 	if err != nil {
-		return ops.Page{}, err
+		return ops.Page{}, fmt.Errorf("pgstore: List: %w", err)
 	}
 	start := s.sql.listDead
 	if state == webhooks.StateClosed {
@@ -187,17 +184,6 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 		page.Next = cursor.Position{State: state, At: at, Key: last.Key}.String()
 	}
 	return page, nil
-}
-
-// listState returns the state q lists: dead by default, or closed.
-func listState(op string, q ops.Query) (webhooks.State, error) {
-	switch q.State {
-	case "", webhooks.StateDead:
-		return webhooks.StateDead, nil
-	case webhooks.StateClosed:
-		return webhooks.StateClosed, nil
-	}
-	return "", fmt.Errorf("pgstore: %s: Query.State is %q; it must be empty, %q or %q: %w", op, q.State, webhooks.StateDead, webhooks.StateClosed, ops.ErrInvalidRequest)
 }
 
 // errUnstorableFilter reports a filter value no stored item can have.
@@ -396,7 +382,7 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 	offsets := make([]time.Duration, len(found))
 	for i, sel := range found {
 		keys[i] = sel.key
-		offsets[i] = spreadOffset(req.Spread, c.Done+i, c.Total).Truncate(time.Microsecond)
+		offsets[i] = req.SpreadOffset(c.Done+i, c.Total).Truncate(time.Microsecond)
 	}
 	res := ops.ReplayResult{Done: c.Done + len(found), Total: c.Total}
 	if more && res.Done < c.Total {
@@ -531,12 +517,10 @@ func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit op
 	return done, nil
 }
 
-// checkAudited checks an audit entry's actor, reason and ticket. Its
-// errors are phrases for the caller's message.
+// checkAudited checks that an audit entry's actor, reason and ticket are
+// storable as PostgreSQL text (the request's Check made sure the first
+// two are given). Its errors are phrases for the caller's message.
 func checkAudited(actor, reason, ticket string) error {
-	if strings.TrimSpace(actor) == "" || strings.TrimSpace(reason) == "" {
-		return errors.New("an actor and a reason are required")
-	}
 	for _, f := range []struct{ what, v string }{{"actor", actor}, {"reason", reason}, {"ticket", ticket}} {
 		if checkText(f.what, f.v) != nil {
 			return fmt.Errorf("the %s is not valid UTF-8 or contains a NUL byte, which PostgreSQL text cannot store", f.what)
@@ -545,20 +529,13 @@ func checkAudited(actor, reason, ticket string) error {
 	return nil
 }
 
-// spreadOffset is the offset from Now of item i of n in a replay spread
-// over spread: spread*i/n, computed without overflowing.
-func spreadOffset(spread time.Duration, i, n int) time.Duration {
-	if spread <= 0 || n <= 0 {
-		return 0
-	}
-	d, m := int64(spread)/int64(n), int64(spread)%int64(n)
-	return time.Duration(d*int64(i) + m*int64(i)/int64(n))
-}
-
 // CloseDeadLetter implements ops.Store in one statement that closes the
 // item and records the closing in its audit trail.
 func (s *Store) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error {
 	key := req.Key
+	if err := req.Check(); err != nil {
+		return fmt.Errorf("pgstore: close %s: %w", key, err)
+	}
 	if err := checkAudited(req.Actor, req.Reason, req.Ticket); err != nil {
 		return fmt.Errorf("pgstore: close %s: %v; a closing is audited: %w", key, err, ops.ErrInvalidRequest)
 	}

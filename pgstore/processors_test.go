@@ -16,6 +16,7 @@ import (
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // TestProcessorsOnSeparatePools runs three real webhooks.Processors, each on
@@ -116,18 +117,6 @@ func TestProcessorsOnSeparatePools(t *testing.T) {
 
 var _ webhooks.WakeSource = (*pgstore.Listener)(nil)
 
-// fakeClock is a webhooks.Clock that moves only when told.
-type fakeClock struct{ ns atomic.Int64 }
-
-func newFakeClock(t time.Time) *fakeClock {
-	c := &fakeClock{}
-	c.ns.Store(t.UnixNano())
-	return c
-}
-
-func (c *fakeClock) Now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *fakeClock) Advance(d time.Duration) { c.ns.Add(int64(d)) }
-
 // TestProcessorLosesExpiredLeaseToAnotherInstance: a running Processor's
 // handler blocks while the lease lapses (by the processor's own clock) and
 // another instance takes the item. The processor's next renewal finds its
@@ -142,7 +131,7 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 	key := testKey("slow")
 	mustEnqueueNew(t, a, testEnvelope(key, "{}", baseTime))
 
-	clock := newFakeClock(baseTime)
+	clock := webhookstest.NewClock(baseTime)
 	started := make(chan struct{})
 	cause := make(chan error, 1)
 	mux := webhooks.NewMux()

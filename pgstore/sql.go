@@ -14,7 +14,7 @@ import (
 // server's. Durations travel as microseconds (bigint).
 
 // itemColumns lists the columns itemRow.dest scans, in order (getSQL, and
-// acquireSQL after its own three).
+// acquireSQL and repeatSQL after their own four).
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
 	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
 	i.last_error_class, i.last_error_message, i.last_error_at, i.duplicate_count, i.last_seen_at,
@@ -194,8 +194,8 @@ func legacyReclaimedSQL(alias, number string) string {
 // A lease is started or held (webhooks.LeaseStarter, see held):
 // lease_started_at is when the current lease's attempt started, NULL while
 // it is held. Every row is started (its attempt counted in attempts and
-// numbered in attempt_seq) unless the caller asked for held leases ($8):
-// then only the rows ranked at most $9 that are not reclaimed are, and the
+// numbered in attempt_seq) unless the caller asked for held leases ($7):
+// then only the rows ranked at most $8 that are not reclaimed are, and the
 // others are held, counted and numbered only when started (startSQL, or a
 // settlement that ran them). A row is reclaimed when it is taken over
 // from an expired started lease, or its last lease is unstarted (held and
@@ -215,33 +215,12 @@ func legacyReclaimedSQL(alias, number string) string {
 //
 // An acquisition with an ID ($6, webhooks.AcquireRequest.ID; NULL for
 // none) writes acquisition_id: the ID, a space and the row's new token,
-// which due makes for it. The repeated CTE first looks for the leases
-// granted under that ID and still valid: rows leased, due (their lease
-// expiry) after now, whose acquisition_id is the ID followed by their
-// current token. It goes through the leased rows and the retries not yet
-// due (inbox_items_due_idx from now on, or a scan of the table where many
-// retries are scheduled), and only on a repeat ($7, with $6 not NULL: a
-// one-time filter, so a first acquisition reads nothing more than one
-// without an ID); the token in the value makes a row leased since by an
-// instance that does not write the column (the previous version, during a
-// rolling upgrade) match nothing. When repeated finds rows, due finds
-// none (another one-time filter), and the statement returns those rows
-// as they are: nothing is locked, changed or recorded.
+// which due makes for it (see repeatSQL).
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
-// $6 acquisition ID, $7 repeat, $8 hold, $9 how many to start.
+// $6 acquisition ID, $7 hold, $8 how many to start.
 var acquireSQL = `
-WITH repeated AS (
-	SELECT 0::bigint AS rank,
-		coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
-		` + heldI + ` AS unstarted,
-		i.lease_token::text AS token, ` + itemColumns + `
-	FROM {{schema}}.inbox_items AS i
-	WHERE $7::boolean AND $6::text IS NOT NULL
-		AND i.state = 'leased'
-		AND i.next_attempt_at > coalesce($1::timestamptz, now())
-		AND i.acquisition_id = $6::text || ' ' || i.lease_token::text
-), due AS (
+WITH due AS (
 	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS expired,
 		NOT ` + held + ` AS was_started, lease_reclaimed,
 		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
@@ -249,7 +228,6 @@ WITH repeated AS (
 	FROM {{schema}}.inbox_items
 	WHERE state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
-		AND NOT EXISTS (SELECT 1 FROM repeated)
 	ORDER BY next_attempt_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
@@ -260,7 +238,7 @@ WITH repeated AS (
 		row_number() OVER (ORDER BY d.due_at, d.provider, d.tenant, d.event_id) AS rank
 	FROM due AS d
 ), planned AS (
-	SELECT r.*, NOT ($8::boolean AND (r.reclaimed OR r.rank > $9::int)) AS start
+	SELECT r.*, NOT ($7::boolean AND (r.reclaimed OR r.rank > $8::int)) AS start
 	FROM ranked AS r
 ), crashed AS (
 	INSERT INTO {{schema}}.inbox_attempts (
@@ -289,9 +267,27 @@ WITH repeated AS (
 	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id
 	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, ` + itemColumns + `
 )
-SELECT * FROM repeated
-UNION ALL
 SELECT * FROM leased`
+
+// repeatSQL returns the leases granted under the acquisition ID $2 and
+// still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
+// acquireSQL's result, changing nothing: rows leased, due (their lease
+// expiry) after now, whose acquisition_id is the ID followed by their
+// current token. It goes through the leased rows and the retries not yet
+// due (inbox_items_due_idx from now on, or a scan of the table where many
+// retries are scheduled); it only follows an acquisition error. The token
+// in the value makes a row leased since by an instance that does not
+// write the column (the previous version, during a rolling upgrade) match
+// nothing.
+var repeatSQL = `
+SELECT 0::bigint AS rank,
+	coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
+	` + heldI + ` AS unstarted,
+	i.lease_token::text AS token, ` + itemColumns + `
+FROM {{schema}}.inbox_items AS i
+WHERE i.state = 'leased'
+	AND i.next_attempt_at > coalesce($1::timestamptz, now())
+	AND i.acquisition_id = $2::text || ' ' || i.lease_token::text`
 
 // leaseWhere fences a statement on the current token. $1..$3 key, $4 token.
 const leaseWhere = `
@@ -639,7 +635,7 @@ SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
 // statements are the SQL texts with the schema filled in.
 type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
-	acquire, release                              string
+	acquire, repeat, release                      string
 	succeed, retry, deadLetter, abandon, extend   string
 	settleBatch, start                            string
 	leaseLost                                     string
@@ -661,6 +657,7 @@ func renderStatements(quotedSchema string) statements {
 		enqueueBatch:            r.Replace(enqueueBatchSQL),
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
+		repeat:                  r.Replace(repeatSQL),
 		succeed:                 r.Replace(succeedSQL),
 		retry:                   r.Replace(retrySQL),
 		deadLetter:              r.Replace(deadLetterSQL),

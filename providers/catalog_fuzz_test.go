@@ -9,6 +9,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // FuzzCatalogVerifiers gives every catalog verifier arbitrary bodies,
@@ -47,7 +48,7 @@ func FuzzCatalogVerifiers(f *testing.F) {
 			cred = "fuzz-secret_0123456789"
 		}
 		v, err := providers.New(name, providers.Config{Secrets: webhooks.StaticSecrets(cred), PublicURL: "https://hooks.example.com", VerifyToken: "vt",
-			Clock: fixedClock(time.Unix(1735689600, 0))})
+			Clock: webhookstest.NewClock(time.Unix(1735689600, 0))})
 		if err != nil {
 			f.Fatalf("%s: %v", name, err)
 		}

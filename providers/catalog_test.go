@@ -133,7 +133,7 @@ func fixtureFor(t *testing.T, signer *webhookstest.Signer, sns *snsServer, confi
 	reg := webhooks.NewRegistry()
 	require.NoError(t, reg.Register(name, v))
 	f.inbox = memstore.NewInbox()
-	f.receiver, err = webhooks.NewReceiver(reg, f.inbox, memstore.NewReplay(), webhooks.WithLogger(quietLogger))
+	f.receiver, err = webhooks.NewReceiver(reg, f.inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(quietLogger))
 	require.NoError(t, err)
 	return f
 }
@@ -275,6 +275,37 @@ func TestCatalogHarness(t *testing.T) {
 		})
 	}
 	assert.NotEmpty(t, confirmed, "the SNS SubscriptionConfirmation reached Config.Confirm")
+}
+
+// TestCatalogReceiverWithoutReplayStore: NewReceiver builds without a
+// replay store for every entry that needs none, and the receiver stores
+// its signed deliveries; for the entries that need one (a replay key of
+// their own, or an event type a header the signature leaves out chooses
+// for a signed body) it refuses to build, naming the provider.
+func TestCatalogReceiverWithoutReplayStore(t *testing.T) {
+	t.Parallel()
+	sns := newSNSServer(t)
+	var need []string
+	for _, name := range providers.Names() {
+		f := newFixture(t, name, sns, acknowledge)
+		reg := webhooks.NewRegistry()
+		require.NoError(t, reg.Register(name, f.verifier))
+		rcv, err := webhooks.NewReceiver(reg, f.inbox, webhooks.WithLogger(quietLogger))
+		if webhooks.NeedsReplayStore(f.verifier) {
+			need = append(need, name)
+			assert.ErrorContains(t, err, strconv.Quote(name)+" need a replay store", name)
+			continue
+		}
+		require.NoError(t, err, name)
+		f.receiver = rcv
+		d := f.sign(t, webhookstest.Message{})
+		rec := f.send(t, d)
+		assert.Equal(t, wantStatus(f.entry, http.StatusAccepted), rec.Code, "%s without a replay store: %s", name, rec.Body)
+		assert.Equal(t, 1, f.inbox.Len(), "%s: stored", name)
+		assert.Equal(t, wantStatus(f.entry, http.StatusOK), f.send(t, d).Code, "%s: the redelivery is a duplicate", name)
+	}
+	assert.Equal(t, []string{"bitbucket", "github", "gitlab-signing", "lemonsqueezy", "linear", "mailgun", "sentry", "shopify", "twitch", "woocommerce"}, need,
+		"the entries that need a replay store")
 }
 
 // wantStatus is the status of an accepted or duplicate delivery: the
@@ -455,22 +486,41 @@ func tamper(d *webhookstest.Delivery) *webhookstest.Delivery {
 	return c
 }
 
+// TestCatalogEntries: what the catalog says of each entry beside its
+// definition (whose derived text TestCatalogFollowsDefinition and
+// TestCatalogWindow check) holds: names and look-ups, a cell for every
+// column of the page, a documentation address, the scheme its definition
+// has (an entry built from HMACOptions is SchemeHMAC, from Ed25519Options
+// SchemeEd25519, from TokenOptions SchemeToken; one of a fixed format is
+// none of the defined schemes' own, Ed25519), its environment variables.
 func TestCatalogEntries(t *testing.T) {
 	t.Parallel()
 	valid := regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	schemes := []string{providers.SchemeHMAC, providers.SchemeEd25519, providers.SchemeECDSA, providers.SchemeCertificate, providers.SchemeToken, providers.SchemeTwilioURL}
+	fixed := []string{providers.SchemeHMAC, providers.SchemeECDSA, providers.SchemeCertificate, providers.SchemeToken, providers.SchemeTwilioURL}
 	for _, e := range providers.Entries() {
 		got, ok := providers.Lookup(e.Name)
 		require.True(t, ok, e.Name)
 		assert.Equal(t, e.Name, got.Name)
 		assert.Regexp(t, valid, e.Name)
 		for field, value := range map[string]string{"Title": e.Title, "Credential": e.Credential, "Headers": e.Headers(), "Signed": e.Signed(), "Window": e.Window(), "EventID": e.EventID()} {
-			assert.NotEmpty(t, value, "%s: %s", e.Name, field)
+			assert.NotEmpty(t, value, "%s: %s, a cell of the catalog page", e.Name, field)
 			assert.NotContains(t, value, "|", "%s: %s would break the catalog table", e.Name, field)
 		}
 		u, err := url.Parse(e.Docs)
 		assert.True(t, err == nil && u.Scheme == "https" && u.Host != "", "%s: docs %q", e.Name, e.Docs)
-		assert.Contains(t, schemes, e.Scheme, e.Name)
+		_, hmac := e.HMACOptions(providers.Config{PublicURL: hookBase})
+		_, ed := e.Ed25519Options()
+		_, token := e.TokenOptions()
+		switch {
+		case hmac:
+			assert.Equal(t, providers.SchemeHMAC, e.Scheme, "%s: defined by HMACOptions", e.Name)
+		case ed:
+			assert.Equal(t, providers.SchemeEd25519, e.Scheme, "%s: defined by Ed25519Options", e.Name)
+		case token:
+			assert.Equal(t, providers.SchemeToken, e.Scheme, "%s: defined by TokenOptions", e.Name)
+		default:
+			assert.Contains(t, fixed, e.Scheme, "%s: a verifier of a fixed format", e.Name)
+		}
 		assert.Regexp(t, `^[A-Z][A-Z0-9_]*_WEBHOOK_SECRET$`, e.SecretEnv(), e.Name)
 		assert.Equal(t, e.NeedsVerifyToken, e.VerifyTokenEnv() != "", e.Name)
 		assert.Equal(t, e.NeedsVerifyToken, e.Name == "meta", "only meta needs a verify token")
@@ -543,7 +593,7 @@ func TestCatalogConfigClock(t *testing.T) {
 	for _, name := range []string{"stripe", "discord", "sendgrid", "mailgun", "twitch", "box"} {
 		s, err := webhookstest.NewKeySigner(name)
 		require.NoError(t, err)
-		v, err := providers.New(name, providers.Config{Secrets: webhooks.StaticSecrets(s.Credential()), Clock: fixedClock(past)})
+		v, err := providers.New(name, providers.Config{Secrets: webhooks.StaticSecrets(s.Credential()), Clock: webhookstest.NewClock(past)})
 		require.NoError(t, err)
 		d, err := s.Sign(hookBase+"/webhooks/"+name, webhookstest.Message{})
 		require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // catalogVector is a vector of testdata/<name>/catalog-vector.json: a
@@ -67,7 +68,7 @@ func TestCatalogVectors(t *testing.T) {
 		}
 		verifier, err := providers.New(name, providers.Config{
 			Secrets: webhooks.StaticSecrets(v.Secret), PublicURL: "https://hooks.example.com", VerifyToken: verifyToken,
-			Clock: fixedClock(time.Unix(v.Now, 0)),
+			Clock: webhookstest.NewClock(time.Unix(v.Now, 0)),
 		})
 		require.NoError(t, err, name)
 		u, err := url.Parse(v.URL)

@@ -59,6 +59,11 @@ type mailgunVerifier struct {
 
 var mailgunEvent = webhooks.EventSource{IDPath: "event-data.id", TypePath: "event-data.event"}
 
+// NeedsReplayStore implements webhooks.ReplayGuarded: a signature covers a
+// timestamp and a token only, so the token is a replay key
+// (Verification.ReplayKey), refused with other content.
+func (v *mailgunVerifier) NeedsReplayStore() bool { return true }
+
 // MailgunTimestampPath is where Mailgun's signed timestamp is in the body.
 const MailgunTimestampPath = "signature.timestamp"
 

@@ -82,7 +82,7 @@ func TestMailgunWindowIsTheSignedTimestamp(t *testing.T) {
 	t.Parallel()
 	const key = "mailgun-signing-key"
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	v, err := providers.NewMailgunVerifier(providers.MailgunOptions{Clock: fixedClock(now)}, webhooks.StaticSecrets(key))
+	v, err := providers.NewMailgunVerifier(providers.MailgunOptions{Clock: webhookstest.NewClock(now)}, webhooks.StaticSecrets(key))
 	require.NoError(t, err)
 	sign := func(ts, token string) string {
 		mac := hmac.New(sha256.New, []byte(key))

@@ -25,7 +25,7 @@ func ExampleNew() {
 	}
 	registry := webhooks.NewRegistry()
 	registry.MustRegister("meta", meta)
-	receiver, err := webhooks.NewReceiver(registry, memstore.NewInbox(), memstore.NewReplay())
+	receiver, err := webhooks.NewReceiver(registry, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -56,7 +56,7 @@ func ExampleHandshakeSecrets() {
 	}
 	registry := webhooks.NewRegistry()
 	registry.MustRegister("asana", asana)
-	receiver, err := webhooks.NewReceiver(registry, memstore.NewInbox(), memstore.NewReplay())
+	receiver, err := webhooks.NewReceiver(registry, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -55,7 +55,7 @@ func quietGateway(t *testing.T, provider string, v webhooks.Verifier, clock webh
 	registry := webhooks.NewRegistry()
 	registry.MustRegister(provider, v)
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-	gw, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithClock(clock), webhooks.WithLogger(quietLogger))
+	gw, err := webhooks.NewReceiver(registry, inbox, webhooks.WithReplayStore(replay), webhooks.WithClock(clock), webhooks.WithLogger(quietLogger))
 	if err != nil {
 		t.Fatal(err)
 	}

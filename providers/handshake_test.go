@@ -32,7 +32,7 @@ func serveOne(t *testing.T, name string, cfg providers.Config, req *http.Request
 	reg := webhooks.NewRegistry()
 	require.NoError(t, reg.Register(name, v))
 	inbox := memstore.NewInbox()
-	rcv, err := webhooks.NewReceiver(reg, inbox, memstore.NewReplay(), webhooks.WithLogger(quietLogger))
+	rcv, err := webhooks.NewReceiver(reg, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(quietLogger))
 	require.NoError(t, err)
 	rec := httptest.NewRecorder()
 	rcv.ServeHTTP(rec, req)

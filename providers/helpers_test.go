@@ -53,10 +53,6 @@ func loadVector(t *testing.T, path string) vector {
 // fixedNow is the clock of every timestamped preset test.
 var fixedNow = time.Date(2025, 3, 14, 15, 9, 26, 0, time.UTC)
 
-func fixedClock(t time.Time) webhooks.Clock {
-	return webhookstest.NewClock(t)
-}
-
 var testRoute = webhooks.Route{Provider: "test", Tenant: "acme"}
 
 // newVerifier returns the HMAC verifier of opts with the clock (nil: the
@@ -236,11 +232,11 @@ func nhGateway(t *testing.T, provider string, v webhooks.Verifier, clock webhook
 		t.Fatal(err)
 	}
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay()
-	opts := []webhooks.ReceiverOption{}
+	opts := []webhooks.ReceiverOption{webhooks.WithReplayStore(replay)}
 	if clock != nil {
 		opts = append(opts, webhooks.WithClock(clock))
 	}
-	gw, err := webhooks.NewReceiver(resolver, inbox, replay, opts...)
+	gw, err := webhooks.NewReceiver(resolver, inbox, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}

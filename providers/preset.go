@@ -81,6 +81,10 @@ func (p *preset) SecretHeaders() []string {
 	return nil
 }
 
+// NeedsReplayStore implements webhooks.ReplayGuarded as the verifier it
+// wraps does.
+func (p *preset) NeedsReplayStore() bool { return webhooks.NeedsReplayStore(p.inner) }
+
 // Every verifier of the package whose credential travels in a header says
 // which headers (the body schemes redact theirs in Verification.Payload).
 var (
@@ -91,6 +95,15 @@ var (
 	_ webhooks.SecretHeaderVerifier = (*TwilioVerifier)(nil)
 	_ webhooks.SecretHeaderVerifier = (*sendGridVerifier)(nil)
 	_ webhooks.SecretHeaderVerifier = (*anyHeader)(nil)
+)
+
+// Every verifier of the package that may need a ReplayStore says whether
+// it does.
+var (
+	_ webhooks.ReplayGuarded = (*preset)(nil)
+	_ webhooks.ReplayGuarded = (*anyHeader)(nil)
+	_ webhooks.ReplayGuarded = (*mailgunVerifier)(nil)
+	_ webhooks.ReplayGuarded = (*Ed25519Verifier)(nil)
 )
 
 // Format prints the verifier's type only, whatever the verb.

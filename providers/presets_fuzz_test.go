@@ -1,4 +1,4 @@
-package providers
+package providers_test
 
 import (
 	"bytes"
@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // fuzzPreset is a preset with a secret, ready to sign fuzzed requests.
@@ -32,7 +34,7 @@ type fuzzPreset struct {
 }
 
 func fuzzPresets(f *testing.F, now time.Time) []fuzzPreset {
-	clock := fixedClock(now)
+	clock := webhookstest.NewClock(now)
 	swKey := []byte("fuzz-standard-webhooks-key-32byt")
 	body := func(_, _ string, body []byte) []byte { return body }
 	joined := func(prefix, sep string) func(ts, id string, body []byte) []byte {
@@ -45,15 +47,15 @@ func fuzzPresets(f *testing.F, now time.Time) []fuzzPreset {
 		key     []byte
 		content func(ts, id string, body []byte) []byte
 	}{
-		{"stripe", StripeOptions(), "whsec_fuzz", nil, joined("", ".")},
-		{"github", GitHubOptions(), "gh-fuzz", nil, body},
-		{"standardwebhooks", StandardWebhooksOptions(), "whsec_" + base64.StdEncoding.EncodeToString(swKey), swKey,
+		{"stripe", providers.StripeOptions(), "whsec_fuzz", nil, joined("", ".")},
+		{"github", providers.GitHubOptions(), "gh-fuzz", nil, body},
+		{"standardwebhooks", providers.StandardWebhooksOptions(), "whsec_" + base64.StdEncoding.EncodeToString(swKey), swKey,
 			func(ts, id string, body []byte) []byte { return slices.Concat([]byte(id+"."+ts+"."), body) }},
-		{"slack", SlackOptions(), "slack-fuzz", nil, joined("v0:", ":")},
-		{"shopify", ShopifyOptions(), "shpss_fuzz", nil, body},
-		{"paddle", PaddleOptions(), "pdl_ntfset_fuzz", nil, joined("", ":")},
-		{"linear", LinearOptions(), "lin_wh_fuzz", nil, body},
-		{"zoom", ZoomOptions(), "zoom-fuzz", nil, joined("v0:", ":")},
+		{"slack", providers.SlackOptions(), "slack-fuzz", nil, joined("v0:", ":")},
+		{"shopify", providers.ShopifyOptions(), "shpss_fuzz", nil, body},
+		{"paddle", providers.PaddleOptions(), "pdl_ntfset_fuzz", nil, joined("", ":")},
+		{"linear", providers.LinearOptions(), "lin_wh_fuzz", nil, body},
+		{"zoom", providers.ZoomOptions(), "zoom-fuzz", nil, joined("v0:", ":")},
 	}
 	out := make([]fuzzPreset, 0, len(list))
 	for _, p := range list {

@@ -36,6 +36,39 @@ type presetCase struct {
 	// unsigned is what the signature leaves out, as the provider
 	// documents it.
 	unsigned webhooks.UnsignedFields
+	// sign returns the headers of msg signed with secret as the
+	// provider's documentation says (not from opts: the case checks
+	// opts against it).
+	sign func(secret string, msg webhookstest.SignedMessage) http.Header
+}
+
+// Hand-written signatures, each as its provider documents it.
+var (
+	b64MAC = func(key string, parts ...string) string {
+		return base64.StdEncoding.EncodeToString(mac(sha256.New, key, parts...))
+	}
+	unix = func(at time.Time) string { return strconv.FormatInt(at.Unix(), 10) }
+)
+
+// presetHeaders makes a header of name/value pairs.
+func presetHeaders(kv ...string) http.Header {
+	h := http.Header{"Content-Type": {"application/json"}}
+	for i := 0; i < len(kv); i += 2 {
+		h.Set(kv[i], kv[i+1])
+	}
+	return h
+}
+
+// standardWebhooksSign signs as the Standard Webhooks specification says,
+// under the headers named prefix-id, prefix-timestamp and
+// prefix-signature: v1, then the base64 HMAC-SHA256, keyed by the
+// base64-decoded secret after "whsec_", of "id.timestamp.body".
+func standardWebhooksSign(prefix string) func(string, webhookstest.SignedMessage) http.Header {
+	return func(secret string, m webhookstest.SignedMessage) http.Header {
+		key, _ := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret, "whsec_"))
+		ts := unix(m.Timestamp)
+		return presetHeaders(prefix+"-id", m.ID, prefix+"-timestamp", ts, prefix+"-signature", "v1,"+b64MAC(string(key), m.ID, ".", ts, ".", string(m.Body)))
+	}
 }
 
 func presetFixedID(id string) func([]byte) string { return func([]byte) string { return id } }
@@ -47,8 +80,11 @@ func presetWhsec(seed string) string {
 func presetCases() []presetCase {
 	return []presetCase{
 		{
-			name:    "stripe",
-			opts:    providers.StripeOptions(),
+			name: "stripe",
+			opts: providers.StripeOptions(),
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header { // t=…,v1=hex(HMAC(secret, "t.body"))
+				return presetHeaders("Stripe-Signature", "t="+unix(m.Timestamp)+",v1="+hexMAC(secret, unix(m.Timestamp), ".", string(m.Body)))
+			},
 			secrets: [3]string{"whsec_current_a1b2c3", "whsec_next_d4e5f6", "whsec_retired_g7h8"},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "evt_rt", Type: "invoice.paid", Timestamp: at,
@@ -60,7 +96,10 @@ func presetCases() []presetCase {
 			name:     "github",
 			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 			opts:     providers.GitHubOptions(),
-			secrets:  [3]string{"gh-current", "gh-next", "gh-retired"},
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header {
+				return presetHeaders("X-Hub-Signature-256", "sha256="+hexMAC(secret, string(m.Body)), "X-GitHub-Delivery", m.ID, "X-GitHub-Event", m.Type)
+			},
+			secrets: [3]string{"gh-current", "gh-next", "gh-retired"},
 			message: func(time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: ghDelivery, Type: "push", Body: []byte(`{"ref":"refs/heads/main"}`)}
 			},
@@ -69,6 +108,7 @@ func presetCases() []presetCase {
 		{
 			name:    "standardwebhooks",
 			opts:    providers.StandardWebhooksOptions(),
+			sign:    standardWebhooksSign("webhook"),
 			secrets: [3]string{presetWhsec("current"), presetWhsec("next"), presetWhsec("retired")},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "msg_rt", Timestamp: at, Body: []byte(`{"type":"user.created","timestamp":"2025-03-14T15:09:26Z","data":{"id":"u_1"}}`)}
@@ -78,6 +118,7 @@ func presetCases() []presetCase {
 		{
 			name:    "svix",
 			opts:    providers.SvixOptions(),
+			sign:    standardWebhooksSign("svix"),
 			secrets: [3]string{presetWhsec("current"), presetWhsec("next"), presetWhsec("retired")},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "msg_svix", Timestamp: at, Body: []byte(`{"type":"email.sent","data":{}}`)}
@@ -85,8 +126,11 @@ func presetCases() []presetCase {
 			wantID: presetFixedID("msg_svix"), wantType: "email.sent",
 		},
 		{
-			name:    "slack",
-			opts:    providers.SlackOptions(),
+			name: "slack",
+			opts: providers.SlackOptions(),
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header { // v0=hex(HMAC(secret, "v0:ts:body"))
+				return presetHeaders("X-Slack-Request-Timestamp", unix(m.Timestamp), "X-Slack-Signature", "v0="+hexMAC(secret, "v0:", unix(m.Timestamp), ":", string(m.Body)))
+			},
 			secrets: [3]string{"8f742231b10e8888abcd99current", "8f742231b10e8888abcd99next", "8f742231b10e8888abcd99old"},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{Timestamp: at, Body: []byte(`{"token":"t","team_id":"T1","api_app_id":"A1","event":{"type":"app_mention","text":"hi","ts":"1.2"},"type":"event_callback","event_id":"Ev08MFMKH6","event_time":1742000000}`)}
@@ -97,15 +141,21 @@ func presetCases() []presetCase {
 			name:     "shopify",
 			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 			opts:     providers.ShopifyOptions(),
-			secrets:  [3]string{"shpss_current", "shpss_next", "shpss_retired"},
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header {
+				return presetHeaders("X-Shopify-Hmac-Sha256", b64MAC(secret, string(m.Body)), "X-Shopify-Webhook-Id", m.ID, "X-Shopify-Topic", m.Type)
+			},
+			secrets: [3]string{"shpss_current", "shpss_next", "shpss_retired"},
 			message: func(time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "b54557e4-bdd9-4b37-8a5f-bf7d70bcd043", Type: "orders/create", Body: []byte(`{"id":820982911946154508,"email":"jon@example.com"}`)}
 			},
 			wantID: presetFixedID("b54557e4-bdd9-4b37-8a5f-bf7d70bcd043"), wantType: "orders/create",
 		},
 		{
-			name:    "paddle",
-			opts:    providers.PaddleOptions(),
+			name: "paddle",
+			opts: providers.PaddleOptions(),
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header { // ts=…;h1=hex(HMAC(secret, "ts:body"))
+				return presetHeaders("Paddle-Signature", "ts="+unix(m.Timestamp)+";h1="+hexMAC(secret, unix(m.Timestamp), ":", string(m.Body)))
+			},
 			secrets: [3]string{"pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_current", "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_next", "pdl_ntfset_01gkpjp8bkm3tm53kdgkx6sms7_old"},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "evt_01h", Type: "subscription.created", Timestamp: at,
@@ -117,7 +167,10 @@ func presetCases() []presetCase {
 			name:     "linear",
 			unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
 			opts:     providers.LinearOptions(),
-			secrets:  [3]string{"lin_wh_current", "lin_wh_next", "lin_wh_retired"},
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header { // the timestamp is in the body
+				return presetHeaders("Linear-Signature", hexMAC(secret, string(m.Body)), "Linear-Delivery", m.ID, "Linear-Event", m.Type)
+			},
+			secrets: [3]string{"lin_wh_current", "lin_wh_next", "lin_wh_retired"},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "234d1a4e-b617-4388-90fe-adc3633d6b72", Type: "Issue", Timestamp: at,
 					Body: []byte(`{"action":"update","type":"Issue","data":{"id":"i1"},"webhookTimestamp":` + strconv.FormatInt(at.UnixMilli(), 10) + `}`)}
@@ -125,8 +178,11 @@ func presetCases() []presetCase {
 			wantID: presetFixedID("234d1a4e-b617-4388-90fe-adc3633d6b72"), wantType: "Issue",
 		},
 		{
-			name:    "zoom",
-			opts:    providers.ZoomOptions(),
+			name: "zoom",
+			opts: providers.ZoomOptions(),
+			sign: func(secret string, m webhookstest.SignedMessage) http.Header { // v0=hex(HMAC(secret, "v0:ts:body"))
+				return presetHeaders("X-Zm-Request-Timestamp", unix(m.Timestamp), "X-Zm-Signature", "v0="+hexMAC(secret, "v0:", unix(m.Timestamp), ":", string(m.Body)))
+			},
 			secrets: [3]string{"zoom-current", "zoom-next", "zoom-retired"},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{Timestamp: at,
@@ -145,8 +201,9 @@ func presetTimestamped(o webhooks.HMACOptions) bool {
 	return o.Timestamp.Header != "" || o.Timestamp.Key != "" || o.Timestamp.Path != ""
 }
 
-// presetSigned returns the request webhookstest makes for msg.
-func presetSigned(t *testing.T, opts webhooks.HMACOptions, secret string, msg webhookstest.SignedMessage) *webhooks.Request {
+// optionsSigned returns the request webhookstest makes for msg from
+// opts.
+func optionsSigned(t *testing.T, opts webhooks.HMACOptions, secret string, msg webhookstest.SignedMessage) *webhooks.Request {
 	t.Helper()
 	h, err := webhookstest.SignHMAC(opts, secret, msg)
 	if err != nil {
@@ -155,20 +212,34 @@ func presetSigned(t *testing.T, opts webhooks.HMACOptions, secret string, msg we
 	return &webhooks.Request{Method: http.MethodPost, Header: h, Body: msg.Body}
 }
 
-// TestPresets runs every preset through the same checks: a round trip
-// through webhookstest, a tampered body, a wrong secret, stale and future
-// timestamps, a rotated secret, and the gateway.
+// presetSigned returns the request of msg signed as the provider
+// documents it.
+func presetSigned(pc presetCase, secret string, msg webhookstest.SignedMessage) *webhooks.Request {
+	return &webhooks.Request{Method: http.MethodPost, Header: pc.sign(secret, msg), Body: msg.Body}
+}
+
+// presetHTTPRequest is presetSigned as an *http.Request to path.
+func presetHTTPRequest(pc presetCase, path, secret string, msg webhookstest.SignedMessage) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(string(msg.Body)))
+	req.Header = pc.sign(secret, msg)
+	return req
+}
+
+// TestPresets runs every preset through the same checks, on requests
+// signed as each provider documents it (by hand, not from the options
+// under test): a round trip, a tampered body, a wrong secret, stale and
+// future timestamps, a rotated secret, and the gateway.
 func TestPresets(t *testing.T) {
 	t.Parallel()
 	for _, pc := range presetCases() {
 		t.Run(pc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := context.Background()
-			v := newVerifier(t, pc.opts, webhooks.StaticSecrets(pc.secrets[0]), fixedClock(fixedNow))
+			v := newVerifier(t, pc.opts, webhooks.StaticSecrets(pc.secrets[0]), webhookstest.NewClock(fixedNow))
 			msg := pc.message(fixedNow)
 
 			t.Run("round trip", func(t *testing.T) {
-				got := verified(t)(v.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[0], msg)))
+				got := verified(t)(v.Verify(ctx, testRoute, presetSigned(pc, pc.secrets[0], msg)))
 				want := webhooks.Verification{
 					EventID:   pc.wantID(msg.Body),
 					EventType: pc.wantType,
@@ -188,13 +259,13 @@ func TestPresets(t *testing.T) {
 				}
 			})
 			t.Run("tampered body", func(t *testing.T) {
-				req := presetSigned(t, pc.opts, pc.secrets[0], msg)
+				req := presetSigned(pc, pc.secrets[0], msg)
 				req.Body = []byte(strings.Replace(string(req.Body), `"`, ` "`, 1))
 				_, err := v.Verify(ctx, testRoute, req)
 				wantReason(t, err, webhooks.ReasonBadSignature)
 			})
 			t.Run("wrong secret", func(t *testing.T) {
-				_, err := v.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[2], msg))
+				_, err := v.Verify(ctx, testRoute, presetSigned(pc, pc.secrets[2], msg))
 				wantReason(t, err, webhooks.ReasonBadSignature)
 			})
 			t.Run("timestamp window", func(t *testing.T) {
@@ -212,7 +283,7 @@ func TestPresets(t *testing.T) {
 					{tol + time.Second, webhooks.ReasonTimestampExpired},
 					{-24 * time.Hour, webhooks.ReasonTimestampExpired},
 				} {
-					_, err := v.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[0], pc.message(fixedNow.Add(c.offset))))
+					_, err := v.Verify(ctx, testRoute, presetSigned(pc, pc.secrets[0], pc.message(fixedNow.Add(c.offset))))
 					if c.want == "" {
 						if err != nil {
 							t.Errorf("signed %v from now: %v", c.offset, err)
@@ -224,21 +295,21 @@ func TestPresets(t *testing.T) {
 				// A wider window is one field away.
 				wide := pc.opts
 				wide.Timestamp.Tolerance = 48 * time.Hour
-				vw := newVerifier(t, wide, webhooks.StaticSecrets(pc.secrets[0]), fixedClock(fixedNow))
-				verified(t)(vw.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[0], pc.message(fixedNow.Add(-24*time.Hour)))))
+				vw := newVerifier(t, wide, webhooks.StaticSecrets(pc.secrets[0]), webhookstest.NewClock(fixedNow))
+				verified(t)(vw.Verify(ctx, testRoute, presetSigned(pc, pc.secrets[0], pc.message(fixedNow.Add(-24*time.Hour)))))
 			})
 			t.Run("rotated secret", func(t *testing.T) {
 				creds := webhooks.CredentialResolverFunc(func(context.Context, webhooks.Route) ([]webhooks.Secret, error) {
 					return []webhooks.Secret{{ID: "2024", Value: []byte(pc.secrets[0])}, {ID: "2025", Value: []byte(pc.secrets[1])}}, nil
 				})
-				vr := newVerifier(t, pc.opts, creds, fixedClock(fixedNow))
+				vr := newVerifier(t, pc.opts, creds, webhookstest.NewClock(fixedNow))
 				for i, keyID := range []string{"2024", "2025"} {
-					got := verified(t)(vr.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[i], msg)))
+					got := verified(t)(vr.Verify(ctx, testRoute, presetSigned(pc, pc.secrets[i], msg)))
 					if got.KeyID != keyID {
 						t.Errorf("signed with secret %d: KeyID = %q, want %q", i, got.KeyID, keyID)
 					}
 				}
-				_, err := vr.Verify(ctx, testRoute, presetSigned(t, pc.opts, pc.secrets[2], msg))
+				_, err := vr.Verify(ctx, testRoute, presetSigned(pc, pc.secrets[2], msg))
 				wantReason(t, err, webhooks.ReasonBadSignature)
 			})
 			t.Run("gateway", func(t *testing.T) {
@@ -246,7 +317,7 @@ func TestPresets(t *testing.T) {
 				gw := newPresetGateway(t, pc.name, v, inbox)
 				for _, wantCode := range []int{http.StatusAccepted, http.StatusOK} {
 					rec := httptest.NewRecorder()
-					gw.ServeHTTP(rec, webhookstest.NewHMACRequest(t, "/webhooks/"+pc.name, pc.opts, pc.secrets[0], msg))
+					gw.ServeHTTP(rec, presetHTTPRequest(pc, "/webhooks/"+pc.name, pc.secrets[0], msg))
 					if rec.Code != wantCode {
 						t.Fatalf("status %d, want %d: %s", rec.Code, wantCode, rec.Body)
 					}
@@ -258,7 +329,7 @@ func TestPresets(t *testing.T) {
 				if item.EventType != pc.wantType || item.KeyID != "static:0" || string(item.Payload) != string(msg.Body) {
 					t.Errorf("stored item %+v", item)
 				}
-				req := webhookstest.NewHMACRequest(t, "/webhooks/"+pc.name, pc.opts, pc.secrets[2], msg)
+				req := presetHTTPRequest(pc, "/webhooks/"+pc.name, pc.secrets[2], msg)
 				rec := httptest.NewRecorder()
 				gw.ServeHTTP(rec, req)
 				if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "bad_signature") {
@@ -273,7 +344,7 @@ func newPresetGateway(t *testing.T, provider string, v webhooks.Verifier, inbox 
 	t.Helper()
 	r := webhooks.NewRegistry()
 	r.MustRegister(provider, v)
-	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay(), webhooks.WithClock(fixedClock(fixedNow)))
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(webhookstest.NewClock(fixedNow)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +366,7 @@ func vectorClock(vec vector) webhooks.Clock {
 	if vec.Now == 0 {
 		return nil
 	}
-	return fixedClock(time.Unix(vec.Now, 0).UTC())
+	return webhookstest.NewClock(time.Unix(vec.Now, 0).UTC())
 }
 
 // TestPresetVectors checks each preset against its vector: published by the
@@ -414,7 +485,7 @@ func TestStandardWebhooksPreset(t *testing.T) {
 		t.Fatal(err)
 	}
 	signedAt := time.Unix(ts, 0).UTC()
-	clock := fixedClock(signedAt.Add(time.Minute))
+	clock := webhookstest.NewClock(signedAt.Add(time.Minute))
 	for _, preset := range []struct {
 		name string
 		opts webhooks.HMACOptions
@@ -548,9 +619,9 @@ func TestSlackHandshake(t *testing.T) {
 	t.Parallel()
 	const secret = "slack-signing-secret"
 	opts := providers.SlackOptions()
-	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), fixedClock(fixedNow))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(secret), webhookstest.NewClock(fixedNow))
 	sign := func(body string, at time.Time) *webhooks.Request {
-		return presetSigned(t, opts, secret, webhookstest.SignedMessage{Timestamp: at, Body: []byte(body)})
+		return optionsSigned(t, opts, secret, webhookstest.SignedMessage{Timestamp: at, Body: []byte(body)})
 	}
 
 	got := verified(t)(v.Verify(context.Background(), testRoute, sign(slackChallenge, fixedNow)))
@@ -572,7 +643,7 @@ func TestSlackHandshake(t *testing.T) {
 		want webhooks.Reason
 	}{
 		"unsigned":            {request(slackChallenge, "X-Slack-Request-Timestamp", strconv.FormatInt(fixedNow.Unix(), 10)), webhooks.ReasonMissingSignature},
-		"signed by another":   {presetSigned(t, opts, "not-the-secret", webhookstest.SignedMessage{Timestamp: fixedNow, Body: []byte(slackChallenge)}), webhooks.ReasonBadSignature},
+		"signed by another":   {optionsSigned(t, opts, "not-the-secret", webhookstest.SignedMessage{Timestamp: fixedNow, Body: []byte(slackChallenge)}), webhooks.ReasonBadSignature},
 		"stale":               {sign(slackChallenge, fixedNow.Add(-time.Hour)), webhooks.ReasonTimestampExpired},
 		"no challenge string": {sign(`{"type":"url_verification","challenge":5}`, fixedNow), webhooks.ReasonMalformedPayload},
 		"empty challenge":     {sign(`{"type":"url_verification","challenge":""}`, fixedNow), webhooks.ReasonMalformedPayload},
@@ -649,7 +720,7 @@ func TestPaddlePreset(t *testing.T) {
 	// Paddle's five-second window.
 	signedAt, _ := strconv.ParseInt(ts, 10, 64)
 	for offset, want := range map[int64]webhooks.Reason{5: "", -5: "", 6: webhooks.ReasonTimestampExpired, -6: webhooks.ReasonTimestampExpired} {
-		vc := newVerifier(t, providers.PaddleOptions(), webhooks.StaticSecrets(vec.Secret), fixedClock(time.Unix(signedAt+offset, 0)))
+		vc := newVerifier(t, providers.PaddleOptions(), webhooks.StaticSecrets(vec.Secret), webhookstest.NewClock(time.Unix(signedAt+offset, 0)))
 		_, err := vc.Verify(context.Background(), testRoute, vectorRequest(vec))
 		if want == "" && err != nil {
 			t.Errorf("clock %+ds from ts: %v", offset, err)
@@ -688,7 +759,7 @@ func TestLinearPreset(t *testing.T) {
 	for offset, want := range map[time.Duration]webhooks.Reason{
 		time.Minute: "", -time.Minute: "", time.Minute + time.Millisecond: webhooks.ReasonTimestampExpired, -time.Minute - time.Millisecond: webhooks.ReasonTimestampExpired,
 	} {
-		vc := newVerifier(t, providers.LinearOptions(), webhooks.StaticSecrets(vec.Secret), fixedClock(signedAt.Add(offset)))
+		vc := newVerifier(t, providers.LinearOptions(), webhooks.StaticSecrets(vec.Secret), webhookstest.NewClock(signedAt.Add(offset)))
 		_, err := vc.Verify(context.Background(), testRoute, vectorRequest(vec))
 		if want == "" && err != nil {
 			t.Errorf("clock %v from webhookTimestamp: %v", offset, err)
@@ -731,7 +802,7 @@ func TestZoomPreset(t *testing.T) {
 
 	// Signed with the old secret, answered with the old secret.
 	opts := providers.ZoomOptions()
-	req := presetSigned(t, opts, "zoom-old-token", webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)})
+	req := optionsSigned(t, opts, "zoom-old-token", webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)})
 	got = verified(t)(v.Verify(context.Background(), testRoute, req))
 	m = hmac.New(sha256.New, []byte("zoom-old-token"))
 	m.Write([]byte(vec.Handshake["plainToken"]))
@@ -744,9 +815,9 @@ func TestZoomPreset(t *testing.T) {
 		want webhooks.Reason
 	}{
 		"unsigned":          {request(vec.Payload, "X-Zm-Request-Timestamp", vec.Headers["X-Zm-Request-Timestamp"]), webhooks.ReasonMissingSignature},
-		"signed by another": {presetSigned(t, opts, "zoom-retired", webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)}), webhooks.ReasonBadSignature},
-		"stale":             {presetSigned(t, opts, vec.Secret, webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0).Add(-time.Hour), Body: []byte(vec.Payload)}), webhooks.ReasonTimestampExpired},
-		"no plainToken":     {presetSigned(t, opts, vec.Secret, webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(`{"event":"endpoint.url_validation","payload":{}}`)}), webhooks.ReasonMalformedPayload},
+		"signed by another": {optionsSigned(t, opts, "zoom-retired", webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(vec.Payload)}), webhooks.ReasonBadSignature},
+		"stale":             {optionsSigned(t, opts, vec.Secret, webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0).Add(-time.Hour), Body: []byte(vec.Payload)}), webhooks.ReasonTimestampExpired},
+		"no plainToken":     {optionsSigned(t, opts, vec.Secret, webhookstest.SignedMessage{Timestamp: time.Unix(vec.Now, 0), Body: []byte(`{"event":"endpoint.url_validation","payload":{}}`)}), webhooks.ReasonMalformedPayload},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -779,9 +850,9 @@ func TestPresetHandshakesThroughGateway(t *testing.T) {
 			t.Parallel()
 			inbox, replay := memstore.NewInbox(), memstore.NewReplay()
 			r := webhooks.NewRegistry()
-			v := newVerifier(t, tt.opts, webhooks.StaticSecrets(tt.secret), fixedClock(fixedNow))
+			v := newVerifier(t, tt.opts, webhooks.StaticSecrets(tt.secret), webhookstest.NewClock(fixedNow))
 			r.MustRegister(tt.provider, v)
-			gw, err := webhooks.NewReceiver(r, inbox, replay, webhooks.WithClock(fixedClock(fixedNow)))
+			gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(replay), webhooks.WithClock(webhookstest.NewClock(fixedNow)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -822,7 +893,7 @@ func TestStandardWebhooksTypeIsOptional(t *testing.T) {
 	t.Parallel()
 	const secret = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"
 	at := time.Unix(1700000000, 0).UTC()
-	v := newVerifier(t, providers.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), fixedClock(at))
+	v := newVerifier(t, providers.StandardWebhooksOptions(), webhooks.StaticSecrets(secret), webhookstest.NewClock(at))
 	for body, wantType := range map[string]string{
 		`{"type":"invoice.paid","data":{}}`: "invoice.paid",
 		`{"data":{}}`:                       "",

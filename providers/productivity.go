@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/hookinbox/webhooks"
@@ -368,6 +369,12 @@ func (a *anyHeader) Verify(ctx context.Context, route webhooks.Route, req *webho
 // SecretHeaders implements webhooks.SecretHeaderVerifier: every header a
 // signature may be in.
 func (a *anyHeader) SecretHeaders() []string { return a.headers }
+
+// NeedsReplayStore implements webhooks.ReplayGuarded: whether any of its
+// verifiers needs one.
+func (a *anyHeader) NeedsReplayStore() bool {
+	return slices.ContainsFunc(a.verifiers, webhooks.NeedsReplayStore)
+}
 
 // newAnyHeader builds one HMAC verifier per signature header.
 func newAnyHeader(c Config, opts webhooks.HMACOptions, headers ...string) (webhooks.Verifier, error) {

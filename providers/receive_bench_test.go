@@ -135,7 +135,7 @@ func benchReceive(b *testing.B, provider, secret string, other http.Header, deli
 	}
 	registry := webhooks.NewRegistry()
 	registry.MustRegister(provider, v)
-	rcv, err := webhooks.NewReceiver(registry, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithLogger(quietLogger))
+	rcv, err := webhooks.NewReceiver(registry, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(quietLogger))
 	if err != nil {
 		b.Fatal(err)
 	}

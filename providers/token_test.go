@@ -44,7 +44,7 @@ func TestTokenBearer(t *testing.T) {
 			EventType: "order.created",
 			KeyID:     "static:0",
 			// A token signs nothing.
-			Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true},
+			Unsigned: webhooks.UnsignedFields{EventID: true, EventType: true, Body: true},
 		}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("%q: Verification = %+v, want %+v", header, got, want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // Published vectors run through the generic HMAC verifier with a preset.
@@ -53,7 +54,7 @@ func TestStandardWebhooksVector(t *testing.T) {
 	signedAt := time.Unix(ts, 0).UTC()
 	opts := providers.StandardWebhooksOptions()
 	opts.Event.TypePath = "" // the vector's body has no type
-	v := newVerifier(t, opts, webhooks.StaticSecrets(vec.Secret), fixedClock(signedAt.Add(time.Minute)))
+	v := newVerifier(t, opts, webhooks.StaticSecrets(vec.Secret), webhookstest.NewClock(signedAt.Add(time.Minute)))
 
 	req := request(vec.Payload)
 	for k, val := range vec.Headers {

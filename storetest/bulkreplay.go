@@ -11,18 +11,18 @@ import (
 )
 
 var bulkReplayCases = []inboxCase{
-	{"BulkReplayDryRunThenReplay", testBulkReplayDryRunThenReplay},
-	{"BulkReplaySelects", testBulkReplaySelects},
-	{"BulkReplayLimitNewestFirst", testBulkReplayLimitNewestFirst},
-	{"BulkReplaySpread", testBulkReplaySpread},
-	{"BulkReplayNeverReplaysClosed", testBulkReplayNeverReplaysClosed},
-	{"BulkReplayConcurrent", testBulkReplayConcurrent},
+	opsCase("BulkReplayDryRunThenReplay", testBulkReplayDryRunThenReplay),
+	opsCase("BulkReplaySelects", testBulkReplaySelects),
+	opsCase("BulkReplayLimitNewestFirst", testBulkReplayLimitNewestFirst),
+	opsCase("BulkReplaySpread", testBulkReplaySpread),
+	opsCase("BulkReplayNeverReplaysClosed", testBulkReplayNeverReplaysClosed),
+	opsCase("BulkReplayConcurrent", testBulkReplayConcurrent),
 }
 
 // mixedDeadLetters dead-letters items of two providers, two tenants (one
 // of them none), two event types, two error classes and two API versions,
 // one a minute, and returns their specs.
-func mixedDeadLetters(t *testing.T, s Store) []deadSpec {
+func mixedDeadLetters(t *testing.T, s opsStore) []deadSpec {
 	t.Helper()
 	var specs []deadSpec
 	i := 0
@@ -51,7 +51,7 @@ func mixedDeadLetters(t *testing.T, s Store) []deadSpec {
 // testBulkReplayDryRunThenReplay: the "done means": a dry run
 // changes nothing and reports the set, with due times, that the same
 // request then replays.
-func testBulkReplayDryRunThenReplay(t *testing.T, s Store) {
+func testBulkReplayDryRunThenReplay(t *testing.T, s opsStore) {
 	specs := mixedDeadLetters(t, s)
 	mustEnqueue(t, s, envelope(key("pending"), "p", at(24*time.Hour)))
 	before := make(map[webhooks.InboxKey]ops.Detail)
@@ -95,7 +95,7 @@ func replayedKeys(res ops.ReplayResult) []webhooks.InboxKey {
 
 // testBulkReplaySelects: every filter of the query selects as List does,
 // and a dry run reports exactly what the replay then does.
-func testBulkReplaySelects(t *testing.T, s Store) {
+func testBulkReplaySelects(t *testing.T, s opsStore) {
 	specs := mixedDeadLetters(t, s)
 	now := at(time.Hour)
 	for _, q := range []ops.Query{
@@ -138,7 +138,7 @@ func testBulkReplaySelects(t *testing.T, s Store) {
 	wantList(t, s, ops.Query{}, nil)
 }
 
-func testBulkReplayLimitNewestFirst(t *testing.T, s Store) {
+func testBulkReplayLimitNewestFirst(t *testing.T, s opsStore) {
 	specs := pagingSpecs()
 	makeDeadLetters(t, s, specs)
 	all := newestFirst(specs, ops.Query{})
@@ -158,7 +158,7 @@ func testBulkReplayLimitNewestFirst(t *testing.T, s Store) {
 // testBulkReplaySpread: item i of n is due at Now + Spread*i/n, inside the
 // window [Now, Now+Spread), newest first; a worker at Now finds only the
 // first due.
-func testBulkReplaySpread(t *testing.T, s Store) {
+func testBulkReplaySpread(t *testing.T, s opsStore) {
 	var specs, more []deadSpec
 	for i := range 10 {
 		specs = append(specs, deadSpec{key(fmt.Sprintf("e%02d", i)), "invoice.paid", at(time.Duration(i) * time.Second)})
@@ -208,7 +208,7 @@ func testBulkReplaySpread(t *testing.T, s Store) {
 
 // testBulkReplayNeverReplaysClosed: the "done means": a closed
 // dead letter is never replayed by a bulk replay, whatever the query.
-func testBulkReplayNeverReplaysClosed(t *testing.T, s Store) {
+func testBulkReplayNeverReplaysClosed(t *testing.T, s opsStore) {
 	specs := mixedDeadLetters(t, s)
 	closed := []webhooks.InboxKey{specs[0].key, specs[5].key}
 	for _, k := range closed {
@@ -239,7 +239,7 @@ func testBulkReplayNeverReplaysClosed(t *testing.T, s Store) {
 
 // testBulkReplayConcurrent: bulk replays racing over one set replay each
 // item once: items that stopped being dead are skipped, not failed.
-func testBulkReplayConcurrent(t *testing.T, s Store) {
+func testBulkReplayConcurrent(t *testing.T, s opsStore) {
 	const n = 6
 	specs := mixedDeadLetters(t, s)
 	results := make([]ops.ReplayResult, n)

@@ -11,16 +11,16 @@ import (
 )
 
 var closeCases = []inboxCase{
-	{"Close", testClose},
-	{"CloseNotDead", testCloseNotDead},
-	{"CloseInvalidRequest", testCloseInvalidRequest},
-	{"CloseRacesReplay", testCloseRacesReplay},
-	{"ClosedStaysClosedOnDelivery", testClosedStaysClosedOnDelivery},
-	{"ListClosed", testListClosed},
+	opsCase("Close", testClose),
+	opsCase("CloseNotDead", testCloseNotDead),
+	opsCase("CloseInvalidRequest", testCloseInvalidRequest),
+	opsCase("CloseRacesReplay", testCloseRacesReplay),
+	opsCase("ClosedStaysClosedOnDelivery", testClosedStaysClosedOnDelivery),
+	opsCase("ListClosed", testListClosed),
 }
 
 // mustClose requires req to succeed.
-func mustClose(t *testing.T, s Store, req ops.CloseRequest) {
+func mustClose(t *testing.T, s opsStore, req ops.CloseRequest) {
 	t.Helper()
 	if err := s.CloseDeadLetter(t.Context(), req); err != nil {
 		t.Fatalf("CloseDeadLetter(%s): %v; want no error", fmtKey(req.Key), err)
@@ -33,7 +33,7 @@ func closeAudit(now time.Time) ops.Audit {
 	return ops.Audit{Action: ops.ActionClose, At: now, Actor: req.Actor, Reason: req.Reason, Ticket: req.Ticket}
 }
 
-func testClose(t *testing.T, s Store) {
+func testClose(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	dead := deadAfterTwoAttempts(t, s, env)
 	now := at(time.Hour)
@@ -53,7 +53,7 @@ func testClose(t *testing.T, s Store) {
 	}
 }
 
-func testCloseNotDead(t *testing.T, s Store) {
+func testCloseNotDead(t *testing.T, s opsStore) {
 	pending := envelope(key("pending"), "p", at(time.Hour))
 	leased := envelope(key("leased"), "l", base)
 	succeeded := envelope(key("succeeded"), "s", at(time.Second))
@@ -80,7 +80,7 @@ func testCloseNotDead(t *testing.T, s Store) {
 	}
 }
 
-func testCloseInvalidRequest(t *testing.T, s Store) {
+func testCloseInvalidRequest(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	before := mustGet(t, s, env.Key)
@@ -103,7 +103,7 @@ func testCloseInvalidRequest(t *testing.T, s Store) {
 // either the replay comes first, and the closing finds the item no longer
 // dead, or the closing does, and the replay undoes it; the item ends
 // pending either way, with what happened in its audit trail.
-func testCloseRacesReplay(t *testing.T, s Store) {
+func testCloseRacesReplay(t *testing.T, s opsStore) {
 	const rounds = 10
 	for i := range rounds {
 		env := envelope(key(fmt.Sprintf("evt_%02d", i)), "p", at(time.Duration(i)*time.Second))
@@ -136,7 +136,7 @@ func testCloseRacesReplay(t *testing.T, s Store) {
 
 // testClosedStaysClosedOnDelivery: a delivery of a closed item's event,
 // even one asking to replay dead letters, leaves it closed.
-func testClosedStaysClosedOnDelivery(t *testing.T, s Store) {
+func testClosedStaysClosedOnDelivery(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	mustClose(t, s, closeOf(env.Key, at(time.Minute)))
@@ -165,7 +165,7 @@ func testClosedStaysClosedOnDelivery(t *testing.T, s Store) {
 
 // testListClosed: closed items are listed by when they were closed, newest
 // first, with the same filters, paging and cursors as dead letters.
-func testListClosed(t *testing.T, s Store) {
+func testListClosed(t *testing.T, s opsStore) {
 	specs := pagingSpecs()
 	makeDeadLetters(t, s, specs)
 	// Close them in the reverse of their dead order, in four groups of

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -128,14 +129,17 @@ func keysOf(items []ops.Summary) []webhooks.InboxKey {
 	return keys
 }
 
-// fmtKeys prints keys one per line for failure messages.
-func fmtKeys(keys []webhooks.InboxKey) string {
-	var b bytes.Buffer
-	for _, k := range keys {
-		fmt.Fprintf(&b, "\n\t%s", fmtKey(k))
+// fmtList prints one line per item, as f prints it, for failure messages.
+func fmtList[T any](items []T, f func(T) string) string {
+	var b strings.Builder
+	for _, it := range items {
+		b.WriteString("\n\t" + f(it))
 	}
-	if len(keys) == 0 {
+	if len(items) == 0 {
 		b.WriteString(" (none)")
 	}
 	return b.String()
 }
+
+// fmtKeys prints keys one per line.
+func fmtKeys(keys []webhooks.InboxKey) string { return fmtList(keys, fmtKey) }

@@ -1,31 +1,29 @@
 // Package storetest is the conformance suite for implementations of
-// [webhooks.InboxStore] with [ops.Store], and of [webhooks.ReplayStore], in
-// the manner of [testing/slogtest]: every store, memstore and pgstore
-// included, runs the same cases, and a store that passes them behaves as
-// the webhooks and ops packages expect. It uses the standard library only.
+// [webhooks.InboxStore] and of [webhooks.ReplayStore], in the manner of
+// [testing/slogtest]: every store, memstore and pgstore included, runs the
+// same cases, and a store that passes them behaves as the webhooks and ops
+// packages expect. It uses the standard library only.
 //
-// The cases pin the contracts written in those packages: every state
-// transition with the exact value of every Item field, fencing by lease
-// token ([webhooks.ErrLeaseLost], [webhooks.ErrAlreadySettled]), exclusive
-// acquisition under concurrency, an acquisition asked for again by its ID
-// ([webhooks.AcquireRequest].ID) returning its held leases and nothing
-// more, atomic idempotency of Enqueue and
-// Register, quarantine of conflicting deliveries and existing-only
-// deliveries, provider redelivery of dead letters, the attempt history
-// (crashed and lease-lost attempts included), dead-letter and closed-item
-// order, filters and paging, audited replay of one item or many (dry run,
-// limits, spread, batches by cursor, a fresh attempt budget; closed and
-// succeeded items reopened), closing, stats, and replay-key expiry.
+// The pipeline's cases pin the contract every inbox keeps: every state
+// transition, fencing by lease token ([webhooks.ErrLeaseLost],
+// [webhooks.ErrAlreadySettled]), exclusive acquisition under concurrency,
+// atomic idempotency of Enqueue, provider redelivery of dead letters, and
+// the times and order of what becomes due. The cases of an optional
+// capability pin it: [ops.Store] (the attempt history, crashed and
+// lease-lost attempts included; quarantine of conflicting deliveries;
+// dead-letter and closed-item order, filters and paging; audited replay of
+// one item or many, with dry run, limits, spread, batches by cursor and a
+// fresh attempt budget; closing; stats), [webhooks.BatchSettler],
+// [webhooks.LeaseStarter], [webhooks.AcquisitionRepeater] and the
+// [Features] hooks. [RunReplay] pins Register and replay-key expiry.
 //
 // # Running it
 //
 // Call [RunInbox] and [RunReplay] from ordinary tests, with a function that
-// returns a fresh, empty store. An inbox is a [Store]: the pipeline's
-// [webhooks.InboxStore] and the operators' [ops.Store] in one value, since
-// every inbox must let operators look into it and steer it.
+// returns a fresh, empty store:
 //
 //	func TestInbox(t *testing.T) {
-//		storetest.RunInbox(t, func(t *testing.T) storetest.Store {
+//		storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 //			return mystore.New(…)
 //		}, storetest.Features{})
 //	}
@@ -36,18 +34,35 @@
 //		})
 //	}
 //
-// Each case is a subtest named after what it checks, so one case runs
-// alone with go test -run, as in -run 'TestInbox/InboxStore/SettleRetried'.
-// A failure names the call, what it returned and what the contract wants.
+// Each case is a subtest named after what it checks, under its group:
+// Pipeline, then one group per capability (BatchSettler, LeaseStarter,
+// AcquisitionRepeater, Operators, CompleteInTx), so one case runs alone
+// with go test -run, as in -run 'TestInbox/Pipeline/SettleRetried'. A
+// failure names the call, what it returned and what the contract wants.
+//
+// # Capabilities
+//
+// A store that implements only the pipeline ([webhooks.InboxStore]) runs
+// the Pipeline group; each other group asks a store of its own whether it
+// has the capability and is skipped, once, with a message saying so, when
+// it has not. The pipeline's cases look at what the pipeline sees (the
+// results of Enqueue, the leases Acquire returns, what is due when, the
+// errors of Settle and ExtendLease); on a store that is an ops.Store they
+// also compare every stored item, field by field, and its history. A
+// capability that is not a method of the store has a hook in [Features]
+// instead (today one: completion inside a transaction of the host's,
+// [Features.CompleteInTx]); more will be added as fields, so a store that
+// sets none keeps compiling and passing.
 //
 // # What newStore must do
 //
-// newStore is called once per case, with that case's *testing.T. It must
-// return a store that is empty and shares no data with the stores of other
-// calls: for a database, a schema or a database of its own per call. Set
-// up and tear down with that *testing.T: call t.Fatal when the store
-// cannot be made, and register clean-up with t.Cleanup, which runs when the
-// case ends. It must not return nil.
+// newStore is called once per case, and once per group to ask about its
+// capability, with that case's (or group's) *testing.T. It must return a
+// store that is empty and shares no data with the stores of other calls:
+// for a database, a schema or a database of its own per call. Set up and
+// tear down with that *testing.T: call t.Fatal when the store cannot be
+// made, and register clean-up with t.Cleanup, which runs when the case
+// ends. It must not return nil.
 //
 // # Parallelism
 //
@@ -77,16 +92,4 @@
 // SucceededEstimated (pgstore does past a threshold, to stay cheap with
 // millions of rows); the suite then does not check that count. Every other
 // count must be exact.
-//
-// # Optional features
-//
-// Some capabilities belong to some stores only. [Features] holds a hook for
-// each; the cases of a feature whose hook is nil are skipped, with a
-// message saying so. Today there is one, completion inside a transaction of
-// the host's ([Features.CompleteInTx]); more will be added as fields, so a
-// store that sets none keeps compiling and passing. A capability that is a
-// method of the store found by type assertion needs no hook: the cases of
-// webhooks.BatchSettler and webhooks.LeaseStarter (held leases, which a
-// crash costs no attempt) run when the store has it, and are skipped
-// otherwise.
 package storetest

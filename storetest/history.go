@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -9,17 +10,93 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-var historyCases = []inboxCase{
-	{"HistoryFailsTwiceThenSucceeds", testHistoryFailsTwiceThenSucceeds},
-	{"HistoryDeadLettered", testHistoryDeadLettered},
-	{"HistorySucceededWithANote", testHistorySucceededWithANote},
-	{"HistoryAbandonedHasItsOwnNumber", testHistoryAbandonedHasItsOwnNumber},
-	{"HistoryCrashed", testHistoryCrashed},
-	{"HistoryLeaseLostOnSettle", testHistoryLeaseLostOnSettle},
-	{"HistoryLeaseLostOnExtend", testHistoryLeaseLostOnExtend},
-	{"HistoryUnchangedByRefusedCalls", testHistoryUnchangedByRefusedCalls},
-	{"HistoryNumbersContinueAfterReplay", testHistoryNumbersContinueAfterReplay},
-	{"DetailIsACopy", testDetailIsACopy},
+var historyCases = slices.Concat(historyRuns([]historyRun{
+	// Three attempts recorded with their outcomes, times, errors, worker
+	// and version.
+	{"HistoryFailsTwiceThenSucceeds", []historyStep{
+		{at(time.Second), at(2 * time.Second), 1, failed(webhooks.AttemptRetried, failure503, at(time.Minute))},
+		{at(time.Minute), at(time.Minute + 30*time.Second), 2, failed(webhooks.AttemptRetried, failureSlow, at(5*time.Minute))},
+		{at(5 * time.Minute), at(5*time.Minute + time.Second), 3, succeed},
+	}, 3},
+	{"HistoryDeadLettered", []historyStep{{base, at(time.Second), 1, failed(webhooks.AttemptDeadLettered, permanent, time.Time{})}}, 1},
+	// An abandoned attempt is not counted against the retry policy
+	// (Item.Attempts, Lease.Attempt) but has a number of its own.
+	{"HistoryAbandonedHasItsOwnNumber", []historyStep{
+		{base, at(time.Second), 1, abandon},
+		{at(time.Second), at(2 * time.Second), 1, abandon},
+		{at(2 * time.Second), at(3 * time.Second), 1, succeed},
+	}, 1},
+}), []inboxCase{
+	opsCase("HistorySucceededWithANote", testHistorySucceededWithANote),
+	opsCase("HistoryCrashed", testHistoryCrashed),
+	opsCase("HistoryLeaseLostOnSettle", testHistoryLeaseLostOnSettle),
+	opsCase("HistoryLeaseLostOnExtend", testHistoryLeaseLostOnExtend),
+	opsCase("HistoryUnchangedByRefusedCalls", testHistoryUnchangedByRefusedCalls),
+	opsCase("DetailIsACopy", testDetailIsACopy),
+	opsCase("GetMissing", testGetMissing),
+})
+
+// Failures of the history's runs.
+var (
+	failure503  = webhooks.Failure{Class: webhooks.FailureError, Message: "upstream returned 503", Transient: true}
+	failureSlow = webhooks.Failure{Class: webhooks.FailureTimeout, Message: "handler did not finish within 30s", Transient: true}
+)
+
+// historyRun is an item's attempts, each acquired and settled by the
+// suite's worker, and the attempts the item counts after them.
+type historyRun struct {
+	name     string
+	steps    []historyStep
+	attempts int
+}
+
+// historyStep is an acquisition at acquired, giving a lease numbered
+// attempt, settled at settled.
+type historyStep struct {
+	acquired, settled time.Time
+	attempt           int
+	settle            func(l *webhooks.Lease, now time.Time) webhooks.Settlement
+}
+
+// failed returns the settlement with outcome and f of a failed attempt,
+// retried at retryAt.
+func failed(outcome webhooks.AttemptOutcome, f webhooks.Failure, retryAt time.Time) func(*webhooks.Lease, time.Time) webhooks.Settlement {
+	return func(l *webhooks.Lease, now time.Time) webhooks.Settlement {
+		return webhooks.Settlement{Lease: l, Outcome: outcome, Failure: f, RetryAt: retryAt, Now: now}
+	}
+}
+
+// historyRuns makes a case of each run: after each step the history holds
+// every attempt so far, numbered in order, with its outcome, times,
+// failure, worker and version.
+func historyRuns(runs []historyRun) []inboxCase {
+	var cases []inboxCase
+	for _, r := range runs {
+		cases = append(cases, opsCase(r.name, func(t *testing.T, s opsStore) {
+			env := envelope(key("evt_1"), "p", base)
+			mustEnqueue(t, s, env)
+			checkHistory(t, s, env.Key, nil, "of a new item")
+			var want []ops.Attempt
+			for i, step := range r.steps {
+				l := mustAcquireKey(t, s, env.Key, step.acquired, leaseFor)
+				if l.Attempt != step.attempt {
+					t.Errorf("Acquire #%d: Lease.Attempt = %d; want %d", i+1, l.Attempt, step.attempt)
+				}
+				st := step.settle(l, step.settled)
+				mustSettle(t, s, st)
+				var f webhooks.Failure
+				if st.Outcome != webhooks.AttemptSucceeded && st.Outcome != webhooks.AttemptAbandoned {
+					f = st.Failure
+				}
+				want = append(want, attemptOf(i+1, st.Outcome, step.acquired, step.settled, f))
+				checkHistory(t, s, env.Key, want, fmt.Sprintf("after %d attempts", i+1))
+			}
+			if it := mustGet(t, s, env.Key); it.Attempts != r.attempts {
+				t.Errorf("Item.Attempts = %d after the run; want %d", it.Attempts, r.attempts)
+			}
+		}))
+	}
+	return cases
 }
 
 // attemptOf is the history entry of an attempt made by the suite's worker.
@@ -30,10 +107,15 @@ func attemptOf(n int, outcome webhooks.AttemptOutcome, started, finished time.Ti
 	}
 }
 
-// checkHistory requires the stored history of k to be want, oldest first.
-func checkHistory(t *testing.T, s Store, k webhooks.InboxKey, want []ops.Attempt, when string) {
+// checkHistory requires the stored history of k to be want, oldest first,
+// when the store is an ops.Store.
+func checkHistory(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, want []ops.Attempt, when string) {
 	t.Helper()
-	got := mustDetail(t, s, k).History
+	o, ok := s.(ops.Store)
+	if !ok {
+		return
+	}
+	got := mustDetail(t, o, k).History
 	if len(got) != len(want) {
 		t.Errorf("Get(%s).History %s has %d attempts:%s\nwant %d:%s", fmtKey(k), when, len(got), fmtAttempts(got), len(want), fmtAttempts(want))
 		return
@@ -58,68 +140,13 @@ func fmtAttempt(a ops.Attempt) string {
 		a.Number, a.Outcome, fmtTime(a.StartedAt), fmtTime(a.FinishedAt), a.ErrorClass, a.Error, a.Worker, a.Version)
 }
 
-func fmtAttempts(as []ops.Attempt) string {
-	s := ""
-	for _, a := range as {
-		s += "\n\t" + fmtAttempt(a)
-	}
-	if s == "" {
-		s = " (none)"
-	}
-	return s
-}
-
-// testHistoryFailsTwiceThenSucceeds: the issue's first "done means": three
-// attempts recorded with their outcomes, times, errors, worker and version,
-// and the item's last error cleared once it succeeded.
-func testHistoryFailsTwiceThenSucceeds(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	checkHistory(t, s, env.Key, nil, "of a new item")
-
-	first := webhooks.Failure{Class: webhooks.FailureError, Message: "upstream returned 503", Transient: true}
-	second := webhooks.Failure{Class: webhooks.FailureTimeout, Message: "handler did not finish within 30s", Transient: true}
-	l := mustAcquire(t, s, at(time.Second), leaseFor)
-	mustSettle(t, s, retry(l, first, at(time.Minute), at(2*time.Second)))
-	l = mustAcquireKey(t, s, env.Key, at(time.Minute), leaseFor)
-	mustSettle(t, s, retry(l, second, at(5*time.Minute), at(time.Minute+30*time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptRetried, at(time.Second), at(2*time.Second), first),
-		attemptOf(2, webhooks.AttemptRetried, at(time.Minute), at(time.Minute+30*time.Second), second),
-	}, "after two failed attempts")
-
-	l = mustAcquireKey(t, s, env.Key, at(5*time.Minute), leaseFor)
-	if l.Attempt != 3 {
-		t.Errorf("third Acquire: Lease.Attempt = %d; want 3", l.Attempt)
-	}
-	mustSettle(t, s, succeed(l, at(5*time.Minute+time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptRetried, at(time.Second), at(2*time.Second), first),
-		attemptOf(2, webhooks.AttemptRetried, at(time.Minute), at(time.Minute+30*time.Second), second),
-		attemptOf(3, webhooks.AttemptSucceeded, at(5*time.Minute), at(5*time.Minute+time.Second), webhooks.Failure{}),
-	}, "after two failed attempts and a success")
-	it := mustGet(t, s, env.Key)
-	if it.State != webhooks.StateSucceeded || it.Attempts != 3 || it.LastError != nil {
-		t.Errorf("after two failures and a success: State %s, Attempts %d, LastError %s; want %s, 3, nil (the history keeps the failures)",
-			it.State, it.Attempts, fmtErrorRecord(it.LastError), webhooks.StateSucceeded)
-	}
-}
-
-func testHistoryDeadLettered(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, base, leaseFor)
-	mustSettle(t, s, deadLetter(l, permanent, at(time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptDeadLettered, base, at(time.Second), permanent),
-	}, "after Settle(dead_lettered)")
-}
+func fmtAttempts(as []ops.Attempt) string { return fmtList(as, fmtAttempt) }
 
 // testHistorySucceededWithANote: a succeeded settlement's Failure is a
 // note the history keeps (the Processor's FailureNoHandler for an event
 // acknowledged without a handler), by Settle and by SettleBatch alike; it
 // is never the item's LastError.
-func testHistorySucceededWithANote(t *testing.T, s Store) {
+func testHistorySucceededWithANote(t *testing.T, s opsStore) {
 	note := webhooks.Failure{Class: webhooks.FailureNoHandler, Message: `no handler for event type "ping": acknowledged without being handled`}
 	one, two := envelope(key("evt_1"), "p", base), envelope(key("evt_2"), "p", base)
 	mustEnqueue(t, s, one)
@@ -148,35 +175,10 @@ func testHistorySucceededWithANote(t *testing.T, s Store) {
 	}
 }
 
-// testHistoryAbandonedHasItsOwnNumber: an abandoned attempt is not counted
-// against the retry policy (Item.Attempts) but has a number of its own in
-// the history.
-func testHistoryAbandonedHasItsOwnNumber(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquire(t, s, base, leaseFor)
-	mustSettle(t, s, abandon(l, at(time.Second)))
-	l = mustAcquireKey(t, s, env.Key, at(time.Second), leaseFor)
-	if l.Attempt != 1 {
-		t.Errorf("Acquire after an abandoned attempt: Lease.Attempt = %d; want 1 (the abandoned attempt is not counted)", l.Attempt)
-	}
-	mustSettle(t, s, abandon(l, at(2*time.Second)))
-	l = mustAcquireKey(t, s, env.Key, at(2*time.Second), leaseFor)
-	mustSettle(t, s, succeed(l, at(3*time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptAbandoned, base, at(time.Second), webhooks.Failure{}),
-		attemptOf(2, webhooks.AttemptAbandoned, at(time.Second), at(2*time.Second), webhooks.Failure{}),
-		attemptOf(3, webhooks.AttemptSucceeded, at(2*time.Second), at(3*time.Second), webhooks.Failure{}),
-	}, "after two abandoned attempts and a success")
-	if it := mustGet(t, s, env.Key); it.Attempts != 1 {
-		t.Errorf("Item.Attempts = %d after two abandoned attempts and a success; want 1", it.Attempts)
-	}
-}
-
 // testHistoryCrashed: an attempt whose lease expired unsettled is recorded
 // as crashed, finished at its lease's expiry, when the item is taken over;
 // the takeover is an attempt of its own.
-func testHistoryCrashed(t *testing.T, s Store) {
+func testHistoryCrashed(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	mustAcquire(t, s, base, 10*time.Second)
@@ -200,7 +202,7 @@ func testHistoryCrashed(t *testing.T, s Store) {
 // testHistoryLeaseLostOnSettle: a crashed attempt whose worker comes back
 // and settles becomes lease_lost, finished when it tried and with the
 // error it carried; the item is not changed.
-func testHistoryLeaseLostOnSettle(t *testing.T, s Store) {
+func testHistoryLeaseLostOnSettle(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	stale := mustAcquire(t, s, base, 10*time.Second)
@@ -222,7 +224,7 @@ func testHistoryLeaseLostOnSettle(t *testing.T, s Store) {
 
 // testHistoryLeaseLostOnExtend: the same when the worker comes back to
 // extend its lease; without a failure to report, the attempt keeps none.
-func testHistoryLeaseLostOnExtend(t *testing.T, s Store) {
+func testHistoryLeaseLostOnExtend(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	stale := mustAcquire(t, s, base, 10*time.Second)
@@ -236,7 +238,7 @@ func testHistoryLeaseLostOnExtend(t *testing.T, s Store) {
 // testHistoryUnchangedByRefusedCalls: a settlement tried again under the
 // token that settled the item, a forged token and a token of an attempt
 // that settled normally add nothing to the history and change no entry.
-func testHistoryUnchangedByRefusedCalls(t *testing.T, s Store) {
+func testHistoryUnchangedByRefusedCalls(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
 	first := mustAcquire(t, s, base, leaseFor)
@@ -250,38 +252,16 @@ func testHistoryUnchangedByRefusedCalls(t *testing.T, s Store) {
 	checkHistory(t, s, env.Key, want, "after a retry and a success")
 
 	now := at(3 * time.Second)
-	for _, st := range settlements {
-		wantAlreadySettled(t, s.Settle(t.Context(), st.of(second, now)), "Settle("+st.name+") again under the token that settled the item")
-		wantLeaseLost(t, s.Settle(t.Context(), st.of(first, now)), "Settle("+st.name+") under the token of an earlier, settled attempt")
-	}
-	wantLeaseLost(t, extend(t, s, first, now, leaseFor), "ExtendLease under the token of an earlier, settled attempt")
+	wantRefused(t, s, second, now, webhooks.ErrAlreadySettled, "the token that settled the item")
+	wantRefused(t, s, first, now, webhooks.ErrLeaseLost, "the token of an earlier, settled attempt")
 	forged := *second
 	forged.Token = "00000000-0000-4000-8000-000000000000"
 	wantLeaseLost(t, s.Settle(t.Context(), succeed(&forged, now)), "Settle with a token never issued")
 	checkHistory(t, s, env.Key, want, "after refused settlements (nothing may change)")
 }
 
-// testHistoryNumbersContinueAfterReplay: attempt numbers stay unique when
-// a replay resets the attempts the retry policy counts (as it does by
-// default).
-func testHistoryNumbersContinueAfterReplay(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	deadAfterTwoAttempts(t, s, env)
-	mustReplay(t, s, replayOf(env.Key, at(time.Hour)))
-	l := mustAcquireKey(t, s, env.Key, at(time.Hour), leaseFor)
-	if l.Attempt != 1 {
-		t.Errorf("Acquire after a replay: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-	mustSettle(t, s, succeed(l, at(time.Hour+time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptRetried, base, at(time.Second), transient),
-		attemptOf(2, webhooks.AttemptDeadLettered, at(10*time.Second), at(11*time.Second), permanent),
-		attemptOf(3, webhooks.AttemptSucceeded, at(time.Hour), at(time.Hour+time.Second), webhooks.Failure{}),
-	}, "after a replay that reset the attempts and a success")
-}
-
 // testDetailIsACopy: changing what Get returned changes nothing stored.
-func testDetailIsACopy(t *testing.T, s Store) {
+func testDetailIsACopy(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)
 	conflict := envelope(env.Key, "other", at(time.Minute))

@@ -14,16 +14,16 @@ import (
 )
 
 var listCases = []inboxCase{
-	{"ListOrder", testListOrder},
-	{"ListFilters", testListFilters},
-	{"ListFiltersErrorClassAndAPIVersion", testListFiltersErrorClassAndAPIVersion},
-	{"ListDeadBetween", testListDeadBetween},
-	{"ListPaging", testListPaging},
-	{"ListCursorIsAPosition", testListCursorIsAPosition},
-	{"ListInvalidCursor", testListInvalidCursor},
-	{"ListInvalidQuery", testListInvalidQuery},
-	{"ListEmpty", testListEmpty},
-	{"ListReadsNoPayload", testListReadsNoPayload},
+	opsCase("ListOrder", testListOrder),
+	opsCase("ListFilters", testListFilters),
+	opsCase("ListFiltersErrorClassAndAPIVersion", testListFiltersErrorClassAndAPIVersion),
+	opsCase("ListDeadBetween", testListDeadBetween),
+	opsCase("ListPaging", testListPaging),
+	opsCase("ListCursorIsAPosition", testListCursorIsAPosition),
+	opsCase("ListInvalidCursor", testListInvalidCursor),
+	opsCase("ListInvalidQuery", testListInvalidQuery),
+	opsCase("ListEmpty", testListEmpty),
+	opsCase("ListReadsNoPayload", testListReadsNoPayload),
 }
 
 // deadSpec is a dead letter a case creates.
@@ -35,7 +35,7 @@ type deadSpec struct {
 
 // makeDeadLetters dead-letters each spec, in the order given, which must be
 // by non-decreasing deadAt.
-func makeDeadLetters(t *testing.T, s Store, specs []deadSpec) {
+func makeDeadLetters(t *testing.T, s opsStore, specs []deadSpec) {
 	t.Helper()
 	for _, d := range specs {
 		env := envelope(d.key, d.key.String(), d.deadAt)
@@ -88,7 +88,7 @@ func fmtQuery(q ops.Query) string {
 
 // wantList requires one List page of q with Limit 1000 to hold exactly
 // want, in order, with an empty Next.
-func wantList(t *testing.T, s Store, q ops.Query, want []webhooks.InboxKey) []ops.Summary {
+func wantList(t *testing.T, s opsStore, q ops.Query, want []webhooks.InboxKey) []ops.Summary {
 	t.Helper()
 	q.Limit = 1000
 	page, err := s.List(t.Context(), q)
@@ -104,7 +104,7 @@ func wantList(t *testing.T, s Store, q ops.Query, want []webhooks.InboxKey) []op
 	return page.Items
 }
 
-func testListOrder(t *testing.T, s Store) {
+func testListOrder(t *testing.T, s opsStore) {
 	m1 := at(time.Minute)
 	specs := []deadSpec{
 		{webhooks.InboxKey{Provider: "acme", Tenant: "", EventID: "z"}, "a.b", at(30 * time.Second)},
@@ -140,7 +140,7 @@ func testListOrder(t *testing.T, s Store) {
 	}
 }
 
-func testListFilters(t *testing.T, s Store) {
+func testListFilters(t *testing.T, s opsStore) {
 	var specs []deadSpec
 	i := 0
 	for _, p := range []string{"acme", "beta"} {
@@ -174,7 +174,7 @@ func testListFilters(t *testing.T, s Store) {
 // testListFiltersErrorClassAndAPIVersion: the error-class filter matches
 // the class of the item's last error, the API-version filter the version
 // its envelope carried.
-func testListFiltersErrorClassAndAPIVersion(t *testing.T, s Store) {
+func testListFiltersErrorClassAndAPIVersion(t *testing.T, s opsStore) {
 	type spec struct {
 		id         string
 		class      webhooks.FailureClass
@@ -215,7 +215,7 @@ func testListFiltersErrorClassAndAPIVersion(t *testing.T, s Store) {
 }
 
 // testListDeadBetween: From includes, To excludes, each alone or together.
-func testListDeadBetween(t *testing.T, s Store) {
+func testListDeadBetween(t *testing.T, s opsStore) {
 	var specs []deadSpec
 	for i := range 6 {
 		specs = append(specs, deadSpec{key(fmt.Sprintf("e%d", i)), "invoice.paid", at(time.Duration(i) * time.Minute)})
@@ -262,7 +262,7 @@ func pagingSpecs() []deadSpec {
 // walkPages reads every page of q (with its Limit) and requires each page
 // to be full but the last, a non-empty Next on all but the last, and the
 // concatenation to be want.
-func walkPages(t *testing.T, s Store, q ops.Query, want []webhooks.InboxKey) {
+func walkPages(t *testing.T, s opsStore, q ops.Query, want []webhooks.InboxKey) {
 	t.Helper()
 	var got []webhooks.InboxKey
 	for page := 1; ; page++ {
@@ -291,7 +291,7 @@ func walkPages(t *testing.T, s Store, q ops.Query, want []webhooks.InboxKey) {
 	}
 }
 
-func testListPaging(t *testing.T, s Store) {
+func testListPaging(t *testing.T, s opsStore) {
 	specs := pagingSpecs()
 	makeDeadLetters(t, s, specs)
 	all := newestFirst(specs, ops.Query{})
@@ -303,7 +303,7 @@ func testListPaging(t *testing.T, s Store) {
 	}
 }
 
-func testListCursorIsAPosition(t *testing.T, s Store) {
+func testListCursorIsAPosition(t *testing.T, s opsStore) {
 	specs := pagingSpecs()
 	makeDeadLetters(t, s, specs)
 	all := newestFirst(specs, ops.Query{})
@@ -326,7 +326,7 @@ func testListCursorIsAPosition(t *testing.T, s Store) {
 	}
 }
 
-func testListInvalidCursor(t *testing.T, s Store) {
+func testListInvalidCursor(t *testing.T, s opsStore) {
 	makeDead(t, s, envelope(key("evt_1"), "p", base), base)
 	makeDead(t, s, envelope(key("evt_2"), "p", at(time.Second)), at(time.Second))
 	for _, after := range []string{"not a cursor", "%%%", "bm9wZQ", "e30x", "e30"} {
@@ -342,7 +342,7 @@ func testListInvalidCursor(t *testing.T, s Store) {
 
 // testListInvalidQuery: a Limit below 1, or a state List does not page,
 // is refused with ErrInvalidRequest.
-func testListInvalidQuery(t *testing.T, s Store) {
+func testListInvalidQuery(t *testing.T, s opsStore) {
 	makeDead(t, s, envelope(key("evt_1"), "p", base), base)
 	for _, q := range []ops.Query{
 		{Limit: 0},
@@ -357,7 +357,7 @@ func testListInvalidQuery(t *testing.T, s Store) {
 	}
 }
 
-func testListEmpty(t *testing.T, s Store) {
+func testListEmpty(t *testing.T, s opsStore) {
 	wantList(t, s, ops.Query{}, nil)
 	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
 	mustEnqueue(t, s, envelope(key("pending"), "p", base))
@@ -367,7 +367,7 @@ func testListEmpty(t *testing.T, s Store) {
 // testListReadsNoPayload: a listed item carries neither its payload nor
 // its headers, which lists do not show (Get does), whatever their size;
 // only the payload's length.
-func testListReadsNoPayload(t *testing.T, s Store) {
+func testListReadsNoPayload(t *testing.T, s opsStore) {
 	payload := strings.Repeat(`{"line":"a large dead letter"},`, 8<<10) // 256 KiB
 	env := envelope(key("large"), payload, base)
 	makeDead(t, s, env, base)

@@ -13,10 +13,9 @@ import (
 )
 
 var quarantineCases = []inboxCase{
-	{"ConflictIsQuarantined", testConflictIsQuarantined},
-	{"QuarantineIsBounded", testQuarantineIsBounded},
-	{"QuarantineConcurrent", testQuarantineConcurrent},
-	{"APIVersionKept", testAPIVersionKept},
+	opsCase("ConflictIsQuarantined", testConflictIsQuarantined),
+	opsCase("QuarantineIsBounded", testQuarantineIsBounded),
+	opsCase("QuarantineConcurrent", testQuarantineConcurrent),
 }
 
 // conflicting returns a delivery of k with another payload, headers and
@@ -51,7 +50,7 @@ func diffDelivery(g, w ops.Delivery) string {
 }
 
 // wantConflict requires Enqueue(env) to report a conflict with state.
-func wantConflict(t *testing.T, s Store, env webhooks.Envelope, state webhooks.State) {
+func wantConflict(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope, state webhooks.State) {
 	t.Helper()
 	res, err := s.Enqueue(t.Context(), env)
 	if want := (webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict, State: state}); err != nil || res != want {
@@ -62,7 +61,7 @@ func wantConflict(t *testing.T, s Store, env webhooks.Envelope, state webhooks.S
 // testConflictIsQuarantined: the issue's "done means": a delivery that
 // reuses an event ID with another payload is kept beside the item, not
 // lost, and the item does not change.
-func testConflictIsQuarantined(t *testing.T, s Store) {
+func testConflictIsQuarantined(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), `{"id":"evt_1","amount":1}`, base)
 	mustEnqueue(t, s, env)
 	first, second := conflicting(env.Key, 1, at(time.Second)), conflicting(env.Key, 2, at(2*time.Second))
@@ -83,7 +82,7 @@ func testConflictIsQuarantined(t *testing.T, s Store) {
 
 // testQuarantineIsBounded: at least the first QuarantineLimit conflicting
 // deliveries are kept, in order; every one is counted.
-func testQuarantineIsBounded(t *testing.T, s Store) {
+func testQuarantineIsBounded(t *testing.T, s opsStore) {
 	const extra = 4
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
@@ -108,7 +107,7 @@ func testQuarantineIsBounded(t *testing.T, s Store) {
 	checkStored(t, s, enqueuedItem(env), "after many conflicting deliveries (the item does not change)")
 }
 
-func testQuarantineConcurrent(t *testing.T, s Store) {
+func testQuarantineConcurrent(t *testing.T, s opsStore) {
 	const n = 30
 	env := envelope(key("evt_1"), "p", base)
 	mustEnqueue(t, s, env)
@@ -128,28 +127,5 @@ func testQuarantineConcurrent(t *testing.T, s Store) {
 			t.Errorf("the delivery with key ID %q is quarantined twice; want each once", q.KeyID)
 		}
 		seen[q.KeyID] = true
-	}
-}
-
-// testAPIVersionKept: the API version of the first delivery is the item's;
-// later deliveries do not change it, whatever theirs.
-func testAPIVersionKept(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	env.APIVersion = "2023-10-16"
-	mustEnqueue(t, s, env)
-	none := envelope(key("evt_2"), "q", base)
-	none.APIVersion = ""
-	mustEnqueue(t, s, none)
-	again := env
-	again.APIVersion = "2025-06-30"
-	again.ReceivedAt = at(time.Second)
-	if res, err := s.Enqueue(t.Context(), again); err != nil || res.Outcome != webhooks.EnqueueDuplicate {
-		t.Fatalf("Enqueue duplicate = %+v, %v", res, err)
-	}
-	if it := mustGet(t, s, env.Key); it.APIVersion != "2023-10-16" {
-		t.Errorf("Get().APIVersion = %q after a duplicate with another version; want the first delivery's, %q", it.APIVersion, "2023-10-16")
-	}
-	if it := mustGet(t, s, none.Key); it.APIVersion != "" {
-		t.Errorf("Get().APIVersion = %q for an envelope without one; want \"\"", it.APIVersion)
 	}
 }

@@ -11,93 +11,21 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// reopenCases are the replays that undo an operator's mistake: a closed
-// dead letter replayed, a succeeded item run again.
+// reopenCases are the bulk replays that undo an operator's mistake (closed
+// dead letters replayed, succeeded items run again), and the bounds of a
+// bulk replay.
 var reopenCases = []inboxCase{
-	{"ReplayGivesAFreshBudget", testReplayGivesAFreshBudget},
-	{"ReplayClosed", testReplayClosed},
-	{"ReplaySucceeded", testReplaySucceeded},
-	{"BulkReplayClosedWhenAsked", testBulkReplayClosedWhenAsked},
-	{"BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked},
-	{"BulkReplayLimits", testBulkReplayLimits},
-	{"BulkReplayInBatches", testBulkReplayInBatches},
-	{"BulkReplayKeepsToItsSelection", testBulkReplayKeepsToItsSelection},
-	{"BulkReplayCursorKeepsItsLimit", testBulkReplayCursorKeepsItsLimit},
-}
-
-// testReplayGivesAFreshBudget: by default a replay starts the item's
-// attempt count again, so an exhausted item gets the retry policy's whole
-// budget; its history keeps the earlier attempts.
-func testReplayGivesAFreshBudget(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	deadAfterTwoAttempts(t, s, env)
-	now := at(time.Hour)
-	mustReplay(t, s, replayOf(env.Key, now))
-	if it := mustGet(t, s, env.Key); it.Attempts != 0 {
-		t.Errorf("Get after a Replay with the defaults: Attempts = %d; want 0 (a fresh budget)", it.Attempts)
-	}
-	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if l.Attempt != 1 {
-		t.Errorf("Acquire after a Replay with the defaults: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-	mustSettle(t, s, succeed(l, now.Add(time.Second)))
-	checkHistory(t, s, env.Key, []ops.Attempt{
-		attemptOf(1, webhooks.AttemptRetried, base, at(time.Second), transient),
-		attemptOf(2, webhooks.AttemptDeadLettered, at(10*time.Second), at(11*time.Second), permanent),
-		attemptOf(3, webhooks.AttemptSucceeded, now, now.Add(time.Second), webhooks.Failure{}),
-	}, "after a replay with the defaults and a success (the earlier attempts kept)")
-}
-
-// testReplayClosed: a closed dead letter can be replayed by its key: it
-// becomes pending with a fresh budget, and the audit trail keeps the
-// closing and the replay.
-func testReplayClosed(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	dead := deadAfterTwoAttempts(t, s, env)
-	mustClose(t, s, closeOf(env.Key, at(time.Minute)))
-	now := at(time.Hour)
-	res := mustReplay(t, s, replayOf(env.Key, now))
-	wantReplayed(t, "Replay of a closed item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
-	want := replayedItem(dead, now, now, true)
-	checkStored(t, s, want, "after a Replay of a closed item (ClosedAt and DeadAt cleared)")
-	checkAudit(t, s, env.Key, []ops.Audit{closeAudit(at(time.Minute)), replayAudit(now)}, "after a Replay of a closed item")
-	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
-	if l := mustAcquireKey(t, s, env.Key, now, leaseFor); l.Attempt != 1 {
-		t.Errorf("Acquire after a Replay of a closed item: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-}
-
-// testReplaySucceeded: a succeeded item can be run again by its key.
-func testReplaySucceeded(t *testing.T, s Store) {
-	env := envelope(key("evt_1"), "p", base)
-	mustEnqueue(t, s, env)
-	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
-	mustSettle(t, s, succeed(l, at(time.Second)))
-	done := mustGet(t, s, env.Key)
-	now := at(time.Hour)
-	res := mustReplay(t, s, replayOf(env.Key, now))
-	wantReplayed(t, "Replay of a succeeded item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
-	want := done
-	want.State = webhooks.StatePending
-	want.NextAttemptAt = now
-	want.CompletedAt = time.Time{}
-	want.UpdatedAt = now
-	want.Attempts = 0
-	checkStored(t, s, want, "after a Replay of a succeeded item (CompletedAt cleared)")
-	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after a Replay of a succeeded item")
-	l = mustAcquireKey(t, s, env.Key, now, leaseFor)
-	if l.Attempt != 1 {
-		t.Errorf("Acquire after a Replay of a succeeded item: Lease.Attempt = %d; want 1", l.Attempt)
-	}
-	mustSettle(t, s, succeed(l, now.Add(time.Second)))
-	if h := mustDetail(t, s, env.Key).History; len(h) != 2 || h[0].Outcome != webhooks.AttemptSucceeded || h[1].Number != 2 {
-		t.Errorf("Get after running a succeeded item again: %d attempts; want both runs, numbered 1 and 2", len(h))
-	}
+	opsCase("BulkReplayClosedWhenAsked", testBulkReplayClosedWhenAsked),
+	opsCase("BulkReplaySucceededWhenAsked", testBulkReplaySucceededWhenAsked),
+	opsCase("BulkReplayLimits", testBulkReplayLimits),
+	opsCase("BulkReplayInBatches", testBulkReplayInBatches),
+	opsCase("BulkReplayKeepsToItsSelection", testBulkReplayKeepsToItsSelection),
+	opsCase("BulkReplayCursorKeepsItsLimit", testBulkReplayCursorKeepsItsLimit),
 }
 
 // testBulkReplayClosedWhenAsked: a bulk replay takes closed items only
 // when its query asks for them by state, and then only closed ones.
-func testBulkReplayClosedWhenAsked(t *testing.T, s Store) {
+func testBulkReplayClosedWhenAsked(t *testing.T, s opsStore) {
 	specs := mixedDeadLetters(t, s)
 	closed := []webhooks.InboxKey{specs[0].key, specs[5].key, specs[6].key}
 	for i, k := range closed {
@@ -128,7 +56,7 @@ func testBulkReplayClosedWhenAsked(t *testing.T, s Store) {
 // testBulkReplaySucceededWhenAsked: a bulk replay runs succeeded items
 // again only when its query asks for them by state; From and To bound
 // when they completed.
-func testBulkReplaySucceededWhenAsked(t *testing.T, s Store) {
+func testBulkReplaySucceededWhenAsked(t *testing.T, s opsStore) {
 	var keys []webhooks.InboxKey
 	for i := range 4 {
 		env := envelope(key(fmt.Sprintf("ok_%d", i)), fmt.Sprint(i), at(time.Duration(i)*time.Minute))
@@ -160,7 +88,7 @@ func testBulkReplaySucceededWhenAsked(t *testing.T, s Store) {
 }
 
 // mustList requires List(q) to succeed.
-func mustList(t *testing.T, s Store, q ops.Query) ops.Page {
+func mustList(t *testing.T, s opsStore, q ops.Query) ops.Page {
 	t.Helper()
 	p, err := s.List(t.Context(), q)
 	if err != nil {
@@ -173,7 +101,7 @@ func mustList(t *testing.T, s Store, q ops.Query) ops.Page {
 // spread over longer than the most a spread may last (2,999 dead letters
 // once went to the 2170s), is refused with ErrInvalidRequest and changes
 // nothing; the most is allowed.
-func testBulkReplayLimits(t *testing.T, s Store) {
+func testBulkReplayLimits(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	before := mustDetail(t, s, env.Key)
@@ -205,7 +133,7 @@ func testBulkReplayLimits(t *testing.T, s Store) {
 
 // manyDeadLetters dead-letters n items of one provider, one a second from
 // base, e0000 first, and returns their keys newest first.
-func manyDeadLetters(t *testing.T, s Store, n int) []webhooks.InboxKey {
+func manyDeadLetters(t *testing.T, s opsStore, n int) []webhooks.InboxKey {
 	t.Helper()
 	keys := make([]webhooks.InboxKey, n)
 	for i := range n {
@@ -228,7 +156,7 @@ func manyDeadLetters(t *testing.T, s Store, n int) []webhooks.InboxKey {
 
 // replayCalls runs the bulk replay req to its end, a call at a time, and
 // returns every call's result.
-func replayCalls(t *testing.T, s Store, req ops.ReplayRequest) []ops.ReplayResult {
+func replayCalls(t *testing.T, s opsStore, req ops.ReplayRequest) []ops.ReplayResult {
 	t.Helper()
 	q := *req.Query
 	req.Query = &q
@@ -253,7 +181,7 @@ func replayCalls(t *testing.T, s Store, req ops.ReplayRequest) []ops.ReplayResul
 // before the replay ends, is not taken again, and one replayed by someone
 // else meanwhile is not either: it is skipped, and the replay ends with
 // Done equal to Total.
-func testBulkReplayInBatches(t *testing.T, s Store) {
+func testBulkReplayInBatches(t *testing.T, s opsStore) {
 	const n = ops.ReplayBatch + 100
 	keys := manyDeadLetters(t, s, n)
 	now := at(2 * time.Hour)
@@ -329,7 +257,7 @@ func testBulkReplayInBatches(t *testing.T, s Store) {
 // the rest of the first one's selection. The first then ends with nothing
 // more to replay (Done = Total), and does not take in their place older
 // dead letters it never selected.
-func testBulkReplayKeepsToItsSelection(t *testing.T, s Store) {
+func testBulkReplayKeepsToItsSelection(t *testing.T, s opsStore) {
 	const limit = ops.ReplayBatch + 10
 	keys := manyDeadLetters(t, s, limit+10)
 	now := at(2 * time.Hour)
@@ -368,7 +296,7 @@ func replayedAt(keys []webhooks.InboxKey, due time.Time) []ops.Replayed {
 // with a Query.Limit that admits the Total it selected: continued with a
 // smaller limit, the replay is refused with ErrInvalidCursor and nothing
 // changes; with a larger one it goes on.
-func testBulkReplayCursorKeepsItsLimit(t *testing.T, s Store) {
+func testBulkReplayCursorKeepsItsLimit(t *testing.T, s opsStore) {
 	const limit = ops.ReplayBatch + 10
 	keys := manyDeadLetters(t, s, limit)
 	now := at(2 * time.Hour)

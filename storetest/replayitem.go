@@ -11,14 +11,16 @@ import (
 )
 
 var replayOneCases = []inboxCase{
-	{"ReplayOne", func(t *testing.T, s Store) { testReplayOne(t, s, false) }},
-	{"ReplayOneKeepAttempts", func(t *testing.T, s Store) { testReplayOne(t, s, true) }},
-	{"ReplayOneAsRedelivery", testReplayOneAsRedelivery},
-	{"ReplayOneDryRun", testReplayOneDryRun},
-	{"ReplayNotFinished", testReplayNotFinished},
-	{"ReplayMissing", testReplayMissing},
-	{"ReplayInvalidRequest", testReplayInvalidRequest},
-	{"ReplayConcurrent", testReplayConcurrent},
+	opsCase("ReplayOne", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateDead, false) }),
+	opsCase("ReplayOneKeepAttempts", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateDead, true) }),
+	opsCase("ReplayClosed", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateClosed, false) }),
+	opsCase("ReplaySucceeded", func(t *testing.T, s opsStore) { testReplayOne(t, s, webhooks.StateSucceeded, false) }),
+	opsCase("ReplayOneAsRedelivery", testReplayOneAsRedelivery),
+	opsCase("ReplayOneDryRun", testReplayOneDryRun),
+	opsCase("ReplayNotFinished", testReplayNotFinished),
+	opsCase("ReplayMissing", testReplayMissing),
+	opsCase("ReplayInvalidRequest", testReplayInvalidRequest),
+	opsCase("ReplayConcurrent", testReplayConcurrent),
 }
 
 // The operator the suite's replays and closings come from.
@@ -54,7 +56,7 @@ func fmtReplay(req ops.ReplayRequest) string {
 }
 
 // mustReplay requires req to succeed.
-func mustReplay(t *testing.T, s Store, req ops.ReplayRequest) ops.ReplayResult {
+func mustReplay(t *testing.T, s opsStore, req ops.ReplayRequest) ops.ReplayResult {
 	t.Helper()
 	res, err := s.Replay(t.Context(), req)
 	if err != nil {
@@ -64,7 +66,7 @@ func mustReplay(t *testing.T, s Store, req ops.ReplayRequest) ops.ReplayResult {
 }
 
 // checkAudit requires the audit trail of k to be want, oldest first.
-func checkAudit(t *testing.T, s Store, k webhooks.InboxKey, want []ops.Audit, when string) {
+func checkAudit(t *testing.T, s opsStore, k webhooks.InboxKey, want []ops.Audit, when string) {
 	t.Helper()
 	got := mustDetail(t, s, k).Audit
 	ok := len(got) == len(want)
@@ -78,14 +80,9 @@ func checkAudit(t *testing.T, s Store, k webhooks.InboxKey, want []ops.Audit, wh
 }
 
 func fmtAudits(as []ops.Audit) string {
-	s := ""
-	for _, a := range as {
-		s += fmt.Sprintf("\n\t{%s at %s by %q: %q, ticket %q}", a.Action, fmtTime(a.At), a.Actor, a.Reason, a.Ticket)
-	}
-	if s == "" {
-		s = " (none)"
-	}
-	return s
+	return fmtList(as, func(a ops.Audit) string {
+		return fmt.Sprintf("{%s at %s by %q: %q, ticket %q}", a.Action, fmtTime(a.At), a.Actor, a.Reason, a.Ticket)
+	})
 }
 
 // replayAudit is the audit entry replayOf and bulkReplay record at now.
@@ -94,16 +91,16 @@ func replayAudit(now time.Time) ops.Audit {
 }
 
 // deadAfterTwoAttempts enqueues env, fails it once with a retry and then
-// dead-letters it at base+11s, and returns the stored item.
-func deadAfterTwoAttempts(t *testing.T, s Store, env webhooks.Envelope) webhooks.Item {
+// dead-letters it at base+11s, and returns the stored item (see stored).
+func deadAfterTwoAttempts(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope) webhooks.Item {
 	t.Helper()
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, base, leaseFor)
 	mustSettle(t, s, retry(l, transient, at(10*time.Second), at(time.Second)))
 	l = mustAcquireKey(t, s, env.Key, at(10*time.Second), leaseFor)
 	mustSettle(t, s, deadLetter(l, permanent, at(11*time.Second)))
-	it := mustGet(t, s, env.Key)
-	if it.State != webhooks.StateDead || it.Attempts != 2 {
+	it := stored(t, s, env.Key)
+	if _, ok := s.(ops.Store); ok && (it.State != webhooks.StateDead || it.Attempts != 2) {
 		t.Fatalf("setup: item is %s after %d attempts; want %s after 2", it.State, it.Attempts, webhooks.StateDead)
 	}
 	return it
@@ -136,41 +133,63 @@ func wantReplayed(t *testing.T, call string, res ops.ReplayResult, want []ops.Re
 }
 
 func fmtReplayed(rs []ops.Replayed) string {
-	s := ""
-	for _, r := range rs {
-		s += fmt.Sprintf("\n\t%s due %s", fmtKey(r.Key), fmtTime(r.DueAt))
-	}
-	if s == "" {
-		s = " (none)"
-	}
-	return s
+	return fmtList(rs, func(r ops.Replayed) string { return fmtKey(r.Key) + " due " + fmtTime(r.DueAt) })
 }
 
-func testReplayOne(t *testing.T, s Store, keepAttempts bool) {
+// testReplayOne: one item replayed by its key, whether dead, closed (an
+// operator's closing undone) or succeeded (run again), becomes pending,
+// due at Now, with a fresh attempt budget unless KeepAttempts, its
+// payload and last error kept and the time of the state it left cleared;
+// the audit trail records the replay, the history keeps the earlier
+// attempts and numbers the next after them.
+func testReplayOne(t *testing.T, s opsStore, from webhooks.State, keepAttempts bool) {
 	env := envelope(key("evt_1"), "p", base)
-	dead := deadAfterTwoAttempts(t, s, env)
+	history := []ops.Attempt{
+		attemptOf(1, webhooks.AttemptRetried, base, at(time.Second), transient),
+		attemptOf(2, webhooks.AttemptDeadLettered, at(10*time.Second), at(11*time.Second), permanent),
+	}
+	var audit []ops.Audit
+	switch from {
+	case webhooks.StateSucceeded:
+		mustEnqueue(t, s, env)
+		l := mustAcquireKey(t, s, env.Key, base, leaseFor)
+		mustSettle(t, s, succeed(l, at(time.Second)))
+		history = []ops.Attempt{attemptOf(1, webhooks.AttemptSucceeded, base, at(time.Second), webhooks.Failure{})}
+	case webhooks.StateClosed:
+		deadAfterTwoAttempts(t, s, env)
+		mustClose(t, s, closeOf(env.Key, at(time.Minute)))
+		audit = append(audit, closeAudit(at(time.Minute)))
+	default:
+		deadAfterTwoAttempts(t, s, env)
+	}
+	before := mustGet(t, s, env.Key)
 	now := at(time.Hour)
 	req := replayOf(env.Key, now)
 	req.KeepAttempts = keepAttempts
 	res := mustReplay(t, s, req)
-	wantReplayed(t, "Replay of one dead item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
+	wantReplayed(t, "Replay of one "+string(from)+" item", res, []ops.Replayed{{Key: env.Key, DueAt: now}})
 	if res.Done != 1 || res.Total != 1 || res.Next != "" {
-		t.Errorf("Replay of one dead item: Done %d, Total %d, Next %q; want 1, 1 and none", res.Done, res.Total, res.Next)
+		t.Errorf("Replay of one %s item: Done %d, Total %d, Next %q; want 1, 1 and none", from, res.Done, res.Total, res.Next)
 	}
 
-	want := replayedItem(dead, now, now, !keepAttempts)
-	checkStored(t, s, want, fmt.Sprintf("after Replay(KeepAttempts %t) (payload and LastError kept)", keepAttempts))
-	checkAudit(t, s, env.Key, []ops.Audit{replayAudit(now)}, "after Replay")
+	want := replayedItem(before, now, now, !keepAttempts)
+	want.ClosedAt, want.CompletedAt = time.Time{}, time.Time{}
+	checkStored(t, s, want, fmt.Sprintf("after Replay(KeepAttempts %t) of a %s item (payload and LastError kept)", keepAttempts, from))
+	checkAudit(t, s, env.Key, append(audit, replayAudit(now)), "after Replay")
 	wantList(t, s, ops.Query{}, nil)
+	wantList(t, s, ops.Query{State: webhooks.StateClosed}, nil)
 
 	wantNothingDue(t, s, now.Add(-time.Microsecond), "a replayed item is due at the replay's Now")
 	l := mustAcquireKey(t, s, env.Key, now, leaseFor)
 	if l.Attempt != want.Attempts+1 || l.Reclaimed {
 		t.Errorf("Acquire after Replay(KeepAttempts %t): Lease.Attempt %d, Reclaimed %t; want %d, false", keepAttempts, l.Attempt, l.Reclaimed, want.Attempts+1)
 	}
+	mustSettle(t, s, succeed(l, now.Add(time.Second)))
+	checkHistory(t, s, env.Key, append(history, attemptOf(len(history)+1, webhooks.AttemptSucceeded, now, now.Add(time.Second), webhooks.Failure{})),
+		"after the replayed item succeeded (the earlier attempts kept, numbers unique)")
 }
 
-func testReplayOneAsRedelivery(t *testing.T, s Store) {
+func testReplayOneAsRedelivery(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	req := replayOf(env.Key, at(time.Hour))
@@ -183,7 +202,7 @@ func testReplayOneAsRedelivery(t *testing.T, s Store) {
 
 // testReplayOneDryRun: a dry run reports what a replay would do and
 // changes nothing; it fails as the replay would.
-func testReplayOneDryRun(t *testing.T, s Store) {
+func testReplayOneDryRun(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	mustEnqueue(t, s, envelope(key("pending"), "q", at(time.Hour)))
@@ -207,7 +226,7 @@ func testReplayOneDryRun(t *testing.T, s Store) {
 
 // testReplayNotFinished: an item that is pending or leased is not
 // replayed: it runs, or is about to, already.
-func testReplayNotFinished(t *testing.T, s Store) {
+func testReplayNotFinished(t *testing.T, s opsStore) {
 	ctx := t.Context()
 	pending := envelope(key("pending"), "p", at(time.Hour)) // never due in this case
 	leased := envelope(key("leased"), "l", base)
@@ -232,7 +251,7 @@ func testReplayNotFinished(t *testing.T, s Store) {
 	}
 }
 
-func testReplayMissing(t *testing.T, s Store) {
+func testReplayMissing(t *testing.T, s opsStore) {
 	mustEnqueue(t, s, envelope(key("evt_1"), "p", base))
 	for _, k := range []webhooks.InboxKey{key("evt_2"), {Provider: "acme", Tenant: "", EventID: "evt_1"}, {}} {
 		if _, err := s.Replay(t.Context(), replayOf(k, base)); !errors.Is(err, ops.ErrNotFound) {
@@ -244,7 +263,7 @@ func testReplayMissing(t *testing.T, s Store) {
 // testReplayInvalidRequest: a replay without an actor or a reason, or
 // with a query that cannot select dead letters, is refused with
 // ErrInvalidRequest and changes nothing.
-func testReplayInvalidRequest(t *testing.T, s Store) {
+func testReplayInvalidRequest(t *testing.T, s opsStore) {
 	env := envelope(key("evt_1"), "p", base)
 	makeDead(t, s, env, base)
 	before := mustDetail(t, s, env.Key)
@@ -284,7 +303,7 @@ func testReplayInvalidRequest(t *testing.T, s Store) {
 	checkAudit(t, s, env.Key, nil, "after invalid replays")
 }
 
-func testReplayConcurrent(t *testing.T, s Store) {
+func testReplayConcurrent(t *testing.T, s opsStore) {
 	const n = 10
 	env := envelope(key("evt_1"), "p", base)
 	deadAfterTwoAttempts(t, s, env)

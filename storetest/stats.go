@@ -12,13 +12,13 @@ import (
 )
 
 var statsCases = []inboxCase{
-	{"StatsEmpty", testStatsEmpty},
-	{"StatsCounts", testStatsCounts},
-	{"StatsDeadLetterGroupsBounded", testStatsDeadLetterGroupsBounded},
+	opsCase("StatsEmpty", testStatsEmpty),
+	opsCase("StatsCounts", testStatsCounts),
+	opsCase("StatsDeadLetterGroupsBounded", testStatsDeadLetterGroupsBounded),
 }
 
 // mustStats returns Stats at now.
-func mustStats(t *testing.T, s Store, now time.Time) ops.Stats {
+func mustStats(t *testing.T, s opsStore, now time.Time) ops.Stats {
 	t.Helper()
 	st, err := s.Stats(t.Context(), ops.StatsRequest{Now: now})
 	if err != nil {
@@ -61,13 +61,13 @@ func checkStats(t *testing.T, got, want ops.Stats, when string) {
 	}
 }
 
-func testStatsEmpty(t *testing.T, s Store) {
+func testStatsEmpty(t *testing.T, s opsStore) {
 	checkStats(t, mustStats(t, s, base), ops.Stats{}, "of an empty store")
 }
 
 // testStatsCounts: the stats: counts by state, dead letters by
 // provider and event type, the backlog, retries and leases held.
-func testStatsCounts(t *testing.T, s Store) {
+func testStatsCounts(t *testing.T, s opsStore) {
 	now := at(time.Hour)
 	// Dead letters: acme/charge.failed ×3, beta/invoice.paid ×2,
 	// acme/invoice.paid ×2 (ties ordered by provider, then event type),
@@ -137,7 +137,7 @@ func testStatsCounts(t *testing.T, s Store) {
 // ops.DefaultDeadLetterGroups by default, or StatsRequest.DeadLetterGroups,
 // and the rest counted in MoreDeadLetters; the dead count is every dead
 // letter's.
-func testStatsDeadLetterGroupsBounded(t *testing.T, s Store) {
+func testStatsDeadLetterGroupsBounded(t *testing.T, s opsStore) {
 	const groups = ops.DefaultDeadLetterGroups + 3
 	var specs []deadSpec
 	for g := range groups {

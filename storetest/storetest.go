@@ -12,19 +12,13 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// Store is what RunInbox tests: the pipeline's [webhooks.InboxStore] and
-// the operators' [ops.Store], which every inbox implements, so that every
-// store can be looked into and steered (history, audited replay, closing,
-// quarantine, stats).
-type Store interface {
-	webhooks.InboxStore
-	ops.Store
-}
-
-// Features describes the optional capabilities of the store under test.
-// Each field is a hook that the suite calls to use a capability; a nil
-// field means the store lacks it, and its cases are skipped. The zero
-// value runs the cases every store must pass.
+// Features describes the optional capabilities of the store under test
+// that are not methods of the store. Each field is a hook that the suite
+// calls to use a capability; a nil field means the store lacks it, and its
+// cases are skipped. The zero value runs the cases every store must pass.
+// (Capabilities that are methods, such as ops.Store or
+// webhooks.LeaseStarter, are found by type assertion; see the package
+// documentation.)
 type Features struct {
 	// CompleteInTx, when set, completes the item of ev inside a
 	// transaction of the store's own kind and then, whatever the
@@ -46,45 +40,72 @@ type Features struct {
 	// suite checks that CompletedAt is set, not its value.
 	//
 	// A completion is an attempt like a settlement: the suite requires it
-	// in the item's history as succeeded.
-	CompleteInTx func(t *testing.T, s Store, ev webhooks.Event, commit bool) (completeErr, commitErr error)
+	// in the item's history as succeeded, when the store is an ops.Store.
+	CompleteInTx func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) (completeErr, commitErr error)
 }
 
-// RunInbox runs the [webhooks.InboxStore] and [ops.Store] cases, each on a
-// store returned by newStore, and the cases of the optional features f
-// describes. See the package documentation for what newStore must do.
-func RunInbox(t *testing.T, newStore func(t *testing.T) Store, f Features) {
+// opsStore is an inbox that operators can look into and steer: what the
+// operators' cases test.
+type opsStore interface {
+	webhooks.InboxStore
+	ops.Store
+}
+
+// RunInbox runs the pipeline's cases ([webhooks.InboxStore]) on stores
+// returned by newStore, each case on a store of its own, and the cases of
+// every capability the store has: [ops.Store] (the operators' cases),
+// [webhooks.BatchSettler], [webhooks.LeaseStarter],
+// [webhooks.AcquisitionRepeater], and those f describes. See the package
+// documentation for what newStore must do.
+func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f Features) {
 	t.Helper()
-	fresh := func(t *testing.T) Store {
+	fresh := func(t *testing.T) webhooks.InboxStore {
 		t.Helper()
 		s := newStore(t)
 		if s == nil {
-			t.Fatal("newStore returned a nil Store; want a fresh, empty store")
+			t.Fatal("newStore returned a nil InboxStore; want a fresh, empty store")
 		}
 		return s
 	}
-	// The group returns only when its parallel cases are done, so callers
-	// may tear down shared resources after RunInbox returns.
-	t.Run("InboxStore", func(t *testing.T) {
-		for _, c := range inboxCases {
-			t.Run(c.name, func(t *testing.T) {
-				t.Parallel()
-				c.run(t, fresh(t))
-			})
-		}
-		t.Run("CompleteInTx", func(t *testing.T) {
-			t.Parallel()
-			if f.CompleteInTx == nil {
-				t.Skip("Features.CompleteInTx is nil: the store does not complete items inside a transaction of its own")
+	// Each group of a capability asks a store of its own whether it has
+	// it, and is skipped, once, when it has not. A group returns only when
+	// its parallel cases are done, so callers may tear down shared
+	// resources after RunInbox returns.
+	group := func(name string, cases []inboxCase, has func(webhooks.InboxStore) bool, lacks string) {
+		t.Run(name, func(t *testing.T) {
+			if has != nil && !has(fresh(t)) {
+				t.Skip(lacks)
 			}
-			for _, c := range completeInTxCases {
+			for _, c := range cases {
 				t.Run(c.name, func(t *testing.T) {
 					t.Parallel()
-					c.run(t, fresh(t), f.CompleteInTx)
+					c.run(t, fresh(t))
 				})
 			}
 		})
+	}
+	group("Pipeline", pipelineCases, nil, "")
+	group("BatchSettler", settleBatchCases, is[webhooks.BatchSettler], "the store is not a webhooks.BatchSettler")
+	group("LeaseStarter", startCases, is[webhooks.LeaseStarter], "the store is not a webhooks.LeaseStarter")
+	group("AcquisitionRepeater", repeatCases, is[webhooks.AcquisitionRepeater], "the store is not a webhooks.AcquisitionRepeater")
+	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
+	t.Run("CompleteInTx", func(t *testing.T) {
+		if f.CompleteInTx == nil {
+			t.Skip("Features.CompleteInTx is nil: the store does not complete items inside a transaction of its own")
+		}
+		for _, c := range completeInTxCases {
+			t.Run(c.name, func(t *testing.T) {
+				t.Parallel()
+				c.run(t, fresh(t), f.CompleteInTx)
+			})
+		}
 	})
+}
+
+// is reports whether s implements C.
+func is[C any](s webhooks.InboxStore) bool {
+	_, ok := s.(C)
+	return ok
 }
 
 // RunReplay runs the [webhooks.ReplayStore] cases, each on a store returned
@@ -107,15 +128,21 @@ func RunReplay(t *testing.T, newStore func(t *testing.T) webhooks.ReplayStore) {
 
 type inboxCase struct {
 	name string
-	run  func(t *testing.T, s Store)
+	run  func(t *testing.T, s webhooks.InboxStore)
+}
+
+// opsCase makes an inboxCase of a case of the operators' group, which runs
+// only on an ops.Store.
+func opsCase(name string, run func(t *testing.T, s opsStore)) inboxCase {
+	return inboxCase{name, func(t *testing.T, s webhooks.InboxStore) { run(t, s.(opsStore)) }}
 }
 
 // completeInTx is the type of Features.CompleteInTx.
-type completeInTx = func(t *testing.T, s Store, ev webhooks.Event, commit bool) (completeErr, commitErr error)
+type completeInTx = func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) (completeErr, commitErr error)
 
 type completeInTxCase struct {
 	name string
-	run  func(t *testing.T, s Store, complete completeInTx)
+	run  func(t *testing.T, s webhooks.InboxStore, complete completeInTx)
 }
 
 type replayCase struct {
@@ -123,9 +150,12 @@ type replayCase struct {
 	run  func(t *testing.T, s webhooks.ReplayStore)
 }
 
-// inboxCases are all InboxStore cases, in the order they are reported.
-var inboxCases = slices.Concat(enqueueCases, groupCases, acquireCases, acquireIDCases, startCases, settleCases, settleBatchCases, itemCases,
-	historyCases, listCases, replayOneCases, bulkReplayCases, reopenCases, closeCases, quarantineCases, redeliveryCases, statsCases)
+// pipelineCases run on every store; operatorCases on those that are an
+// ops.Store. Each is in the order it is reported.
+var (
+	pipelineCases = slices.Concat(enqueueCases, groupCases, redeliveryCases, acquireCases, settleCases, itemCases)
+	operatorCases = slices.Concat(historyCases, quarantineCases, listCases, replayOneCases, bulkReplayCases, reopenCases, closeCases, statsCases)
+)
 
 // base is the time every case starts from: microsecond precision, as
 // PostgreSQL keeps it. Cases only add whole microseconds or more.
@@ -206,7 +236,7 @@ func succeededItem(want webhooks.Item, now time.Time) webhooks.Item {
 }
 
 // mustEnqueue enqueues env and requires the outcome EnqueueNew.
-func mustEnqueue(t *testing.T, s Store, env webhooks.Envelope) {
+func mustEnqueue(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope) {
 	t.Helper()
 	res, err := s.Enqueue(t.Context(), env)
 	if err != nil {
@@ -219,7 +249,7 @@ func mustEnqueue(t *testing.T, s Store, env webhooks.Envelope) {
 
 // acquire calls Acquire(Now: now, LeaseDuration: d, Max: max), as the
 // worker named worker running version version.
-func acquire(t *testing.T, s Store, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
+func acquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration, max int) ([]*webhooks.Lease, error) {
 	t.Helper()
 	return s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: d, Max: max, Worker: worker, Version: version})
 }
@@ -232,7 +262,7 @@ const (
 )
 
 // mustAcquire requires Acquire(now, d, Max 1) to lease an item.
-func mustAcquire(t *testing.T, s Store, now time.Time, d time.Duration) *webhooks.Lease {
+func mustAcquire(t *testing.T, s webhooks.InboxStore, now time.Time, d time.Duration) *webhooks.Lease {
 	t.Helper()
 	leases, err := acquire(t, s, now, d, 1)
 	if err != nil {
@@ -250,7 +280,7 @@ func mustAcquire(t *testing.T, s Store, now time.Time, d time.Duration) *webhook
 }
 
 // mustAcquireKey requires Acquire(now, d, Max 1) to lease the item k.
-func mustAcquireKey(t *testing.T, s Store, k webhooks.InboxKey, now time.Time, d time.Duration) *webhooks.Lease {
+func mustAcquireKey(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, now time.Time, d time.Duration) *webhooks.Lease {
 	t.Helper()
 	l := mustAcquire(t, s, now, d)
 	if l.Key() != k {
@@ -260,7 +290,7 @@ func mustAcquireKey(t *testing.T, s Store, k webhooks.InboxKey, now time.Time, d
 }
 
 // wantNothingDue requires Acquire(now, Max 10) to lease nothing.
-func wantNothingDue(t *testing.T, s Store, now time.Time, why string) {
+func wantNothingDue(t *testing.T, s webhooks.InboxStore, now time.Time, why string) {
 	t.Helper()
 	leases, err := acquire(t, s, now, leaseFor, 10)
 	if err != nil {
@@ -272,13 +302,13 @@ func wantNothingDue(t *testing.T, s Store, now time.Time, why string) {
 }
 
 // mustGet returns the stored item k.
-func mustGet(t *testing.T, s Store, k webhooks.InboxKey) webhooks.Item {
+func mustGet(t *testing.T, s ops.Store, k webhooks.InboxKey) webhooks.Item {
 	t.Helper()
 	return mustDetail(t, s, k).Item
 }
 
 // mustDetail returns the stored item k with its history.
-func mustDetail(t *testing.T, s Store, k webhooks.InboxKey) ops.Detail {
+func mustDetail(t *testing.T, s ops.Store, k webhooks.InboxKey) ops.Detail {
 	t.Helper()
 	d, err := s.Get(t.Context(), k)
 	if err != nil {
@@ -287,10 +317,40 @@ func mustDetail(t *testing.T, s Store, k webhooks.InboxKey) ops.Detail {
 	return d
 }
 
-// checkStored requires the stored item to equal want.
-func checkStored(t *testing.T, s Store, want webhooks.Item, when string) {
+// The pipeline's cases look at what the pipeline sees (Enqueue's results,
+// the leases Acquire returns, what is due when, the errors of Settle and
+// ExtendLease) and, when the store is an ops.Store, at the stored items
+// too, through the helpers below; they check nothing more of a store that
+// is not.
+
+// stored returns the stored item k of an ops.Store, and the zero Item of
+// any other store, for checkStored to compare with later.
+func stored(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey) webhooks.Item {
 	t.Helper()
-	checkItem(t, "Get("+want.Key.String()+") "+when, mustGet(t, s, want.Key), want)
+	if o, ok := s.(ops.Store); ok {
+		return mustGet(t, o, k)
+	}
+	return webhooks.Item{}
+}
+
+// checkStored requires the stored item to equal want, when the store is
+// an ops.Store.
+func checkStored(t *testing.T, s webhooks.InboxStore, want webhooks.Item, when string) {
+	t.Helper()
+	if o, ok := s.(ops.Store); ok {
+		checkItem(t, "Get("+want.Key.String()+") "+when, mustGet(t, o, want.Key), want)
+	}
+}
+
+// wantAttempts requires the stored item k to count n attempts, when the
+// store is an ops.Store.
+func wantAttempts(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, n int, when string) {
+	t.Helper()
+	if o, ok := s.(ops.Store); ok {
+		if got := mustGet(t, o, k).Attempts; got != n {
+			t.Errorf("Get(%s).Attempts %s = %d; want %d", fmtKey(k), when, got, n)
+		}
+	}
 }
 
 // wantLeaseLost requires err to wrap webhooks.ErrLeaseLost.
@@ -334,7 +394,7 @@ func abandon(l *webhooks.Lease, now time.Time) webhooks.Settlement {
 }
 
 // mustSettle requires st to succeed.
-func mustSettle(t *testing.T, s Store, st webhooks.Settlement) {
+func mustSettle(t *testing.T, s webhooks.InboxStore, st webhooks.Settlement) {
 	t.Helper()
 	if err := s.Settle(t.Context(), st); err != nil {
 		t.Fatalf("Settle(%s of %s) with the current token: %v; want no error", st.Outcome, st.Lease.Key(), err)
@@ -342,14 +402,14 @@ func mustSettle(t *testing.T, s Store, st webhooks.Settlement) {
 }
 
 // extend calls ExtendLease(Lease: l, Now: now, Duration: d).
-func extend(t *testing.T, s Store, l *webhooks.Lease, now time.Time, d time.Duration) error {
+func extend(t *testing.T, s webhooks.InboxStore, l *webhooks.Lease, now time.Time, d time.Duration) error {
 	t.Helper()
 	return s.ExtendLease(t.Context(), webhooks.ExtendRequest{Lease: l, Now: now, Duration: d})
 }
 
 // makeDead enqueues env and dead-letters it at deadAt (its only attempt).
 // No other item may be due at deadAt.
-func makeDead(t *testing.T, s Store, env webhooks.Envelope, deadAt time.Time) {
+func makeDead(t *testing.T, s webhooks.InboxStore, env webhooks.Envelope, deadAt time.Time) {
 	t.Helper()
 	mustEnqueue(t, s, env)
 	l := mustAcquireKey(t, s, env.Key, deadAt, leaseFor)

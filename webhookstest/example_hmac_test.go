@@ -30,7 +30,7 @@ func ExampleSignHMAC() {
 	}
 	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("stripe", verifier)
-	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay())
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		fmt.Println(err)
 		return

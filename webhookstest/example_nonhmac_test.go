@@ -32,7 +32,7 @@ func ExampleSignEd25519() {
 	}
 	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("discord", verifier)
-	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay(), webhooks.WithClock(clock))
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithClock(clock))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -75,7 +75,7 @@ func ExampleSignTwilio() {
 	}
 	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("twilio", verifier)
-	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay())
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -108,7 +108,7 @@ func ExampleSignToken() {
 	}
 	resolver := webhooks.NewRegistry()
 	resolver.MustRegister("gitlab", verifier)
-	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), memstore.NewReplay())
+	gateway, err := webhooks.NewReceiver(resolver, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		fmt.Println(err)
 		return

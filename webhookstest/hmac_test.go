@@ -187,7 +187,7 @@ func TestNewHMACRequestSignsTheURL(t *testing.T) {
 	}
 	r := webhooks.NewRegistry()
 	r.MustRegister("signed-url", v)
-	gw, err := webhooks.NewReceiver(r, memstore.NewInbox(), memstore.NewReplay())
+	gw, err := webhooks.NewReceiver(r, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -301,7 +301,7 @@ func TestNewHMACRequest(t *testing.T) {
 	}
 	r.MustRegister("stripe", v)
 	inbox := memstore.NewInbox()
-	gw, err := webhooks.NewReceiver(r, inbox, memstore.NewReplay())
+	gw, err := webhooks.NewReceiver(r, inbox, webhooks.WithReplayStore(memstore.NewReplay()))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,7 +81,7 @@ func TestSendEveryEntry(t *testing.T) {
 	bin := buildBinary(t)
 	registry := webhooks.NewRegistry()
 	inbox := memstore.NewInbox()
-	receiver, err := webhooks.NewReceiver(registry, inbox, memstore.NewReplay(), webhooks.WithLogger(slog.New(slog.DiscardHandler)))
+	receiver, err := webhooks.NewReceiver(registry, inbox, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(slog.New(slog.DiscardHandler)))
 	require.NoError(t, err)
 	srv := httptest.NewServer(receiver)
 	defer srv.Close()

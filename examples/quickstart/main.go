@@ -63,7 +63,7 @@ func wire(inbox *memstore.Inbox, replay *memstore.Replay) (*webhooks.Receiver, *
 	if err != nil {
 		return nil, nil, err
 	}
-	receiver, err := webhooks.NewReceiver(registry, inbox, replay, webhooks.WithProcessor(processor))
+	receiver, err := webhooks.NewReceiver(registry, inbox, webhooks.WithReplayStore(replay), webhooks.WithProcessor(processor))
 	if err != nil {
 		return nil, nil, err
 	}

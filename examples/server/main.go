@@ -298,7 +298,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	receiver, err := webhooks.NewReceiver(registry, store, store, append(rcvOpts, webhooks.WithProcessor(proc))...)
+	receiver, err := webhooks.NewReceiver(registry, store, append(rcvOpts, webhooks.WithReplayStore(store), webhooks.WithProcessor(proc))...)
 	if err != nil {
 		return err
 	}

@@ -1,59 +1,68 @@
 package thirdpartystore_test
 
 import (
+	"context"
 	"crypto/sha256"
-	"errors"
 	"testing"
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/storetest"
 
 	"example.com/thirdpartystore"
 )
 
-// TestInbox runs the conformance suite on the store, pipeline and
-// operators' side. It has none of the optional features, so their cases
-// are skipped.
+// TestInbox runs the public conformance suite: the pipeline's cases. The
+// store has none of the optional capabilities, so their cases are
+// skipped, each group with a message saying why.
 func TestInbox(t *testing.T) {
-	storetest.RunInbox(t, func(*testing.T) storetest.Store {
+	storetest.RunInbox(t, func(*testing.T) webhooks.InboxStore {
 		return thirdpartystore.New()
 	}, storetest.Features{})
 }
 
-// TestReplay runs the replay-guard cases; this module reuses memstore's.
-func TestReplay(t *testing.T) {
-	storetest.RunReplay(t, func(*testing.T) webhooks.ReplayStore {
-		return memstore.NewReplay()
-	})
-}
-
-// TestSettledCountsWhatWentThrough tests what the store adds.
-func TestSettledCountsWhatWentThrough(t *testing.T) {
+// TestProcessorRunsOnIt: a Processor runs the host's handler for an item
+// enqueued in the store, and settles it.
+func TestProcessorRunsOnIt(t *testing.T) {
 	s := thirdpartystore.New()
-	ctx := t.Context()
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	ran := make(chan webhooks.Event, 1)
+	mux := webhooks.NewMux()
+	mux.MustHandleFunc("invoice.paid", func(_ context.Context, ev webhooks.Event) error {
+		ran <- ev
+		return nil
+	})
+	p, err := webhooks.NewProcessor(s, mux, webhooks.WithPollInterval(time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
 	env := webhooks.Envelope{
 		Key:           webhooks.InboxKey{Provider: "acme", EventID: "evt_1"},
-		PayloadSHA256: sha256.Sum256(nil),
-		ReceivedAt:    now,
+		EventType:     "invoice.paid",
+		Payload:       []byte(`{"id":"evt_1"}`),
+		PayloadSHA256: sha256.Sum256([]byte(`{"id":"evt_1"}`)),
+		ReceivedAt:    time.Now(),
 	}
-	if _, err := s.Enqueue(ctx, env); err != nil {
+	if _, err := s.Enqueue(t.Context(), env); err != nil {
 		t.Fatal(err)
 	}
-	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1})
-	if err != nil || len(leases) != 1 {
-		t.Fatalf("Acquire = %d leases, %v; want 1", len(leases), err)
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- p.Run(ctx) }()
+	select {
+	case ev := <-ran:
+		if ev.ID != "evt_1" || string(ev.Payload) != `{"id":"evt_1"}` {
+			t.Errorf("the handler got event %q with payload %q; want evt_1 and the enqueued payload", ev.ID, ev.Payload)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the handler did not run within 10s")
 	}
-	done := webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptSucceeded, Now: now}
-	if err := s.Settle(ctx, done); err != nil {
-		t.Fatal(err)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
 	}
-	if err := s.Settle(ctx, done); !errors.Is(err, webhooks.ErrAlreadySettled) {
-		t.Fatalf("Settle again = %v; want ErrAlreadySettled", err)
-	}
-	if got := s.Settled(webhooks.AttemptSucceeded); got != 1 {
-		t.Errorf("Settled(succeeded) = %d; want 1 (the repeat did not go through)", got)
+	// Settled succeeded: a duplicate says so.
+	res, err := s.Enqueue(t.Context(), env)
+	if err != nil || res.State != webhooks.StateSucceeded {
+		t.Errorf("Enqueue duplicate after the run = %+v, %v; want the item succeeded", res, err)
 	}
 }

@@ -140,7 +140,7 @@ func TestDocLookup(t *testing.T) {
 	}
 }
 
-func TestDocLookupScansOnce(t *testing.T) {
+func TestDocLookupScansOnceWithoutAllocating(t *testing.T) {
 	body := []byte(`{"id":"evt_1","data":{"object":{"id":"in_1"}},"type":"invoice.paid"}`)
 	d := &Doc{Body: body, Want: CompilePaths("id", "type", "data.object.id")}
 	allocs := testing.AllocsPerRun(100, func() {

@@ -65,7 +65,7 @@ func TestInstancesShareOneDatabase(t *testing.T) {
 		proc, err := webhooks.NewProcessor(store, mux, webhooks.WithWorkers(2), webhooks.WithWakeSource(store.Listener()),
 			webhooks.WithWorkerIdentity(fmt.Sprint("instance-", i), "faulttest"), webhooks.WithLogger(testLogger(t)))
 		require.NoError(t, err)
-		rcv, err := webhooks.NewReceiver(registry, store, store, webhooks.WithProcessor(proc), webhooks.WithLogger(testLogger(t)))
+		rcv, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), webhooks.WithProcessor(proc), webhooks.WithLogger(testLogger(t)))
 		require.NoError(t, err)
 		srv := httptest.NewServer(rcv)
 		t.Cleanup(srv.Close)

@@ -191,7 +191,7 @@ func runNode(ctx context.Context, cfg nodeConfig, stdout, stderr io.Writer) erro
 	if cfg.MaxInFlight > 0 {
 		rcvOpts = append(rcvOpts, webhooks.WithMaxInFlight(cfg.MaxInFlight))
 	}
-	receiver, err := webhooks.NewReceiver(registry, store, store, rcvOpts...)
+	receiver, err := webhooks.NewReceiver(registry, store, append(rcvOpts, webhooks.WithReplayStore(store))...)
 	if err != nil {
 		return err
 	}

@@ -57,11 +57,10 @@ import (
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
 	"github.com/hookinbox/webhooks/pgstore"
-	"github.com/hookinbox/webhooks/storetest"
 )
 
 // newMyStore stands for a store author's constructor.
-func newMyStore(*testing.T) storetest.Store { return memstore.NewInbox() }
+func newMyStore(*testing.T) webhooks.InboxStore { return memstore.NewInbox() }
 
 var (
 	ctx       context.Context

@@ -12,6 +12,7 @@ import (
 
 	"github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/webhookstest"
 )
 
 // Twilio: twilio-go's RequestValidator accepts webhookstest's form post;
@@ -120,7 +121,7 @@ func TestSendGrid(t *testing.T) {
 		t.Fatalf("sendgrid-go refuses SendGrid's published vector: %v %v", ok, err)
 	}
 	at := func(body string) error {
-		v, err := providers.New("sendgrid", providers.Config{Secrets: webhooks.StaticSecrets(vec.Secret), Clock: fixedClock(time.Unix(vec.Now, 0))})
+		v, err := providers.New("sendgrid", providers.Config{Secrets: webhooks.StaticSecrets(vec.Secret), Clock: webhookstest.NewClock(time.Unix(vec.Now, 0))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -142,8 +143,3 @@ func TestSendGrid(t *testing.T) {
 		t.Fatal("the entry accepted the vector tampered")
 	}
 }
-
-// fixedClock always tells the same time.
-type fixedClock time.Time
-
-func (c fixedClock) Now() time.Time { return time.Time(c) }

@@ -75,7 +75,7 @@ func Receive(ctx context.Context, cfg Config, load HTTPLoad, process bool) (Resu
 		}
 		opts = append(opts, webhooks.WithProcessor(proc))
 	}
-	rcv, err := webhooks.NewReceiver(reg, sys.store, sys.store, opts...)
+	rcv, err := webhooks.NewReceiver(reg, sys.store, append(opts, webhooks.WithReplayStore(sys.store))...)
 	if err != nil {
 		return Result{}, err
 	}
