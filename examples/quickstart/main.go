@@ -13,18 +13,16 @@ import (
 )
 
 func main() {
-	ctx := context.Background()
 	inbox, replay := memstore.NewInbox(), memstore.NewReplay() // pgstore in production
 	receiver, processor, err := wire(inbox, replay)
 	if err != nil {
 		log.Fatal(err)
 	}
 	go func() {
-		if err := processor.Run(ctx); err != nil {
+		if err := processor.Run(context.Background()); err != nil {
 			log.Fatal(err)
 		}
 	}()
-
 	http.Handle("/webhooks/", receiver) // POST /webhooks/{provider}[/{tenant}]
 	log.Fatal(http.ListenAndServe(":8080", nil))
 }
@@ -44,7 +42,6 @@ func wire(inbox *memstore.Inbox, replay *memstore.Replay) (*webhooks.Receiver, *
 	registry := webhooks.NewRegistry()
 	registry.MustRegister("github", github) // POST /webhooks/github
 	registry.MustRegister("stripe", stripe) // POST /webhooks/stripe
-
 	// Handlers by event type. Other types (GitHub's ping, say) are
 	// answered 200 and not stored: the receiver asks the processor.
 	mux := webhooks.NewMux()
@@ -56,7 +53,6 @@ func wire(inbox *memstore.Inbox, replay *memstore.Replay) (*webhooks.Receiver, *
 		log.Printf("push %s", ev.ID)
 		return nil
 	})
-
 	// 3. The stores are memstore's (above); 4. the processor runs the
 	// handlers; 5. the receiver verifies, stores and wakes the processor.
 	processor, err := webhooks.NewProcessor(inbox, mux)
@@ -64,8 +60,5 @@ func wire(inbox *memstore.Inbox, replay *memstore.Replay) (*webhooks.Receiver, *
 		return nil, nil, err
 	}
 	receiver, err := webhooks.NewReceiver(registry, inbox, webhooks.WithReplayStore(replay), webhooks.WithProcessor(processor))
-	if err != nil {
-		return nil, nil, err
-	}
-	return receiver, processor, nil
+	return receiver, processor, err
 }

@@ -17,7 +17,7 @@ import (
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
-// TestPostgresOperatorWalkthrough is the README's operations walk-through:
+// TestPostgresOperatorWalkthrough is docs/operations.md's walk-through:
 // the server on pgstore with -fail-types, -admin-token and -metrics. A
 // dead letter is found through the admin API with its attempt and error,
 // shown on the admin page, replayed with an audited reason (it runs again),

@@ -53,6 +53,8 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/memstore"
@@ -74,27 +76,45 @@ var (
 	httpMux   *http.ServeMux
 	secret    string
 	body      []byte
+
+	// docs/operations.md: the host's own authentication and telemetry.
+	operatorFromSession func(*http.Request) string
+	requireOperator     func(http.Handler) http.Handler
+	meterProvider       metric.MeterProvider
+	tracerProvider      trace.TracerProvider
 )
 `
 
 var fence = regexp.MustCompile("(?s)```go\n(.*?)```")
 
-// TestReadmeSnippetsCompile compiles every ```go block of README.md: a block
-// that starts with "package" as a file of its own package, any other as the
-// body of a function in a package that declares the prelude's variables.
+// snippetFiles are the Markdown files whose Go snippets must compile: the
+// README and the pages under docs/ it links to.
+func snippetFiles(t *testing.T, root string) []string {
+	t.Helper()
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := []string{"README.md"}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, filepath.ToSlash(rel))
+	}
+	return files
+}
+
+// TestReadmeSnippetsCompile compiles every ```go block of README.md and of
+// docs/*.md: a block that starts with "package" as a file of its own
+// package, any other as the body of a function in a package that declares
+// the prelude's variables.
 func TestReadmeSnippetsCompile(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles the README's snippets with the go command; skipped with -short")
 	}
 	root := moduleRoot(t)
-	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	blocks := fence.FindAllSubmatch(readme, -1)
-	if len(blocks) == 0 {
-		t.Fatal("README.md has no ```go blocks; the pattern or the README changed")
-	}
 	dir, err := os.MkdirTemp(root, "_readme-")
 	if err != nil {
 		t.Fatal(err)
@@ -104,49 +124,89 @@ func TestReadmeSnippetsCompile(t *testing.T) {
 		t.Fatal(err)
 	}
 	var pkgs []string
-	fragments := 0
-	for i, b := range blocks {
-		src := string(b[1])
-		line := bytes.Count(readme[:bytes.Index(readme, b[0])], []byte("\n")) + 2
-		if strings.HasPrefix(strings.TrimSpace(src), "package ") {
-			sub := filepath.Join(dir, fmt.Sprintf("file%d", i))
-			if err := os.Mkdir(sub, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			src = fmt.Sprintf("//line README.md:%d\n", line) + src
-			if err := os.WriteFile(filepath.Join(sub, "main.go"), []byte(src), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			pkgs = append(pkgs, "./"+filepath.Base(dir)+"/"+filepath.Base(sub))
-			continue
-		}
-		file, err := fragmentFile(i, line, src)
+	blocks, fragments := 0, 0
+	for fi, name := range snippetFiles(t, root) {
+		text, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
-			t.Errorf("README.md:%d: %v", line, err)
-			continue
-		}
-		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("fragment%d.go", i)), []byte(file), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		fragments++
+		found := fence.FindAllSubmatchIndex(text, -1)
+		if name == "README.md" && len(found) == 0 {
+			t.Fatal("README.md has no ```go blocks; the pattern or the README changed")
+		}
+		for i, m := range found {
+			blocks++
+			src := string(text[m[2]:m[3]])
+			line := bytes.Count(text[:m[0]], []byte("\n")) + 2
+			id := fmt.Sprintf("%d_%d", fi, i)
+			if strings.HasPrefix(strings.TrimSpace(src), "package ") {
+				sub := filepath.Join(dir, "file"+id)
+				if err := os.Mkdir(sub, 0o755); err != nil {
+					t.Fatal(err)
+				}
+				src = fmt.Sprintf("//line %s:%d\n", name, line) + src
+				if err := os.WriteFile(filepath.Join(sub, "main.go"), []byte(src), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				pkgs = append(pkgs, "./"+filepath.Base(dir)+"/"+filepath.Base(sub))
+				continue
+			}
+			file, err := fragmentFile(id, name, line, src)
+			if err != nil {
+				t.Errorf("%s:%d: %v", name, line, err)
+				continue
+			}
+			if err := os.WriteFile(filepath.Join(dir, "fragment"+id+".go"), []byte(file), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			fragments++
+		}
 	}
 	pkgs = append(pkgs, "./"+filepath.Base(dir))
 	cmd := exec.Command("go", append([]string{"vet"}, pkgs...)...)
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("README snippets do not compile:\n%s", out)
+		t.Fatalf("snippets do not compile:\n%s", out)
 	}
-	t.Logf("compiled %d README blocks (%d fragments)", len(blocks), fragments)
+	t.Logf("compiled %d blocks (%d fragments)", blocks, fragments)
+}
+
+// TestReadmeQuickStartIsTheProgram: the README's quick start is
+// examples/quickstart, whose test runs it, so the program a reader copies
+// is the one that was tested.
+func TestReadmeQuickStartIsTheProgram(t *testing.T) {
+	root := moduleRoot(t)
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	program, err := os.ReadFile(filepath.Join(root, "examples", "quickstart", "main.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, ok := strings.Cut(string(program), "\npackage main\n")
+	if !ok {
+		t.Fatal("examples/quickstart/main.go has no package clause")
+	}
+	for _, b := range fence.FindAllSubmatch(readme, -1) {
+		if _, got, ok := strings.Cut(string(b[1]), "package main\n"); ok && strings.HasPrefix(string(b[1]), "package main\n") {
+			if got != want {
+				t.Errorf("the README's quick start differs from examples/quickstart/main.go: copy the program into the README\nREADME:\n%s\nprogram:\n%s", got, want)
+			}
+			return
+		}
+	}
+	t.Error("README.md shows no quick start program (a ```go block starting with package main)")
 }
 
 // fragmentFile wraps a fragment in a function (unless it is top-level
 // declarations, such as a test function), imports the packages it names,
 // and marks every variable it declares at its top level as used.
-func fragmentFile(i, line int, src string) (string, error) {
+func fragmentFile(id, name string, line int, src string) (string, error) {
 	if t := strings.TrimSpace(src); strings.HasPrefix(t, "func ") || strings.HasPrefix(t, "type ") {
-		return declarationsFile(line, src)
+		return declarationsFile(name, line, src)
 	}
-	body := fmt.Sprintf("func fragment%d() {\n//line README.md:%d\n%s\n}", i, line, src)
+	body := fmt.Sprintf("func fragment%s() {\n//line %s:%d\n%s\n}", id, name, line, src)
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", "package snippets\n"+body, parser.SkipObjectResolution)
 	if err != nil {
@@ -199,7 +259,7 @@ func fragmentFile(i, line int, src string) (string, error) {
 
 // declarationsFile is a file of top-level declarations with the imports
 // they name.
-func declarationsFile(line int, src string) (string, error) {
+func declarationsFile(name string, line int, src string) (string, error) {
 	fset := token.NewFileSet()
 	f, err := parser.ParseFile(fset, "", "package snippets\n"+src, parser.SkipObjectResolution)
 	if err != nil {
@@ -219,7 +279,7 @@ func declarationsFile(line int, src string) (string, error) {
 	for name := range used {
 		fmt.Fprintf(&b, "\t%s %q\n", name, imports[name])
 	}
-	fmt.Fprintf(&b, ")\n\n//line README.md:%d\n%s\n", line, src)
+	fmt.Fprintf(&b, ")\n\n//line %s:%d\n%s\n", name, line, src)
 	return b.String(), nil
 }
 
@@ -242,7 +302,16 @@ var getenvIntoPool = regexp.MustCompile(`pgxpool\.New(WithConfig)?\([^)]*os\.Get
 // own database), where Migrate would create the schema silently.
 func TestReadmeSnippetsRefuseAnEmptyDatabaseURL(t *testing.T) {
 	root := moduleRoot(t)
-	for _, name := range []string{"README.md", filepath.Join("pgstore", "README.md")} {
+	others, err := filepath.Glob(filepath.Join(root, "*", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range others {
+		if others[i], err = filepath.Rel(root, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range append(snippetFiles(t, root), others...) {
 		b, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
