@@ -715,7 +715,14 @@ func conflictKey(eventID string, digest [sha256.Size]byte) string {
 // checkTenant refuses a route with a tenant for a provider that does not
 // serve tenant routes (see TenantScoped and WithTenants).
 func (g *Receiver) checkTenant(route Route, v Verifier) error {
-	if route.Tenant == "" || g.cfg.tenants[route.Provider] || PerTenant(v) {
+	return checkTenant(g.cfg.tenants, route, v)
+}
+
+// checkTenant refuses a route with a tenant for a provider whose
+// credentials are not per tenant (PerTenant) and that tenants does not
+// name (WithTenants).
+func checkTenant(tenants map[string]bool, route Route, v Verifier) error {
+	if route.Tenant == "" || tenants[route.Provider] || PerTenant(v) {
 		return nil
 	}
 	return fmt.Errorf("%w: provider %q, tenant %q", ErrTenantNotServed, route.Provider, route.Tenant)

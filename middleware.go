@@ -61,14 +61,18 @@ func VerificationFromContext(ctx context.Context) (Verification, bool) {
 // when the verifier cannot decide; the answers are the Receiver's JSON
 // bodies.
 //
-// It takes the Receiver's options: WithMaxBodyBytes, WithLogger and
-// WithUnavailableRetryAfter apply (rejections are logged to slog.Default()
+// It takes the Receiver's options: WithMaxBodyBytes, WithLogger,
+// WithTenants and WithUnavailableRetryAfter apply (rejections are logged to slog.Default()
 // unless WithLogger says otherwise); options about storing have no effect.
 // The tenant, whose secrets apply, is the request's {tenant} path wildcard
 // when the route pattern has one (mux.Handle("POST /hooks/acme/{tenant}",
-// …)), and none otherwise.
+// …)), and none otherwise. As at a Receiver, a tenant is served only where
+// v's credentials are per tenant (TenantScoped) or WithTenants names the
+// provider: with shared secrets the sender would choose the tenant the
+// handler after it sees, so such requests are answered 404
+// {"status":"not_found"} before they are verified.
 func VerifyMiddleware(provider string, v Verifier, opts ...ReceiverOption) func(http.Handler) http.Handler {
-	cfg := receiverConfig{maxBodyBytes: DefaultMaxBodyBytes, retryAfter: DefaultUnavailableRetryAfter, dropped: map[string]bool{}}
+	cfg := receiverConfig{maxBodyBytes: DefaultMaxBodyBytes, retryAfter: DefaultUnavailableRetryAfter, dropped: map[string]bool{}, tenants: map[string]bool{}}
 	for _, o := range opts {
 		o.applyReceiver(&cfg)
 	}
@@ -76,6 +80,11 @@ func VerifyMiddleware(provider string, v Verifier, opts ...ReceiverOption) func(
 	return func(next http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			route := Route{Provider: provider, Tenant: r.PathValue("tenant")}
+			if err := checkTenant(cfg.tenants, route, v); err != nil {
+				cfg.logger.WarnContext(r.Context(), "webhook refused", "provider", provider, "tenant", route.Tenant, "err", err)
+				writeJSON(w, StatusNotFound.HTTPStatus(), responseBody{Status: StatusNotFound.String()})
+				return
+			}
 			ver, err := VerifyHTTPRequest(r.Context(), v, route, r, cfg.maxBodyBytes)
 			var (
 				ve       *VerificationError

@@ -75,9 +75,10 @@ func TestVerifyMiddleware(t *testing.T) {
 	h := webhooks.VerifyMiddleware("github", webhooks.VerifierFunc(func(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
 		tenants = append(tenants, route.Tenant)
 		return githubVerifier(t, ghSecret).Verify(ctx, route, req)
-	}), webhooks.WithMaxBodyBytes(64))(next)
+	}), webhooks.WithMaxBodyBytes(64), webhooks.WithTenants("github"))(next)
 
-	// The tenant is the route pattern's {tenant} wildcard.
+	// The tenant is the route pattern's {tenant} wildcard (served here
+	// because WithTenants names the provider).
 	mux := http.NewServeMux()
 	mux.Handle("POST /hooks/github/{tenant}", h)
 	req := githubRequest(ghPayload)
@@ -99,6 +100,45 @@ func TestVerifyMiddleware(t *testing.T) {
 	h.ServeHTTP(rec, githubRequest(strings.Repeat("x", 65)))
 	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
 	assert.Len(t, seen, 2, "refused requests never reach the next handler")
+}
+
+// TestVerifyMiddlewareTenantNeedsTenantCredentials: as at a Receiver, a
+// {tenant} path segment is served only where the credentials are per
+// tenant or WithTenants names the provider; with shared secrets the
+// sender would choose the tenant the next handler sees.
+func TestVerifyMiddlewareTenantNeedsTenantCredentials(t *testing.T) {
+	t.Parallel()
+	perTenant, err := webhooks.NewHMACVerifier(providers.GitHubOptions(), webhooks.TenantSecrets(map[string][]string{"acme": {ghSecret}}))
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		v    webhooks.Verifier
+		opts []webhooks.ReceiverOption
+		want int
+	}{
+		{"shared secrets", githubVerifier(t, ghSecret), nil, http.StatusNotFound},
+		{"shared secrets, WithTenants", githubVerifier(t, ghSecret), []webhooks.ReceiverOption{webhooks.WithTenants("github")}, http.StatusNoContent},
+		{"TenantSecrets", perTenant, nil, http.StatusNoContent},
+	} {
+		var reached []string
+		next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			reached = append(reached, r.PathValue("tenant"))
+			w.WriteHeader(http.StatusNoContent)
+		})
+		mux := http.NewServeMux()
+		mux.Handle("POST /hooks/github/{tenant}", webhooks.VerifyMiddleware("github", c.v, c.opts...)(next))
+		req := githubRequest(ghPayload)
+		req.URL.Path = "/hooks/github/acme"
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, req)
+		assert.Equal(t, c.want, rec.Code, c.name)
+		if c.want == http.StatusNotFound {
+			assert.JSONEq(t, `{"status":"not_found"}`, rec.Body.String(), c.name)
+			assert.Empty(t, reached, "%s: an invented tenant never reaches the next handler", c.name)
+		} else {
+			assert.Equal(t, []string{"acme"}, reached, c.name)
+		}
+	}
 }
 
 func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
