@@ -242,7 +242,7 @@ var getenvIntoPool = regexp.MustCompile(`pgxpool\.New(WithConfig)?\([^)]*os\.Get
 // own database), where Migrate would create the schema silently.
 func TestReadmeSnippetsRefuseAnEmptyDatabaseURL(t *testing.T) {
 	root := moduleRoot(t)
-	for _, name := range []string{"README.md", filepath.Join("pgstore", "README.md")} {
+	for _, name := range []string{"README.md", filepath.Join("pgstore", "README.md"), filepath.Join("docs", "postgresql.md")} {
 		b, err := os.ReadFile(filepath.Join(root, name))
 		if err != nil {
 			t.Fatal(err)
