@@ -20,15 +20,19 @@ import (
 // made while the store is idle runs at once, alone; calls made while
 // earlier ones are being stored wait for them and go together in the next
 // statement, up to WithEnqueueBatch envelopes and WithEnqueueBatchBytes
-// bytes of payloads and headers. When a statement fails,
-// every call in it returns the error, and only those calls.
+// bytes of payloads and headers; an envelope over 256 KiB is stored by a
+// statement of its own. When a statement fails, every call in it returns
+// the error, and only those calls; a statement refused for one row's data
+// (SQLSTATE classes 22 and 23, which the checks before queueing should
+// make impossible) is run again one call at a time, so that only the
+// offending envelope fails.
 //
 // When ctx ends while the call waits, it returns ctx's error at once. If
 // its envelope was already part of a running statement, that statement
 // goes on, and the item may be stored without the call having reported
 // it: the provider, told the delivery failed, delivers it again and gets a
-// duplicate. Nothing runs in the background once the calls have returned,
-// so the Store needs no closing.
+// duplicate. The goroutines that run the statements end by themselves
+// once calls stop, so the Store needs no closing.
 //
 // A duplicate of a dead letter with ReplayIfDead set is replayed by a
 // second statement (replayOneSQL), which checks again that the item is

@@ -82,6 +82,10 @@ var (
 	requireOperator     func(http.Handler) http.Handler
 	meterProvider       metric.MeterProvider
 	tracerProvider      trace.TracerProvider
+
+	// docs/postgresql.md: a pool through PgBouncer and one straight to
+	// PostgreSQL.
+	pooled, direct *pgxpool.Pool
 )
 `
 
