@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/hookinbox/webhooks"
@@ -367,8 +368,21 @@ func (a *anyHeader) Verify(ctx context.Context, route webhooks.Route, req *webho
 }
 
 // SecretHeaders implements webhooks.SecretHeaderVerifier: every header a
-// signature may be in.
-func (a *anyHeader) SecretHeaders() []string { return a.headers }
+// signature may be in, and every header its verifiers declare (their
+// fallbacks and other signature headers).
+func (a *anyHeader) SecretHeaders() []string {
+	headers := slices.Clone(a.headers)
+	for _, v := range a.verifiers {
+		if sv, ok := v.(webhooks.SecretHeaderVerifier); ok {
+			for _, h := range sv.SecretHeaders() {
+				if !slices.ContainsFunc(headers, func(k string) bool { return strings.EqualFold(k, h) }) {
+					headers = append(headers, h)
+				}
+			}
+		}
+	}
+	return headers
+}
 
 // NeedsReplayStore implements webhooks.ReplayGuarded: whether any of its
 // verifiers needs one.

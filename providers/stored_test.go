@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -127,4 +128,33 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// TestSeveralSignatureHeadersStoreNone: Box signs with a primary and a
+// secondary key, DocuSign with one numbered header per configured key
+// (their documentation's names, not the verifiers'); a delivery that
+// carries all of them is stored with none.
+func TestSeveralSignatureHeadersStoreNone(t *testing.T) {
+	t.Parallel()
+	for name, headers := range map[string][]string{
+		"box":      {"Box-Signature-Primary", "Box-Signature-Secondary"},
+		"docusign": {"X-DocuSign-Signature-1", "X-DocuSign-Signature-2", "X-DocuSign-Signature-3", "X-DocuSign-Signature-4", "X-DocuSign-Signature-5"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			f := newFixture(t, name, nil, nil)
+			d := f.sign(t, webhookstest.Message{Timestamp: time.Now()})
+			for i, h := range headers {
+				if d.Header.Get(h) == "" {
+					d.Header.Set(h, fmt.Sprintf("c2lnbmF0dXJlLW9mLWFub3RoZXIta2V5LSVk%d", i)) // a signature under a key not configured here
+				}
+			}
+			rec := f.send(t, d)
+			require.Equal(t, wantStatus(f.entry, http.StatusAccepted), rec.Code, "%s: %s", name, rec.Body)
+			got, err := f.inbox.Get(context.Background(), webhooks.InboxKey{Provider: name, EventID: d.EventID})
+			require.NoError(t, err)
+			for _, h := range headers {
+				assert.Empty(t, got.Item.Headers.Values(h), "%s: the stored item keeps %s", name, h)
+			}
+		})
+	}
 }
