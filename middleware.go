@@ -21,7 +21,10 @@ import (
 // as http.MaxBytesReader reports it; a rejection, a *VerificationError;
 // anything else means the verifier could not decide (answer 503).
 // Verification alone does not deduplicate or guard against replays beyond
-// the verifier's timestamp window: the Receiver does.
+// the verifier's timestamp window: the Receiver does. Nor does it judge
+// route.Tenant: a tenant taken from the request's path is the sender's
+// choice, so set it only where v's credentials are per tenant (PerTenant),
+// as VerifyMiddleware and the Receiver do.
 func VerifyHTTPRequest(ctx context.Context, v Verifier, route Route, r *http.Request, maxBytes int64) (Verification, error) {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxBodyBytes

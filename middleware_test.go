@@ -125,8 +125,9 @@ func TestVerifyMiddlewareTenantNeedsTenantCredentials(t *testing.T) {
 			reached = append(reached, r.PathValue("tenant"))
 			w.WriteHeader(http.StatusNoContent)
 		})
+		v := &countingVerifier{Verifier: c.v}
 		mux := http.NewServeMux()
-		mux.Handle("POST /hooks/github/{tenant}", webhooks.VerifyMiddleware("github", c.v, c.opts...)(next))
+		mux.Handle("POST /hooks/github/{tenant}", webhooks.VerifyMiddleware("github", v, c.opts...)(next))
 		req := githubRequest(ghPayload)
 		req.URL.Path = "/hooks/github/acme"
 		rec := httptest.NewRecorder()
@@ -135,11 +136,26 @@ func TestVerifyMiddlewareTenantNeedsTenantCredentials(t *testing.T) {
 		if c.want == http.StatusNotFound {
 			assert.JSONEq(t, `{"status":"not_found"}`, rec.Body.String(), c.name)
 			assert.Empty(t, reached, "%s: an invented tenant never reaches the next handler", c.name)
+			assert.Zero(t, v.calls, "%s: refused before it is verified (the body is not even read)", c.name)
 		} else {
 			assert.Equal(t, []string{"acme"}, reached, c.name)
 		}
 	}
 }
+
+// countingVerifier counts its verifications and says what the verifier it
+// wraps says of its credentials.
+type countingVerifier struct {
+	webhooks.Verifier
+	calls int
+}
+
+func (c *countingVerifier) Verify(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
+	c.calls++
+	return c.Verifier.Verify(ctx, route, req)
+}
+
+func (c *countingVerifier) PerTenant() bool { return webhooks.PerTenant(c.Verifier) }
 
 func TestVerifyMiddlewareHandshakeAndOutage(t *testing.T) {
 	t.Parallel()

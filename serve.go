@@ -29,7 +29,11 @@ import (
 // the verifier answered (see Verification.Handshake) gets the verifier's
 // response and stores nothing; a provider that expects its own answer to a
 // delivery (Verification.Answer) gets it for 202 and 200. Other bodies are
-// small JSON objects such as {"status":"rejected","reason":"bad_signature"}.
+// small JSON objects such as {"status":"rejected","reason":"bad_signature"}:
+// the status is the ReceiveStatus's name, or for the answers HTTP alone
+// gives, "method_not_allowed" (405, with Allow), "too_large" (413),
+// "timeout" (408), "bad_request" (400, a body that could not be read) and
+// "not_found" (404, a path outside the prefix).
 func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	route, ok := g.route(r)
 	if !ok {

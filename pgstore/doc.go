@@ -63,8 +63,9 @@
 // the schema.
 //
 // A store whose schema lacks the inbox, or is at an older migration than
-// this package needs, fails Enqueue, EnqueueTx and Acquire with an error
-// wrapping [webhooks.ErrStoreNotReady] that says what to run, such as
+// this package needs, fails Enqueue, EnqueueTx and Acquire, once their
+// statement finds part of the schema missing, with an error wrapping
+// [webhooks.ErrStoreNotReady] that says what to run, such as
 //
 //	pgstore: schema "hooks" has no inbox: run (*Store).Migrate (or hookinbox migrate -schema hooks)
 //

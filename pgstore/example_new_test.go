@@ -27,7 +27,11 @@ func ExampleNew() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	dsn := os.Getenv("DATABASE_URL")
+	if dsn == "" { // pgx takes "" for PostgreSQL's defaults: the local socket, the user's own database
+		log.Fatal("DATABASE_URL is not set")
+	}
+	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -70,15 +74,18 @@ func ExampleNew() {
 			log.Fatal(err)
 		}
 	}()
+	served := make(chan struct{})
 	go func() {
+		defer close(served)
 		<-ctx.Done()
 		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
-		_ = srv.Shutdown(shutdown)
+		_ = srv.Shutdown(shutdown) // the receives in flight finish first
 	}()
 	if err := proc.Run(ctx); err != nil {
 		log.Fatal(err) // such as webhooks.ErrStoreNotReady: the host must act first
 	}
+	<-served // then the pool closes
 }
 
 // Rows are never deleted by the store's normal operation: a host runs the
@@ -87,7 +94,11 @@ func ExampleNew() {
 func ExampleStore_DeleteSucceeded() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	dsn := os.Getenv("DATABASE_URL")
+	if dsn == "" { // pgx takes "" for PostgreSQL's defaults: the local socket, the user's own database
+		log.Fatal("DATABASE_URL is not set")
+	}
+	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		log.Fatal(err)
 	}

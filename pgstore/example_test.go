@@ -20,7 +20,11 @@ import (
 func ExampleStore_CompleteTx() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	pool, err := pgxpool.New(ctx, os.Getenv("DATABASE_URL"))
+	dsn := os.Getenv("DATABASE_URL")
+	if dsn == "" { // pgx takes "" for PostgreSQL's defaults: the local socket, the user's own database
+		log.Fatal("DATABASE_URL is not set")
+	}
+	pool, err := pgxpool.New(ctx, dsn)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -345,6 +345,7 @@ func ZendeskOptions() webhooks.HMACOptions {
 type anyHeader struct {
 	headers   []string
 	verifiers []webhooks.Verifier
+	secret    []string // SecretHeaders: headers, then what verifiers declare
 }
 
 func (a *anyHeader) Verify(ctx context.Context, route webhooks.Route, req *webhooks.Request) (webhooks.Verification, error) {
@@ -370,19 +371,7 @@ func (a *anyHeader) Verify(ctx context.Context, route webhooks.Route, req *webho
 // SecretHeaders implements webhooks.SecretHeaderVerifier: every header a
 // signature may be in, and every header its verifiers declare (their
 // fallbacks and other signature headers).
-func (a *anyHeader) SecretHeaders() []string {
-	headers := slices.Clone(a.headers)
-	for _, v := range a.verifiers {
-		if sv, ok := v.(webhooks.SecretHeaderVerifier); ok {
-			for _, h := range sv.SecretHeaders() {
-				if !slices.ContainsFunc(headers, func(k string) bool { return strings.EqualFold(k, h) }) {
-					headers = append(headers, h)
-				}
-			}
-		}
-	}
-	return headers
-}
+func (a *anyHeader) SecretHeaders() []string { return a.secret }
 
 // NeedsReplayStore implements webhooks.ReplayGuarded: whether any of its
 // verifiers needs one.
@@ -401,6 +390,16 @@ func newAnyHeader(c Config, opts webhooks.HMACOptions, headers ...string) (webho
 			return nil, err
 		}
 		a.verifiers = append(a.verifiers, v)
+	}
+	a.secret = slices.Clone(headers)
+	for _, v := range a.verifiers {
+		if sv, ok := v.(webhooks.SecretHeaderVerifier); ok {
+			for _, h := range sv.SecretHeaders() {
+				if !slices.ContainsFunc(a.secret, func(k string) bool { return strings.EqualFold(k, h) }) {
+					a.secret = append(a.secret, h)
+				}
+			}
+		}
 	}
 	return a, nil
 }

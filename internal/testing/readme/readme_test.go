@@ -331,4 +331,26 @@ func TestReadmeSnippetsRefuseAnEmptyDatabaseURL(t *testing.T) {
 			}
 		}
 	}
+	// The Example functions hosts copy from godoc, by the same rule.
+	examples, err := filepath.Glob(filepath.Join(root, "*", "example*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	top, err := filepath.Glob(filepath.Join(root, "example*_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range append(top, examples...) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		name, _ := filepath.Rel(root, path)
+		if m := getenvIntoPool.FindString(string(b)); m != "" {
+			t.Errorf("%s: %s…: an unset variable connects to PostgreSQL's defaults; read it, and stop when it is empty", name, m)
+		}
+		if n, refused := strings.Count(string(b), `os.Getenv("DATABASE_URL")`), strings.Count(string(b), `dsn == ""`); n > refused {
+			t.Errorf("%s: %d Examples read DATABASE_URL, %d refuse an empty one", name, n, refused)
+		}
+	}
 }
