@@ -32,6 +32,16 @@
 //	X-Demo-Signature:  sha256=<hex HMAC-SHA256 of "<timestamp>.<body>">
 //	X-Demo-Event-Id:   the event ID
 //	X-Demo-Event-Type: the event type
+//
+// as in
+//
+//	ts=$(date +%s); body='{"order":42}'
+//	sig=$(printf '%s.%s' "$ts" "$body" | openssl dgst -sha256 -hmac "$DEMO_WEBHOOK_SECRET" -hex | sed 's/^.* //')
+//	curl -i localhost:8080/webhooks/demo -H "X-Demo-Timestamp: $ts" -H "X-Demo-Signature: sha256=$sig" \
+//	  -H 'X-Demo-Event-Id: o-42' -H 'X-Demo-Event-Type: order.created' --data-binary "$body"
+//
+// Events whose type is in -fail-types are refused permanently by the demo
+// handler, so they are dead-lettered at their first attempt.
 package main
 
 import (
