@@ -102,9 +102,8 @@ func TestCompleteTxRefuses(t *testing.T) {
 		"another item's key": {Provider: "acme", Tenant: "t1", ID: "e2", LeaseToken: l.Token},
 		"a forged token":     {Provider: "acme", Tenant: "t1", ID: "e1", LeaseToken: "00000000-0000-4000-8000-000000000000"},
 	} {
-		tx, err := pool.Begin(ctx)
-		require.NoError(t, err)
-		_, err = tx.Exec(ctx, `INSERT INTO `+invoices+` (event_id) VALUES ($1)`, name)
+		tx := pgtest.Begin(t, pool)
+		_, err := tx.Exec(ctx, `INSERT INTO `+invoices+` (event_id) VALUES ($1)`, name)
 		require.NoError(t, err)
 		assert.ErrorIs(t, s.CompleteTx(ctx, tx, ev), webhooks.ErrLeaseLost, name)
 		// The handler ignores the refusal and commits: the commit fails.
@@ -122,8 +121,7 @@ func TestCompleteTxRefuses(t *testing.T) {
 	assert.Equal(t, webhooks.StateSucceeded, it.State)
 
 	// Completing it again is ErrAlreadySettled, and fails that transaction too.
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
+	tx := pgtest.Begin(t, pool)
 	assert.ErrorIs(t, s.CompleteTx(ctx, tx, l.Event()), webhooks.ErrAlreadySettled)
 	assert.ErrorIs(t, tx.Commit(ctx), pgx.ErrTxCommitRollback)
 }
@@ -158,9 +156,8 @@ func TestCompleteTxTwiceInOneTransaction(t *testing.T) {
 func TestCompleteTxFailsTheTransactionWithADoneContext(t *testing.T) {
 	t.Parallel()
 	s, pool, invoices := newBusinessStore(t, 2)
-	tx, err := pool.Begin(t.Context())
-	require.NoError(t, err)
-	_, err = tx.Exec(t.Context(), `INSERT INTO `+invoices+` (event_id) VALUES ('x')`)
+	tx := pgtest.Begin(t, pool)
+	_, err := tx.Exec(t.Context(), `INSERT INTO `+invoices+` (event_id) VALUES ('x')`)
 	require.NoError(t, err)
 	done, cancel := context.WithCancel(t.Context())
 	cancel()
@@ -213,8 +210,7 @@ func TestSettlementWaitingOnCompleteTx(t *testing.T) {
 		l := acquireOne(t, s, baseTime, time.Minute)
 		require.Equal(t, k, l.Key())
 
-		tx, err := pool.Begin(ctx)
-		require.NoError(t, err)
+		tx := pgtest.Begin(t, pool)
 		var pid uint32
 		require.NoError(t, tx.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid))
 		require.NoError(t, s.CompleteTx(ctx, tx, l.Event()))
@@ -226,7 +222,7 @@ func TestSettlementWaitingOnCompleteTx(t *testing.T) {
 		} else {
 			require.NoError(t, tx.Rollback(ctx))
 		}
-		err = <-done
+		err := <-done
 		if c.wantErr == nil {
 			assert.NoError(t, err, c.name)
 		} else {

@@ -174,8 +174,7 @@ func TestEnqueueTx(t *testing.T) {
 	require.NoError(t, err)
 
 	t.Run("rollback stores nothing and wakes nobody", func(t *testing.T) {
-		tx, err := pool.Begin(ctx)
-		require.NoError(t, err)
+		tx := pgtest.Begin(t, pool)
 		res, err := s.EnqueueTx(ctx, tx, testEnvelope(testKey("rolled-back"), "{}", baseTime))
 		require.NoError(t, err)
 		assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
@@ -190,8 +189,7 @@ func TestEnqueueTx(t *testing.T) {
 	})
 
 	t.Run("commit stores the item with the host's write and wakes once", func(t *testing.T) {
-		tx, err := pool.Begin(ctx)
-		require.NoError(t, err)
+		tx := pgtest.Begin(t, pool)
 		res, err := s.EnqueueTx(ctx, tx, testEnvelope(testKey("committed"), "{}", baseTime))
 		require.NoError(t, err)
 		assert.Equal(t, webhooks.EnqueueNew, res.Outcome)
@@ -238,8 +236,7 @@ func TestEnqueueTx(t *testing.T) {
 		require.NoError(t, s.Settle(ctx, deadLettered(l, webhooks.Failure{Class: webhooks.FailurePermanent, Message: "x"}, baseTime)))
 		env.ReplayIfDead = true
 		for _, commit := range []bool{false, true} {
-			tx, err := pool.Begin(ctx)
-			require.NoError(t, err)
+			tx := pgtest.Begin(t, pool)
 			res, err := s.EnqueueTx(ctx, tx, env)
 			require.NoError(t, err)
 			assert.Equal(t, webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: webhooks.StatePending, Replayed: true}, res)

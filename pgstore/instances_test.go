@@ -50,9 +50,15 @@ func TestMultipleInstances(t *testing.T) {
 	schema := pgtest.NewSchema(t, schemaPool)
 	seed := newStoreOn(t, schemaPool, schema)
 
-	// Enqueue in parallel; all due at once but the items that stall.
+	// Enqueue in parallel; all due at once but the items that stall. The
+	// keys are all queued first, so an enqueuer that fails and returns
+	// leaves no one waiting to hand it more.
 	var wg sync.WaitGroup
-	keys := make(chan int)
+	keys := make(chan int, items)
+	for i := range items {
+		keys <- i
+	}
+	close(keys)
 	for range 4 {
 		wg.Go(func() {
 			for i := range keys {
@@ -67,12 +73,8 @@ func TestMultipleInstances(t *testing.T) {
 			}
 		})
 	}
-	for i := range items {
-		keys <- i
-	}
-	close(keys)
 	wg.Wait()
-	require.False(t, t.Failed())
+	require.False(t, t.Failed(), "every item must be enqueued")
 
 	var (
 		mu        sync.Mutex
@@ -145,18 +147,28 @@ func TestMultipleInstances(t *testing.T) {
 		return nil
 	}
 
+	// A worker that fails stops the others: they would otherwise wait for
+	// items it left leased, or for a takeover it was to make, until ctx
+	// times out.
 	errs := make(chan error, instances*workers)
 	for i := range instances {
 		s := newStoreOn(t, pgtest.NewPool(t, workers+1), schema)
 		for w := range workers {
-			wg.Go(func() { errs <- worker(s, (i+w)%2 == 0) })
+			wg.Go(func() {
+				err := worker(s, (i+w)%2 == 0)
+				if err != nil {
+					cancel()
+				}
+				errs <- err
+			})
 		}
 	}
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		require.NoError(t, err)
+		assert.NoError(t, err) // each, the one that stopped the others among them
 	}
+	require.False(t, t.Failed())
 
 	// Every item succeeded exactly once.
 	require.Len(t, completes, items)

@@ -251,8 +251,7 @@ func TestEnqueueCommitsWithoutTheNotificationLock(t *testing.T) {
 
 	// The control: EnqueueTx's notification, committed with the host's
 	// transaction, comes before a marker sent afterwards.
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
+	tx := pgtest.Begin(t, pool)
 	res, err := s.EnqueueTx(ctx, tx, env("tx", "{}"))
 	require.NoError(t, err)
 	require.Equal(t, webhooks.EnqueueNew, res.Outcome)

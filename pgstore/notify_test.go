@@ -23,8 +23,7 @@ func TestEnqueueTxWithoutNotifyInTx(t *testing.T) {
 	ctx := t.Context()
 	note := notifications(t, s)
 
-	tx, err := pool.Begin(ctx)
-	require.NoError(t, err)
+	tx := pgtest.Begin(t, pool)
 	res, err := s.EnqueueTx(ctx, tx, testEnvelope(testKey("quiet"), "{}", baseTime))
 	require.NoError(t, err)
 	require.Equal(t, webhooks.EnqueueNew, res.Outcome)

@@ -153,6 +153,24 @@ func NewSlowCommitPool(t testing.TB, maxConns int32, commitDelay time.Duration) 
 	return pool
 }
 
+// Begin begins a transaction on pool and rolls it back when t ends, unless
+// it ended before. A test that fails while it holds a transaction would
+// otherwise keep its connection, and the pool's Close, when t ends, would
+// wait for it until the test binary times out.
+func Begin(t testing.TB, pool *pgxpool.Pool) pgx.Tx {
+	t.Helper()
+	tx, err := pool.Begin(t.Context())
+	if err != nil {
+		t.Fatalf("pgtest: beginning a transaction: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		_ = tx.Rollback(ctx) // a no-op once it ended
+	})
+	return tx
+}
+
 // NewSchema returns a fresh random schema name, unused so far, and drops the
 // schema (with everything in it) through pool when t ends. It does not
 // create it. pool may be on any database, not only the test database's.
