@@ -148,7 +148,9 @@ func fmtAttempts(as []ops.Attempt) string { return fmtList(as, fmtAttempt) }
 // is never the item's LastError.
 func testHistorySucceededWithANote(t *testing.T, s opsStore) {
 	note := webhooks.Failure{Class: webhooks.FailureNoHandler, Message: `no handler for event type "ping": acknowledged without being handled`}
-	one, two := envelope(key("evt_1"), "p", base), envelope(key("evt_2"), "p", base)
+	// two is due 1µs after one: Acquire(Max 1) takes the longest due, and
+	// which of two items due at once it takes is not the contract's.
+	one, two := envelope(key("evt_1"), "p", base), envelope(key("evt_2"), "p", at(time.Microsecond))
 	mustEnqueue(t, s, one)
 	mustEnqueue(t, s, two)
 	l := mustAcquireKey(t, s, one.Key, base, leaseFor)
