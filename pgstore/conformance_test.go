@@ -25,7 +25,11 @@ type txStore struct {
 
 func TestInboxConformance(t *testing.T) {
 	t.Parallel()
-	schemas := newRecycledSchemas(t)
+	runInboxConformance(t, newRecycledSchemas(t, nil))
+}
+
+// runInboxConformance runs storetest's inbox suite on stores in schemas.
+func runInboxConformance(t *testing.T, schemas *recycledSchemas) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
@@ -53,7 +57,11 @@ func completeInTx(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit
 
 func TestReplayConformance(t *testing.T) {
 	t.Parallel()
-	schemas := newRecycledSchemas(t)
+	runReplayConformance(t, newRecycledSchemas(t, nil))
+}
+
+// runReplayConformance runs storetest's replay suite on stores in schemas.
+func runReplayConformance(t *testing.T, schemas *recycledSchemas) {
 	storetest.RunReplay(t, func(t *testing.T) webhooks.ReplayStore {
 		s, _ := schemas.store(t)
 		return s
@@ -67,14 +75,18 @@ func TestReplayConformance(t *testing.T) {
 // of the cost of a case. Every case still gets a store that is empty and
 // that no other running case uses, as storetest requires.
 type recycledSchemas struct {
-	admin *pgxpool.Pool // migrates, empties, and drops when the run ends
-	owner *testing.T    // the whole run: the schemas live as long as it
-	mu    sync.Mutex
-	free  []string
+	admin     *pgxpool.Pool         // migrates, empties, and drops when the run ends
+	owner     *testing.T            // the whole run: the schemas live as long as it
+	configure func(*pgxpool.Config) // applied to each store's pool, when not nil
+	mu        sync.Mutex
+	free      []string
 }
 
-func newRecycledSchemas(t *testing.T) *recycledSchemas {
-	return &recycledSchemas{admin: pgtest.NewPool(t, 2), owner: t}
+// newRecycledSchemas returns the schemas of a run that t owns; configure,
+// when not nil, is applied to the pool of each store (see
+// pgtest.NewPoolWith).
+func newRecycledSchemas(t *testing.T, configure func(*pgxpool.Config)) *recycledSchemas {
+	return &recycledSchemas{admin: pgtest.NewPool(t, 2), owner: t, configure: configure}
 }
 
 // store returns a store in a schema of its own until t ends, and its pool.
@@ -101,7 +113,7 @@ func (r *recycledSchemas) store(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
 		r.free = append(r.free, schema)
 		r.mu.Unlock()
 	})
-	pool := pgtest.NewPool(t, storePoolConns)
+	pool := pgtest.NewPoolWith(t, storePoolConns, r.configure)
 	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
 	return s, pool

@@ -93,7 +93,8 @@ type enqueueRequest struct {
 	key                   webhooks.InboxKey
 	eventType, keyID      string
 	apiVersion, traceLink string
-	payload, headers      []byte
+	payload               []byte
+	headers               *string // JSON; nil for NULL (see encodeHeaders)
 	digest                [sha256.Size]byte
 	occurredAt            *time.Time
 	receivedAt            time.Time
@@ -113,7 +114,13 @@ type enqueueRequest struct {
 
 // size is what r counts against WithEnqueueBatchBytes: its payload and
 // encoded headers, by far the most of what the statement sends for it.
-func (r *enqueueRequest) size() int64 { return int64(len(r.payload) + len(r.headers)) }
+func (r *enqueueRequest) size() int64 {
+	n := len(r.payload)
+	if r.headers != nil {
+		n += len(*r.headers)
+	}
+	return int64(n)
+}
 
 // enqueueBatch is the requests of one statement.
 type enqueueBatch struct {

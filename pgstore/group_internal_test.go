@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"fmt"
@@ -38,7 +39,14 @@ type groupHarness struct {
 
 func newGroupHarness(t *testing.T, opts ...Option) *groupHarness {
 	t.Helper()
-	pool := pgtest.NewPool(t, 6)
+	return newGroupHarnessWith(t, nil, opts...)
+}
+
+// newGroupHarnessWith is newGroupHarness on a pool that configure, when not
+// nil, sets up (see pgtest.NewPoolWith).
+func newGroupHarnessWith(t *testing.T, configure func(*pgxpool.Config), opts ...Option) *groupHarness {
+	t.Helper()
+	pool := pgtest.NewPoolWith(t, 6, configure)
 	h := &groupHarness{t: t, s: newMigratedStore(t, pool, opts...), pool: pool}
 	c := h.s.committer
 	c.maxRuns = 1
@@ -201,6 +209,60 @@ func TestGroupCommitOneStatementForCallsThatQueued(t *testing.T) {
 	// The lone call, the held one, then the queued calls: one statement for
 	// all but the repeats of a key already in it, which go in the next.
 	assert.Equal(t, []int{1, 1, 4, 2, 1}, h.batches, "batch sizes")
+}
+
+// TestGroupCommitInEveryExecMode: a batch of several envelopes, with
+// NULLs among their arrays' elements (no headers, no OccurredAt) and a
+// conflicting delivery to quarantine, is stored in each of pgx's exec
+// modes, every payload byte for byte (see TestExecModes).
+func TestGroupCommitInEveryExecMode(t *testing.T) {
+	t.Parallel()
+	every := make([]byte, 256)
+	for i := range every {
+		every[i] = byte(i)
+	}
+	for _, m := range pgtest.ExecModes() {
+		t.Run(m.Name, func(t *testing.T) {
+			t.Parallel()
+			h := newGroupHarnessWith(t, pgtest.InExecMode(m.Mode))
+			first := envelopeOf("dup", "first")
+			res, err := h.s.Enqueue(t.Context(), first)
+			require.NoError(t, err)
+			require.Equal(t, webhooks.EnqueueNew, res.Outcome)
+
+			withHeaders := envelopeOf("every byte", "")
+			withHeaders.Payload, withHeaders.PayloadSHA256 = every, sha256.Sum256(every)
+			withHeaders.Headers = http.Header{"X-Quote": {`it's "q" \x41 $1`}, "X-Bad": {"\xff"}}
+			withHeaders.OccurredAt = withHeaders.ReceivedAt.Add(-time.Minute)
+			conflict := envelopeOf("dup", "\x00\xff'")
+			envs := []webhooks.Envelope{withHeaders, envelopeOf("plain", "\xfe\x00"), conflict}
+			held, release, calls := h.queueBehindHeldBatch(t.Context(), envs...)
+			release()
+			require.NoError(t, held.wait(t).err)
+			for i, want := range []webhooks.EnqueueOutcome{webhooks.EnqueueNew, webhooks.EnqueueNew, webhooks.EnqueueConflict} {
+				require.NoError(t, calls[i].wait(t).err, "call %d", i)
+				assert.Equal(t, want, calls[i].res.Outcome, "call %d", i)
+			}
+			h.mu.Lock()
+			assert.Equal(t, []int{1, 1, 3}, h.batches, "batch sizes: the three queued calls went in one statement")
+			h.mu.Unlock()
+
+			for _, env := range envs[:2] {
+				d, err := h.s.Get(t.Context(), env.Key)
+				require.NoError(t, err)
+				assert.True(t, bytes.Equal(env.Payload, d.Item.Payload), "%s: payload % x", env.Key, d.Item.Payload)
+				assert.True(t, d.Item.OccurredAt.Equal(env.OccurredAt), "%s: OccurredAt", env.Key)
+			}
+			d, err := h.s.Get(t.Context(), withHeaders.Key)
+			require.NoError(t, err)
+			assert.Equal(t, http.Header{"X-Quote": withHeaders.Headers["X-Quote"], "X-Bad": {"\uFFFD"}}, d.Item.Headers)
+			d, err = h.s.Get(t.Context(), first.Key)
+			require.NoError(t, err)
+			require.Len(t, d.Quarantine, 1)
+			assert.True(t, bytes.Equal(conflict.Payload, d.Quarantine[0].Payload), "quarantined payload % x", d.Quarantine[0].Payload)
+			assert.Nil(t, d.Quarantine[0].Headers, "no headers: NULL")
+		})
+	}
 }
 
 // TestGroupCommitFailedCommitFailsOnlyItsCallers: a batch whose commit

@@ -131,7 +131,8 @@ func enqueueBatchArgs(reqs []*enqueueRequest) []any {
 	var (
 		providers, tenants, eventIDs, eventTypes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 		keyIDs, apiVersions, traceLinks          = make([]string, n), make([]string, n), make([]string, n)
-		payloads, headers, digests               = make([][]byte, n), make([][]byte, n), make([][]byte, n)
+		payloads, digests                        = make([][]byte, n), make([][]byte, n)
+		headers                                  = make([]*string, n)
 		occurred, received, due                  = make([]*time.Time, n), make([]time.Time, n), make([]*time.Time, n)
 	)
 	for i, r := range reqs {

@@ -174,7 +174,12 @@ func occurredAt(t time.Time) *time.Time {
 // encoding/json writes it). Names that become equal are merged, their values
 // appended in name order. (net/http refuses NUL in requests, so only headers
 // a host builds itself can hold one; bytes of invalid UTF-8 can arrive.)
-func encodeHeaders(h http.Header) ([]byte, error) {
+//
+// The JSON is a string, not a []byte: pgx sends a []byte as bytea ("\x…")
+// where the parameter's type is not described by the server (the exec and
+// simple_protocol exec modes), which jsonb refuses; a string is the JSON
+// text in every mode.
+func encodeHeaders(h http.Header) (*string, error) {
 	if h == nil {
 		return nil, nil
 	}
@@ -194,12 +199,13 @@ func encodeHeaders(h http.Header) ([]byte, error) {
 	return marshalHeaders(clean)
 }
 
-func marshalHeaders(h http.Header) ([]byte, error) {
+func marshalHeaders(h http.Header) (*string, error) {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return nil, fmt.Errorf("pgstore: encoding headers: %w", err)
 	}
-	return b, nil
+	text := string(b)
+	return &text, nil
 }
 
 func headersNeedCleaning(h http.Header) bool {

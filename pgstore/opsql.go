@@ -76,13 +76,14 @@ func replayStatements(r *strings.Replacer) map[webhooks.State]string {
 // returns the first batch of them (part 1: up to batch) and the last
 // (part 2), with the count. Each part reads the state's index in its
 // order, so nothing is held but a batch; only the rows returned are
-// sorted.
+// sorted. The bounds are cast: least of two literals, as the simple
+// protocol sends them, would be text.
 func replayFirstSQL(selection, limit, batch string) string {
 	return `
 WITH c AS (SELECT count(*) AS n FROM (` + selection + limit + `) AS a)
 SELECT s.part, s.provider, s.tenant, s.event_id, s.at, c.n
 FROM c CROSS JOIN (
-	(SELECT 1 AS part, f.* FROM (` + selection + `least(` + limit + `, ` + batch + `)) AS f (provider, tenant, event_id, at))
+	(SELECT 1 AS part, f.* FROM (` + selection + `least(` + limit + `::bigint, ` + batch + `::bigint)) AS f (provider, tenant, event_id, at))
 	UNION ALL
 	(SELECT 2 AS part, e.* FROM (` + selection + `1 OFFSET greatest((SELECT n FROM c) - 1, 0)) AS e (provider, tenant, event_id, at))
 ) AS s

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -67,8 +68,8 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		require.NoError(t, err)
 		enqueueReqs = append(enqueueReqs, r)
 	}
-	tok := settleArgs[3]
-	settleBatchArgs := []any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []any{tok, tok},
+	tok := settleArgs[3].(pgtype.UUID)
+	settleBatchArgs := []any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok},
 		[]string{"succeeded", "retried"}, []time.Time{now, now}, []*time.Time{nil, &now}, []int64{0, 0},
 		[]*string{nil, new("error")}, []*string{nil, new("failed")}}
 
@@ -122,7 +123,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"extend lease", s.sql.extend, []string{"inbox_items_pkey"}, extendArgs, false},
 		// Starting held leases, like a settlement batch: into the primary key.
 		{"start leases", s.sql.start, []string{"Index Scan using inbox_items_pkey"},
-			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []any{tok, tok}, now, int64(60e6)}, false},
+			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok}, now, int64(60e6)}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
 		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},
 			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, true},

@@ -140,7 +140,7 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 			fill: `INSERT INTO %s.inbox_items (provider, tenant, event_id, event_type, payload,
 				payload_sha256, key_id, state, attempts, last_seen_at, received_at, updated_at, completed_at)
 				SELECT 'acme', 't1', 'evt-' || g, 'x', '\x7b7d', sha256('\x7b7d'), 'k1',
-					'succeeded', 1, $1::timestamptz, $1, $1, $1 + g * interval '1 millisecond'
+					'succeeded', 1, $1::timestamptz, $1, $1, $1::timestamptz + g * interval '1 millisecond'
 				FROM generate_series(1, $2::int) AS g`,
 			run: func(s *pgstore.Store) (int64, error) {
 				return s.DeleteSucceeded(context.Background(), baseTime.Add(time.Hour), 7)
@@ -152,7 +152,7 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 			fill: `INSERT INTO %s.replay_keys (provider, tenant, replay_key, payload_sha256,
 				registration_id, registered_at, expires_at)
 				SELECT 'acme', 't1', 'r-' || g, sha256('\x7b7d'), gen_random_uuid(), $1::timestamptz,
-					$1 + g * interval '1 millisecond'
+					$1::timestamptz + g * interval '1 millisecond'
 				FROM generate_series(1, $2::int) AS g`,
 			run: func(s *pgstore.Store) (int64, error) {
 				return s.DeleteExpiredReplayKeys(context.Background(), baseTime.Add(time.Hour), 7)

@@ -12,6 +12,13 @@ import (
 // name. A parameter named "now" is NULL when the store uses the database
 // clock, so coalesce($n::timestamptz, now()) picks the caller's time or the
 // server's. Durations travel as microseconds (bigint).
+//
+// Every statement runs in each of pgx's query exec modes, among them exec,
+// which sends parameters as text of a type the server infers, and
+// simple_protocol, which writes them into the statement as literals: a
+// parameter's Go type is one whose text its column reads (JSON as a
+// string: a []byte is bytea), and a parameter the server could only type
+// from literals is cast. TestExecModes runs them.
 
 // itemColumns lists the columns itemRow.dest scans, in order (getSQL, and
 // acquireSQL and repeatSQL after their own four).

@@ -122,6 +122,35 @@ func NewPoolWith(t testing.TB, maxConns int32, configure func(*pgxpool.Config)) 
 	return pool
 }
 
+// ExecMode is one of pgx's query exec modes, by the name
+// default_query_exec_mode gives it in a connection string.
+type ExecMode struct {
+	Name string
+	Mode pgx.QueryExecMode
+}
+
+// ExecModes returns pgx's five query exec modes, the default
+// (cache_statement) first. A host picks one for its pool
+// (ConnConfig.DefaultQueryExecMode); exec and simple_protocol, which
+// poolers in transaction mode need, send parameters as text typed by their
+// Go types, or interpolated into the statement, where the others use the
+// types the server describes.
+func ExecModes() []ExecMode {
+	return []ExecMode{
+		{"cache_statement", pgx.QueryExecModeCacheStatement},
+		{"cache_describe", pgx.QueryExecModeCacheDescribe},
+		{"describe_exec", pgx.QueryExecModeDescribeExec},
+		{"exec", pgx.QueryExecModeExec},
+		{"simple_protocol", pgx.QueryExecModeSimpleProtocol},
+	}
+}
+
+// InExecMode is a configure function for NewPoolWith: the pool's
+// statements run in mode.
+func InExecMode(mode pgx.QueryExecMode) func(*pgxpool.Config) {
+	return func(cfg *pgxpool.Config) { cfg.ConnConfig.DefaultQueryExecMode = mode }
+}
+
 // NewSlowCommitPool returns a pool of maxConns connections, all opened at
 // once, whose commits wait commitDelay before flushing WAL (commit_delay
 // with commit_siblings = 0), like a slow disk or a synchronous standby. It
