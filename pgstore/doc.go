@@ -103,6 +103,15 @@
 // workers take and holds the rest, so that a crash costs an attempt only
 // to the items whose handlers ran.
 //
+// Every statement works in each of pgx's query exec modes (the pool's
+// ConnConfig.DefaultQueryExecMode, or default_query_exec_mode in the
+// connection string), and payloads come back byte for byte in all of them.
+// Behind a pooler in transaction mode, such as PgBouncer's transaction
+// pooling, use [pgx.QueryExecModeExec]: it prepares nothing on the server
+// and runs each statement in one round trip (simple_protocol and
+// cache_describe work there too; pgx's default and describe_exec do not).
+// The Listener needs a connection of its own, not through such a pooler.
+//
 // # Operators
 //
 // The Store implements ops.Store. [Store.Get] reads an item with its
