@@ -38,10 +38,22 @@ const (
 	TransactionPooling PoolMode = "transaction"
 )
 
-// PgBouncerPoolSize is the default_pool_size of the PgBouncer a test
-// starts: the most server connections it opens per database and user,
-// fewer than its clients usually hold, so that they share them.
+// PgBouncerPoolSize is the default PgBouncerConfig.PoolSize: fewer server
+// connections than a test's clients usually hold, so that in transaction
+// pooling they share them.
 const PgBouncerPoolSize = 4
+
+// PgBouncerConfig says how StartPgBouncer configures the pooler.
+type PgBouncerConfig struct {
+	// Mode is its pool_mode. Required.
+	Mode PoolMode
+	// PoolSize is its default_pool_size: the most server connections it
+	// opens per database and user; clients beyond them wait. In session
+	// pooling every client connection holds one for as long as it is
+	// open, idle in its pool or not, so it must be at least as many as
+	// the test's clients open at once. Defaults to PgBouncerPoolSize.
+	PoolSize int
+}
 
 // PgBouncer is a PgBouncer process started by StartPgBouncer in front of
 // the test database.
@@ -59,7 +71,7 @@ type PgBouncer struct {
 // installs it in /usr/sbin, which an ordinary user's PATH lacks.
 var pgbouncerPaths = []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer"}
 
-// StartPgBouncer starts a PgBouncer in mode in front of the test database,
+// StartPgBouncer starts a PgBouncer configured by c in front of the test database,
 // on a free loopback port, with its configuration in t's temporary
 // directory, and stops it when t ends (after everything t registered later,
 // such as the pools connected to it). It skips t when pgbouncer is not
@@ -67,19 +79,28 @@ var pgbouncerPaths = []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer"
 // or fails as DSN does when there is no test database.
 //
 // The pooler trusts its clients (auth_type trust; the test database's
-// user is its only one), opens at most PgBouncerPoolSize server
-// connections per database and user, and ignores the startup parameter
-// extra_float_digits, which libpq-based clients send. PgBouncer refuses to
+// user is its only one), ignores the startup parameter extra_float_digits,
+// which libpq-based clients send, and fails a query that waited 15 seconds
+// for a server connection (query_wait_timeout), so that a test short of
+// them fails rather than hangs. PgBouncer refuses to
 // run as root: when the test does, it runs as the postgres user (or
 // nobody, where there is none), after reading its configuration. Its log is
 // printed when t fails.
-func StartPgBouncer(t testing.TB, mode PoolMode) *PgBouncer {
+func StartPgBouncer(t testing.TB, c PgBouncerConfig) *PgBouncer {
 	t.Helper()
 	upstream := DSN(t)
+	mode := c.Mode
 	switch mode {
 	case SessionPooling, TransactionPooling:
 	default:
-		t.Fatalf("pgtest: StartPgBouncer(%q): want SessionPooling or TransactionPooling", mode)
+		t.Fatalf("pgtest: StartPgBouncer: Mode %q; want SessionPooling or TransactionPooling", mode)
+	}
+	poolSize := c.PoolSize
+	switch {
+	case poolSize == 0:
+		poolSize = PgBouncerPoolSize
+	case poolSize < 0:
+		t.Fatalf("pgtest: StartPgBouncer: PoolSize %d; want a positive size, or 0 for PgBouncerPoolSize", poolSize)
 	}
 	bin, err := findPgBouncer()
 	if err != nil {
@@ -115,7 +136,7 @@ func StartPgBouncer(t testing.TB, mode PoolMode) *PgBouncer {
 		}
 		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
 		ini := filepath.Join(dir, "pgbouncer.ini")
-		conf := pgbouncerConfig(cfg.Host, cfg.Port, port, mode, authFile)
+		conf := pgbouncerConfig(cfg.Host, cfg.Port, port, mode, poolSize, authFile)
 		if err := os.WriteFile(ini, []byte(conf), 0o600); err != nil {
 			t.Fatalf("pgtest: writing PgBouncer's configuration: %v", err)
 		}
@@ -191,7 +212,7 @@ func freePort() (int, error) {
 // pgbouncerConfig is the configuration of a pooler on port forwarding
 // every database to host:upstreamPort. No Unix socket (it would clash
 // between poolers on one port number), no pid file, the log on stderr.
-func pgbouncerConfig(host string, upstreamPort uint16, port int, mode PoolMode, authFile string) string {
+func pgbouncerConfig(host string, upstreamPort uint16, port int, mode PoolMode, poolSize int, authFile string) string {
 	return fmt.Sprintf(`[databases]
 * = host=%s port=%d
 
@@ -206,8 +227,9 @@ auth_type = trust
 auth_file = %s
 max_client_conn = 200
 default_pool_size = %d
+query_wait_timeout = 15
 ignore_startup_parameters = extra_float_digits
-`, host, upstreamPort, port, mode, authFile, PgBouncerPoolSize)
+`, host, upstreamPort, port, mode, authFile, poolSize)
 }
 
 // quoteUserlist quotes s for PgBouncer's auth file.

@@ -47,7 +47,7 @@ func TestPgBouncerModes(t *testing.T) {
 	} {
 		var addr string
 		t.Run(string(tc.mode), func(t *testing.T) {
-			b := pgtest.StartPgBouncer(t, tc.mode)
+			b := pgtest.StartPgBouncer(t, pgtest.PgBouncerConfig{Mode: tc.mode})
 			addr = b.Addr
 			if b.Mode != tc.mode {
 				t.Errorf("Mode = %q, want %q", b.Mode, tc.mode)

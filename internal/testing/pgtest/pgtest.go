@@ -99,7 +99,14 @@ func NewPool(t testing.TB, maxConns int32) *pgxpool.Pool {
 // pool's configuration before it connects (to wrap its connections, say).
 func NewPoolWith(t testing.TB, maxConns int32, configure func(*pgxpool.Config)) *pgxpool.Pool {
 	t.Helper()
-	cfg, err := pgxpool.ParseConfig(DSN(t))
+	return NewPoolAt(t, DSN(t), maxConns, configure)
+}
+
+// NewPoolAt is NewPoolWith on dsn instead of the test database's own
+// connection string (a pooler's in front of it, say).
+func NewPoolAt(t testing.TB, dsn string, maxConns int32, configure func(*pgxpool.Config)) *pgxpool.Pool {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		t.Fatalf("pgtest: %v", err)
 	}
