@@ -77,6 +77,7 @@ func runReplayConformance(t *testing.T, schemas *recycledSchemas) {
 type recycledSchemas struct {
 	admin     *pgxpool.Pool         // migrates, empties, and drops when the run ends
 	owner     *testing.T            // the whole run: the schemas live as long as it
+	dsn       string                // what each store's pool connects to
 	configure func(*pgxpool.Config) // applied to each store's pool, when not nil
 	mu        sync.Mutex
 	free      []string
@@ -86,7 +87,13 @@ type recycledSchemas struct {
 // when not nil, is applied to the pool of each store (see
 // pgtest.NewPoolWith).
 func newRecycledSchemas(t *testing.T, configure func(*pgxpool.Config)) *recycledSchemas {
-	return &recycledSchemas{admin: pgtest.NewPool(t, 2), owner: t, configure: configure}
+	return newRecycledSchemasAt(t, pgtest.DSN(t), configure)
+}
+
+// newRecycledSchemasAt is newRecycledSchemas with every pool, the stores'
+// and the one that migrates, on dsn (a pooler's, say).
+func newRecycledSchemasAt(t *testing.T, dsn string, configure func(*pgxpool.Config)) *recycledSchemas {
+	return &recycledSchemas{admin: pgtest.NewPoolAt(t, dsn, 2, nil), owner: t, dsn: dsn, configure: configure}
 }
 
 // store returns a store in a schema of its own until t ends, and its pool.
@@ -113,7 +120,7 @@ func (r *recycledSchemas) store(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
 		r.free = append(r.free, schema)
 		r.mu.Unlock()
 	})
-	pool := pgtest.NewPoolWith(t, storePoolConns, r.configure)
+	pool := pgtest.NewPoolAt(t, r.dsn, storePoolConns, r.configure)
 	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
 	require.NoError(t, err)
 	return s, pool
