@@ -9,9 +9,12 @@ GO ?= go
 # server's and the fault tests in internal/testing/faulttest, all through
 # internal/testing/pgtest) run when WEBHOOKS_TEST_DATABASE_URL points at a server, and say once that
 # they were skipped otherwise; .ci/run sets it and WEBHOOKS_TEST_REQUIRE_DB=1,
-# so there they cannot be skipped. WEBHOOKS_TEST_LONG=1 runs the fault
-# tests' long variants (more load, longer outages, more rounds; about a
-# minute more).
+# so there they cannot be skipped. pgstore's PgBouncer tests start the
+# pgbouncer program where it is installed and say they were skipped
+# otherwise (.ci/run installs it and sets WEBHOOKS_TEST_REQUIRE_PGBOUNCER=1).
+# WEBHOOKS_TEST_LONG=1 runs the fault tests' long variants (more load,
+# longer outages, more rounds; about a minute more), and pgstore's
+# conformance suites through session pooling as well as transaction pooling.
 # Everything is built with -race, through GOFLAGS, so that vet and the go
 # commands some tests run (internal/testing/readme vets the README's snippets,
 # cmd/hookinbox builds the command) compile every package as the tests do
