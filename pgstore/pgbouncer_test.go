@@ -82,7 +82,7 @@ func TestPgBouncerTransactionPoolingConformance(t *testing.T) {
 
 // TestPgBouncerSessionPoolingConformance runs the conformance suites
 // through session pooling with pgx's defaults, under WEBHOOKS_TEST_LONG=1
-// only: it adds about ten seconds, for a mode that keeps each client's
+// only: it adds 5 to 10 seconds, for a mode that keeps each client's
 // server connection for its whole session (the other tests here use it
 // too). The pooler has a server connection for each client connection the
 // suite may hold at once, or it would make the surplus wait: the admin
