@@ -38,14 +38,16 @@ import (
 // behind transaction pooling: those that keep no prepared statement on a
 // server connection past one round trip, for the pooler hands it to other
 // clients between transactions. exec, which pgstore's documentation
-// recommends there, runs always; the others under WEBHOOKS_TEST_LONG=1
-// (about 5 s each beside the package's other tests). pgx's default,
-// cache_statement, prepares named statements once per client connection
-// (and fails there: prepared statement "stmtcache_…" already exists,
-// SQLSTATE 42P05); describe_exec prepares the unnamed statement in one
-// round trip and runs it in the next, which outside a transaction may
-// reach another server connection (unnamed prepared statement does not
-// exist, SQLSTATE 26000, or another client's: bind message supplies 8
+// recommends there, runs always (with the other PgBouncer tests, 6 to 8 s
+// more for the package under -race); the others under
+// WEBHOOKS_TEST_LONG=1.
+//
+// pgx's default, cache_statement, prepares named statements once per
+// client connection, and fails there (prepared statement "stmtcache_…"
+// already exists, SQLSTATE 42P05). describe_exec prepares the unnamed
+// statement in one round trip and runs it in the next, which may reach
+// another server connection: unnamed prepared statement does not exist
+// (SQLSTATE 26000), or another client's (bind message supplies 8
 // parameters, but prepared statement "" requires 1).
 var transactionPoolingModes = []struct {
 	mode string
@@ -82,7 +84,7 @@ func TestPgBouncerTransactionPoolingConformance(t *testing.T) {
 
 // TestPgBouncerSessionPoolingConformance runs the conformance suites
 // through session pooling with pgx's defaults, under WEBHOOKS_TEST_LONG=1
-// only: it adds 5 to 10 seconds, for a mode that keeps each client's
+// only: it adds several seconds, for a mode that keeps each client's
 // server connection for its whole session (the other tests here use it
 // too). The pooler has a server connection for each client connection the
 // suite may hold at once, or it would make the surplus wait: the admin
