@@ -75,14 +75,15 @@ func (s *Store) Listener() *Listener {
 // pings an idle connection every 30 seconds to notice a dead one.
 //
 // On each connection Listen first sends a notification to itself through
-// the store's pool, and listens (and wakes) once it arrives. If it does
-// not arrive within 2 seconds, the connection
-// is not a session of its own (the store's pool goes through a pooler in
+// the store's pool, and listens (and wakes) once it arrives. If it has not
+// arrived after 2 seconds and a ping answered, the connection is not a
+// session of its own (the store's pool goes through a pooler in
 // transaction mode, such as PgBouncer's transaction pooling, where LISTEN
-// does not outlive its statement): Listen logs one warning, stops listening
-// and waits for ctx, calling wake no more, and the Processor finds work by
-// polling (webhooks.WithPollInterval). To be woken there, give the Listener
-// a store of its own on a pool straight to PostgreSQL, in the same schema.
+// does not outlive its statement): Listen logs one warning, stops
+// listening and waits for ctx, calling wake no more, and the Processor
+// finds work by polling (webhooks.WithPollInterval). To be woken there,
+// give the Listener a store of its own on a pool straight to PostgreSQL,
+// in the same schema. (A ping that fails is a lost connection, as above.)
 //
 // It returns nil when ctx is done, and an error only for a nil wake.
 func (l *Listener) Listen(ctx context.Context, wake func()) error {
@@ -177,7 +178,8 @@ func (l *Listener) session(ctx context.Context, wake func()) (connected bool, er
 // checkDelivery sends a notification with a payload of its own on the
 // store's channel, through the store's pool, and waits l.checkWait for it
 // on conn. Other notifications that arrive meanwhile wake as usual. It
-// returns errNotificationsLost when its own does not arrive.
+// returns errNotificationsLost when its own does not arrive though conn
+// answers a ping.
 func (l *Listener) checkDelivery(ctx context.Context, conn *pgx.Conn, wake func()) error {
 	var b [16]byte
 	_, _ = rand.Read(b[:])
@@ -190,6 +192,7 @@ func (l *Listener) checkDelivery(ctx context.Context, conn *pgx.Conn, wake func(
 	}
 	wctx, cancel := context.WithTimeout(ctx, l.checkWait)
 	defer cancel()
+	pinged := false
 	for {
 		n, err := conn.WaitForNotification(wctx)
 		switch {
@@ -201,10 +204,23 @@ func (l *Listener) checkDelivery(ctx context.Context, conn *pgx.Conn, wake func(
 			}
 		case ctx.Err() != nil:
 			return ctx.Err()
-		case errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed():
+		case conn.IsClosed():
+			return fmt.Errorf("pgstore: listener: waiting for its own notification: %w", err)
+		case pinged:
 			return errNotificationsLost
 		default:
-			return fmt.Errorf("pgstore: listener: waiting for its own notification: %w", err)
+			// A stalled connection is a failure to reconnect from, not a
+			// pooler: ping it. A session that answers has sent every
+			// notification due to it before the answer, and pgx keeps
+			// them, so the next wait (its deadline passed) returns them at
+			// once, if there were any.
+			pctx, cancel := context.WithTimeout(ctx, listenerPingTimeout)
+			err := conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("pgstore: listener: ping while waiting for its own notification: %w", err)
+			}
+			pinged = true
 		}
 	}
 }

@@ -114,3 +114,36 @@ func TestListenerPingKeepsConnection(t *testing.T) {
 	assert.Equal(t, int64(2), wakes.Load())
 	assert.Equal(t, pid, l.pid.Load(), "still the same connection")
 }
+
+// TestListenerCheckAfterPing: the listener's own notification comes back
+// before the answer to a ping on its session, so with no time at all to
+// wait for it the check still passes on a direct connection: the wait
+// ends at once, the ping is answered, and the notification is there. (A
+// listener behind transaction pooling has it nowhere: see
+// TestListenerBehindTransactionPooling.)
+func TestListenerCheckAfterPing(t *testing.T) {
+	t.Parallel()
+	s := newMigratedStore(t, pgtest.NewPool(t, 2))
+	l := s.Listener()
+	l.checkWait = time.Nanosecond
+	woke := make(chan struct{}, 10)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- l.Listen(ctx, func() {
+			select {
+			case woke <- struct{}{}:
+			default:
+			}
+		})
+	}()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	select {
+	case <-woke:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the check did not pass within 10s: it took the unanswered wait for a pooler")
+	}
+}
