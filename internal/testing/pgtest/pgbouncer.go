@@ -71,21 +71,21 @@ type PgBouncer struct {
 // installs it in /usr/sbin, which an ordinary user's PATH lacks.
 var pgbouncerPaths = []string{"/usr/sbin/pgbouncer", "/usr/local/sbin/pgbouncer"}
 
-// StartPgBouncer starts a PgBouncer configured by c in front of the test database,
-// on a free loopback port, with its configuration in t's temporary
-// directory, and stops it when t ends (after everything t registered later,
-// such as the pools connected to it). It skips t when pgbouncer is not
-// installed, or fails it when WEBHOOKS_TEST_REQUIRE_PGBOUNCER=1; and skips
-// or fails as DSN does when there is no test database.
+// StartPgBouncer starts a PgBouncer configured by c in front of the test
+// database, on a free loopback port, with its configuration in t's
+// temporary directory, and stops it when t ends (after everything t
+// registered later, such as the pools connected to it). It skips t when
+// pgbouncer is not installed, or fails it when
+// WEBHOOKS_TEST_REQUIRE_PGBOUNCER=1; and skips or fails as DSN does when
+// there is no test database.
 //
 // The pooler trusts its clients (auth_type trust; the test database's
 // user is its only one), ignores the startup parameter extra_float_digits,
 // which libpq-based clients send, and fails a query that waited 15 seconds
 // for a server connection (query_wait_timeout), so that a test short of
-// them fails rather than hangs. PgBouncer refuses to
-// run as root: when the test does, it runs as the postgres user (or
-// nobody, where there is none), after reading its configuration. Its log is
-// printed when t fails.
+// them fails rather than hangs. PgBouncer refuses to run as root: when the
+// test does, it runs as the postgres user (or nobody, where there is
+// none), after reading its configuration. Its log is printed when t fails.
 func StartPgBouncer(t testing.TB, c PgBouncerConfig) *PgBouncer {
 	t.Helper()
 	upstream := DSN(t)
