@@ -4,7 +4,6 @@ package faulttest
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -86,10 +85,9 @@ func startPrivatePostgres(t *testing.T) *privatePostgres {
 	}
 	require.NoError(t, os.Chmod(dir, 0o700))
 
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	port, err := pgtest.FreePort()
 	require.NoError(t, err)
-	pg.port = ln.Addr().(*net.TCPAddr).Port
-	require.NoError(t, ln.Close())
+	pg.port = port
 	pg.dsn = fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", pg.port)
 
 	pg.run(t, "initdb", "-D", pg.data(), "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-sync")

@@ -130,7 +130,7 @@ func StartPgBouncer(t testing.TB, c PgBouncerConfig) *PgBouncer {
 	// and the next try takes another port.
 	var lastErr error
 	for range 3 {
-		port, err := freePort()
+		port, err := FreePort()
 		if err != nil {
 			t.Fatalf("pgtest: finding a free port for PgBouncer: %v", err)
 		}
@@ -200,7 +200,10 @@ func unprivilegedUser() string {
 	return "nobody"
 }
 
-func freePort() (int, error) {
+// FreePort returns a loopback TCP port free a moment ago, for a server a
+// test starts (a pooler, a private cluster). Another process may take it
+// before the server binds it: retry on "address in use".
+func FreePort() (int, error) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, err
