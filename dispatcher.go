@@ -30,6 +30,20 @@ type Event struct {
 	LeaseToken string
 	// TraceLink ties the event to the trace of its receive (see Observer).
 	TraceLink string
+	// Handler is the name of the handler the event is run for ("" the
+	// default handler).
+	Handler string
+	// Ordering is the event's ordering key and version; Seq its arrival
+	// order (see Item).
+	Ordering Ordering
+	Seq      int64
+	// Applied is, for an ordered handler, the newest version of the key
+	// it applied (see Lease.Applied): an event with a Version not above
+	// it is stale, and the handler may return Skip.
+	Applied int64
+	// Overtook is the event ID of an earlier dead letter of the key that
+	// this event runs past (see Item.Overtook).
+	Overtook string
 }
 
 // Key returns the event's inbox key.
@@ -57,6 +71,11 @@ func (l *Lease) Event() Event {
 		KeyID:      it.KeyID,
 		LeaseToken: l.Token,
 		TraceLink:  it.TraceLink,
+		Handler:    it.Handler,
+		Ordering:   it.Ordering,
+		Seq:        it.Seq,
+		Applied:    l.Applied,
+		Overtook:   it.Overtook,
 	}
 }
 

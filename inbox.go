@@ -57,6 +57,13 @@ type Envelope struct {
 	// becomes pending, due at ReceivedAt, and the replay is recorded as a
 	// provider redelivery (see the Receiver's WithRedeliveryReplay).
 	ReplayIfDead bool
+	// Jobs are the handlers the event is stored for, each a job with its
+	// own state (see FanOutStore); nil is the default handler's one
+	// unordered job. See CheckJobs.
+	Jobs []Job
+	// Ordering places the event among those of its object, for its
+	// ordered jobs; the zero value places it in no key.
+	Ordering Ordering
 }
 
 // EnqueueOutcome says what Enqueue did.
@@ -89,7 +96,10 @@ func (o EnqueueOutcome) String() string {
 // EnqueueResult is the answer of Enqueuer.Enqueue.
 type EnqueueResult struct {
 	Outcome EnqueueOutcome
-	// State is the item's state after the call.
+	// State is the item's state after the call; for an event with
+	// several jobs it sums them up: dead if one is, else leased if one
+	// is, else pending if one is pending or waiting, else succeeded if
+	// one is, else closed.
 	State State
 	// Replayed reports that a duplicate replayed a dead item
 	// (Envelope.ReplayIfDead).
@@ -109,11 +119,18 @@ const (
 	StateSucceeded State = "succeeded"
 	StateDead      State = "dead"
 	StateClosed    State = "closed"
+	// StateWaiting is an ordered job queued behind the head of its
+	// ordering key (see FanOutSupport.OrderingKeys): not due, it becomes
+	// pending when the jobs ahead of it have ended.
+	StateWaiting State = "waiting"
 )
 
-// Item is a stored webhook and its processing state.
+// Item is a stored webhook and the processing state of one of its jobs
+// (the default handler's, for a store without FanOutStore).
 type Item struct {
-	Key           InboxKey
+	Key InboxKey
+	// Handler is the job's handler, "" for the default handler.
+	Handler       string
 	EventType     string
 	Payload       []byte
 	Headers       http.Header
@@ -139,6 +156,19 @@ type Item struct {
 	APIVersion string
 	// TraceLink ties the item to the trace of its receive (see Observer).
 	TraceLink string
+
+	// Ordering is the event's place among its object's events (see
+	// Ordering); Ordered says whether this job runs in that order.
+	Ordering Ordering
+	Ordered  bool
+	// Seq is the job's arrival order in the store, increasing; stores
+	// without FanOutStore may leave it 0.
+	Seq int64
+	// Overtook is the event ID of an earlier dead letter of the job's
+	// ordering key (same handler, provider and tenant) that this job ran
+	// past: it became its key's head while that dead letter was neither
+	// replayed nor closed. Empty otherwise.
+	Overtook string
 
 	// DuplicateCount counts deliveries of the same event after the first.
 	DuplicateCount int
@@ -182,12 +212,19 @@ type Lease struct {
 	// starts it (LeaseStarter) before its handler runs. Attempt is then
 	// the number the attempt will have.
 	Held bool
+	// Applied is, for an ordered job, the newest Ordering.Version its
+	// handler applied for the key (succeeded and not skipped), 0 when
+	// none: a job whose version is not newer is stale (see Skip).
+	Applied int64
 	// Item is the item as it was when leased (State is StateLeased).
 	Item Item
 }
 
 // Key returns the leased item's key.
 func (l *Lease) Key() InboxKey { return l.Item.Key }
+
+// Job returns the leased job's key: the item's key and its handler.
+func (l *Lease) Job() JobKey { return JobKey{InboxKey: l.Item.Key, Handler: l.Item.Handler} }
 
 // AcquireRequest asks a LeaseStore for due items.
 type AcquireRequest struct {
@@ -217,6 +254,9 @@ type AcquireRequest struct {
 	// Start is, with Hold, how many leases may start at once (the
 	// caller's idle workers), between 0 and Max.
 	Start int
+	// Handler leases only that handler's jobs ("" the default handler's);
+	// a store without FanOutStore keeps only those.
+	Handler string
 }
 
 // Check reports what makes req invalid, for a store to refuse it before
@@ -353,6 +393,8 @@ type AcquisitionRepeater interface {
 type RepeatRequest struct {
 	ID  string
 	Now time.Time
+	// Handler is the handler of the acquisition (AcquireRequest.Handler).
+	Handler string
 }
 
 // ExtendRequest asks to move a lease's expiry to Now+Duration.

@@ -36,6 +36,14 @@ const (
 	// dead-letters the item with this class, without running the handler
 	// again, when the policy allows no more attempts.
 	FailureLeaseExpired FailureClass = "lease_expired"
+	// FailureSkipped notes an event its handler skipped as stale (see
+	// Skip). Like FailureNoHandler it is no failure: the attempt
+	// succeeded, and the key's applied version stays as it was.
+	FailureSkipped FailureClass = "skipped"
+	// FailureHandlerGone is a job whose handler was retired (see
+	// Handler.Retired): it is dead-lettered without running, and can be
+	// replayed if the handler comes back.
+	FailureHandlerGone FailureClass = "handler_gone"
 )
 
 // Failure describes one failed processing attempt.
@@ -81,7 +89,11 @@ func storableMessage(msg string) string {
 // FailedAttempt is what a RetryPolicy decides about: which item failed, on
 // which attempt, and how.
 type FailedAttempt struct {
-	Key       InboxKey
+	Key InboxKey
+	// Handler is the job's handler ("" the default), so a policy can give
+	// an ordered handler, whose failing head holds its key, a shorter
+	// budget.
+	Handler   string
 	EventType string
 	// Attempt is the number of the attempt that failed, starting at 1.
 	Attempt int

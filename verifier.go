@@ -97,6 +97,10 @@ type Verification struct {
 	// provider signs or otherwise authenticates its challenges. EventID may
 	// then be empty.
 	Handshake *Response
+	// Ordering is the event's ordering key and version, read from the
+	// signed content (see EventSource.OrderKeyPath); the Receiver stores
+	// it with the event, for ordered handlers. The zero value is no key.
+	Ordering Ordering
 	// Answer, when not nil, is what the provider expects in reply to an
 	// accepted or duplicate delivery (a fixed body, another status); the
 	// Receiver writes it instead of its own small JSON body.

@@ -31,7 +31,9 @@ import (
 // quarantine. Implementations must be safe for concurrent use.
 type Store interface {
 	// Get returns the item for key with its history, audit trail and
-	// quarantined deliveries, or an error wrapping ErrNotFound.
+	// quarantined deliveries, or an error wrapping ErrNotFound. The item
+	// is that of the event's first job (the default handler's when it has
+	// one); Detail.Jobs holds every job of the event.
 	Get(ctx context.Context, key webhooks.InboxKey) (Detail, error)
 
 	// List returns up to q.Limit items in q.State (dead letters by
@@ -118,6 +120,19 @@ type Detail struct {
 	Quarantine []Delivery
 	// Conflicts counts those deliveries, kept or not.
 	Conflicts int
+	// Jobs are the event's jobs, one per handler (see
+	// webhooks.FanOutStore), ordered by handler, each with its own
+	// history and audit trail; the first is the one Item, History and
+	// Audit show. A store without fan-out gives the one job.
+	Jobs []Job
+}
+
+// Job is one job of an event: its state, attempt history and audit trail.
+// Its Item's Payload and Headers are nil (Detail has them).
+type Job struct {
+	webhooks.Item
+	History []Attempt
+	Audit   []Audit
 }
 
 // QuarantineLimit is how many conflicting deliveries every store keeps per
@@ -179,7 +194,10 @@ type Query struct {
 	// State is webhooks.StateDead (the default when empty) or
 	// webhooks.StateClosed; a bulk replay also takes
 	// webhooks.StateSucceeded.
-	State    webhooks.State
+	State webhooks.State
+	// Handler, when not nil, selects the jobs of one handler; a pointer
+	// to "" selects the default handler's. Nil selects every handler's.
+	Handler  *string
 	Provider string
 	// Tenant, when not nil, selects one tenant; a pointer to "" selects
 	// the items of no tenant.
@@ -255,8 +273,10 @@ type Summary struct {
 // ReplayRequest asks for a replay of one item (Key) or of many (Query).
 // Actor and Reason are required: a replay is audited.
 type ReplayRequest struct {
-	// Key is the one item to replay, when Query is nil.
-	Key webhooks.InboxKey
+	// Key is the one item to replay, when Query is nil, and Handler the
+	// handler of its job to replay ("" the default handler).
+	Key     webhooks.InboxKey
+	Handler string
 	// Query selects the items of a bulk replay, newest first, up to
 	// Query.Limit (see Store.Replay).
 	Query *Query
@@ -284,7 +304,19 @@ type ReplayRequest struct {
 	// Redelivery records the replay as a provider's redelivery
 	// (ActionRedelivery) instead of an operator's (ActionReplay).
 	Redelivery bool
-	Now        time.Time
+	// ToHandler, when not empty, replays the selected events to another
+	// handler: for each, the job of ToHandler is created, pending (or
+	// waiting behind its ordering key's head when ToOrdered), or, if the
+	// event has that job already and it is finished (succeeded, dead or
+	// closed), replayed; one that is unfinished is left as it is. This is
+	// how old events reach a handler added after they were received. The
+	// action is audited on the ToHandler job. A bulk replay with
+	// ToHandler needs Query.Handler, so that it takes each event once.
+	ToHandler string
+	// ToOrdered makes the jobs ToHandler creates ordered (see
+	// webhooks.Job); it applies to created jobs only.
+	ToOrdered bool
+	Now       time.Time
 }
 
 // Check reports what makes req invalid, with an error wrapping
@@ -303,8 +335,18 @@ func (req *ReplayRequest) Check() error {
 		return invalid("Spread is %v; it must not be negative", req.Spread)
 	case req.Spread > MaxReplaySpread:
 		return invalid("Spread is %v; it must be at most %v (ops.MaxReplaySpread)", req.Spread, MaxReplaySpread)
+	case webhooks.CheckHandlerName(req.Handler) != nil:
+		return invalid("Handler: %v", webhooks.CheckHandlerName(req.Handler))
+	case webhooks.CheckHandlerName(req.ToHandler) != nil:
+		return invalid("ToHandler: %v", webhooks.CheckHandlerName(req.ToHandler))
+	case req.ToHandler != "" && req.KeepAttempts:
+		return invalid("ToHandler and KeepAttempts are both set; a job created for another handler has no attempts to keep")
+	case req.ToOrdered && req.ToHandler == "":
+		return invalid("ToOrdered is set without ToHandler")
 	case req.Query == nil:
 		return nil
+	case req.Handler != "":
+		return invalid("Handler is set with a Query; select the handler with Query.Handler")
 	case req.Key != (webhooks.InboxKey{}):
 		return invalid("both Key and Query are set; give one")
 	}
@@ -312,6 +354,12 @@ func (req *ReplayRequest) Check() error {
 	case "", webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded:
 	default:
 		return invalid("Query.State is %q; a replay takes dead, closed or succeeded items", req.Query.State)
+	}
+	if h := req.Query.Handler; h != nil && webhooks.CheckHandlerName(*h) != nil {
+		return invalid("Query.Handler: %v", webhooks.CheckHandlerName(*h))
+	}
+	if req.ToHandler != "" && req.Query.Handler == nil {
+		return invalid("ToHandler needs Query.Handler: select the jobs of one handler, so each event is taken once")
 	}
 	if l := req.Query.Limit; l < 1 || l > MaxReplayLimit {
 		return invalid("Query.Limit is %d; it must be from 1 to %d (ops.MaxReplayLimit)", l, MaxReplayLimit)
@@ -349,13 +397,18 @@ type ReplayResult struct {
 
 // Replayed is one replayed item and when it is due.
 type Replayed struct {
-	Key   webhooks.InboxKey
-	DueAt time.Time
+	Key webhooks.InboxKey
+	// Handler is the handler of the replayed job (ReplayRequest.ToHandler
+	// for a replay to another handler).
+	Handler string
+	DueAt   time.Time
 }
 
 // CloseRequest asks to close a dead letter. Actor and Reason are required.
 type CloseRequest struct {
-	Key                   webhooks.InboxKey
+	Key webhooks.InboxKey
+	// Handler is the handler of the job to close ("" the default).
+	Handler               string
 	Actor, Reason, Ticket string
 	Now                   time.Time
 }
@@ -366,6 +419,9 @@ type CloseRequest struct {
 func (req *CloseRequest) Check() error {
 	if strings.TrimSpace(req.Actor) == "" || strings.TrimSpace(req.Reason) == "" {
 		return fmt.Errorf("ops.CloseRequest: Actor and Reason are required; a closing is audited: %w", ErrInvalidRequest)
+	}
+	if err := webhooks.CheckHandlerName(req.Handler); err != nil {
+		return fmt.Errorf("ops.CloseRequest.Handler: %v: %w", err, ErrInvalidRequest)
 	}
 	return nil
 }
@@ -378,6 +434,27 @@ type StatsRequest struct {
 	// Senders choose event types, so the groups are bounded. Defaults to
 	// DefaultDeadLetterGroups when zero.
 	DeadLetterGroups int
+	// HeldKeys is the most held ordering keys Stats lists, the deepest
+	// first; the rest are only counted (Stats.MoreHeldKeys). Defaults to
+	// DefaultHeldKeys when zero.
+	HeldKeys int
+}
+
+// DefaultHeldKeys is how many held keys Stats lists when
+// StatsRequest.HeldKeys is zero.
+const DefaultHeldKeys = 20
+
+// HeldKeyLimit is the number of held keys req asks for: DefaultHeldKeys
+// when zero. It is an error wrapping ErrInvalidRequest when negative.
+func (req StatsRequest) HeldKeyLimit() (int, error) {
+	switch {
+	case req.HeldKeys < 0:
+		return 0, fmt.Errorf("webhooks/ops: StatsRequest.HeldKeys is %d; give 0 for the default (%d) or a positive bound: %w",
+			req.HeldKeys, DefaultHeldKeys, ErrInvalidRequest)
+	case req.HeldKeys == 0:
+		return DefaultHeldKeys, nil
+	}
+	return req.HeldKeys, nil
 }
 
 // DefaultDeadLetterGroups is how many dead-letter groups Stats lists when
@@ -421,10 +498,51 @@ type Stats struct {
 	// left out and the dead letters they hold.
 	DeadLetters     []Count
 	MoreDeadLetters More
+	// Handlers counts each handler's jobs, by handler name ("" first). A
+	// handler whose jobs are due but that no processor runs any more
+	// shows here as a growing lag (Now minus OldestDue): retire it
+	// (webhooks.Handler.Retired) or close its jobs.
+	Handlers []HandlerStats
+	// HeldKeys are the ordering keys whose head has failed and that have
+	// jobs waiting behind it, the deepest first, at most
+	// StatsRequest.HeldKeyLimit of them; MoreHeldKeys counts those left
+	// out.
+	HeldKeys     []HeldKey
+	MoreHeldKeys int64
 }
 
-// Count is a number of items sharing a provider and event type.
+// HandlerStats counts one handler's jobs, as Stats counts all of them.
+// States leaves out succeeded jobs, which only Stats.States counts (a
+// store may estimate them).
+type HandlerStats struct {
+	Handler    string
+	States     map[webhooks.State]int64
+	Due        int64
+	Retrying   int64
+	LeasesHeld int64
+	OldestDue  time.Time
+}
+
+// HeldKey is an ordering key held by a failing head: its jobs wait until
+// the head succeeds or is dead-lettered.
+type HeldKey struct {
+	Handler, Provider, Tenant, Key string
+	// Depth counts the key's unfinished jobs: the head and those waiting.
+	Depth int64
+	// Head is the failing job's event, with its attempts and last error.
+	Head         webhooks.InboxKey
+	HeadAttempts int
+	HeadError    *webhooks.ErrorRecord
+	// Next is the event that runs after the head, and NextReceivedAt
+	// when it was received: how long the key has held work back.
+	Next           webhooks.InboxKey
+	NextReceivedAt time.Time
+}
+
+// Count is a number of items sharing a provider and event type, and a
+// handler for a store with several.
 type Count struct {
+	Handler   string
 	Provider  string
 	EventType string
 	N         int64

@@ -61,3 +61,40 @@ func TestListStateAndCloseCheck(t *testing.T) {
 		t.Errorf("CloseRequest{Actor, Reason}.Check() = %v; want nil", err)
 	}
 }
+
+func TestReplayRequestCheckHandlers(t *testing.T) {
+	ledger, bad := "ledger", "Bad"
+	base := func() ops.ReplayRequest { return ops.ReplayRequest{Actor: "a", Reason: "r"} }
+	for _, tc := range []struct {
+		name string
+		edit func(*ops.ReplayRequest)
+		ok   bool
+	}{
+		{"one job of a handler", func(r *ops.ReplayRequest) { r.Handler = "audit" }, true},
+		{"bad handler", func(r *ops.ReplayRequest) { r.Handler = "A" }, false},
+		{"to a new handler", func(r *ops.ReplayRequest) { r.ToHandler = "audit"; r.ToOrdered = true }, true},
+		{"to a bad handler", func(r *ops.ReplayRequest) { r.ToHandler = "a b" }, false},
+		{"to a handler keeping attempts", func(r *ops.ReplayRequest) { r.ToHandler = "audit"; r.KeepAttempts = true }, false},
+		{"ordered without a handler", func(r *ops.ReplayRequest) { r.ToOrdered = true }, false},
+		{"bulk with Handler", func(r *ops.ReplayRequest) { r.Handler = "audit"; r.Query = &ops.Query{Limit: 1} }, false},
+		{"bulk to a handler", func(r *ops.ReplayRequest) { r.ToHandler = "audit"; r.Query = &ops.Query{Limit: 1, Handler: &ledger} }, true},
+		{"bulk to a handler, every handler", func(r *ops.ReplayRequest) { r.ToHandler = "audit"; r.Query = &ops.Query{Limit: 1} }, false},
+		{"bulk with a bad query handler", func(r *ops.ReplayRequest) { r.Query = &ops.Query{Limit: 1, Handler: &bad} }, false},
+	} {
+		req := base()
+		tc.edit(&req)
+		err := req.Check()
+		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, ops.ErrInvalidRequest)) {
+			t.Errorf("%s: Check() = %v, want ok=%v", tc.name, err, tc.ok)
+		}
+	}
+	if err := (&ops.CloseRequest{Actor: "a", Reason: "r", Handler: "x y"}).Check(); !errors.Is(err, ops.ErrInvalidRequest) {
+		t.Errorf("CloseRequest with a bad handler: %v", err)
+	}
+	if _, err := (ops.StatsRequest{HeldKeys: -1}).HeldKeyLimit(); !errors.Is(err, ops.ErrInvalidRequest) {
+		t.Errorf("HeldKeyLimit(-1): %v", err)
+	}
+	if n, _ := (ops.StatsRequest{}).HeldKeyLimit(); n != ops.DefaultHeldKeys {
+		t.Errorf("HeldKeyLimit(0) = %d", n)
+	}
+}
