@@ -24,6 +24,7 @@ var orderingCases = []inboxCase{
 	{"DeadHeadReleasesAndFlags", testDeadHeadReleasesAndFlags},
 	{"StaleGuard", testStaleGuard},
 	{"ReplayIntoBusyKey", testReplayIntoBusyKey},
+	fanOutOpsCase("HeldKeysInStats", testHeldKeysInStats),
 	{"TwoInstancesNoOverlap", testTwoInstancesNoOverlap},
 }
 
