@@ -86,6 +86,10 @@ var (
 	// docs/postgresql.md: a pool through PgBouncer and one straight to
 	// PostgreSQL.
 	pooled, direct *pgxpool.Pool
+
+	// docs/handlers.md: two handlers' muxes and a ledger's write.
+	ledgerMux, auditMux *webhooks.Mux
+	applyToLedger       func(context.Context, []byte) error
 )
 `
 
