@@ -74,12 +74,10 @@ func fillPending(b *testing.B, pool *pgxpool.Pool, s *pgstore.Store, from, n int
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
-	_, err := pool.Exec(b.Context(), `
-		INSERT INTO `+quote(s.Schema())+`.inbox_items (provider, tenant, event_id, event_type, payload,
-			payload_sha256, key_id, state, next_attempt_at, last_seen_at, received_at, updated_at)
-		SELECT 'acme', 't1', 'evt-' || g, 'invoice.paid', '\x7b7d', sha256('\x7b7d'), 'k1',
-			'pending', $1, $1, $1, $1
-		FROM generate_series($2::int, $3::int) AS g`, baseTime, from, from+n-1)
+	_, err := pool.Exec(b.Context(), pgtest.InsertItemsSQL((s.Schema()), `provider, tenant, event_id, event_type, payload,
+			payload_sha256, key_id, state, next_attempt_at, last_seen_at, received_at, updated_at`, `SELECT 'acme', 't1', 'evt-' || g, 'invoice.paid', '\x7b7d', sha256('\x7b7d'), 'k1',
+			'pending', $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM generate_series($2::int, $3::int) AS g`), baseTime, from, from+n-1)
 	require.NoError(b, err)
 }
 

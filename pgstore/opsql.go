@@ -9,25 +9,30 @@ import (
 // The statements of the operators' methods (ops.Store), written like those
 // in sql.go.
 
-// getSQL reads an item and its conflict count: $1..$3 key.
+// getSQL reads an event's jobs, by handler, each with the event and its
+// conflict count: $1..$3 key.
 const getSQL = `
-SELECT ` + itemColumns + `, i.conflicts
-FROM {{schema}}.inbox_items AS i
-WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3`
+SELECT ` + itemColumns + `, e.conflicts
+FROM {{schema}}.inbox_jobs AS i
+JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
+WHERE i.provider = $1 AND i.tenant = $2 AND i.event_id = $3
+ORDER BY i.handler`
 
-// historySQL reads an item's attempts, oldest first: $1..$3 key.
+// historySQL reads the attempts of an event's jobs, by handler, oldest
+// first: $1..$3 key.
 const historySQL = `
-SELECT number, outcome, started_at, finished_at, error_class, error_message, worker, version
+SELECT handler, number, outcome, started_at, finished_at, error_class, error_message, worker, version
 FROM {{schema}}.inbox_attempts
 WHERE provider = $1 AND tenant = $2 AND event_id = $3
-ORDER BY number`
+ORDER BY handler, number`
 
-// auditSQL reads an item's audit trail, oldest first: $1..$3 key.
+// auditSQL reads the audit trails of an event's jobs, by handler, oldest
+// first: $1..$3 key.
 const auditSQL = `
-SELECT action, at, actor, reason, ticket
+SELECT handler, action, at, actor, reason, ticket
 FROM {{schema}}.inbox_audit
 WHERE provider = $1 AND tenant = $2 AND event_id = $3
-ORDER BY seq`
+ORDER BY handler, seq`
 
 // quarantineSQL reads an item's quarantined deliveries, oldest first:
 // $1..$3 key.
@@ -37,17 +42,25 @@ FROM {{schema}}.inbox_quarantine
 WHERE provider = $1 AND tenant = $2 AND event_id = $3
 ORDER BY seq`
 
-// listSQL is the start of List's statement for the columns of items in
-// state: List (and a bulk Replay, for the keys it replays) adds its
-// filters, then listOrder and the limit. The order matches
-// inbox_items_dead_idx for dead letters and inbox_items_closed_idx for
-// closed items, whose predicates are the state test; succeeded items,
+// listSQL is the start of List's statement for the columns of jobs in
+// state (i, and their events e): List (and a bulk Replay, for the keys it
+// replays) adds its filters, then listOrder and the limit. The order
+// matches inbox_jobs_dead_idx for dead letters and inbox_jobs_closed_idx
+// for closed jobs, whose predicates are the state test; succeeded jobs,
 // which only a bulk replay selects, are read through
-// inbox_items_succeeded_idx (on completed_at).
+// inbox_jobs_succeeded_idx (on completed_at). Each job's event is read
+// by its primary key, in a subquery the planner keeps (OFFSET 0): it
+// outputs the payload's length, not the payload (see summaryColumns).
 func listSQL(columns, state string) string {
 	return `
 SELECT ` + columns + `
-FROM {{schema}}.inbox_items AS i
+FROM {{schema}}.inbox_jobs AS i
+CROSS JOIN LATERAL (
+	SELECT ev.payload_sha256, ev.key_id, ev.duplicate_count, ev.last_seen_at, ev.occurred_at, ev.received_at,
+		ev.api_version, ev.trace_link, ev.ordering_key, ev.order_version, octet_length(ev.payload) AS payload_bytes
+	FROM {{schema}}.inbox_events AS ev
+	WHERE ev.provider = i.provider AND ev.tenant = i.tenant AND ev.event_id = i.event_id
+	OFFSET 0) AS e
 WHERE i.state = '` + state + `'`
 }
 
@@ -64,7 +77,7 @@ var orderedBy = map[webhooks.State]string{
 func replayStatements(r *strings.Replacer) map[webhooks.State]string {
 	out := make(map[webhooks.State]string, len(orderedBy))
 	for state, at := range orderedBy {
-		out[state] = r.Replace(listSQL("i.provider, i.tenant, i.event_id, i."+at, string(state)))
+		out[state] = r.Replace(listSQL("i.provider, i.tenant, i.event_id, i.handler, i."+at, string(state)))
 	}
 	return out
 }
@@ -81,35 +94,37 @@ func replayStatements(r *strings.Replacer) map[webhooks.State]string {
 func replayFirstSQL(selection, limit, batch string) string {
 	return `
 WITH c AS (SELECT count(*) AS n FROM (` + selection + limit + `) AS a)
-SELECT s.part, s.provider, s.tenant, s.event_id, s.at, c.n
+SELECT s.part, s.provider, s.tenant, s.event_id, s.handler, s.at, c.n
 FROM c CROSS JOIN (
-	(SELECT 1 AS part, f.* FROM (` + selection + `least(` + limit + `::bigint, ` + batch + `::bigint)) AS f (provider, tenant, event_id, at))
+	(SELECT 1 AS part, f.* FROM (` + selection + `least(` + limit + `::bigint, ` + batch + `::bigint)) AS f (provider, tenant, event_id, handler, at))
 	UNION ALL
-	(SELECT 2 AS part, e.* FROM (` + selection + `1 OFFSET greatest((SELECT n FROM c) - 1, 0)) AS e (provider, tenant, event_id, at))
+	(SELECT 2 AS part, l.* FROM (` + selection + `1 OFFSET greatest((SELECT n FROM c) - 1, 0)) AS l (provider, tenant, event_id, handler, at))
 ) AS s
-ORDER BY s.part, s.at DESC, s.provider DESC, s.tenant DESC, s.event_id DESC`
+ORDER BY s.part, s.at DESC, s.provider DESC, s.tenant DESC, s.event_id DESC, s.handler DESC`
 }
 
 // listOrder orders a listing by the column at, as its index does.
 func listOrder(at string) string {
 	return `
-ORDER BY i.` + at + ` DESC, i.provider DESC, i.tenant DESC, i.event_id DESC
+ORDER BY i.` + at + ` DESC, i.provider DESC, i.tenant DESC, i.event_id DESC, i.handler DESC
 LIMIT `
 }
 
-// replayOneSQL replays the item $1..$3 when it is in one of the states
-// $11 (dead, closed, succeeded), due at $10 (NULL: at now), and records
-// the replay in its audit trail, in one statement. It returns the item's
-// new due time when it replayed it; otherwise NULL and the item's state,
-// read with a lock so that a change committed by a concurrent transaction
-// is seen (NULL when there is no item). A concurrent replay of the same
-// item waits for the row lock, then finds it pending.
+// replayOneSQL replays the job $1..$3 of the handler $12 (NULL: every job
+// of the event, for a provider's redelivery) when it is in one of the
+// states $11 (dead, closed, succeeded), due at $10 (NULL: at now), and
+// records the replay in its audit trail, in one statement. It returns the
+// job's new due time when it replayed one (the earliest); otherwise NULL
+// and the job's state (of several, the one an enqueue would report, see
+// jobStateSummary), read with a lock so that a change committed by a
+// concurrent transaction is seen (NULL when there is no job). A concurrent
+// replay of the same job waits for the row lock, then finds it pending.
 //
 // $1..$3 key, $4 now, $5 reset attempts, $6 action, $7 actor, $8 reason,
-// $9 ticket, $10 due at (or NULL), $11 the states replayed.
+// $9 ticket, $10 due at (or NULL), $11 the states replayed, $12 handler.
 const replayOneSQL = `
 WITH replayed AS (
-	UPDATE {{schema}}.inbox_items SET
+	UPDATE {{schema}}.inbox_jobs SET
 		state = 'pending',
 		next_attempt_at = coalesce($10::timestamptz, $4::timestamptz, now()),
 		dead_at = NULL,
@@ -117,47 +132,52 @@ WITH replayed AS (
 		completed_at = NULL,
 		updated_at = coalesce($4::timestamptz, now()),
 		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
-	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = ANY($11::text[])
-	RETURNING next_attempt_at
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND ($12::text IS NULL OR handler = $12::text)
+		AND state = ANY($11::text[])
+	RETURNING handler, next_attempt_at
 ), audited AS (
-	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
-	SELECT $1, $2, $3, $6, coalesce($4::timestamptz, now()), $7, $8, $9
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
+	SELECT $1, $2, $3, handler, $6, coalesce($4::timestamptz, now()), $7, $8, $9
 	FROM replayed
 )
-SELECT (SELECT next_attempt_at FROM replayed),
-	(SELECT state FROM {{schema}}.inbox_items
-		WHERE provider = $1 AND tenant = $2 AND event_id = $3
+SELECT (SELECT min(next_attempt_at) FROM replayed),
+	(SELECT state FROM {{schema}}.inbox_jobs
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND ($12::text IS NULL OR handler = $12::text)
 			AND NOT EXISTS (SELECT 1 FROM replayed)
+		ORDER BY CASE state WHEN 'dead' THEN 0 WHEN 'leased' THEN 1 WHEN 'pending' THEN 2 WHEN 'waiting' THEN 2
+			WHEN 'succeeded' THEN 3 ELSE 4 END
+		LIMIT 1
 		FOR SHARE)`
 
-// peekSQL reads an item's state for a dry run, and the now a replay would
-// use: $1..$3 key, $4 now.
+// peekSQL reads a job's state for a dry run, and the now a replay would
+// use: $1..$3 key, $4 now, $5 handler.
 const peekSQL = `
-SELECT (SELECT state FROM {{schema}}.inbox_items
-		WHERE provider = $1 AND tenant = $2 AND event_id = $3),
+SELECT (SELECT state FROM {{schema}}.inbox_jobs
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $5::text),
 	coalesce($4::timestamptz, now())`
 
-// replayBatchSQL replays one call of a bulk replay: the items $1..$3
-// (arrays of keys) still in the state $11, each due at now plus its
-// offset $4 (µs), and records each replay in the item's audit trail, in
-// one statement. The rows are locked in key order, so concurrent bulk
-// replays never deadlock; locking re-checks the state on the row's latest
-// version, so an item another transaction replayed or closed meanwhile is
-// skipped. It returns the replayed items and their due times.
+// replayBatchSQL replays one call of a bulk replay: the jobs $1..$3, $12
+// (arrays of keys and handlers) still in the state $11, each due at now
+// plus its offset $4 (µs), and records each replay in the job's audit
+// trail, in one statement. The rows are locked in key order, so
+// concurrent bulk replays never deadlock; locking re-checks the state on
+// the row's latest version, so a job another transaction replayed or
+// closed meanwhile is skipped. It returns the replayed jobs and their due
+// times.
 //
 // $5 now, $6 reset attempts, $7 action, $8 actor, $9 reason, $10 ticket,
-// $11 the state replayed.
+// $11 the state replayed, $12 handlers.
 const replayBatchSQL = `
 WITH batch AS (
-	SELECT i.provider, i.tenant, i.event_id, b.offset_us
-	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[]) AS b(provider, tenant, event_id, offset_us)
-	JOIN {{schema}}.inbox_items AS i
-		ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+	SELECT i.provider, i.tenant, i.event_id, i.handler, b.offset_us
+	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[]) AS b(provider, tenant, event_id, offset_us, handler)
+	JOIN {{schema}}.inbox_jobs AS i
+		ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
 	WHERE i.state = $11::text
-	ORDER BY i.provider, i.tenant, i.event_id
+	ORDER BY i.provider, i.tenant, i.event_id, i.handler
 	FOR UPDATE OF i
 ), replayed AS (
-	UPDATE {{schema}}.inbox_items AS i SET
+	UPDATE {{schema}}.inbox_jobs AS i SET
 		state = 'pending',
 		next_attempt_at = coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond',
 		dead_at = NULL,
@@ -167,49 +187,54 @@ WITH batch AS (
 		attempts = CASE WHEN $6::boolean THEN 0 ELSE i.attempts END
 	FROM batch
 	WHERE i.provider = batch.provider AND i.tenant = batch.tenant AND i.event_id = batch.event_id
-	RETURNING i.provider, i.tenant, i.event_id, i.next_attempt_at
+		AND i.handler = batch.handler
+	RETURNING i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_at
 ), audited AS (
-	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
-	SELECT provider, tenant, event_id, $7, coalesce($5::timestamptz, now()), $8, $9, $10
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
+	SELECT provider, tenant, event_id, handler, $7, coalesce($5::timestamptz, now()), $8, $9, $10
 	FROM replayed
 )
-SELECT provider, tenant, event_id, next_attempt_at FROM replayed`
+SELECT provider, tenant, event_id, handler, next_attempt_at FROM replayed`
 
-// closeSQL closes the dead item $1..$3 and records the closing in its
-// audit trail, in one statement. It returns whether it closed the item,
-// and otherwise its state, read like replayOneSQL's.
+// closeSQL closes the dead job $1..$3 of the handler $8 and records the
+// closing in its audit trail, in one statement. It returns whether it
+// closed the job, and otherwise its state, read like replayOneSQL's.
 //
-// $4 now, $5 actor, $6 reason, $7 ticket.
+// $4 now, $5 actor, $6 reason, $7 ticket, $8 handler.
 const closeSQL = `
 WITH closed AS (
-	UPDATE {{schema}}.inbox_items SET
+	UPDATE {{schema}}.inbox_jobs SET
 		state = 'closed',
 		closed_at = coalesce($4::timestamptz, now()),
 		updated_at = coalesce($4::timestamptz, now())
-	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND state = 'dead'
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $8::text AND state = 'dead'
 	RETURNING 1
 ), audited AS (
-	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
-	SELECT $1, $2, $3, 'close', coalesce($4::timestamptz, now()), $5, $6, $7
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
+	SELECT $1, $2, $3, $8::text, 'close', coalesce($4::timestamptz, now()), $5, $6, $7
 	FROM closed
 )
 SELECT EXISTS (SELECT 1 FROM closed),
-	(SELECT state FROM {{schema}}.inbox_items
-		WHERE provider = $1 AND tenant = $2 AND event_id = $3
+	(SELECT state FROM {{schema}}.inbox_jobs
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $8::text
 			AND NOT EXISTS (SELECT 1 FROM closed)
 		FOR SHARE)`
 
 // statsSQL counts what the inbox holds in one statement, each part through
-// a partial index, never reading succeeded rows from the table:
+// a partial index of inbox_jobs, never reading succeeded rows from the
+// table (a job is what it counts: an event with several handlers counts
+// once per job):
 //
-//   - pending and leased items, the backlog due at now, retries, leases
-//     held and the oldest due time: one pass over inbox_items_due_idx
+//   - pending and leased jobs, the backlog due at now, retries, leases
+//     held and the oldest due time: one pass over inbox_jobs_due_idx
 //     (its predicate is the states);
-//   - closed items: inbox_items_closed_idx;
-//   - dead letters by provider and event type: inbox_items_dead_type_idx,
-//     in its order, so the grouping needs no sort; the groups are then
-//     ranked by size, the first $4 returned and the rest only counted;
-//   - succeeded items: counted through inbox_items_succeeded_idx up to $2
+//   - waiting jobs: inbox_jobs_waiting_idx;
+//   - closed jobs: inbox_jobs_closed_idx;
+//   - dead letters by handler, provider and event type:
+//     inbox_jobs_dead_type_idx, in its order, so the grouping needs no
+//     sort; the groups are then ranked by size, the first $4 returned and
+//     the rest only counted;
+//   - succeeded jobs: counted through inbox_jobs_succeeded_idx up to $2
 //     rows, stopping at $2 (in the index's order, so that the planner reads
 //     the index rather than the first pages of the table, which it would
 //     find cheaper while succeeded rows are most of the table, but which
@@ -218,13 +243,14 @@ SELECT EXISTS (SELECT 1 FROM closed),
 //     (auto)vacuum or analyze, scaled by how much the index grew since, as
 //     the planner does.
 //
-// $1 now, $2 the most succeeded items counted exactly, $3 the succeeded
+// $1 now, $2 the most succeeded jobs counted exactly, $3 the succeeded
 // index's qualified name, $4 the most dead-letter groups returned.
 const statsSQL = `
 SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
-	(SELECT count(*) FROM {{schema}}.inbox_items WHERE state = 'closed'),
+	(SELECT count(*) FROM {{schema}}.inbox_jobs WHERE state = 'waiting'),
+	(SELECT count(*) FROM {{schema}}.inbox_jobs WHERE state = 'closed'),
 	(SELECT count(*) FROM (
-		SELECT 1 FROM {{schema}}.inbox_items WHERE state = 'succeeded'
+		SELECT 1 FROM {{schema}}.inbox_jobs WHERE state = 'succeeded'
 		ORDER BY completed_at LIMIT $2) AS s),
 	(SELECT CASE
 			WHEN c.reltuples < 0 THEN NULL
@@ -233,7 +259,7 @@ SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
 			ELSE c.reltuples
 		END::bigint
 		FROM pg_catalog.pg_class AS c WHERE c.oid = $3::regclass),
-	d.providers, d.event_types, d.counts, d.more_groups, d.more_items
+	d.handlers, d.providers, d.event_types, d.counts, d.more_groups, d.more_items
 FROM (
 	SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
 		count(*) FILTER (WHERE state = 'leased') AS leased,
@@ -241,19 +267,20 @@ FROM (
 		count(*) FILTER (WHERE state = 'pending' AND last_error_class IS NOT NULL) AS retrying,
 		count(*) FILTER (WHERE state = 'leased' AND next_attempt_at > coalesce($1::timestamptz, now())) AS held,
 		min(next_attempt_at) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS oldest_due
-	FROM {{schema}}.inbox_items
+	FROM {{schema}}.inbox_jobs
 	WHERE state IN ('pending', 'leased')
 ) AS a, (
-	SELECT coalesce(array_agg(provider ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS providers,
+	SELECT coalesce(array_agg(handler ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS handlers,
+		coalesce(array_agg(provider ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS providers,
 		coalesce(array_agg(event_type ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS event_types,
 		coalesce(array_agg(n ORDER BY rank) FILTER (WHERE rank <= $4), '{}') AS counts,
 		count(*) FILTER (WHERE rank > $4) AS more_groups,
 		coalesce(sum(n) FILTER (WHERE rank > $4), 0)::bigint AS more_items
 	FROM (
-		SELECT provider, event_type, count(*) AS n,
-			row_number() OVER (ORDER BY count(*) DESC, provider, event_type) AS rank
-		FROM {{schema}}.inbox_items
+		SELECT handler, provider, event_type, count(*) AS n,
+			row_number() OVER (ORDER BY count(*) DESC, handler, provider, event_type) AS rank
+		FROM {{schema}}.inbox_jobs
 		WHERE state = 'dead'
-		GROUP BY provider, event_type
+		GROUP BY handler, provider, event_type
 	) AS g
 ) AS d`
