@@ -32,7 +32,7 @@ func TestFanOutJobsPerHandler(t *testing.T) {
 	pool := pgtest.NewPool(t, storePoolConns)
 	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
 	ctx := t.Context()
-	require.Equal(t, webhooks.FanOutSupport{Handlers: true}, webhooks.FanOutOf(s))
+	require.Equal(t, webhooks.FanOutSupport{Handlers: true, OrderingKeys: true}, webhooks.FanOutOf(s))
 
 	mustEnqueueNew(t, s, fanOutEnvelope("e1", baseTime, "ledger", "audit"))
 	res, err := s.Enqueue(ctx, fanOutEnvelope("e1", baseTime, "ledger", "audit", "third"))

@@ -124,10 +124,11 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string
 			a                    acquired
 			reclaimed, unstarted bool
 			token                string
+			applied              *int64
 			r                    itemRow
 		)
-		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token)
-		const keyColumns = 7 // rank, reclaimed, unstarted, token, provider, tenant, event_id
+		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token, &applied)
+		const keyColumns = 8 // rank, reclaimed, unstarted, token, applied, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
@@ -153,6 +154,9 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string
 			attempt++ // the number it will have
 		}
 		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: attempt, Reclaimed: reclaimed, Held: unstarted, Item: it}
+		if applied != nil {
+			a.lease.Applied = *applied
+		}
 		got = append(got, a)
 	}
 	rows.Close()
@@ -325,6 +329,11 @@ func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	if err := st.Check(); err != nil {
 		return fmt.Errorf("pgstore: Settle: %w", err)
 	}
+	if endsOrderedHead(st) {
+		// The statement that promotes the key's next job, after the key's
+		// lock (see lockKeysSQL).
+		return s.SettleBatch(ctx, []webhooks.Settlement{st})[0]
+	}
 	now := s.now(st.Now)
 	// The Processor hands over storable messages; a caller's that are not
 	// are made storable rather than failing the settlement.
@@ -455,22 +464,18 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 			retryDelays[j] = st.RetryAt.Sub(st.Now).Microseconds()
 		}
 	}
-	rows, err := s.pool.Query(ctx, s.sql.settleBatch, providers, tenants, eventIDs, tokens, outcomes, nows,
-		retryAts, retryDelays, classes, messages, handlers)
+	answers, promoted, err := s.settleStatement(ctx, s.pool, keysToLock(settlements, round),
+		providers, tenants, eventIDs, tokens, outcomes, nows, retryAts, retryDelays, classes, messages, handlers)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	if promoted > 0 {
+		s.Notify()
+	}
 	answered := 0
 	var lost []int
-	for rows.Next() {
-		var (
-			pos              int64
-			changed, settled bool
-		)
-		if err := rows.Scan(&pos, &changed, &settled); err != nil {
-			return err
-		}
+	for _, a := range answers {
+		pos, changed, settled := a.pos, a.changed, a.settled
 		if pos < 1 || pos > int64(n) {
 			return fmt.Errorf("the statement returned row %d of %d", pos, n)
 		}
@@ -480,15 +485,12 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 		case changed:
 			errs[round[pos-1]] = nil
 		case settled:
-			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrAlreadySettled)
+			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Job(), webhooks.ErrAlreadySettled)
 		default:
-			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrLeaseLost)
+			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Job(), webhooks.ErrLeaseLost)
 			lost = append(lost, round[pos-1])
 		}
 		answered++
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if answered != n {
 		return fmt.Errorf("the statement answered for %d of %d settlements", answered, n)
@@ -502,6 +504,79 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 		s.leaseLost(ctx, st.Lease, s.now(st.Now), class, msg)
 	}
 	return nil
+}
+
+// settleAnswer is settleBatchSQL's answer for one settlement.
+type settleAnswer struct {
+	pos              int64
+	changed, settled bool
+}
+
+// batchSender runs a pgx.Batch: the pool, or a host's transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// settleStatement runs settleBatchSQL with args on q, after lockKeysSQL
+// for the keys lock (handlers, providers, tenants, ordering keys) when
+// there are any, in one round trip and one transaction (a pgx.Batch is
+// one implicit transaction; in a host's transaction, part of it). It
+// returns each settlement's answer and how many waiting jobs it promoted.
+func (s *Store) settleStatement(ctx context.Context, q batchSender, lock [4][]string, args ...any) ([]settleAnswer, int64, error) {
+	b := &pgx.Batch{}
+	if len(lock[0]) > 0 {
+		b.Queue(s.sql.lockKeys, lock[0], lock[1], lock[2], lock[3])
+	}
+	b.Queue(s.sql.settleBatch, args...)
+	br := q.SendBatch(ctx, b)
+	defer func() { _ = br.Close() }()
+	if len(lock[0]) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return nil, 0, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		answers  []settleAnswer
+		a        settleAnswer
+		promoted int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&a.pos, &a.changed, &a.settled, &promoted}, func() error {
+		answers = append(answers, a)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return answers, promoted, br.Close()
+}
+
+// endsOrderedHead reports whether st ends the head of an ordering key: an
+// ordered job that succeeds or is dead-lettered, which promotes the next.
+func endsOrderedHead(st webhooks.Settlement) bool {
+	it := st.Lease.Item
+	return it.Ordered && it.Ordering.Key != "" &&
+		(st.Outcome == webhooks.AttemptSucceeded || st.Outcome == webhooks.AttemptDeadLettered)
+}
+
+// keysToLock returns, as lockKeysSQL's arrays, the keys whose heads the
+// settlements at positions round end; none when no settlement ends one,
+// and lockKeysSQL is then not run.
+func keysToLock(settlements []webhooks.Settlement, round []int) [4][]string {
+	var k [4][]string
+	for _, i := range round {
+		st := settlements[i]
+		if !endsOrderedHead(st) {
+			continue
+		}
+		key := st.Lease.Key()
+		k[0], k[1], k[2], k[3] = append(k[0], st.Lease.Item.Handler), append(k[1], key.Provider),
+			append(k[2], key.Tenant), append(k[3], st.Lease.Item.Ordering.Key)
+	}
+	return k
 }
 
 // leaseLost records the attempt of lease, refused with ErrLeaseLost at
@@ -568,7 +643,16 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
 	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key(), Handler: ev.Handler}}
-	err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
+	var err error
+	if ev.Ordering.Key != "" {
+		// Maybe the head of an ordering key (the Event does not say
+		// whether its handler is ordered; locking a key row that does not
+		// exist locks nothing): settled as SettleBatch does, promoting the
+		// next job in the host's transaction.
+		err = s.completeKeyedTx(ctx, tx, ev, lease)
+	} else {
+		err = s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
+	}
 	if errors.Is(err, webhooks.ErrAlreadySettled) {
 		// Completed already by this very transaction (a handler that
 		// completes twice): nothing to refuse.
@@ -582,6 +666,43 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 		s.failTx(ctx, tx)
 	}
 	return err
+}
+
+// completeKeyedTx is CompleteTx's statement for an event with an
+// ordering key: lockKeysSQL, then settleBatchSQL for the one job, in tx.
+// In a REPEATABLE READ transaction the second statement's snapshot is the
+// transaction's, taken before the lock: a job enqueued behind the head
+// meanwhile may then be left waiting; use READ COMMITTED around
+// CompleteTx for ordered handlers.
+func (s *Store) completeKeyedTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event, lease *webhooks.Lease) error {
+	const op = "complete in the host's transaction"
+	k := lease.Job()
+	if _, err := leaseArgs(lease); err != nil {
+		return fmt.Errorf("pgstore: %s %s: %w", op, k, err)
+	}
+	tok, _ := uuid.Parse(lease.Token) // checked by leaseArgs
+	now := s.now(s.hostNow())
+	lock := [4][]string{{k.Handler}, {k.Provider}, {k.Tenant}, {ev.Ordering.Key}}
+	answers, promoted, err := s.settleStatement(ctx, tx, lock,
+		[]string{k.Provider}, []string{k.Tenant}, []string{k.EventID}, []pgtype.UUID{{Bytes: tok, Valid: true}},
+		[]string{string(webhooks.AttemptSucceeded)}, []*time.Time{now}, []*time.Time{nil}, []int64{0},
+		[]*string{nil}, []*string{nil}, []string{k.Handler})
+	if err != nil {
+		return wrapErr(op+" "+k.String(), err)
+	}
+	if promoted > 0 {
+		s.Notify() // early by the commit's time; the promoted job is found by polling otherwise
+	}
+	switch {
+	case len(answers) != 1:
+		return fmt.Errorf("pgstore: %s %s: the statement answered %d rows", op, k, len(answers))
+	case answers[0].changed:
+		return nil
+	case answers[0].settled:
+		return fmt.Errorf("pgstore: %s %s: %w", op, k, webhooks.ErrAlreadySettled)
+	default:
+		return fmt.Errorf("pgstore: %s %s: %w", op, k, webhooks.ErrLeaseLost)
+	}
 }
 
 // failTx makes tx fail, so that it can only roll back: its commit then

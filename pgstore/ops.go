@@ -540,6 +540,26 @@ func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit op
 	if err != nil {
 		return nil, wrapErr("replay", err)
 	}
+	// The jobs of ordered keys, which the statement leaves out (and those
+	// that left the state meanwhile), one statement each.
+	for i, k := range keys {
+		if _, ok := due[k]; ok {
+			continue
+		}
+		dueAt := s.now(req.Now)
+		if dueAt != nil {
+			t := dueAt.Add(offsets[i])
+			dueAt = &t
+		}
+		h := k.Handler
+		at, _, err := s.replayItem(ctx, s.pool, k.InboxKey, &h, s.now(req.Now), dueAt, !req.KeepAttempts, audit, []string{string(state)})
+		if err != nil {
+			return nil, wrapErr("replay "+k.String(), err)
+		}
+		if at != nil {
+			due[k] = at.UTC()
+		}
+	}
 	// RETURNING has no order; give the items the order of keys.
 	done := make([]ops.Replayed, 0, len(due))
 	for _, k := range keys {

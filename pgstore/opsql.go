@@ -120,21 +120,51 @@ LIMIT `
 // concurrent transaction is seen (NULL when there is no job). A concurrent
 // replay of the same job waits for the row lock, then finds it pending.
 //
+// A job of an ordered key re-enters its key like an enqueue (jobsCTE):
+// the key's depth goes up by one, and the job is the key's head, pending,
+// when the key has no other unfinished job, and waits behind the head
+// otherwise (its "due time" is then the replay's now: it runs after what
+// runs now). A replayed dead letter no longer holds its key's later jobs'
+// overtaking (dead_ahead down by one). The job is locked first (target),
+// then its key: the order of every statement that takes a job and its key
+// but a settlement, which locks heads, never dead or finished jobs.
+//
 // $1..$3 key, $4 now, $5 reset attempts, $6 action, $7 actor, $8 reason,
 // $9 ticket, $10 due at (or NULL), $11 the states replayed, $12 handler.
 const replayOneSQL = `
-WITH replayed AS (
-	UPDATE {{schema}}.inbox_jobs SET
-		state = 'pending',
-		next_attempt_at = coalesce($10::timestamptz, $4::timestamptz, now()),
+WITH target AS (
+	SELECT provider, tenant, event_id, handler, ordering_key, state AS was
+	FROM {{schema}}.inbox_jobs
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND ($12::text IS NULL OR handler = $12::text)
+		AND state = ANY($11::text[])
+	ORDER BY handler
+	FOR UPDATE
+), keyed AS (
+	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
+	SELECT handler, provider, tenant, ordering_key, 1, coalesce($4::timestamptz, now())
+	FROM target
+	WHERE ordering_key IS NOT NULL
+	ORDER BY handler
+	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
+		depth = k.depth + 1,
+		dead_ahead = greatest(k.dead_ahead - (SELECT count(*) FROM target AS t
+			WHERE t.handler = k.handler AND t.was = 'dead')::int, 0),
+		updated_at = EXCLUDED.updated_at
+	RETURNING k.handler, k.depth
+), replayed AS (
+	UPDATE {{schema}}.inbox_jobs AS j SET
+		state = CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
+		next_attempt_at = CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
 		dead_at = NULL,
 		closed_at = NULL,
 		completed_at = NULL,
+		overtook_event_id = NULL,
 		updated_at = coalesce($4::timestamptz, now()),
-		attempts = CASE WHEN $5::boolean THEN 0 ELSE attempts END
-	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND ($12::text IS NULL OR handler = $12::text)
-		AND state = ANY($11::text[])
-	RETURNING handler, next_attempt_at
+		attempts = CASE WHEN $5::boolean THEN 0 ELSE j.attempts END
+	FROM target AS t
+	LEFT JOIN keyed AS k ON k.handler = t.handler
+	WHERE j.provider = t.provider AND j.tenant = t.tenant AND j.event_id = t.event_id AND j.handler = t.handler
+	RETURNING j.handler, coalesce(j.next_attempt_at, $4::timestamptz, now()) AS next_attempt_at
 ), audited AS (
 	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
 	SELECT $1, $2, $3, handler, $6, coalesce($4::timestamptz, now()), $7, $8, $9
@@ -163,7 +193,8 @@ SELECT (SELECT state FROM {{schema}}.inbox_jobs
 // concurrent bulk replays never deadlock; locking re-checks the state on
 // the row's latest version, so a job another transaction replayed or
 // closed meanwhile is skipped. It returns the replayed jobs and their due
-// times.
+// times. Jobs of an ordered key are left out: Replay replays each by
+// replayOneSQL, which keeps its key's bookkeeping.
 //
 // $5 now, $6 reset attempts, $7 action, $8 actor, $9 reason, $10 ticket,
 // $11 the state replayed, $12 handlers.
@@ -173,7 +204,7 @@ WITH batch AS (
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[]) AS b(provider, tenant, event_id, offset_us, handler)
 	JOIN {{schema}}.inbox_jobs AS i
 		ON i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
-	WHERE i.state = $11::text
+	WHERE i.state = $11::text AND i.ordering_key IS NULL
 	ORDER BY i.provider, i.tenant, i.event_id, i.handler
 	FOR UPDATE OF i
 ), replayed AS (
@@ -198,7 +229,9 @@ SELECT provider, tenant, event_id, handler, next_attempt_at FROM replayed`
 
 // closeSQL closes the dead job $1..$3 of the handler $8 and records the
 // closing in its audit trail, in one statement. It returns whether it
-// closed the job, and otherwise its state, read like replayOneSQL's.
+// closed the job, and otherwise its state, read like replayOneSQL's. A
+// closed dead letter of an ordered key no longer makes its key's next
+// heads overtakers (dead_ahead down by one).
 //
 // $4 now, $5 actor, $6 reason, $7 ticket, $8 handler.
 const closeSQL = `
@@ -208,7 +241,14 @@ WITH closed AS (
 		closed_at = coalesce($4::timestamptz, now()),
 		updated_at = coalesce($4::timestamptz, now())
 	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $8::text AND state = 'dead'
-	RETURNING 1
+	RETURNING provider, tenant, handler, ordering_key
+), released AS (
+	UPDATE {{schema}}.inbox_keys AS k SET
+		dead_ahead = greatest(k.dead_ahead - 1, 0),
+		updated_at = coalesce($4::timestamptz, now())
+	FROM closed AS c
+	WHERE c.ordering_key IS NOT NULL AND k.handler = c.handler AND k.provider = c.provider
+		AND k.tenant = c.tenant AND k.ordering_key = c.ordering_key
 ), audited AS (
 	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
 	SELECT $1, $2, $3, $8::text, 'close', coalesce($4::timestamptz, now()), $5, $6, $7

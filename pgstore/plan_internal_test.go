@@ -121,7 +121,11 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"settle (succeeded)", s.sql.succeed, []string{"inbox_jobs_pkey"}, append(slices.Clone(settleArgs), nil, nil), false},
 		// A batch updates its rows in the order of its arrays (sorted by
 		// key): a nested loop into the primary key.
-		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_jobs_pkey"}, settleBatchArgs, false},
+		// ... and promotes each ended key's next job from the waiting
+		// index, in its order under a Limit: no sort.
+		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_jobs_pkey", "inbox_keys_pkey", "inbox_jobs_waiting_idx"}, settleBatchArgs, false},
+		{"lock the keys a batch ends", s.sql.lockKeys, []string{"inbox_keys_pkey"},
+			[]any{[]string{"h"}, []string{"p"}, []string{"t"}, []string{"k"}}, true},
 		{"extend lease", s.sql.extend, []string{"inbox_jobs_pkey"}, extendArgs, false},
 		// Starting held leases, like a settlement batch: into the primary key.
 		{"start leases", s.sql.start, []string{"Index Scan using inbox_jobs_pkey"},
@@ -343,4 +347,93 @@ func TestListSelectsNoPayloadOrHeaders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlansBesideManyWaitingJobs: beside 20,000 waiting jobs of an
+// ordered handler (200 keys, 100 behind each head; 1,000,000 over 1,000
+// keys with WEBHOOKS_TEST_LONG=1), ANALYZEd, the planner left to itself acquires
+// the heads through inbox_jobs_due_idx alone (waiting jobs are not in it),
+// touching a bounded number of pages, and a settlement that ends heads
+// promotes each key's next job through inbox_jobs_waiting_idx under a
+// Limit, with no sort.
+func TestPlansBesideManyWaitingJobs(t *testing.T) {
+	t.Parallel()
+	keys, perKey := 200, 100
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		keys, perKey = 1000, 1000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, next_attempt_at, last_seen_at, received_at, updated_at, ordering_key, order_version`,
+		`SELECT 'acme', '', 'w_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', CASE WHEN g <= $3 THEN 'pending' ELSE 'waiting' END, CASE WHEN g <= $3 THEN $1::timestamptz END,
+			$1::timestamptz, $1::timestamptz, $1::timestamptz, 'key_' || (g % $3), g
+		FROM generate_series(1, $2::int) AS g`), now.Add(-time.Hour), keys*(perKey+1), keys)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE `+q+`.inbox_jobs SET handler = 'ledger'`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO `+q+`.inbox_keys (handler, provider, tenant, ordering_key, depth, updated_at)
+		SELECT 'ledger', 'acme', '', 'key_' || g, $2::int + 1, $1 FROM generate_series(0, $3::int - 1) AS g`, now, perKey, keys)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events, "+q+".inbox_keys")
+	require.NoError(t, err)
+
+	var lines []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
+			now, int64(60e6), 10, "w", "v", nil, false, 10, "ledger")
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	plan := strings.Join(lines, "\n")
+	t.Logf("Acquire (10 heads) beside %d waiting jobs:\n%s", keys*perKey, plan)
+	assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
+	for _, scan := range []string{"Seq Scan on inbox_jobs", "Bitmap Heap Scan on inbox_jobs"} {
+		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
+	}
+	total := 0
+	for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
+		n, _ := strconv.Atoi(m)
+		total += n
+	}
+	assert.Less(t, total, 400, "pages touched beside %d waiting jobs", keys*perKey)
+
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Handler: "ledger"})
+	require.NoError(t, err)
+	require.Len(t, leases, 10)
+	n := len(leases)
+	args := []any{make([]string, n), make([]string, n), make([]string, n), make([]pgtype.UUID, n), make([]string, n),
+		make([]*time.Time, n), make([]*time.Time, n), make([]int64, n), make([]*string, n), make([]*string, n), make([]string, n)}
+	for i, l := range leases {
+		a, err := leaseArgs(l)
+		require.NoError(t, err)
+		args[0].([]string)[i], args[1].([]string)[i], args[2].([]string)[i] = a[0].(string), a[1].(string), a[2].(string)
+		args[3].([]pgtype.UUID)[i], args[4].([]string)[i], args[5].([]*time.Time)[i] = a[3].(pgtype.UUID), "succeeded", &now
+		args[10].([]string)[i] = "ledger"
+	}
+	// EXPLAIN ANALYZE runs the statement, and explain commits it.
+	plan = explain(t, s, "(ANALYZE, COSTS OFF, TIMING OFF) "+s.sql.settleBatch, args, false)
+	t.Logf("SettleBatch of 10 heads, promoting:\n%s", plan)
+	assert.Regexp(t, `Limit[^\n]*\n\s+->\s+Index Scan using inbox_jobs_waiting_idx`, plan, "promotion: the waiting index under a Limit")
+	assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+	assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
+	var pending, waiting int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'waiting')
+		FROM `+q+`.inbox_jobs`).Scan(&pending, &waiting))
+	assert.Equal(t, keys, pending, "the other heads, and one promoted in each key that ended its head")
+	assert.Equal(t, keys*perKey-len(leases), waiting, "each settled head promoted its key's next job")
+	var leased int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE state = 'pending' AND ordering_key IN (SELECT ordering_key FROM `+q+`.inbox_jobs WHERE state = 'succeeded')`).Scan(&leased))
+	assert.Equal(t, len(leases), leased, "one new head in each key that ended one")
 }

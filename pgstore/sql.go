@@ -22,7 +22,7 @@ import (
 // from literals is cast. TestExecModes runs them.
 
 // itemColumns lists the columns itemRow.dest scans, in order (getSQL, and
-// acquireSQL and repeatSQL after their own four): a job (alias i, a row
+// acquireSQL and repeatSQL after their own five): a job (alias i, a row
 // of inbox_jobs) and its event (alias e, inbox_events).
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, e.payload, e.headers,
 	e.payload_sha256, e.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
@@ -107,16 +107,47 @@ quarantined AS (
 )`
 }
 
-// jobsCTE inserts a new event's jobs, one per handler of $14, pending,
-// due at $11 (ordered jobs: see keyedJobsCTE). A duplicate adds none.
+// jobsCTE inserts a new event's jobs, one per handler of $14, in their
+// order. A job of an ordered handler ($15) with an ordering key ($16) goes
+// through its key's row in inbox_keys: the upsert adds it to the key's
+// depth, under the row's lock (ON CONFLICT DO UPDATE works on the row's
+// latest version, whatever the snapshot), and the job is the key's head,
+// pending, when the key had no unfinished job (depth 1 now), and waits
+// behind the head otherwise; a head that starts while an earlier dead
+// letter of its key is neither replayed nor closed (dead_ahead) ran past
+// it, and says so (overtook_event_id), as a promoted one does. Key rows
+// are locked in handler order, which
+// is key order: the other statements that lock several (a settlement
+// batch, a group commit) lock them in key order too. Other jobs are
+// pending, due at $11. A duplicate adds none.
 const jobsCTE = `
-jobs AS (
-	INSERT INTO {{schema}}.inbox_jobs (
-		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at)
-	SELECT $1, $2, $3, h.handler, $4, 'pending', coalesce($11::timestamptz, now()), coalesce($11::timestamptz, now())
+wanted AS (
+	SELECT h.handler, h.o, CASE WHEN h.ordered THEN $16::text END AS okey
 	FROM upsert, unnest($14::text[], $15::boolean[]) WITH ORDINALITY AS h(handler, ordered, o)
 	WHERE upsert.inserted
-	ORDER BY h.o
+), keyed AS (
+	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
+	SELECT handler, $1, $2, okey, 1, coalesce($11::timestamptz, now())
+	FROM wanted
+	WHERE okey IS NOT NULL
+	ORDER BY handler
+	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
+		depth = k.depth + 1,
+		updated_at = EXCLUDED.updated_at
+	RETURNING k.handler, k.depth, k.dead_ahead, k.last_dead_event_id
+), jobs AS (
+	INSERT INTO {{schema}}.inbox_jobs (
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		ordering_key, order_version, overtook_event_id)
+	SELECT $1, $2, $3, w.handler, $4,
+		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($11::timestamptz, now()) END,
+		coalesce($11::timestamptz, now()),
+		w.okey, $17::bigint,
+		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+	FROM wanted AS w
+	LEFT JOIN keyed AS k ON k.handler = w.handler
+	ORDER BY w.o
 )`
 
 // enqueueState is the state an enqueue reports: a new event's jobs are
@@ -162,8 +193,12 @@ SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1"
 // which for a batch of large bodies cost more than the insert itself. The
 // jobs come as arrays of their own, one element per job: the position of
 // its envelope, its handler and whether it is ordered; they are inserted
-// in the order of those arrays (envelope by envelope, as the committer
-// queued them), which is the order of their seq.
+// in the order of those arrays (envelope by envelope, in the batch's key
+// order), which is the order of their seq. The ordered jobs of one key
+// (handler, provider, tenant, ordering key) are counted (c) and ranked by
+// (version, position) (r); the key's row is upserted once, depth + c, in
+// key order, and a job is the key's head iff new depth - c + r = 1 (the
+// key had none, and it comes first), waiting otherwise (see jobsCTE).
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload,
 // $6 headers, $7 digest, $8 key_id, $9 occurred_at, $10 received_at,
@@ -210,16 +245,39 @@ WITH input AS (
 	FROM matched
 	WHERE NOT inserted AND NOT same_digest AND conflicts <= ` + strconv.Itoa(ops.QuarantineLimit) + `
 ), wanted AS (
-	SELECT m.*, j.handler, j.ordered, j.o
+	SELECT m.*, j.handler, j.o, CASE WHEN j.ordered THEN m.ordering_key END AS okey
 	FROM unnest($16::int[], $17::text[], $18::boolean[]) WITH ORDINALITY AS j(n, handler, ordered, o)
 	JOIN matched AS m ON m.n = j.n
 	WHERE m.inserted
+), ranked AS (
+	SELECT w.*,
+		count(*) OVER (PARTITION BY w.handler, w.provider, w.tenant, w.okey) AS c,
+		row_number() OVER (PARTITION BY w.handler, w.provider, w.tenant, w.okey ORDER BY w.order_version, w.o) AS r
+	FROM wanted AS w
+), keyed AS (
+	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
+	SELECT handler, provider, tenant, okey, c, coalesce(due_at, now())
+	FROM ranked
+	WHERE okey IS NOT NULL AND r = 1
+	ORDER BY handler COLLATE "C", provider COLLATE "C", tenant COLLATE "C", okey COLLATE "C"
+	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
+		depth = k.depth + EXCLUDED.depth,
+		updated_at = EXCLUDED.updated_at
+	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
-		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at)
-	SELECT provider, tenant, event_id, handler, event_type, 'pending', coalesce(due_at, now()), coalesce(due_at, now())
-	FROM wanted
-	ORDER BY o
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		ordering_key, order_version, overtook_event_id)
+	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
+		CASE WHEN k.depth - r.c + r.r > 1 THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN k.depth - r.c + r.r > 1 THEN NULL ELSE coalesce(r.due_at, now()) END,
+		coalesce(r.due_at, now()),
+		r.okey, r.order_version,
+		CASE WHEN k.depth - r.c + r.r = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+	FROM ranked AS r
+	LEFT JOIN keyed AS k
+		ON k.handler = r.handler AND k.provider = r.provider AND k.tenant = r.tenant AND k.ordering_key = r.okey
+	ORDER BY r.o
 )
 SELECT n, inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("m.provider", "m.tenant", "m.event_id")) + `
 FROM matched AS m`
@@ -248,6 +306,12 @@ func legacyReclaimedSQL(alias, number string) string {
 				AND a.handler = ` + alias + `.handler
 				AND a.number = ` + number + ` AND a.outcome IN ('crashed', 'lease_lost'))`
 }
+
+// appliedSQL reads, for the job i, its key's applied version
+// (webhooks.Lease.Applied): NULL for an unordered job or a key none has
+// succeeded in. No lock: only the key's head runs, and it is the job.
+const appliedSQL = `(SELECT k.applied_version FROM {{schema}}.inbox_keys AS k
+	WHERE k.handler = i.handler AND k.provider = i.provider AND k.tenant = i.tenant AND k.ordering_key = i.ordering_key) AS applied`
 
 // acquireSQL leases up to $3 due items, the longest due first. The due
 // CTE locks candidate rows, skipping rows another transaction holds; locking
@@ -344,7 +408,7 @@ WITH due AS (
 	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id AND i.handler = p.handler
 	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, i.*
 )
-SELECT i.rank, i.reclaimed, i.unstarted, i.token, ` + itemColumns + `
+SELECT i.rank, i.reclaimed, i.unstarted, i.token, ` + appliedSQL + `, ` + itemColumns + `
 FROM leased AS i
 JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent
 
@@ -364,7 +428,7 @@ var repeatSQL = `
 SELECT 0::bigint AS rank,
 	coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
 	` + heldI + ` AS unstarted,
-	i.lease_token::text AS token, ` + itemColumns + `
+	i.lease_token::text AS token, ` + appliedSQL + `, ` + itemColumns + `
 FROM {{schema}}.inbox_jobs AS i
 JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
 WHERE i.handler = $3::text AND i.state = 'leased'
@@ -546,7 +610,8 @@ WITH input AS (
 	FROM input AS b
 	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
 		AND i.state = 'leased' AND i.lease_token = b.token
-	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version
+	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version,
+		i.provider, i.tenant, i.event_id, i.handler, i.ordering_key, i.order_version
 ), recorded AS (
 	INSERT INTO {{schema}}.inbox_attempts (
 		provider, tenant, event_id, handler, number, outcome, started_at, finished_at,
@@ -557,14 +622,70 @@ WITH input AS (
 	JOIN input AS b ON b.n = c.n
 	WHERE NOT ` + heldC + `
 	ON CONFLICT DO NOTHING
+), ended AS (
+	SELECT c.provider, c.tenant, c.event_id, c.handler, c.ordering_key, c.order_version,
+		b.outcome, b.error_class, b.now
+	FROM changed AS c
+	JOIN input AS b ON b.n = c.n
+	WHERE c.ordering_key IS NOT NULL AND b.outcome IN ('succeeded', 'dead_lettered')
+), keyed AS (
+	UPDATE {{schema}}.inbox_keys AS k SET
+		depth = k.depth - 1,
+		applied_version = CASE
+			WHEN e.outcome = 'succeeded' AND coalesce(e.error_class, '') <> 'skipped' AND e.order_version > 0
+			THEN greatest(coalesce(k.applied_version, 0), e.order_version) ELSE k.applied_version END,
+		dead_ahead = k.dead_ahead + (e.outcome = 'dead_lettered')::int,
+		last_dead_event_id = CASE WHEN e.outcome = 'dead_lettered' THEN e.event_id ELSE k.last_dead_event_id END,
+		updated_at = coalesce(e.now, now())
+	FROM ended AS e
+	WHERE k.handler = e.handler AND k.provider = e.provider AND k.tenant = e.tenant AND k.ordering_key = e.ordering_key
+	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id, e.now
+), nxt AS (
+	SELECT k.*, w.event_id
+	FROM keyed AS k
+	CROSS JOIN LATERAL (
+		SELECT j.event_id FROM {{schema}}.inbox_jobs AS j
+		WHERE j.handler = k.handler AND j.provider = k.provider AND j.tenant = k.tenant
+			AND j.ordering_key = k.ordering_key AND j.state = 'waiting'
+		ORDER BY j.order_version, j.seq
+		LIMIT 1) AS w
+	WHERE k.depth > 0
+), promoted AS (
+	UPDATE {{schema}}.inbox_jobs AS j SET
+		state = 'pending',
+		next_attempt_at = coalesce(n.now, now()),
+		updated_at = coalesce(n.now, now()),
+		overtook_event_id = CASE WHEN n.dead_ahead > 0 THEN n.last_dead_event_id END
+	FROM nxt AS n
+	WHERE j.provider = n.provider AND j.tenant = n.tenant AND j.event_id = n.event_id AND j.handler = n.handler
+		AND j.state = 'waiting'
+	RETURNING 1
 )
 SELECT b.n, c.n IS NOT NULL,
 	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
 		FROM {{schema}}.inbox_jobs AS i
 		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
-		FOR SHARE), false)
+		FOR SHARE), false),
+	(SELECT count(*) FROM promoted)
 FROM input AS b
 LEFT JOIN changed AS c ON c.n = b.n`
+
+// lockKeysSQL locks the key rows $1..$4 (arrays of handler, provider,
+// tenant and ordering key) in key order: the statement a settlement batch
+// runs first, in its transaction, when it ends the head of an ordered key
+// (succeeded or dead-lettered). settleBatchSQL then takes its snapshot
+// with the locks held, so it sees every waiting job an enqueue committed
+// to those keys and promotes the right one. Without it, a job enqueued
+// (and its key's depth raised) after settleBatchSQL's snapshot but before
+// it locked the key row would be counted in the key's depth (the UPDATE
+// reads the row's latest version) but not found by the promotion (which
+// reads the snapshot): it would wait behind a head that is gone, forever.
+const lockKeysSQL = `
+SELECT 1 FROM {{schema}}.inbox_keys
+WHERE (handler, provider, tenant, ordering_key) IN (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
+ORDER BY handler, provider, tenant, ordering_key
+FOR UPDATE`
 
 // extendSQL: $6 now, $7 duration (µs).
 var extendSQL = fencedSQL(`
@@ -754,7 +875,7 @@ type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
 	acquire, repeat, release                      string
 	succeed, retry, deadLetter, abandon, extend   string
-	settleBatch, start                            string
+	settleBatch, start, lockKeys                  string
 	leaseLost                                     string
 	get, history, audit, quarantine               string
 	listDead, listClosed                          string
@@ -780,6 +901,7 @@ func renderStatements(quotedSchema string) statements {
 		deadLetter:              r.Replace(deadLetterSQL),
 		abandon:                 r.Replace(abandonSQL),
 		settleBatch:             r.Replace(settleBatchSQL),
+		lockKeys:                r.Replace(lockKeysSQL),
 		start:                   r.Replace(startSQL),
 		extend:                  r.Replace(extendSQL),
 		leaseLost:               r.Replace(leaseLostSQL),

@@ -9,10 +9,9 @@ import (
 
 // eventColumns are the columns of pgstore's inbox_events (migration 0006);
 // every other column of an item belongs to its job (inbox_jobs), and the
-// key and event type to both.
+// key, event type and ordering to both.
 var eventColumns = []string{"payload", "headers", "payload_sha256", "key_id", "duplicate_count",
-	"last_seen_at", "occurred_at", "received_at", "api_version", "trace_link", "conflicts",
-	"ordering_key", "order_version"}
+	"last_seen_at", "occurred_at", "received_at", "api_version", "trace_link", "conflicts"}
 
 // columnTypes are the types of the columns that are not text.
 var columnTypes = map[string]string{
@@ -37,7 +36,7 @@ func InsertItemsSQL(schema, columns, query string) string {
 		c = strings.TrimSpace(c)
 		cols = append(cols, c)
 		switch {
-		case c == "provider" || c == "tenant" || c == "event_id" || c == "event_type":
+		case c == "provider" || c == "tenant" || c == "event_id" || c == "event_type" || c == "ordering_key" || c == "order_version":
 			ev, job = append(ev, c), append(job, c)
 		case slices.Contains(eventColumns, c):
 			ev = append(ev, c)
