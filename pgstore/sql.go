@@ -611,7 +611,8 @@ WITH input AS (
 	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
 		AND i.state = 'leased' AND i.lease_token = b.token
 	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version,
-		i.provider, i.tenant, i.event_id, i.handler, i.ordering_key, i.order_version
+		i.provider, i.tenant, i.event_id, i.handler, i.ordering_key, i.order_version,
+		b.outcome, b.error_class, b.now
 ), recorded AS (
 	INSERT INTO {{schema}}.inbox_attempts (
 		provider, tenant, event_id, handler, number, outcome, started_at, finished_at,
@@ -624,10 +625,9 @@ WITH input AS (
 	ON CONFLICT DO NOTHING
 ), ended AS (
 	SELECT c.provider, c.tenant, c.event_id, c.handler, c.ordering_key, c.order_version,
-		b.outcome, b.error_class, b.now
+		c.outcome, c.error_class, c.now
 	FROM changed AS c
-	JOIN input AS b ON b.n = c.n
-	WHERE c.ordering_key IS NOT NULL AND b.outcome IN ('succeeded', 'dead_lettered')
+	WHERE c.ordering_key IS NOT NULL AND c.outcome IN ('succeeded', 'dead_lettered')
 ), keyed AS (
 	UPDATE {{schema}}.inbox_keys AS k SET
 		depth = k.depth - 1,
@@ -640,11 +640,11 @@ WITH input AS (
 	FROM ended AS e
 	WHERE k.handler = e.handler AND k.provider = e.provider AND k.tenant = e.tenant AND k.ordering_key = e.ordering_key
 	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id, e.now
-), nxt AS (
-	SELECT k.*, w.event_id
+), nxt AS MATERIALIZED (
+	SELECT k.*, w.event_id, w.job
 	FROM keyed AS k
 	CROSS JOIN LATERAL (
-		SELECT j.event_id FROM {{schema}}.inbox_jobs AS j
+		SELECT j.event_id, j.ctid AS job FROM {{schema}}.inbox_jobs AS j
 		WHERE j.handler = k.handler AND j.provider = k.provider AND j.tenant = k.tenant
 			AND j.ordering_key = k.ordering_key AND j.state = 'waiting'
 		ORDER BY j.order_version, j.seq
@@ -657,8 +657,8 @@ WITH input AS (
 		updated_at = coalesce(n.now, now()),
 		overtook_event_id = CASE WHEN n.dead_ahead > 0 THEN n.last_dead_event_id END
 	FROM nxt AS n
-	WHERE j.provider = n.provider AND j.tenant = n.tenant AND j.event_id = n.event_id AND j.handler = n.handler
-		AND j.state = 'waiting'
+	WHERE j.ctid = n.job AND j.provider = n.provider AND j.tenant = n.tenant AND j.event_id = n.event_id
+		AND j.handler = n.handler AND j.state = 'waiting'
 	RETURNING 1
 )
 SELECT b.n, c.n IS NOT NULL,
@@ -669,6 +669,16 @@ SELECT b.n, c.n IS NOT NULL,
 	(SELECT count(*) FROM promoted)
 FROM input AS b
 LEFT JOIN changed AS c ON c.n = b.n`
+
+// (In settleBatchSQL, nxt is MATERIALIZED, and promoted reaches the job
+// nxt found by its ctid: inlined, or joined by key, the planner went
+// through inbox_jobs_waiting_idx by handler, provider and tenant, and ran
+// nxt's LIMIT 1 once per waiting job it met, a cost that grows with the
+// tenant's waiting jobs (100 keys of 100 waiting jobs: 10,000 loops, 40 ms
+// per settlement batch of 100). The ctid is stable: a waiting job changes
+// only under its key's lock, which the statement holds. ended reads the
+// settlement's outcome from changed, not by joining input again, which
+// the planner did as a nested loop, quadratic in the batch.)
 
 // lockKeysSQL locks the key rows $1..$4 (arrays of handler, provider,
 // tenant and ordering key) in key order: the statement a settlement batch
