@@ -175,3 +175,43 @@ func TestSettlePromotesJobEnqueuedWhileKeyLocked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StateLeased, d.State)
 }
+
+// TestDeleteSucceededSweepsIdleKeys: retention deletes the rows of keys
+// with no unfinished job, unchanged since the cutoff, in batches, and
+// keeps a key with a job still to run: the stale guard is forgotten
+// after the retention period, and only then.
+func TestDeleteSucceededSweepsIdleKeys(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, storePoolConns)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
+	ctx := t.Context()
+	for i, key := range []string{"A", "B", "C", "D", "E"} {
+		mustEnqueueNew(t, s, orderedEnvelope("done-"+key, key, int64(i+1), baseTime))
+	}
+	mustEnqueueNew(t, s, orderedEnvelope("busy", "E", 9, baseTime))
+	for _, l := range ledgerLeases(t, s, baseTime) {
+		require.NoError(t, s.Settle(ctx, succeeded(l, baseTime)))
+	}
+	keys := func() []string {
+		rows, err := pool.Query(ctx, `SELECT ordering_key FROM `+quote(s.Schema())+`.inbox_keys ORDER BY 1`)
+		require.NoError(t, err)
+		var out []string
+		for rows.Next() {
+			var k string
+			require.NoError(t, rows.Scan(&k))
+			out = append(out, k)
+		}
+		require.NoError(t, rows.Err())
+		return out
+	}
+	_, err := s.DeleteSucceeded(ctx, baseTime, 2)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"A", "B", "C", "D", "E"}, keys(), "changed at the cutoff, not before: kept")
+	n, err := s.DeleteSucceeded(ctx, baseTime.Add(time.Second), 2)
+	require.NoError(t, err)
+	assert.Equal(t, int64(5), n)
+	assert.Equal(t, []string{"E"}, keys(), "E has a job to run")
+	got := ledgerLeases(t, s, baseTime.Add(time.Second))
+	require.Contains(t, got, "busy")
+	assert.Equal(t, int64(5), got["busy"].Applied, "E's guard is kept")
+}

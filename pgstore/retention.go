@@ -13,7 +13,10 @@ import (
 // per transaction, each its own short transaction, until one finds nothing
 // more to delete or ctx is done. An event is deleted with its last job
 // (an event with several handlers stays until each of its jobs is
-// deleted), with its quarantined deliveries.
+// deleted), with its quarantined deliveries. It then deletes the rows of
+// ordering keys (inbox_keys) with no unfinished job unchanged since
+// olderThan: a key's stale guard (webhooks.Lease.Applied) is kept for the
+// retention period of its succeeded jobs, and forgotten after.
 // Rows other transactions hold at that moment are skipped (a later call gets
 // them). It returns how many rows it deleted, also when it stops with an
 // error.
@@ -29,7 +32,44 @@ import (
 // providers redeliver. Run it periodically, for example hourly with
 // olderThan a week ago and batchSize 1000.
 func (s *Store) DeleteSucceeded(ctx context.Context, olderThan time.Time, batchSize int) (int64, error) {
-	return s.deleteJobBatches(ctx, "delete succeeded items", s.sql.deleteSucceeded, olderThan, s.hostNow().Sub(olderThan), batchSize)
+	n, err := s.deleteJobBatches(ctx, "delete succeeded items", s.sql.deleteSucceeded, olderThan, s.hostNow().Sub(olderThan), batchSize)
+	if err != nil {
+		return n, err
+	}
+	return n, s.sweepKeys(ctx, olderThan, s.hostNow().Sub(olderThan), batchSize)
+}
+
+// sweepKeys deletes the rows of inbox_keys with no unfinished job that
+// were last changed before the cutoff, batchSize rows read per statement
+// in key order (sweepKeysSQL), to the end of the table.
+func (s *Store) sweepKeys(ctx context.Context, cutoff time.Time, age time.Duration, batchSize int) error {
+	const op = "delete idle ordering keys"
+	if s.dbClock {
+		if err := s.pool.QueryRow(ctx, "SELECT now() - $1::bigint * interval '1 microsecond'", age.Microseconds()).Scan(&cutoff); err != nil {
+			return wrapErr(op, err)
+		}
+	}
+	var after [4]string // before every key: ('', '', '', '')
+	for {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("pgstore: %s: %w", op, err)
+		}
+		var (
+			n    int64
+			last [4]*string
+		)
+		err := s.pool.QueryRow(ctx, s.sql.sweepKeys, cutoff, batchSize, after[0], after[1], after[2], after[3]).
+			Scan(&n, &last[0], &last[1], &last[2], &last[3])
+		if err != nil {
+			return wrapErr(op, err)
+		}
+		if last[0] == nil {
+			return nil
+		}
+		for i := range after {
+			after[i] = *last[i]
+		}
+	}
 }
 
 // DeleteClosed deletes items an operator closed (ops.Store.CloseDeadLetter) before

@@ -854,6 +854,32 @@ WHERE (e.provider, e.tenant, e.event_id) IN (SELECT provider, tenant, event_id F
 ORDER BY e.provider, e.tenant, e.event_id
 FOR UPDATE OF e`
 
+// sweepKeysSQL deletes, of the next $2 rows of inbox_keys after the key
+// $3..$6 in key order (a sweep resumed by position, so each statement
+// reads at most a batch), those with no unfinished job (depth 0) last
+// changed before $1: the stale guard forgets a key's applied version
+// after the retention period. DELETE re-checks depth on the row's latest
+// version, so a key an enqueue has just used again stays; an enqueue
+// waiting for the deleted row inserts it anew. It returns how many rows
+// it deleted and the last key it read (NULL when it read none).
+const sweepKeysSQL = `
+WITH batch AS (
+	SELECT handler, provider, tenant, ordering_key FROM {{schema}}.inbox_keys
+	WHERE (handler, provider, tenant, ordering_key) > ($3::text, $4::text, $5::text, $6::text)
+	ORDER BY handler, provider, tenant, ordering_key
+	LIMIT $2
+), gone AS (
+	DELETE FROM {{schema}}.inbox_keys AS k
+	USING batch AS b
+	WHERE k.handler = b.handler AND k.provider = b.provider AND k.tenant = b.tenant AND k.ordering_key = b.ordering_key
+		AND k.depth = 0 AND k.updated_at < $1
+	RETURNING 1
+), last AS (
+	SELECT * FROM batch ORDER BY handler DESC, provider DESC, tenant DESC, ordering_key DESC LIMIT 1
+)
+SELECT (SELECT count(*) FROM gone), l.handler, l.provider, l.tenant, l.ordering_key
+FROM (SELECT 1) AS one LEFT JOIN last AS l ON true`
+
 // deleteEventsSQL deletes the events $1..$3 (arrays of keys, locked by
 // the statement before it) that have no job left, with their quarantine.
 const deleteEventsSQL = `
@@ -893,6 +919,7 @@ type statements struct {
 	replayOne, replayBatch, peek, closeOne, stats string
 	register                                      string
 	deleteSucceeded, deleteClosed, deleteEvents   string
+	sweepKeys                                     string
 	deleteExpiredReplayKeys                       string
 	settledHere                                   string
 }
@@ -931,6 +958,7 @@ func renderStatements(quotedSchema string) statements {
 		deleteSucceeded:         r.Replace(deleteSucceededSQL),
 		deleteClosed:            r.Replace(deleteClosedSQL),
 		deleteEvents:            r.Replace(deleteEventsSQL),
+		sweepKeys:               r.Replace(sweepKeysSQL),
 		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
 		settledHere:             r.Replace(settledHereSQL),
 	}
