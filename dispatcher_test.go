@@ -96,9 +96,10 @@ func TestMuxHandlerErrorPassesThrough(t *testing.T) {
 func TestLeaseEvent(t *testing.T) {
 	t.Parallel()
 	at := time.Unix(1767225600, 0).UTC()
-	l := &Lease{Token: "tok", Attempt: 3, Item: Item{
+	l := &Lease{Token: "tok", Attempt: 3, Applied: 41, Item: Item{
 		Key: InboxKey{Provider: "p", Tenant: "t", EventID: "e"}, EventType: "x.y", Payload: []byte("{}"),
 		Headers: http.Header{"A": {"b"}}, KeyID: "k", TraceLink: "00-trace", OccurredAt: at, ReceivedAt: at.Add(time.Second),
+		Handler: "ledger", Ordering: Ordering{Key: "cus_1", Version: 42}, Ordered: true, Seq: 7, Overtook: "e0",
 	}}
 	ev := l.Event()
 	v := reflect.ValueOf(ev)
@@ -106,6 +107,7 @@ func TestLeaseEvent(t *testing.T) {
 		assert.False(t, v.Field(i).IsZero(), "Event.%s is not set from the lease", v.Type().Field(i).Name)
 	}
 	assert.Equal(t, Event{Provider: "p", Tenant: "t", ID: "e", Type: "x.y", Payload: []byte("{}"), Headers: http.Header{"A": {"b"}},
-		Attempt: 3, OccurredAt: at, ReceivedAt: at.Add(time.Second), KeyID: "k", LeaseToken: "tok", TraceLink: "00-trace"}, ev)
+		Attempt: 3, OccurredAt: at, ReceivedAt: at.Add(time.Second), KeyID: "k", LeaseToken: "tok", TraceLink: "00-trace",
+		Handler: "ledger", Ordering: Ordering{Key: "cus_1", Version: 42}, Seq: 7, Applied: 41, Overtook: "e0"}, ev)
 	assert.Equal(t, ev, eventFromLease(l), "the processor hands over the same event")
 }

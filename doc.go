@@ -86,6 +86,25 @@
 //	processor, err := webhooks.NewProcessor(store, mux)
 //	go processor.Run(ctx)
 //
+// Several handlers, and order. [Handlers] run several named [Handler]s
+// on one Processor: each event is stored once, with a job per handler
+// that takes its type ([Job], named by a [JobKey]; [CheckHandlerName]
+// says what a name may be), and each job has its own attempts, retries,
+// dead letter and replay, so a failing handler never runs another again.
+// A Receiver given the Processor asks it, as a [JobRouter], for the jobs
+// of each event. An Ordered handler runs the jobs of one [Ordering] key
+// (one Stripe customer, one GitHub pull request) one at a time, in the
+// provider's order; the catalog derives the keys from signed content and
+// [WithOrdering] takes an [OrderingFunc] of the host's own. A handler that
+// finds an event older than what it applied returns [Skip]
+// ([ErrSkipped]). Both need a store that supports them ([FanOutStore]);
+// NewProcessor and NewReceiver refuse one that does not.
+//
+//	processor, err := webhooks.NewProcessor(store, webhooks.Handlers{
+//		{Name: "ledger", Dispatcher: ledgerMux, Ordered: true},
+//		{Name: "audit", Dispatcher: auditMux},
+//	})
+//
 // Verification on its own. [VerifyHTTPRequest] and [VerifyMiddleware]
 // verify without the inbox, for hosts that handle requests synchronously;
 // the handler after the middleware finds the [Verification] with
@@ -125,7 +144,11 @@
 // ([StartRequest]), an [AcquisitionRepeater] answers again an acquisition
 // whose reply was lost ([RepeatRequest]). A [ReplayStore] registers the replay keys verifiers
 // give ([ReplayRegistration], [ReplayOutcome]). [Lease.Event] is the event
-// a Processor hands over for a lease. Every method takes its time from its
+// a Processor hands over for a lease. A [FanOutStore] keeps a job per
+// handler and may run ordering keys, as its [FanOutSupport] says
+// ([FanOutOf] asks); [Envelope.CheckJobs] and [CheckOrdering] validate
+// what it is given, and [EnvelopeJobs] lists an envelope's jobs with the
+// default handler's for nil. Every method takes its time from its
 // request, so a store never reads a clock of its own. Package storetest is
 // the conformance suite every store runs; memstore and pgstore pass it.
 //

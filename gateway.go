@@ -196,6 +196,10 @@ type receiverConfig struct {
 	handled HandledTypes
 	dropped map[string]bool
 	tenants map[string]bool // WithTenants
+	// ordering holds the host's ordering functions by provider
+	// (WithOrdering); a nil function turns keys off.
+	ordering map[string]OrderingFunc
+	fanOut   FanOutSupport // the inbox's
 
 	redeliveryReplay bool
 	storeTimeout     time.Duration
@@ -325,6 +329,30 @@ func WithHandledTypes(h HandledTypes) ReceiverOption {
 	return receiverOption(func(c *receiverConfig) { c.handled = h })
 }
 
+// OrderingFunc returns an event's ordering key and version (see
+// Ordering) from a verified request, for WithOrdering. v is the
+// verification, with the catalog's ordering in v.Ordering. It must read
+// signed content only (the body, when v.Unsigned says it is signed): an
+// unsigned header would let anyone who holds one delivery choose the
+// order of others. An error it returns is answered 503, so the provider
+// delivers again.
+type OrderingFunc func(req *Request, v Verification) (Ordering, error)
+
+// WithOrdering replaces, for provider, the ordering key and version the
+// verifier derives (the catalog's default, see CATALOG.md) with what f
+// returns; a nil f gives the provider's events no key, so its ordered
+// handlers run them in parallel. Keys apply to the jobs of Ordered
+// handlers only (see Handler). Given twice for one provider, the last
+// wins.
+func WithOrdering(provider string, f OrderingFunc) ReceiverOption {
+	return receiverOption(func(c *receiverConfig) {
+		if c.ordering == nil {
+			c.ordering = make(map[string]OrderingFunc)
+		}
+		c.ordering[provider] = f
+	})
+}
+
 // WithDroppedHeaders adds headers that are not stored with items, for
 // example one carrying a provider's shared token that a verifier of the
 // host's own does not declare. Authorization, Proxy-Authorization and
@@ -442,6 +470,19 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, opts ...ReceiverOption) (*Re
 	if err := checkReplayStore(resolver, cfg.replay); err != nil {
 		return nil, err
 	}
+	cfg.fanOut = FanOutOf(inbox)
+	if n, ok := cfg.handled.(fanOutNeeder); ok {
+		var hs Handlers
+		switch h := cfg.handled.(type) {
+		case Handlers:
+			hs = h
+		case *Processor:
+			hs = h.handlers
+		}
+		if err := checkFanOut("NewReceiver", inbox, n.needs(), hs); err != nil {
+			return nil, err
+		}
+	}
 	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
 		return nil, err
 	}
@@ -555,9 +596,33 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		EventType: ver.EventType,
 		Answer:    ver.Answer,
 	}
-	if g.cfg.handled != nil && !g.cfg.handled.Handles(ver.EventType) {
+	var jobs []Job
+	if router, ok := g.cfg.handled.(JobRouter); ok {
+		jobs = router.Jobs(route.Provider, ver.EventType)
+		if len(jobs) == 0 {
+			res.Status = StatusIgnored
+			return res, nil
+		}
+		if len(jobs) == 1 && jobs[0] == (Job{}) {
+			jobs = nil // the default handler's job, which every store keeps
+		}
+	} else if g.cfg.handled != nil && !g.cfg.handled.Handles(ver.EventType) {
 		res.Status = StatusIgnored
 		return res, nil
+	}
+	ordering := ver.Ordering
+	if f, ok := g.cfg.ordering[route.Provider]; ok {
+		ordering = Ordering{}
+		if f != nil {
+			if ordering, err = f(req, ver); err != nil {
+				res.Status = StatusUnavailable
+				return res, fmt.Errorf("webhooks: the ordering function for %q failed: %w", route.Provider, err)
+			}
+		}
+	}
+	if err := g.checkJobs(jobs, ordering); err != nil {
+		res.Status = StatusInternalError
+		return res, fmt.Errorf("webhooks: provider %q: %w", route.Provider, err)
 	}
 	// What is stored: the verifier's redacted payload when it has one,
 	// never the signature headers (keptHeaders); the digest is of it.
@@ -633,6 +698,8 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 		ReceivedAt:    now,
 		TraceLink:     traceLink,
 		ReplayIfDead:  g.cfg.redeliveryReplay,
+		Jobs:          jobs,
+		Ordering:      ordering,
 	}
 	enq, err := g.inbox.Enqueue(ctx, env)
 	if err != nil {
@@ -679,6 +746,26 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	}
 	res.Status = StatusUnavailable
 	return res, fmt.Errorf("webhooks: inbox store returned unknown outcome %v", enq.Outcome)
+}
+
+// checkJobs refuses jobs the inbox cannot keep (from a JobRouter of the
+// host's own, which NewReceiver cannot check) and an invalid ordering,
+// so that nothing is stored with fewer jobs, or out of order, for want
+// of a capability.
+func (g *Receiver) checkJobs(jobs []Job, ordering Ordering) error {
+	env := Envelope{Jobs: jobs, Ordering: ordering}
+	if err := env.CheckJobs(); err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		switch {
+		case (j.Handler != "" || len(jobs) > 1) && !g.cfg.fanOut.Handlers:
+			return fmt.Errorf("the JobRouter asks for handler %q's job, and the inbox (%T) keeps one job per event: use memstore or pgstore", j.Handler, g.inbox)
+		case j.Ordered && !g.cfg.fanOut.OrderingKeys:
+			return fmt.Errorf("the JobRouter asks for an ordered job of handler %q, and the inbox (%T) does not run ordering keys: use memstore or pgstore", j.Handler, g.inbox)
+		}
+	}
+	return nil
 }
 
 // register registers key with the replay store, guarded per provider.

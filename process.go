@@ -19,6 +19,12 @@ import (
 func (p *Processor) process(r *run, lease *Lease) {
 	ev := eventFromLease(lease)
 	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
+	if ev.Handler != "" || len(p.handlers) > 1 {
+		log = log.With("handler", ev.Handler)
+	}
+	if lease.Item.Ordered && ev.Ordering.Key != "" {
+		log = log.With("ordering_key", ev.Ordering.Key, "seq", ev.Seq)
+	}
 
 	// A suspect, taken over from a crashed attempt, may be what crashed:
 	// it runs alone (see isolation), queued there since its acquisition.
@@ -29,6 +35,22 @@ func (p *Processor) process(r *run, lease *Lease) {
 			r.iso.unqueue()
 		}
 		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+		return
+	}
+	if p.retired[ev.Handler] {
+		// The handler was retired on purpose (Handler.Retired): its
+		// jobs end as dead letters, unrun, replayable if it returns.
+		if suspect {
+			r.iso.unqueue()
+		}
+		failure := Failure{Class: FailureHandlerGone, Message: fmt.Sprintf("handler %q is retired: the job was dead-lettered without running", ev.Handler)}
+		job := p.failed(lease, failure, RetryDecision{DeadLetter: true}, log)
+		if obs := p.cfg.observer; obs != nil {
+			s := job.s
+			s.Now = p.cfg.clock.Now()
+			obs.EndAttempt(r.ctx, AttemptEndData{Event: ev, Settlement: s})
+		}
+		r.settler.submit(job)
 		return
 	}
 	if lease.Reclaimed && lease.Attempt > 1 {
@@ -151,6 +173,13 @@ func (p *Processor) process(r *run, lease *Lease) {
 		return
 	case err == nil:
 		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded}, log: log}
+	case skipped(err):
+		// The handler found the event stale (Skip): it succeeded, the
+		// history says it was skipped, and the key's applied version
+		// stays as it was.
+		job = settleJob{s: Settlement{Lease: lease, Outcome: AttemptSucceeded, Failure: Failure{
+			Class: FailureSkipped, Message: storableMessage(err.Error()),
+		}}, log: log}
 	case unhandled(err):
 		// Nothing handles the type (a receiver that does not filter
 		// stored it): acknowledged, so a provider's ping does not become a
@@ -189,6 +218,17 @@ func unhandled(err error) bool {
 	return !permanent && !retry
 }
 
+// skipped reports whether err is a handler's Skip, unclassified
+// (Permanent and RetryAfter keep their meaning).
+func skipped(err error) bool {
+	if !errors.Is(err, ErrSkipped) {
+		return false
+	}
+	_, permanent := errors.AsType[*PermanentError](err)
+	_, retry := errors.AsType[*RetryAfterError](err)
+	return !permanent && !retry
+}
+
 // decide asks the retry policy about a failed attempt, never letting a
 // retry be due before now.
 func (p *Processor) decide(lease *Lease, attempt int, failure Failure) RetryDecision {
@@ -196,6 +236,7 @@ func (p *Processor) decide(lease *Lease, attempt int, failure Failure) RetryDeci
 	it := &lease.Item
 	d := p.cfg.policy.Decide(FailedAttempt{
 		Key:        it.Key,
+		Handler:    it.Handler,
 		EventType:  it.EventType,
 		Attempt:    attempt,
 		ReceivedAt: it.ReceivedAt,
@@ -267,7 +308,7 @@ func panicStack() string {
 		case !panicking || strings.HasPrefix(f.Function, "runtime."):
 		case f.Function == dispatchFrame:
 			return b.String()
-		case f.Function == muxDispatchFrame || f.Function == funcDispatchFrame:
+		case f.Function == muxDispatchFrame || f.Function == funcDispatchFrame || f.Function == handlersFrame:
 		default:
 			line := f.Function + " (" + filepath.Base(f.File) + ":" + strconv.Itoa(f.Line) + ")"
 			if b.Len()+len(line)+1 > maxPanicStackBytes {
@@ -288,6 +329,7 @@ func panicStack() string {
 const (
 	dispatchFrame     = "github.com/hookinbox/webhooks.(*Processor).dispatch"
 	muxDispatchFrame  = "github.com/hookinbox/webhooks.(*Mux).Dispatch"
+	handlersFrame     = "github.com/hookinbox/webhooks.Handlers.Dispatch"
 	funcDispatchFrame = "github.com/hookinbox/webhooks.DispatcherFunc.Dispatch"
 )
 

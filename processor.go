@@ -98,7 +98,12 @@ func ahead(workers int) int { return min(workers, maxAcquire) }
 type Processor struct {
 	store      LeaseStore
 	dispatcher Dispatcher
-	cfg        processorConfig
+	// handlers are those the processor runs: the Handlers it was given,
+	// or the default handler running its one dispatcher. Acquisitions go
+	// round them in turn.
+	handlers Handlers
+	retired  map[string]bool
+	cfg      processorConfig
 
 	wake    chan struct{}
 	running atomic.Bool
@@ -202,10 +207,30 @@ func WithWorkerIdentity(worker, version string) ProcessorOption {
 }
 
 // NewProcessor returns a Processor that leases items from store and hands
-// them to dispatcher (usually a *Mux).
+// them to dispatcher: usually a *Mux, run as the default handler, or
+// Handlers to run several named handlers, each on jobs of its own. It
+// refuses Handlers that Handlers.Check refuses, and handlers the store
+// cannot keep (several or named ones without FanOutSupport.Handlers,
+// ordered ones without FanOutSupport.OrderingKeys; see FanOutStore).
 func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOption) (*Processor, error) {
-	if store == nil || dispatcher == nil {
-		return nil, errors.New("webhooks: NewProcessor needs a store and a dispatcher (a *Mux)")
+	if store == nil || dispatcher == nil || nilPointer(store) || nilPointer(dispatcher) {
+		return nil, errors.New("webhooks: NewProcessor needs a store and a dispatcher (a *Mux, or Handlers)")
+	}
+	handlers, named := dispatcher.(Handlers)
+	if !named {
+		handlers = Handlers{{Dispatcher: dispatcher}}
+	}
+	if err := handlers.Check(); err != nil {
+		return nil, err
+	}
+	if err := checkFanOut("NewProcessor", store, handlers.needs(), handlers); err != nil {
+		return nil, err
+	}
+	retired := make(map[string]bool)
+	for _, h := range handlers {
+		if h.Retired {
+			retired[h.Name] = true
+		}
 	}
 	cfg := processorConfig{
 		workers:       DefaultWorkers,
@@ -243,19 +268,23 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 			return nil, err
 		}
 	}
-	return &Processor{store: store, dispatcher: dispatcher, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	return &Processor{store: store, dispatcher: dispatcher, handlers: handlers, retired: retired, cfg: cfg, wake: make(chan struct{}, 1)}, nil
 }
 
-// Handles reports whether the processor's dispatcher has a handler for
-// eventType: what the dispatcher says when it is a [HandledTypes] (a *Mux
-// is), or true for one that is not. A Receiver given the processor
-// (WithProcessor) stores only the types it handles.
-func (p *Processor) Handles(eventType string) bool {
-	if h, ok := p.dispatcher.(HandledTypes); ok {
-		return h.Handles(eventType)
-	}
-	return true
+// Handles reports whether one of the processor's handlers that is not
+// retired takes eventType: what its dispatcher says when it is a
+// [HandledTypes] (a *Mux is), or true for one that is not. A Receiver
+// given the processor (WithProcessor) stores only the types it handles.
+func (p *Processor) Handles(eventType string) bool { return p.handlers.Handles(eventType) }
+
+// Jobs returns the jobs a Receiver given the processor (WithProcessor)
+// stores an event of eventType with: one per handler that takes the type
+// (see Handlers.Jobs). It makes the Processor a JobRouter.
+func (p *Processor) Jobs(provider, eventType string) []Job {
+	return p.handlers.Jobs(provider, eventType)
 }
+
+func (p *Processor) needs() FanOutSupport { return p.handlers.needs() }
 
 // Wake tells the processor that work may be due now. It never blocks and may
 // be called from any goroutine, before or during Run.
@@ -419,8 +448,16 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	defer poll.Stop()
 	batch := min(maxAcquire, max(1, cap(slots)/2))
 	free := 0
-	id := ""             // the acquisition to make, or to ask for again
-	var failed time.Time // when the acquisition id first failed
+	// One acquisition state per handler, retired ones included (their
+	// jobs are dead-lettered unrun): the handlers take turns to start a
+	// round, and a handler that comes up short leaves the free slots to
+	// the next in the same round, so one handler's backlog neither
+	// starves another nor leaves workers idle.
+	acqs := make([]acquisition, len(p.handlers))
+	for i, h := range p.handlers {
+		acqs[i].handler = h.Name
+	}
+	turn := 0
 	for {
 		for free == 0 || (free < batch && len(jobs) > 0) {
 			select {
@@ -442,74 +479,19 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		if ctx.Err() != nil { // select picks at random when both are ready
 			return nil
 		}
-		// The acquisition itself is not cut short by the shutdown: a
-		// statement cancelled mid-way may still have leased rows that the
-		// caller then never sees (they would wait out their lease). Leases
-		// acquired as the shutdown begins are abandoned unrun by process.
-		want := min(free, maxAcquire)
-		if id != "" && p.cfg.clock.Now().Sub(failed) >= p.cfg.leaseDuration {
-			id = "" // its leases, if any, have expired: start afresh
-		}
-		repeat := id != ""
-		if !repeat {
-			id = rand.Text()
-		}
-		actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
-		// With a LeaseStarter, only the leases an idle worker takes at
-		// once start with the acquisition; the rest are held until a
-		// worker starts them, so a crash costs them no attempt.
-		// While a lease taken over from a crashed attempt waits to run
-		// alone, or runs, none starts: none could run before it is done.
-		start := min(want, max(0, int(r.idle.Load())-len(jobs)))
-		if r.iso != nil && r.iso.waiting() {
-			start = 0
-		}
-		leases, err := p.acquire(actx, want, start, id, repeat)
-		cancel()
-		if len(leases) > want {
-			p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
-				"acquisition_id", id, "leases", len(leases), "free", want)
-			for _, l := range leases[want:] {
-				r.settler.submit(settleJob{s: Settlement{Lease: l, Outcome: AttemptAbandoned}, log: p.cfg.logger})
+		more := false // some handler may have more due work
+		for i := 0; i < len(acqs) && free > 0; i++ {
+			a := &acqs[(turn+i)%len(acqs)]
+			got, full, err := p.acquireFor(ctx, detached, r, jobs, a, free)
+			free -= got
+			if err != nil {
+				return err
 			}
-			leases = leases[:want]
+			more = more || full
 		}
-		free -= len(leases)
-		// The started leases first, for the idle workers counted in
-		// start: a started lease waiting behind a held one would pay for
-		// a crash it did not run in.
-		slices.SortStableFunc(leases, func(a, b *Lease) int { return cmp.Compare(b2i(a.Held), b2i(b.Held)) })
-		for _, l := range leases {
-			r.renewer.add(l)
-			if r.iso != nil && l.Reclaimed && l.Held {
-				r.iso.queue() // before the next acquisition asks r.iso.waiting
-			}
-			jobs <- l
-		}
-		if len(leases) == 0 && errors.Is(err, ErrStoreNotReady) {
-			p.cfg.logger.ErrorContext(ctx, "the inbox store cannot serve; the processor stops", "err", err)
-			return err
-		}
-		switch {
-		case err == nil || len(leases) > 0:
-			id = "" // the store answered: the next acquisition is a new one
-		case !repeat:
-			failed = p.cfg.clock.Now()
-		}
-		if err != nil && ctx.Err() == nil {
-			if id != "" {
-				p.cfg.logger.WarnContext(ctx, "acquiring inbox items failed; retrying after the poll interval with the same acquisition ID, "+
-					"so that any leases the store granted before its reply was lost come back to this processor "+
-					"and are run without spending another attempt. If they expire before a retry succeeds, "+
-					"they are taken over as usual and their attempt is recorded as crashed",
-					"err", err, "acquisition_id", id, "lease_duration", p.cfg.leaseDuration)
-			} else {
-				p.cfg.logger.WarnContext(ctx, "acquiring inbox items failed after leasing some; running those, and retrying after the poll interval",
-					"err", err, "leased", len(leases))
-			}
-		}
-		if err == nil && len(leases) == want {
-			continue // there may be more due work
+		turn = (turn + 1) % len(acqs)
+		if more {
+			continue
 		}
 		// Nothing more is due: sleep until woken or the next poll. (Since
 		// Go 1.23, Reset discards a stale expiry.)
@@ -523,13 +505,94 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	}
 }
 
-// acquire leases up to n due items in the acquisition id, start of them
-// started and the others held when the store is a LeaseStarter; asked to
-// repeat id, it returns the leases an AcquisitionRepeater still grants
-// under id instead, when there are any.
-func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat bool) ([]*Lease, error) {
+// acquisition is the state of one handler's acquisitions: the ID of one
+// to ask for again, and when it first failed.
+type acquisition struct {
+	handler string
+	id      string    // the acquisition to make, or to ask for again
+	failed  time.Time // when the acquisition id first failed
+}
+
+// acquireFor makes one acquisition of a's handler for up to free leases,
+// puts the leases in jobs and returns how many, whether it got all it
+// asked for (more may be due), and an error only when the store cannot
+// serve (ErrStoreNotReady), which stops the processor.
+func (p *Processor) acquireFor(ctx, detached context.Context, r *run, jobs chan<- *Lease, a *acquisition, free int) (got int, full bool, err error) {
+	// The acquisition itself is not cut short by the shutdown: a
+	// statement cancelled mid-way may still have leased rows that the
+	// caller then never sees (they would wait out their lease). Leases
+	// acquired as the shutdown begins are abandoned unrun by process.
+	want := min(free, maxAcquire)
+	if a.id != "" && p.cfg.clock.Now().Sub(a.failed) >= p.cfg.leaseDuration {
+		a.id = "" // its leases, if any, have expired: start afresh
+	}
+	repeat := a.id != ""
+	if !repeat {
+		a.id = rand.Text()
+	}
+	actx, cancel := context.WithTimeout(detached, p.cfg.storeTimeout)
+	// With a LeaseStarter, only the leases an idle worker takes at
+	// once start with the acquisition; the rest are held until a
+	// worker starts them, so a crash costs them no attempt.
+	// While a lease taken over from a crashed attempt waits to run
+	// alone, or runs, none starts: none could run before it is done.
+	start := min(want, max(0, int(r.idle.Load())-len(jobs)))
+	if r.iso != nil && r.iso.waiting() {
+		start = 0
+	}
+	leases, err := p.acquire(actx, a.handler, want, start, a.id, repeat)
+	cancel()
+	if len(leases) > want {
+		p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
+			"acquisition_id", a.id, "leases", len(leases), "free", want)
+		for _, l := range leases[want:] {
+			r.settler.submit(settleJob{s: Settlement{Lease: l, Outcome: AttemptAbandoned}, log: p.cfg.logger})
+		}
+		leases = leases[:want]
+	}
+	// The started leases first, for the idle workers counted in
+	// start: a started lease waiting behind a held one would pay for
+	// a crash it did not run in.
+	slices.SortStableFunc(leases, func(a, b *Lease) int { return cmp.Compare(b2i(a.Held), b2i(b.Held)) })
+	for _, l := range leases {
+		r.renewer.add(l)
+		if r.iso != nil && l.Reclaimed && l.Held {
+			r.iso.queue() // before the next acquisition asks r.iso.waiting
+		}
+		jobs <- l
+	}
+	if len(leases) == 0 && errors.Is(err, ErrStoreNotReady) {
+		p.cfg.logger.ErrorContext(ctx, "the inbox store cannot serve; the processor stops", "err", err)
+		return 0, false, err
+	}
+	switch {
+	case err == nil || len(leases) > 0:
+		a.id = "" // the store answered: the next acquisition is a new one
+	case !repeat:
+		a.failed = p.cfg.clock.Now()
+	}
+	if err != nil && ctx.Err() == nil {
+		if a.id != "" {
+			p.cfg.logger.WarnContext(ctx, "acquiring inbox items failed; retrying after the poll interval with the same acquisition ID, "+
+				"so that any leases the store granted before its reply was lost come back to this processor "+
+				"and are run without spending another attempt. If they expire before a retry succeeds, "+
+				"they are taken over as usual and their attempt is recorded as crashed",
+				"err", err, "acquisition_id", a.id, "lease_duration", p.cfg.leaseDuration, "handler", a.handler)
+		} else {
+			p.cfg.logger.WarnContext(ctx, "acquiring inbox items failed after leasing some; running those, and retrying after the poll interval",
+				"err", err, "leased", len(leases), "handler", a.handler)
+		}
+	}
+	return len(leases), err == nil && len(leases) == want, nil
+}
+
+// acquire leases up to n due jobs of handler in the acquisition id, start
+// of them started and the others held when the store is a LeaseStarter;
+// asked to repeat id, it returns the leases an AcquisitionRepeater still
+// grants under id instead, when there are any.
+func (p *Processor) acquire(ctx context.Context, handler string, n, start int, id string, repeat bool) ([]*Lease, error) {
 	if r, ok := p.store.(AcquisitionRepeater); ok && repeat {
-		leases, err := r.RepeatAcquisition(ctx, RepeatRequest{ID: id, Now: p.cfg.clock.Now()})
+		leases, err := r.RepeatAcquisition(ctx, RepeatRequest{ID: id, Now: p.cfg.clock.Now(), Handler: handler})
 		if err != nil || len(leases) > 0 {
 			return leases, err
 		}
@@ -544,6 +607,7 @@ func (p *Processor) acquire(ctx context.Context, n, start int, id string, repeat
 		Worker:        p.cfg.worker,
 		Version:       p.cfg.version,
 		ID:            id,
+		Handler:       handler,
 	})
 }
 

@@ -15,7 +15,8 @@
 //
 // Both stores keep the contracts of the webhooks package, and the Inbox
 // has every optional capability (ops.Store, webhooks.BatchSettler,
-// LeaseStarter and AcquisitionRepeater); they pass every case of the
+// LeaseStarter, AcquisitionRepeater and FanOutStore: an event is kept once
+// with one job per handler); they pass every case of the
 // conformance suite in package storetest. They are safe for concurrent use and take
 // time only from their callers. Items are copied on the way in and on the
 // way out, so callers may change what they pass or receive.

@@ -2,10 +2,13 @@ package memstore
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,29 +16,48 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 )
 
-// Inbox is an in-memory webhooks.InboxStore and ops.Store. It is safe for
-// concurrent use; it is not durable (see the package documentation).
+// Inbox is an in-memory webhooks.InboxStore, webhooks.FanOutStore and
+// ops.Store. It is safe for concurrent use; it is not durable (see the
+// package documentation).
 //
-// Acquisition takes O(log n) time per item through a heap of the items by
-// due time. List and bulk Replay sort the matching dead (or closed) items
-// on every call, and Stats visits every item: fine for the numbers memstore
-// is meant for.
+// An event is stored once, with its payload, and its work once per
+// handler, as jobs (see webhooks.FanOutStore). Acquisition takes O(log n)
+// time per job through one heap per handler of its jobs by due time. List
+// and bulk Replay sort the matching dead (or closed) jobs on every call,
+// and Stats visits every job: fine for the numbers memstore is meant for.
 type Inbox struct {
 	mu     sync.Mutex
-	items  map[webhooks.InboxKey]*entry
-	due    dueQueue                     // pending and leased entries
-	dead   map[webhooks.InboxKey]*entry // dead entries
-	closed map[webhooks.InboxKey]*entry // closed entries
-	seq    uint64                       // last entry.seq handed out
+	events map[webhooks.InboxKey]*event
+	jobs   map[webhooks.JobKey]*entry
+	due    map[string]*dueQueue       // by handler: its pending and leased jobs
+	dead   map[webhooks.JobKey]*entry // dead jobs
+	closed map[webhooks.JobKey]*entry // closed jobs
+	keys   map[keyID]*keyState        // ordering keys with unfinished jobs or a memory (see order.go)
+	seq    uint64                     // last entry.seq handed out
 	// byAcquisition maps an acquisition ID (AcquireRequest.ID) to the
 	// entries leased under it, in the order they were leased, until each
 	// is settled or leased again.
 	byAcquisition map[string][]*entry
 }
 
-// entry is one stored item with its lease and its history. Its item is
-// owned by the Inbox and only leaves it as a copy.
+// event is one stored event: what its jobs share. Its payload and headers
+// are kept once, whatever the number of jobs.
+type event struct {
+	payload    []byte
+	headers    http.Header
+	duplicates int       // Item.DuplicateCount
+	lastSeenAt time.Time // Item.LastSeenAt
+	quarantine []ops.Delivery
+	conflicts  int
+	jobs       []*entry // ordered by handler
+}
+
+// entry is one job with its lease and its history. Its item holds the
+// job's state and the event's fixed fields; the payload, headers,
+// duplicate count and last delivery time are the event's (see view). It
+// is owned by the Inbox and only leaves it as a copy.
 type entry struct {
+	ev    *event
 	item  webhooks.Item
 	token string // current lease token; "" unless leased
 	// settledBy is the token of the lease that settled the item, so a
@@ -54,7 +76,7 @@ type entry struct {
 	// is still to be judged. Any other settlement judged it.
 	reclaimed bool
 	seq       uint64 // enqueue order, breaks ties between equal due times
-	index     int    // position in Inbox.due, -1 when not queued
+	index     int    // position in its handler's due queue or its key's waiting queue, -1 when in neither
 
 	// The current (or last) started lease, as the attempt history
 	// records it: its number, when it started and by whom.
@@ -62,10 +84,22 @@ type entry struct {
 	leasedAt        time.Time
 	worker, version string
 
-	history    []attempt
-	audit      []ops.Audit
-	quarantine []ops.Delivery
-	conflicts  int
+	history []attempt
+	audit   []ops.Audit
+}
+
+// job returns e's job key.
+func (e *entry) job() webhooks.JobKey {
+	return webhooks.JobKey{InboxKey: e.item.Key, Handler: e.item.Handler}
+}
+
+// view returns e's item with the event's shared fields, sharing the
+// payload and headers: copy it (cloneItem) before it leaves the store.
+func (e *entry) view() webhooks.Item {
+	it := e.item
+	it.Payload, it.Headers = e.ev.payload, e.ev.headers
+	it.DuplicateCount, it.LastSeenAt = e.ev.duplicates, e.ev.lastSeenAt
+	return it
 }
 
 // attempt is an entry of the history with the token of its lease, by
@@ -80,34 +114,59 @@ var (
 	_ webhooks.BatchSettler        = (*Inbox)(nil)
 	_ webhooks.LeaseStarter        = (*Inbox)(nil)
 	_ webhooks.AcquisitionRepeater = (*Inbox)(nil)
+	_ webhooks.FanOutStore         = (*Inbox)(nil)
 	_ ops.Store                    = (*Inbox)(nil)
 )
 
 // NewInbox returns an empty in-memory inbox.
 func NewInbox() *Inbox {
 	return &Inbox{
-		items:         make(map[webhooks.InboxKey]*entry),
-		dead:          make(map[webhooks.InboxKey]*entry),
-		closed:        make(map[webhooks.InboxKey]*entry),
+		events:        make(map[webhooks.InboxKey]*event),
+		jobs:          make(map[webhooks.JobKey]*entry),
+		due:           make(map[string]*dueQueue),
+		dead:          make(map[webhooks.JobKey]*entry),
+		closed:        make(map[webhooks.JobKey]*entry),
+		keys:          make(map[keyID]*keyState),
 		byAcquisition: make(map[string][]*entry),
 	}
 }
 
+// FanOut implements webhooks.FanOutStore: the Inbox keeps one job per
+// handler of an event and runs ordered jobs in key order.
+func (s *Inbox) FanOut() webhooks.FanOutSupport {
+	return webhooks.FanOutSupport{Handlers: true, OrderingKeys: orderingKeys}
+}
+
+// queue returns the due queue of handler's jobs, made when it has none.
+func (s *Inbox) queue(handler string) *dueQueue {
+	q := s.due[handler]
+	if q == nil {
+		q = &dueQueue{}
+		s.due[handler] = q
+	}
+	return q
+}
+
 // Enqueue implements webhooks.Enqueuer. It keeps the envelope's payload
-// and headers as they are, for the item and for a quarantined delivery
-// alike, as the contract allows; what the store hands out are copies.
+// and headers as they are, once for all the event's jobs, and for a
+// quarantined delivery alike, as the contract allows; what the store hands
+// out are copies. An envelope whose jobs env.CheckJobs refuses is refused
+// before anything is stored.
 func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.EnqueueResult, error) {
 	if err := ctxErr(ctx); err != nil {
 		return webhooks.EnqueueResult{}, err
 	}
+	if err := env.CheckJobs(); err != nil {
+		return webhooks.EnqueueResult{}, fmt.Errorf("memstore: Enqueue: %w", err)
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if e, ok := s.items[env.Key]; ok {
-		if e.item.PayloadSHA256 != env.PayloadSHA256 {
-			e.conflicts++
-			if len(e.quarantine) < ops.QuarantineLimit {
-				e.quarantine = append(e.quarantine, ops.Delivery{
+	if ev, ok := s.events[env.Key]; ok {
+		if ev.jobs[0].item.PayloadSHA256 != env.PayloadSHA256 {
+			ev.conflicts++
+			if len(ev.quarantine) < ops.QuarantineLimit {
+				ev.quarantine = append(ev.quarantine, ops.Delivery{
 					Payload:       env.Payload,
 					Headers:       env.Headers,
 					PayloadSHA256: env.PayloadSHA256,
@@ -115,46 +174,91 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 					ReceivedAt:    env.ReceivedAt,
 				})
 			}
-			return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict, State: e.item.State}, nil
+			return webhooks.EnqueueResult{Outcome: webhooks.EnqueueConflict, State: ev.state()}, nil
 		}
-		e.item.DuplicateCount++
-		e.item.LastSeenAt = env.ReceivedAt
-		res := webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: e.item.State}
-		if env.ReplayIfDead && e.item.State == webhooks.StateDead {
-			s.replayLocked(e, env.ReceivedAt, env.ReceivedAt, false, ops.Audit{
-				Action: ops.ActionRedelivery,
-				At:     env.ReceivedAt,
-				Actor:  redeliveryActor,
-				Reason: redeliveryReason,
-			})
-			res.State, res.Replayed = e.item.State, true
+		ev.duplicates++
+		ev.lastSeenAt = env.ReceivedAt
+		res := webhooks.EnqueueResult{Outcome: webhooks.EnqueueDuplicate, State: ev.state()}
+		if env.ReplayIfDead && res.State == webhooks.StateDead {
+			for _, e := range ev.jobs {
+				if e.item.State != webhooks.StateDead {
+					continue
+				}
+				s.replayLocked(e, env.ReceivedAt, env.ReceivedAt, false, ops.Audit{
+					Action: ops.ActionRedelivery,
+					At:     env.ReceivedAt,
+					Actor:  redeliveryActor,
+					Reason: redeliveryReason,
+				})
+			}
+			res.State, res.Replayed = ev.state(), true
 		}
 		return res, nil
 	}
-	s.seq++
-	e := &entry{
-		seq:   s.seq,
-		index: -1,
-		item: webhooks.Item{
+	ev := &event{payload: env.Payload, headers: env.Headers, lastSeenAt: env.ReceivedAt}
+	s.events[env.Key] = ev
+	jobs := slices.Clone(webhooks.EnvelopeJobs(&env))
+	slices.SortFunc(jobs, func(a, b webhooks.Job) int { return cmp.Compare(a.Handler, b.Handler) })
+	for _, j := range jobs {
+		s.addJobLocked(ev, webhooks.Item{
 			Key:           env.Key,
+			Handler:       j.Handler,
 			EventType:     env.EventType,
-			Payload:       env.Payload,
-			Headers:       env.Headers,
 			PayloadSHA256: env.PayloadSHA256,
 			KeyID:         env.KeyID,
 			APIVersion:    env.APIVersion,
 			TraceLink:     env.TraceLink,
-			State:         webhooks.StatePending,
-			NextAttemptAt: env.ReceivedAt,
-			LastSeenAt:    env.ReceivedAt,
+			Ordering:      env.Ordering,
+			Ordered:       j.Ordered,
 			OccurredAt:    env.OccurredAt,
 			ReceivedAt:    env.ReceivedAt,
-			UpdatedAt:     env.ReceivedAt,
-		},
+		}, env.ReceivedAt)
 	}
-	s.items[env.Key] = e
-	s.due.update(e)
-	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, nil
+	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: ev.state()}, nil
+}
+
+// addJobLocked adds to ev the job of it (its event's fields, handler and
+// ordering set), pending and due at now, or waiting behind its ordering
+// key's head, and returns it.
+func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now time.Time) *entry {
+	s.seq++
+	it.Seq = int64(s.seq)
+	it.UpdatedAt = now
+	e := &entry{ev: ev, seq: s.seq, index: -1, item: it}
+	s.jobs[e.job()] = e
+	i, _ := slices.BinarySearchFunc(ev.jobs, it.Handler, func(e *entry, h string) int { return cmp.Compare(e.item.Handler, h) })
+	ev.jobs = slices.Insert(ev.jobs, i, e)
+	s.enterLocked(e, now, now)
+	return e
+}
+
+// state sums up the states of ev's jobs, as EnqueueResult.State does: dead
+// if one is, else leased, else pending (or waiting), else succeeded, else
+// closed.
+func (ev *event) state() webhooks.State {
+	rank := func(st webhooks.State) int {
+		switch st {
+		case webhooks.StateDead:
+			return 5
+		case webhooks.StateLeased:
+			return 4
+		case webhooks.StatePending, webhooks.StateWaiting:
+			return 3
+		case webhooks.StateSucceeded:
+			return 2
+		}
+		return 1
+	}
+	best := webhooks.StateClosed
+	for _, e := range ev.jobs {
+		if rank(e.item.State) > rank(best) {
+			best = e.item.State
+		}
+	}
+	if best == webhooks.StateWaiting {
+		best = webhooks.StatePending
+	}
+	return best
 }
 
 // The audit entry of a provider's redelivery that replayed a dead letter.
@@ -164,7 +268,7 @@ const (
 )
 
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
-// items, the longest due first, each with its own token; asked for held
+// jobs of req.Handler, the longest due first, each with its own token; asked for held
 // leases (req.Hold), it starts only the first req.Start, except the
 // Reclaimed ones (see webhooks.LeaseStarter). Ties in due time keep the
 // order of enqueueing. An item taken from an expired started lease has
@@ -181,10 +285,11 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	defer s.mu.Unlock()
 
 	var leases []*webhooks.Lease
-	for len(leases) < req.Max {
+	q := s.due[req.Handler]
+	for q != nil && len(leases) < req.Max {
 		// A leased entry is due again only at now+leaseDuration, after now,
 		// so the loop never takes one entry twice.
-		e := s.due.peekDue(req.Now)
+		e := q.peekDue(req.Now)
 		if e == nil {
 			break
 		}
@@ -205,13 +310,13 @@ func (s *Inbox) RepeatAcquisition(ctx context.Context, req webhooks.RepeatReques
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.acquiredLocked(req.ID, req.Now), nil
+	return s.acquiredLocked(req.ID, req.Handler, req.Now), nil
 }
 
-// acquiredLocked returns the leases granted under the acquisition ID id
-// and unexpired at now, as they are, and forgets the entries no longer
-// leased under it.
-func (s *Inbox) acquiredLocked(id string, now time.Time) []*webhooks.Lease {
+// acquiredLocked returns the leases of handler's jobs granted under the
+// acquisition ID id and unexpired at now, as they are, and forgets the
+// entries no longer leased under it.
+func (s *Inbox) acquiredLocked(id, handler string, now time.Time) []*webhooks.Lease {
 	var (
 		leases []*webhooks.Lease
 		still  []*entry
@@ -221,8 +326,8 @@ func (s *Inbox) acquiredLocked(id string, now time.Time) []*webhooks.Lease {
 			continue // settled or leased again (forgetAcquisitionLocked missed none, but be sure)
 		}
 		still = append(still, e)
-		if e.item.LeaseExpiresAt.After(now) {
-			leases = append(leases, e.leaseLocked())
+		if e.item.LeaseExpiresAt.After(now) && e.item.Handler == handler {
+			leases = append(leases, s.leaseOf(e))
 		}
 	}
 	if len(still) == 0 {
@@ -286,8 +391,8 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) *
 	if start && !(req.Hold && reclaimed) {
 		e.startLocked(now)
 	}
-	s.due.update(e)
-	return e.leaseLocked()
+	s.queue(e.item.Handler).update(e)
+	return s.leaseOf(e)
 }
 
 // startLocked starts e's held lease at now: its attempt is counted and
@@ -299,8 +404,9 @@ func (e *entry) startLocked(now time.Time) {
 	e.item.Attempts++
 }
 
-// leaseLocked returns e's current lease as Acquire reports it.
-func (e *entry) leaseLocked() *webhooks.Lease {
+// leaseOf returns e's current lease as Acquire reports it, with the
+// applied version of its ordering key.
+func (s *Inbox) leaseOf(e *entry) *webhooks.Lease {
 	attempt := e.item.Attempts
 	if e.unstarted {
 		attempt++ // the number it will have
@@ -311,7 +417,8 @@ func (e *entry) leaseLocked() *webhooks.Lease {
 		Attempt:   attempt,
 		Reclaimed: e.reclaimed,
 		Held:      e.unstarted,
-		Item:      cloneItem(e.item),
+		Applied:   s.appliedLocked(e),
+		Item:      cloneItem(e.view()),
 	}
 }
 
@@ -345,7 +452,7 @@ func (s *Inbox) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		e.item.LeaseExpiresAt = expires
 		e.item.NextAttemptAt = expires
 		e.item.UpdatedAt = req.Now
-		s.due.update(e)
+		s.queue(e.item.Handler).update(e)
 	}
 	return errs
 }
@@ -368,7 +475,8 @@ func (e *entry) record(outcome webhooks.AttemptOutcome, finished time.Time, f we
 }
 
 // Settle implements webhooks.LeaseStore, recording the attempt in the
-// item's history.
+// job's history. A succeeded or dead-lettered head of an ordering key
+// hands the key to the next job (see webhooks.FanOutSupport).
 func (s *Inbox) Settle(ctx context.Context, st webhooks.Settlement) error {
 	if err := ctxErr(ctx); err != nil {
 		return err
@@ -424,19 +532,19 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		e.item.CompletedAt = now
 		e.item.NextAttemptAt = time.Time{}
 		e.item.LastError = nil
-		s.due.remove(e)
+		s.queue(e.item.Handler).remove(e)
 	case webhooks.AttemptRetried, webhooks.AttemptDeadLettered:
 		e.item.LastError = &webhooks.ErrorRecord{Class: st.Failure.Class, Message: st.Failure.Message, At: now}
 		if st.Outcome == webhooks.AttemptDeadLettered {
 			e.item.State = webhooks.StateDead
 			e.item.DeadAt = now
 			e.item.NextAttemptAt = time.Time{}
-			s.due.remove(e)
-			s.dead[e.item.Key] = e
+			s.queue(e.item.Handler).remove(e)
+			s.dead[e.job()] = e
 		} else {
 			e.item.State = webhooks.StatePending
 			e.item.NextAttemptAt = st.RetryAt
-			s.due.update(e)
+			s.queue(e.item.Handler).update(e)
 		}
 	case webhooks.AttemptAbandoned:
 		e.item.State = webhooks.StatePending
@@ -444,7 +552,7 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 			e.item.Attempts--
 		}
 		e.item.NextAttemptAt = now
-		s.due.update(e)
+		s.queue(e.item.Handler).update(e)
 	}
 	if st.Outcome == webhooks.AttemptSucceeded {
 		failure = st.Failure // a note for the history (FailureNoHandler), never LastError
@@ -461,6 +569,9 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 	e.token = ""
 	e.item.LeaseExpiresAt = time.Time{}
 	e.item.UpdatedAt = now
+	if st.Outcome == webhooks.AttemptSucceeded || st.Outcome == webhooks.AttemptDeadLettered {
+		s.leaveLocked(e, now, st.Outcome == webhooks.AttemptSucceeded && failure.Class != webhooks.FailureSkipped)
+	}
 	return nil
 }
 
@@ -483,11 +594,11 @@ func (s *Inbox) ExtendLease(ctx context.Context, req webhooks.ExtendRequest) err
 	e.item.LeaseExpiresAt = expires
 	e.item.NextAttemptAt = expires
 	e.item.UpdatedAt = req.Now
-	s.due.update(e)
+	s.queue(e.item.Handler).update(e)
 	return nil
 }
 
-// currentLocked returns the entry lease refers to if lease holds its current
+// currentLocked returns the job lease refers to if lease holds its current
 // token, or an error wrapping webhooks.ErrAlreadySettled or
 // webhooks.ErrLeaseLost. A lost lease whose attempt the history holds as
 // crashed (another acquisition took the item over) is recorded as lease
@@ -496,12 +607,12 @@ func (s *Inbox) currentLocked(op string, lease *webhooks.Lease, now time.Time, f
 	if lease == nil {
 		return nil, fmt.Errorf("memstore: %s: the lease is nil; pass a lease returned by Acquire", op)
 	}
-	e := s.items[lease.Item.Key]
+	e := s.jobs[lease.Job()]
 	switch {
 	case e != nil && e.item.State == webhooks.StateLeased && e.token == lease.Token:
 		return e, nil
 	case e != nil && lease.Token != "" && e.settledBy == lease.Token:
-		return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrAlreadySettled)
+		return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Job(), webhooks.ErrAlreadySettled)
 	}
 	if e != nil && lease.Token != "" {
 		for i := range e.history {
@@ -513,10 +624,12 @@ func (s *Inbox) currentLocked(op string, lease *webhooks.Lease, now time.Time, f
 			}
 		}
 	}
-	return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Item.Key, webhooks.ErrLeaseLost)
+	return nil, fmt.Errorf("memstore: %s %s: %w", op, lease.Job(), webhooks.ErrLeaseLost)
 }
 
-// Get implements ops.Store. The detail is a copy.
+// Get implements ops.Store: the item, history and audit trail of the
+// event's first job (by handler: the default handler's when it has one),
+// and every job in Detail.Jobs. The detail is a copy.
 func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ops.Detail{}, err
@@ -524,20 +637,28 @@ func (s *Inbox) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, err
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e := s.items[key]
-	if e == nil {
+	ev := s.events[key]
+	if ev == nil {
 		return ops.Detail{}, fmt.Errorf("memstore: Get %s: %w", key, ops.ErrNotFound)
 	}
-	d := ops.Detail{
-		Item:      cloneItem(e.item),
-		History:   make([]ops.Attempt, len(e.history)),
-		Audit:     append([]ops.Audit{}, e.audit...),
-		Conflicts: e.conflicts,
+	d := ops.Detail{Conflicts: ev.conflicts}
+	for _, e := range ev.jobs {
+		j := ops.Job{
+			Item:    cloneItem(e.view()),
+			History: make([]ops.Attempt, len(e.history)),
+			Audit:   append([]ops.Audit{}, e.audit...),
+		}
+		for i, a := range e.history {
+			j.History[i] = a.Attempt
+		}
+		if len(d.Jobs) == 0 {
+			d.Item, d.History, d.Audit = j.Item, j.History, j.Audit
+		}
+		j.Payload, j.Headers = nil, nil
+		j.History, j.Audit = slices.Clone(j.History), slices.Clone(j.Audit)
+		d.Jobs = append(d.Jobs, j)
 	}
-	for i, a := range e.history {
-		d.History[i] = a.Attempt
-	}
-	for _, q := range e.quarantine {
+	for _, q := range ev.quarantine {
 		q.Payload = bytes.Clone(q.Payload)
 		q.Headers = q.Headers.Clone()
 		d.Quarantine = append(d.Quarantine, q)

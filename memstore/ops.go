@@ -35,19 +35,20 @@ func (s *Inbox) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 	matches := s.matchLocked(state, q, after)
 	var page ops.Page
 	for _, e := range matches[:min(q.Limit, len(matches))] {
-		page.Items = append(page.Items, summaryOf(&e.item))
+		page.Items = append(page.Items, summaryOf(e))
 	}
 	if len(matches) > q.Limit {
 		last := page.Items[q.Limit-1]
-		page.Next = cursor.Position{State: state, At: listedAt(&last.Item), Key: last.Key}.String()
+		page.Next = cursor.Position{State: state, At: listedAt(&last.Item), Key: last.Key, Handler: last.Handler}.String()
 	}
 	return page, nil
 }
 
-// summaryOf is it as a list shows it, without copying its payload or
-// headers.
-func summaryOf(it *webhooks.Item) ops.Summary {
-	sum := ops.Summary{Item: *it, PayloadBytes: len(it.Payload)}
+// summaryOf is e's item as a list shows it, without copying its payload
+// or headers.
+func summaryOf(e *entry) ops.Summary {
+	it := e.view()
+	sum := ops.Summary{Item: it, PayloadBytes: len(it.Payload)}
 	sum.Payload, sum.Headers = nil, nil
 	if it.LastError != nil {
 		e := *it.LastError
@@ -68,35 +69,36 @@ func listedAt(it *webhooks.Item) time.Time {
 	return it.DeadAt
 }
 
-// matchLocked returns the entries in state (dead, closed or succeeded)
+// matchLocked returns the jobs in state (dead, closed or succeeded)
 // matching q's filters, after the position after when it is not nil,
-// newest first.
+// newest first (then by key and handler, descending).
 func (s *Inbox) matchLocked(state webhooks.State, q ops.Query, after *cursor.Position) []*entry {
 	set := s.dead
 	switch state {
 	case webhooks.StateClosed:
 		set = s.closed
 	case webhooks.StateSucceeded:
-		set = s.items
+		set = s.jobs
 	}
 	var found []*entry
 	for _, e := range set {
 		it := &e.item
 		at := listedAt(it)
-		if it.State != state || !matches(q, it, at) || (after != nil && !after.Before(at, it.Key)) {
+		if it.State != state || !matches(q, it, at) || (after != nil && !after.Before(at, it.Key, it.Handler)) {
 			continue
 		}
 		found = append(found, e)
 	}
 	slices.SortFunc(found, func(a, b *entry) int {
-		return cmp.Or(listedAt(&b.item).Compare(listedAt(&a.item)), b.item.Key.Compare(a.item.Key))
+		return cmp.Or(listedAt(&b.item).Compare(listedAt(&a.item)), b.job().Compare(a.job()))
 	})
 	return found
 }
 
 // matches reports whether it, listed at at, matches q's filters.
 func matches(q ops.Query, it *webhooks.Item, at time.Time) bool {
-	return (q.Provider == "" || it.Key.Provider == q.Provider) &&
+	return (q.Handler == nil || it.Handler == *q.Handler) &&
+		(q.Provider == "" || it.Key.Provider == q.Provider) &&
 		(q.Tenant == nil || it.Key.Tenant == *q.Tenant) &&
 		(q.EventType == "" || it.EventType == q.EventType) &&
 		(q.ErrorClass == "" || (it.LastError != nil && it.LastError.Class == q.ErrorClass)) &&
@@ -126,17 +128,18 @@ func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e := s.items[req.Key]
+	job := webhooks.JobKey{InboxKey: req.Key, Handler: req.Handler}
+	e := s.jobs[job]
 	switch {
 	case e == nil:
-		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s: %w", req.Key, ops.ErrNotFound)
-	case e.item.State == webhooks.StatePending || e.item.State == webhooks.StateLeased:
-		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s is %s: %w", req.Key, e.item.State, ops.ErrNotFinished)
+		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s: %w", job, ops.ErrNotFound)
+	case !finished(e.item.State):
+		return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s is %s: %w", job, e.item.State, ops.ErrNotFinished)
 	}
 	if !req.DryRun {
 		s.replayLocked(e, req.Now, req.Now, !req.KeepAttempts, audit)
 	}
-	return ops.ReplayResult{Items: []ops.Replayed{{Key: req.Key, DueAt: req.Now}}, Done: 1, Total: 1}, nil
+	return ops.ReplayResult{Items: []ops.Replayed{{Key: req.Key, Handler: req.Handler, DueAt: req.Now}}, Done: 1, Total: 1}, nil
 }
 
 // replayBulk runs one call of the bulk replay req: the first selects up
@@ -171,8 +174,8 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 		}
 		m = m[:c.Total]
 		end := &m[c.Total-1].item
-		c.End = cursor.Position{State: state, At: listedAt(end), Key: end.Key}
-	} else if i := slices.IndexFunc(m, func(e *entry) bool { return c.End.Before(listedAt(&e.item), e.item.Key) }); i >= 0 {
+		c.End = cursor.Position{State: state, At: listedAt(end), Key: end.Key, Handler: end.Handler}
+	} else if i := slices.IndexFunc(m, func(e *entry) bool { return c.End.Before(listedAt(&e.item), e.item.Key, e.item.Handler) }); i >= 0 {
 		m = m[:i] // keep to the selection
 	}
 	todo := m[:min(len(m), c.Total-c.Done, ops.ReplayBatch)]
@@ -180,7 +183,7 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 	if len(m) > len(todo) && res.Done < c.Total {
 		last := &todo[len(todo)-1].item // as it is listed before the replay
 		next := c
-		next.Position = cursor.Position{State: state, At: listedAt(last), Key: last.Key}
+		next.Position = cursor.Position{State: state, At: listedAt(last), Key: last.Key, Handler: last.Handler}
 		next.Done, next.DryRun = res.Done, req.DryRun
 		res.Next = next.String()
 	} else {
@@ -188,7 +191,7 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 	}
 	for i, e := range todo {
 		due := req.Now.Add(req.SpreadOffset(c.Done+i, c.Total))
-		res.Items[i] = ops.Replayed{Key: e.item.Key, DueAt: due}
+		res.Items[i] = ops.Replayed{Key: e.item.Key, Handler: e.item.Handler, DueAt: due}
 		if !req.DryRun {
 			s.replayLocked(e, req.Now, due, !req.KeepAttempts, audit)
 		}
@@ -196,13 +199,19 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 	return res, nil
 }
 
-// replayLocked makes the dead, closed or succeeded entry e pending, due at
-// due, and adds a to its audit trail.
+// finished reports whether a job in state st has ended: succeeded, dead
+// or closed.
+func finished(st webhooks.State) bool {
+	return st == webhooks.StateSucceeded || st == webhooks.StateDead || st == webhooks.StateClosed
+}
+
+// replayLocked makes the dead, closed or succeeded job e pending, due at
+// due (or waiting behind its ordering key's head), and adds a to its
+// audit trail.
 func (s *Inbox) replayLocked(e *entry, now, due time.Time, resetAttempts bool, a ops.Audit) {
-	delete(s.dead, e.item.Key)
-	delete(s.closed, e.item.Key)
-	e.item.State = webhooks.StatePending
-	e.item.NextAttemptAt = due
+	s.resolveLocked(e)
+	delete(s.dead, e.job())
+	delete(s.closed, e.job())
 	e.item.DeadAt = time.Time{}
 	e.item.ClosedAt = time.Time{}
 	e.item.CompletedAt = time.Time{}
@@ -211,7 +220,7 @@ func (s *Inbox) replayLocked(e *entry, now, due time.Time, resetAttempts bool, a
 		e.item.Attempts = 0
 	}
 	e.audit = append(e.audit, a)
-	s.due.update(e)
+	s.enterLocked(e, now, due)
 }
 
 // CloseDeadLetter implements ops.Store.
@@ -225,15 +234,17 @@ func (s *Inbox) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	e := s.items[req.Key]
+	job := webhooks.JobKey{InboxKey: req.Key, Handler: req.Handler}
+	e := s.jobs[job]
 	switch {
 	case e == nil:
-		return fmt.Errorf("memstore: CloseDeadLetter %s: %w", req.Key, ops.ErrNotFound)
+		return fmt.Errorf("memstore: CloseDeadLetter %s: %w", job, ops.ErrNotFound)
 	case e.item.State != webhooks.StateDead:
-		return fmt.Errorf("memstore: CloseDeadLetter %s is %s: %w", req.Key, e.item.State, ops.ErrNotDead)
+		return fmt.Errorf("memstore: CloseDeadLetter %s is %s: %w", job, e.item.State, ops.ErrNotDead)
 	}
-	delete(s.dead, req.Key)
-	s.closed[req.Key] = e
+	s.resolveLocked(e)
+	delete(s.dead, job)
+	s.closed[job] = e
 	e.item.State = webhooks.StateClosed
 	e.item.ClosedAt = req.Now
 	e.item.UpdatedAt = req.Now
@@ -256,10 +267,10 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 
 	st := ops.Stats{States: map[webhooks.State]int64{
 		webhooks.StatePending: 0, webhooks.StateLeased: 0, webhooks.StateSucceeded: 0,
-		webhooks.StateDead: 0, webhooks.StateClosed: 0,
+		webhooks.StateDead: 0, webhooks.StateClosed: 0, webhooks.StateWaiting: 0,
 	}}
 	groups := make(map[ops.Count]int64)
-	for _, e := range s.items {
+	for _, e := range s.jobs {
 		it := &e.item
 		st.States[it.State]++
 		switch it.State {
@@ -276,7 +287,7 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 				st.Retrying++
 			}
 		case webhooks.StateDead:
-			groups[ops.Count{Provider: it.Key.Provider, EventType: it.EventType}]++
+			groups[ops.Count{Handler: it.Handler, Provider: it.Key.Provider, EventType: it.EventType}]++
 		}
 	}
 	for g, n := range groups {
@@ -295,7 +306,7 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 }
 
 // compareCounts orders dead-letter groups the largest first, then by
-// provider and event type.
+// handler, provider and event type.
 func compareCounts(a, b ops.Count) int {
-	return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
+	return cmp.Or(cmp.Compare(b.N, a.N), cmp.Compare(a.Handler, b.Handler), cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.EventType, b.EventType))
 }

@@ -2,16 +2,18 @@ package memstore
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
 )
 
-// DeleteSucceeded removes succeeded items completed before olderThan, with
+// DeleteSucceeded removes succeeded jobs completed before olderThan, with
 // their history, and returns how many it removed, so a long-running
-// development server does not grow without bound. A delivery of a removed
-// event's ID is then new again. It takes time proportional to the number
-// of items, under the store's lock.
+// development server does not grow without bound. An event is removed
+// with its last job; a delivery of a removed event's ID is then new
+// again. It takes time proportional to the number of jobs, under the
+// store's lock.
 //
 // It has pgstore's shape without the batch size: a memstore has no
 // transactions to keep short.
@@ -21,7 +23,7 @@ func (s *Inbox) DeleteSucceeded(ctx context.Context, olderThan time.Time) (int64
 	})
 }
 
-// DeleteClosed removes items an operator closed before olderThan (see
+// DeleteClosed removes jobs an operator closed before olderThan (see
 // ops.Store.CloseDeadLetter), with their history and audit trail, and returns how
 // many it removed, like DeleteSucceeded. Closed items are kept until it
 // removes them, for a retention period of their own.
@@ -38,19 +40,27 @@ func (s *Inbox) deleteWhere(ctx context.Context, old func(*webhooks.Item) bool) 
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var n int64
-	for k, e := range s.items {
-		if old(&e.item) {
-			delete(s.items, k)
-			delete(s.closed, k)
-			n++
+	for k, e := range s.jobs {
+		if !old(&e.item) {
+			continue
 		}
+		delete(s.jobs, k)
+		delete(s.closed, k)
+		ev := e.ev
+		ev.jobs = slices.DeleteFunc(ev.jobs, func(j *entry) bool { return j == e })
+		if len(ev.jobs) == 0 {
+			delete(s.events, k.InboxKey)
+		}
+		n++
 	}
+	s.forgetKeysLocked()
 	return n, nil
 }
 
-// Len returns the number of stored items, in any state.
+// Len returns the number of stored events, whatever the states of their
+// jobs.
 func (s *Inbox) Len() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return len(s.items)
+	return len(s.events)
 }

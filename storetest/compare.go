@@ -23,7 +23,8 @@ func checkItem(t *testing.T, what string, got, want webhooks.Item) {
 }
 
 // diffItem describes each field of got that differs from want. Times are
-// compared with Equal; nil and empty payloads and headers are equal.
+// compared with Equal; nil and empty payloads and headers are equal. Seq
+// is the store's own numbering and is not compared.
 func diffItem(got, want webhooks.Item) []string {
 	var diffs []string
 	add := func(field string, equal bool, g, w any) {
@@ -35,6 +36,10 @@ func diffItem(got, want webhooks.Item) []string {
 		add(field, g.Equal(w), fmtTime(g), fmtTime(w))
 	}
 	add("Key", got.Key == want.Key, fmtKey(got.Key), fmtKey(want.Key))
+	add("Handler", got.Handler == want.Handler, fmt.Sprintf("%q", got.Handler), fmt.Sprintf("%q", want.Handler))
+	add("Ordering", got.Ordering == want.Ordering, fmt.Sprintf("%+v", got.Ordering), fmt.Sprintf("%+v", want.Ordering))
+	add("Ordered", got.Ordered == want.Ordered, got.Ordered, want.Ordered)
+	add("Overtook", got.Overtook == want.Overtook, fmt.Sprintf("%q", got.Overtook), fmt.Sprintf("%q", want.Overtook))
 	add("EventType", got.EventType == want.EventType, fmt.Sprintf("%q", got.EventType), fmt.Sprintf("%q", want.EventType))
 	add("Payload", bytes.Equal(got.Payload, want.Payload), fmt.Sprintf("%q", got.Payload), fmt.Sprintf("%q", want.Payload))
 	add("Headers", headersEqual(got.Headers, want.Headers), got.Headers, want.Headers)

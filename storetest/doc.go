@@ -36,9 +36,9 @@
 //
 // Each case is a subtest named after what it checks, under its group:
 // Pipeline, then one group per capability (BatchSettler, LeaseStarter,
-// AcquisitionRepeater, Operators, CompleteInTx), so one case runs alone
-// with go test -run, as in -run 'TestInbox/Pipeline/SettleRetried'. A
-// failure names the call, what it returned and what the contract wants.
+// AcquisitionRepeater, Handlers, Operators, CompleteInTx), so one case
+// runs alone with go test -run, as in -run 'TestInbox/Pipeline/SettleRetried'.
+// A failure names the call, what it returned and what the contract wants.
 //
 // # Capabilities
 //
@@ -49,7 +49,11 @@
 // results of Enqueue, the leases Acquire returns, what is due when, the
 // errors of Settle and ExtendLease); on a store that is an ops.Store they
 // also compare every stored item, field by field, and its history. A
-// capability that is not a method of the store has a hook in [Features]
+// capability the store declares through [webhooks.FanOutStore] has a group
+// of its own, run when [webhooks.FanOutOf] says the store has it: Handlers
+// (one job per handler of an event; the cases that look at what operators
+// see run on an ops.Store only). A capability that is neither has a hook
+// in [Features]
 // instead (today one: completion inside a transaction of the host's,
 // [Features.CompleteInTx]); more will be added as fields, so a store that
 // sets none keeps compiling and passing.

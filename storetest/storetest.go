@@ -88,6 +88,7 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	group("BatchSettler", settleBatchCases, is[webhooks.BatchSettler], "the store is not a webhooks.BatchSettler")
 	group("LeaseStarter", startCases, is[webhooks.LeaseStarter], "the store is not a webhooks.LeaseStarter")
 	group("AcquisitionRepeater", repeatCases, is[webhooks.AcquisitionRepeater], "the store is not a webhooks.AcquisitionRepeater")
+	group("Handlers", handlerCases, hasHandlers, "the store keeps one job per event (webhooks.FanOutOf(store).Handlers is false): the fan-out cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
 	t.Run("CompleteInTx", func(t *testing.T) {
 		if f.CompleteInTx == nil {
@@ -153,7 +154,7 @@ type replayCase struct {
 // pipelineCases run on every store; operatorCases on those that are an
 // ops.Store. Each is in the order it is reported.
 var (
-	pipelineCases = slices.Concat(enqueueCases, groupCases, redeliveryCases, acquireCases, settleCases, itemCases)
+	pipelineCases = slices.Concat(enqueueCases, groupCases, redeliveryCases, acquireCases, settleCases, itemCases, defaultJobCases)
 	operatorCases = slices.Concat(historyCases, quarantineCases, listCases, replayOneCases, bulkReplayCases, reopenCases, closeCases, statsCases)
 )
 

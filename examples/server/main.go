@@ -40,8 +40,16 @@
 //	curl -i localhost:8080/webhooks/demo -H "X-Demo-Timestamp: $ts" -H "X-Demo-Signature: sha256=$sig" \
 //	  -H 'X-Demo-Event-Id: o-42' -H 'X-Demo-Event-Type: order.created' --data-binary "$body"
 //
-// Events whose type is in -fail-types are refused permanently by the demo
-// handler, so they are dead-lettered at their first attempt.
+// Every event goes to two handlers, each with a job of its own: "ledger",
+// which runs the events of one ordering key one at a time and in order,
+// and "audit". Events whose type is in -fail-types are refused
+// permanently by the audit handler only, so their audit job is
+// dead-lettered at its first attempt while ledger handles them once. A
+// demo event with an X-Demo-Order-Key header is in that ordering key (and
+// X-Demo-Order-Version, a number, orders it within the key); the two
+// headers are not signed, which a demo may allow and a real provider must
+// not (the catalog reads keys from the signed body). Each handled event is
+// logged with its handler, its key and its sequence number.
 package main
 
 import (
@@ -58,6 +66,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -247,14 +256,29 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 			fail[t] = true
 		}
 	}
-	mux := webhooks.NewMux()
-	mux.MustHandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
+	handled := func(ctx context.Context, ev webhooks.Event) {
+		events.InfoContext(ctx, "event handled", "handler", ev.Handler, "provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type,
+			"ordering_key", ev.Ordering.Key, "seq", ev.Seq, "attempt", ev.Attempt, "bytes", len(ev.Payload))
+	}
+	ledger, audit := webhooks.NewMux(), webhooks.NewMux()
+	ledger.MustHandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
+		if ev.Ordering.Version > 0 && ev.Ordering.Version <= ev.Applied {
+			return webhooks.Skip(fmt.Sprintf("version %d of %q is older than the applied %d", ev.Ordering.Version, ev.Ordering.Key, ev.Applied))
+		}
+		handled(ctx, ev)
+		return nil
+	})
+	audit.MustHandleFunc("*", func(ctx context.Context, ev webhooks.Event) error {
 		if fail[ev.Type] {
 			return webhooks.Permanent(fmt.Errorf("demo handler rejects event type %q (-fail-types)", ev.Type))
 		}
-		events.InfoContext(ctx, "event handled", "provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt, "bytes", len(ev.Payload))
+		handled(ctx, ev)
 		return nil
 	})
+	handlers := webhooks.Handlers{
+		{Name: "ledger", Dispatcher: ledger, Ordered: true},
+		{Name: "audit", Dispatcher: audit},
+	}
 
 	httpMux := http.NewServeMux()
 	rcvOpts := []webhooks.ReceiverOption{
@@ -300,7 +324,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		httpMux.Handle("/admin/", requireToken(*adminToken, h))
 	}
 
-	proc, err := webhooks.NewProcessor(store, mux, append(procOpts,
+	proc, err := webhooks.NewProcessor(store, handlers, append(procOpts,
 		webhooks.WithWorkers(*workers),
 		webhooks.WithLogger(logger),
 		webhooks.WithShutdownGrace(10*time.Second),
@@ -308,7 +332,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	if err != nil {
 		return err
 	}
-	receiver, err := webhooks.NewReceiver(registry, store, append(rcvOpts, webhooks.WithReplayStore(store), webhooks.WithProcessor(proc))...)
+	receiver, err := webhooks.NewReceiver(registry, store, append(rcvOpts, webhooks.WithReplayStore(store), webhooks.WithProcessor(proc),
+		webhooks.WithOrdering("demo", demoOrdering))...)
 	if err != nil {
 		return err
 	}
@@ -383,6 +408,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	}
 	logger.Info("stopped")
 	return err
+}
+
+// demoOrdering reads the demo's ordering key and version from the
+// X-Demo-Order-Key and X-Demo-Order-Version headers. They are not signed:
+// whoever holds one delivery could send it again under another key. A
+// real provider's key comes from its signed body (see CATALOG.md), as
+// the catalog's verifiers read it.
+func demoOrdering(req *webhooks.Request, _ webhooks.Verification) (webhooks.Ordering, error) {
+	key := req.Header.Get("X-Demo-Order-Key")
+	if key == "" || webhooks.CheckOrdering(webhooks.Ordering{Key: key}) != nil {
+		return webhooks.Ordering{}, nil
+	}
+	version, err := strconv.ParseInt(req.Header.Get("X-Demo-Order-Version"), 10, 64)
+	if err != nil || version < 0 {
+		version = 0
+	}
+	return webhooks.Ordering{Key: key, Version: version}, nil
 }
 
 // baseURL is where a browser on this machine reaches addr.

@@ -178,7 +178,9 @@ func TestGitHubDocumentedSample(t *testing.T) {
 	assert.Equal(t, "github", ev["provider"])
 	assert.Equal(t, "ping", ev["event_type"])
 	s.stop() // the processor has finished all work once Run returns
-	assert.Len(t, s.stdout.matching(`"msg":"event handled"`), 1, "the event is logged once, the repeat not at all")
+	assert.Len(t, s.stdout.matching(`"msg":"event handled"`), 2, "the event is logged once by each handler, the repeat not at all")
+	assert.Len(t, s.stdout.matching(`"handler":"ledger"`), 1)
+	assert.Len(t, s.stdout.matching(`"handler":"audit"`), 1)
 	assert.Empty(t, s.stdout.matching("d2"))
 	for _, l := range append(s.stdout.matching(""), s.stderr.matching("")...) {
 		assert.NotContains(t, l, githubSecret, "no secret in any log line")
@@ -219,9 +221,65 @@ func TestDemoProviderAndFailTypes(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, code)
 	dead := s.stderr.waitFor(t, "event dead-lettered")
 	assert.Contains(t, dead, `"event_id":"o2"`)
+	assert.Contains(t, dead, `"handler":"audit"`, "-fail-types fails the audit handler only")
 	assert.Contains(t, dead, `"failure_class":"permanent"`)
 	s.stop()
-	assert.Empty(t, s.stdout.matching(`"event_id":"o2"`), "a rejected type is not logged as handled")
+	o2 := s.stdout.matching(`"event_id":"o2"`)
+	require.Len(t, o2, 1, "ledger handled the rejected type once; audit did not")
+	assert.Contains(t, o2[0], `"handler":"ledger"`)
+	assert.Len(t, s.stderr.matching("event dead-lettered"), 1)
+}
+
+// TestDemoOrderKeys: demo events with an X-Demo-Order-Key are handled by
+// the ledger handler one at a time and in the order they arrived, per
+// key, with many workers, while audit takes them in parallel; events
+// without a key have none.
+func TestDemoOrderKeys(t *testing.T) {
+	t.Parallel()
+	const secret = "demo-secret"
+	s := start(t, map[string]string{"DEMO_WEBHOOK_SECRET": secret}, "-workers", "64")
+	const keys, perKey = 4, 25
+	var wg sync.WaitGroup
+	for k := range keys {
+		wg.Go(func() { // one sender per key, so each key's arrival order is known
+			for n := range perKey {
+				body := fmt.Sprintf(`{"key":%d,"n":%d}`, k, n)
+				h := demoHeaders(secret, fmt.Sprintf("k%d-n%d", k, n), "order.updated", body, time.Now())
+				h["X-Demo-Order-Key"] = fmt.Sprintf("order-%d", k)
+				code, _ := s.post(t, "/webhooks/demo", body, h)
+				assert.Equal(t, http.StatusAccepted, code)
+			}
+		})
+	}
+	wg.Wait()
+	code, _ := s.post(t, "/webhooks/demo", `{}`, demoHeaders(secret, "unkeyed", "order.updated", `{}`, time.Now()))
+	require.Equal(t, http.StatusAccepted, code)
+	for k := range keys {
+		s.stdout.waitFor(t, fmt.Sprintf(`"event_id":"k%d-n%d","event_type":"order.updated","ordering_key":"order-%d"`, k, perKey-1, k))
+	}
+	s.stdout.waitFor(t, `"handler":"audit","provider":"demo","tenant":"","event_id":"unkeyed"`)
+	s.stop()
+	for k := range keys {
+		var got []string
+		var seqs []float64
+		for _, l := range s.stdout.matching(fmt.Sprintf(`"ordering_key":"order-%d"`, k)) {
+			var ev map[string]any
+			require.NoError(t, json.Unmarshal([]byte(l), &ev))
+			if ev["handler"] == "ledger" {
+				got = append(got, ev["event_id"].(string))
+				seqs = append(seqs, ev["seq"].(float64))
+			}
+		}
+		want := make([]string, perKey)
+		for n := range want {
+			want[n] = fmt.Sprintf("k%d-n%d", k, n)
+		}
+		assert.Equal(t, want, got, "key order-%d was handled out of arrival order", k)
+		assert.IsIncreasing(t, seqs, "the logged sequence numbers follow the arrival order")
+	}
+	unkeyed := s.stdout.matching(`"event_id":"unkeyed"`)
+	require.Len(t, unkeyed, 2)
+	assert.Contains(t, unkeyed[0], `"ordering_key":""`)
 }
 
 func TestPostgresDedupAcrossRestart(t *testing.T) {

@@ -17,11 +17,14 @@ import (
 // previous page, in newest-first order. At is that item's DeadAt for a page
 // of dead letters, its ClosedAt for a page of closed items, its
 // CompletedAt for succeeded ones (which only a bulk replay pages); State
-// says which, so a cursor of one listing is refused by another.
+// says which, so a cursor of one listing is refused by another. Key and
+// Handler are that item's job: listings order jobs by time, then key, then
+// handler, all descending.
 type Position struct {
-	State webhooks.State
-	At    time.Time
-	Key   webhooks.InboxKey
+	State   webhooks.State
+	At      time.Time
+	Key     webhooks.InboxKey
+	Handler string
 }
 
 type wire struct {
@@ -30,6 +33,7 @@ type wire struct {
 	P string `json:"p"`
 	N string `json:"n"`
 	E string `json:"e"`
+	H string `json:"h,omitempty"` // the handler; "" (the default) is left out, so cursors made before handlers parse
 	// A bulk replay's cursor: its kind ("replay", or "dry" for a dry
 	// run), items done and total, and the end of its selection (the
 	// position of its last item).
@@ -40,6 +44,7 @@ type wire struct {
 	EP string `json:"ep,omitempty"`
 	EN string `json:"en,omitempty"`
 	EE string `json:"ee,omitempty"`
+	EH string `json:"eh,omitempty"`
 }
 
 // String encodes the position as an opaque URL-safe string.
@@ -52,7 +57,7 @@ func (c Position) wire() wire {
 	if c.State == webhooks.StateDead {
 		s = ""
 	}
-	return wire{S: s, T: c.At.UnixNano(), P: c.Key.Provider, N: c.Key.Tenant, E: c.Key.EventID}
+	return wire{S: s, T: c.At.UnixNano(), P: c.Key.Provider, N: c.Key.Tenant, E: c.Key.EventID, H: c.Handler}
 }
 
 func (w wire) String() string {
@@ -81,7 +86,8 @@ func decode(s string) (wire, error) {
 		return wire{}, invalid()
 	}
 	var c wire
-	if err := json.Unmarshal(b, &c); err != nil || c.P == "" || c.E == "" {
+	if err := json.Unmarshal(b, &c); err != nil || c.P == "" || c.E == "" ||
+		webhooks.CheckHandlerName(c.H) != nil || webhooks.CheckHandlerName(c.EH) != nil {
 		return wire{}, invalid()
 	}
 	return c, nil
@@ -95,7 +101,7 @@ func (c wire) position(state webhooks.State) (Position, error) {
 	if got != state {
 		return Position{}, fmt.Errorf("%w: it pages %s items, not %s ones; start again without a cursor", ops.ErrInvalidCursor, got, state)
 	}
-	return Position{State: got, At: time.Unix(0, c.T).UTC(), Key: webhooks.InboxKey{Provider: c.P, Tenant: c.N, EventID: c.E}}, nil
+	return Position{State: got, At: time.Unix(0, c.T).UTC(), Key: webhooks.InboxKey{Provider: c.P, Tenant: c.N, EventID: c.E}, Handler: c.H}, nil
 }
 
 // Replay is where the next call of a bulk replay starts and ends: after
@@ -119,7 +125,7 @@ func (r Replay) String() string {
 	if r.DryRun {
 		w.K = "dry"
 	}
-	w.ET, w.EP, w.EN, w.EE = r.End.At.UnixNano(), r.End.Key.Provider, r.End.Key.Tenant, r.End.Key.EventID
+	w.ET, w.EP, w.EN, w.EE, w.EH = r.End.At.UnixNano(), r.End.Key.Provider, r.End.Key.Tenant, r.End.Key.EventID, r.End.Handler
 	return w.String()
 }
 
@@ -158,8 +164,8 @@ func ParseReplay(s string, q ops.Query, dryRun bool) (Replay, error) {
 	if err != nil {
 		return Replay{}, err
 	}
-	end := Position{State: state, At: time.Unix(0, c.ET).UTC(), Key: webhooks.InboxKey{Provider: c.EP, Tenant: c.EN, EventID: c.EE}}
-	if !p.Before(end.At, end.Key) {
+	end := Position{State: state, At: time.Unix(0, c.ET).UTC(), Key: webhooks.InboxKey{Provider: c.EP, Tenant: c.EN, EventID: c.EE}, Handler: c.EH}
+	if !p.Before(end.At, end.Key, end.Handler) {
 		return Replay{}, invalid()
 	}
 	return Replay{Position: p, End: end, Done: c.D, Total: c.C, DryRun: dryRun}, nil
@@ -169,12 +175,12 @@ func invalid() error {
 	return fmt.Errorf("%w: it was not made by this store; start again without a cursor", ops.ErrInvalidCursor)
 }
 
-// Before reports whether an item at at (its DeadAt or ClosedAt) with key
-// sorts before the position in newest-first order, that is, whether it
-// belongs on a later page.
-func (c Position) Before(at time.Time, key webhooks.InboxKey) bool {
+// Before reports whether a job at at (its DeadAt or ClosedAt) with key
+// and handler sorts before the position in newest-first order, that is,
+// whether it belongs on a later page.
+func (c Position) Before(at time.Time, key webhooks.InboxKey, handler string) bool {
 	if !at.Equal(c.At) {
 		return at.Before(c.At)
 	}
-	return key.Compare(c.Key) < 0
+	return webhooks.JobKey{InboxKey: key, Handler: handler}.Compare(webhooks.JobKey{InboxKey: c.Key, Handler: c.Handler}) < 0
 }

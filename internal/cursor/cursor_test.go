@@ -22,20 +22,52 @@ func TestRoundTripAndOrder(t *testing.T) {
 		if got.State != state || !got.At.Equal(c.At) || got.Key != c.Key {
 			t.Fatalf("round trip: got %+v, want %+v", got, c)
 		}
-		if !c.Before(c.At.Add(-time.Nanosecond), c.Key) {
+		if !c.Before(c.At.Add(-time.Nanosecond), c.Key, "") {
 			t.Error("older items come after the cursor")
 		}
-		if !c.Before(c.At, webhooks.InboxKey{Provider: "a"}) {
+		if !c.Before(c.At, webhooks.InboxKey{Provider: "a"}, "") {
 			t.Error("same time, smaller key: after the cursor")
 		}
-		if c.Before(c.At, c.Key) {
+		if c.Before(c.At, c.Key, "") {
 			t.Error("the cursor's own item is not after it")
+		}
+		if c.Before(c.At, c.Key, "audit") {
+			t.Error("same time and key, a handler after the default's: before the cursor in descending order, not after it")
 		}
 	}
 	for _, bad := range []string{"", "!!!", "e30", "bm90IGpzb24"} { // "", junk, "{}", "not json"
 		if _, err := Parse(bad, webhooks.StateDead); !errors.Is(err, ops.ErrInvalidCursor) {
 			t.Errorf("Parse(%q) error %v; want ops.ErrInvalidCursor", bad, err)
 		}
+	}
+}
+
+// TestCursorHandler: a position's handler round-trips, orders jobs of one
+// event and time (descending), and is left out of the cursor when it is
+// the default handler's, so a cursor made before handlers existed (the
+// literal below, of {State dead, t0, p//e}) still parses.
+func TestCursorHandler(t *testing.T) {
+	t.Parallel()
+	k := webhooks.InboxKey{Provider: "p", EventID: "e"}
+	c := Position{State: webhooks.StateDead, At: t0, Key: k, Handler: "ledger"}
+	got, err := Parse(c.String(), webhooks.StateDead)
+	if err != nil || got != c {
+		t.Fatalf("Parse(String()) of a cursor of handler ledger = %+v, %v; want %+v", got, err, c)
+	}
+	if !c.Before(t0, k, "audit") || c.Before(t0, k, "ledger") || c.Before(t0, k, "metrics") {
+		t.Error("jobs of one event and time: want audit after ledger's cursor, ledger and metrics not")
+	}
+	const old = "eyJ0IjoxNzY3MzIzMDQ1MDAwMDAwMDAwLCJwIjoicCIsIm4iOiIiLCJlIjoiZSJ9"
+	got, err = Parse(old, webhooks.StateDead)
+	if want := (Position{State: webhooks.StateDead, At: t0, Key: k}); err != nil || got != want {
+		t.Errorf("Parse(a cursor made before handlers) = %+v, %v; want %+v", got, err, want)
+	}
+	if s := (Position{State: webhooks.StateDead, At: t0, Key: k}).String(); s != old {
+		t.Errorf("the default handler's cursor is %s; want %s, as before handlers (no \"h\" field)", s, old)
+	}
+	bad := Position{State: webhooks.StateDead, At: t0, Key: k, Handler: "Not A Name"}.String()
+	if _, err := Parse(bad, webhooks.StateDead); !errors.Is(err, ops.ErrInvalidCursor) {
+		t.Errorf("Parse(a cursor naming an invalid handler) error %v; want ops.ErrInvalidCursor", err)
 	}
 }
 
@@ -157,7 +189,7 @@ func FuzzParseReplay(f *testing.F) {
 					}
 					continue
 				}
-				if !c.Position.Before(c.End.At, c.End.Key) || c.Done < 1 || c.Done >= c.Total || c.Total > q.Limit {
+				if !c.Position.Before(c.End.At, c.End.Key, c.End.Handler) || c.Done < 1 || c.Done >= c.Total || c.Total > q.Limit {
 					t.Fatalf("ParseReplay(%q) = %+v: an end not after the position, or counts out of order", s, c)
 				}
 				again, err := ParseReplay(c.String(), q, dry)

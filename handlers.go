@@ -1,0 +1,176 @@
+package webhooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Handler is one named consumer of events: each event it takes is stored
+// with a job of its own (see JobKey), which has its own attempts, retries,
+// history, dead letter, replay and closing, so a failure of one handler
+// never runs another again. A Processor runs several through Handlers.
+type Handler struct {
+	// Name names the handler's jobs (see CheckHandlerName); "" is the
+	// default handler, which a host with one handler has without naming
+	// it.
+	Name string
+	// Dispatcher runs the handler's events. When it is a HandledTypes (a
+	// *Mux is), events of the types it does not handle get no job of
+	// this handler.
+	Dispatcher Dispatcher
+	// Ordered runs the handler's jobs of one ordering key (see Ordering)
+	// one at a time, in the provider's order: a failing job holds the
+	// later ones of its key until it succeeds or is dead-lettered. It
+	// needs a store with FanOutSupport.OrderingKeys.
+	Ordered bool
+	// Retired ends a handler that was removed: the Receiver makes no new
+	// jobs for it, and the Processor dead-letters its remaining jobs
+	// unrun, with FailureHandlerGone (replayable if the handler comes
+	// back). A handler that is merely left out of Handlers keeps its
+	// jobs pending and visible (ops.Stats.Handlers shows them, lagging),
+	// since a processor that does not know a handler may be one of an
+	// older release during a rolling deploy.
+	Retired bool
+}
+
+// Handlers are the handlers a Processor runs, each event going to every
+// handler that takes its type. Pass them to NewProcessor in place of a
+// single Dispatcher:
+//
+//	proc, err := webhooks.NewProcessor(store, webhooks.Handlers{
+//		{Name: "ledger", Dispatcher: ledgerMux, Ordered: true},
+//		{Name: "audit", Dispatcher: auditMux},
+//	})
+//
+// and give the Processor (or, for a Receiver in another process, the same
+// Handlers) to the Receiver, which stores each event with the jobs of the
+// handlers that take it (see JobRouter). Handlers is a Dispatcher that
+// routes an event by its Handler field, a HandledTypes and a JobRouter.
+type Handlers []Handler
+
+// JobRouter decides which jobs an event is stored with: the Receiver asks
+// its HandledTypes (see WithProcessor, WithHandledTypes) for them when it
+// is a JobRouter. None means that no handler takes the event: the
+// Receiver answers it ignored and stores nothing. *Processor and Handlers
+// implement it. Jobs must be safe for concurrent use.
+type JobRouter interface {
+	Jobs(provider, eventType string) []Job
+}
+
+// Dispatch runs ev on the handler named ev.Handler. A handler that is not
+// among hs, or is retired, is an error: the Processor never hands such an
+// event to Dispatch (it dead-letters a retired handler's jobs unrun).
+func (hs Handlers) Dispatch(ctx context.Context, ev Event) error {
+	for i := range hs {
+		if hs[i].Name == ev.Handler {
+			if hs[i].Retired {
+				return Permanent(fmt.Errorf("webhooks: handler %q is retired", ev.Handler))
+			}
+			return hs[i].Dispatcher.Dispatch(ctx, ev)
+		}
+	}
+	return fmt.Errorf("webhooks: no handler named %q among the Handlers", ev.Handler)
+}
+
+// Handles reports whether a handler that is not retired takes eventType.
+func (hs Handlers) Handles(eventType string) bool {
+	for i := range hs {
+		if !hs[i].Retired && handles(hs[i].Dispatcher, eventType) {
+			return true
+		}
+	}
+	return false
+}
+
+// Jobs returns a job for each handler that is not retired and takes
+// eventType, in the order of hs; provider is not consulted.
+func (hs Handlers) Jobs(provider, eventType string) []Job {
+	var jobs []Job
+	for i := range hs {
+		if h := &hs[i]; !h.Retired && handles(h.Dispatcher, eventType) {
+			jobs = append(jobs, Job{Handler: h.Name, Ordered: h.Ordered})
+		}
+	}
+	return jobs
+}
+
+// handles reports what d says about eventType when it is a HandledTypes,
+// and true otherwise.
+func handles(d Dispatcher, eventType string) bool {
+	if h, ok := d.(HandledTypes); ok {
+		return h.Handles(eventType)
+	}
+	return true
+}
+
+// Check reports what makes hs unusable: no handler, more than MaxHandlers,
+// a name CheckHandlerName refuses or given twice, a nil Dispatcher, or
+// every handler retired.
+func (hs Handlers) Check() error {
+	var problems []error
+	if len(hs) == 0 {
+		return errors.New("webhooks: Handlers is empty; give at least one handler")
+	}
+	if len(hs) > MaxHandlers {
+		problems = append(problems, fmt.Errorf("webhooks: %d handlers; at most %d (webhooks.MaxHandlers)", len(hs), MaxHandlers))
+	}
+	live := 0
+	for i, h := range hs {
+		if err := CheckHandlerName(h.Name); err != nil {
+			problems = append(problems, err)
+		}
+		if nilPointer(h.Dispatcher) || h.Dispatcher == nil {
+			problems = append(problems, fmt.Errorf("webhooks: handler %q has no Dispatcher", h.Name))
+		}
+		for _, o := range hs[:i] {
+			if o.Name == h.Name {
+				problems = append(problems, fmt.Errorf("webhooks: handler %q is named twice", h.Name))
+			}
+		}
+		if !h.Retired {
+			live++
+		}
+	}
+	if live == 0 {
+		problems = append(problems, errors.New("webhooks: every handler is retired; keep at least one that runs"))
+	}
+	return errors.Join(problems...)
+}
+
+// needs is what a store must support to keep hs's jobs.
+func (hs Handlers) needs() FanOutSupport {
+	var n FanOutSupport
+	for _, h := range hs {
+		n.Handlers = n.Handlers || h.Name != "" || len(hs) > 1
+		n.OrderingKeys = n.OrderingKeys || h.Ordered && !h.Retired
+	}
+	return n
+}
+
+// fanOutNeeder is a router whose needs can be checked when a Receiver or
+// a Processor is built.
+type fanOutNeeder interface{ needs() FanOutSupport }
+
+// checkFanOut refuses a store that does not support what need asks for,
+// naming what is missing and the handlers that need it.
+func checkFanOut(who string, store any, need FanOutSupport, hs Handlers) error {
+	have := FanOutOf(store)
+	var names, ordered []string
+	for _, h := range hs {
+		names = append(names, fmt.Sprintf("%q", h.Name))
+		if h.Ordered && !h.Retired {
+			ordered = append(ordered, fmt.Sprintf("%q", h.Name))
+		}
+	}
+	switch {
+	case need.Handlers && !have.Handlers:
+		return fmt.Errorf("webhooks: %s: the store (%T) keeps one job per event: it cannot run handlers %s; use memstore or pgstore, or one unnamed handler",
+			who, store, strings.Join(names, ", "))
+	case need.OrderingKeys && !have.OrderingKeys:
+		return fmt.Errorf("webhooks: %s: the store (%T) does not run ordering keys: handlers %s are Ordered; use memstore or pgstore, or unordered handlers",
+			who, store, strings.Join(ordered, ", "))
+	}
+	return nil
+}
