@@ -159,3 +159,39 @@ func TestFanOutRedeliveryReplaysDeadJobs(t *testing.T) {
 	}
 	assert.Equal(t, map[string]webhooks.State{"a": webhooks.StatePending, "b": webhooks.StateSucceeded, "c": webhooks.StatePending}, got)
 }
+
+// TestFanOutListPagesJobsOfOneEvent: two dead jobs of one event, dead at
+// the same time, are two entries of the dead-letter list, and a page of
+// one ends between them: the cursor holds the handler.
+func TestFanOutListPagesJobsOfOneEvent(t *testing.T) {
+	t.Parallel()
+	s := newStore(t)
+	ctx := t.Context()
+	mustEnqueueNew(t, s, fanOutEnvelope("e1", baseTime, "a", "b"))
+	var sts []webhooks.Settlement
+	for _, h := range []string{"a", "b"} {
+		req := acquireReq(baseTime, time.Minute, 1)
+		req.Handler = h
+		l, err := s.Acquire(ctx, req)
+		require.NoError(t, err)
+		require.Len(t, l, 1)
+		sts = append(sts, deadLettered(l[0], webhooks.Failure{Class: webhooks.FailurePermanent}, baseTime))
+	}
+	for _, err := range s.SettleBatch(ctx, sts) {
+		require.NoError(t, err)
+	}
+	var got []string
+	q := ops.Query{Limit: 1}
+	for range 3 {
+		page, err := s.List(ctx, q)
+		require.NoError(t, err)
+		for _, it := range page.Items {
+			got = append(got, it.Handler)
+		}
+		if page.Next == "" {
+			break
+		}
+		q.After = page.Next
+	}
+	assert.Equal(t, []string{"b", "a"}, got, "newest first, then by key and handler, descending")
+}

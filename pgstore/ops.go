@@ -207,7 +207,7 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 		if state == webhooks.StateClosed {
 			at = last.ClosedAt
 		}
-		page.Next = cursor.Position{State: state, At: at, Key: last.Key}.String()
+		page.Next = cursor.Position{State: state, At: at, Key: last.Key, Handler: last.Handler}.String()
 	}
 	return page, nil
 }
@@ -292,9 +292,9 @@ func (s *Store) listOrdered(start string, state webhooks.State, q ops.Query, aft
 		}
 	}
 	bound := func(op string, p *cursor.Position) {
-		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id) " + op + " (" +
+		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id, i.handler) " + op + " (" +
 			arg(p.At) + "::timestamptz, " + arg(p.Key.Provider) + ", " +
-			arg(p.Key.Tenant) + ", " + arg(p.Key.EventID) + ")"
+			arg(p.Key.Tenant) + ", " + arg(p.Key.EventID) + ", " + arg(p.Handler) + "::text)"
 	}
 	if after != nil {
 		bound("<", after)
@@ -420,7 +420,7 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 	if more && res.Done < c.Total {
 		last := found[len(found)-1]
 		next := c
-		next.Position = cursor.Position{State: state, At: last.at.UTC(), Key: last.job.InboxKey}
+		next.Position = cursor.Position{State: state, At: last.at.UTC(), Key: last.job.InboxKey, Handler: last.job.Handler}
 		next.Done, next.DryRun = res.Done, req.DryRun
 		res.Next = next.String()
 	} else {
@@ -483,7 +483,7 @@ func (s *Store) selectReplayFirst(ctx context.Context, state webhooks.State, q o
 		if part == 1 {
 			found = append(found, sel)
 		} else {
-			c.Total, c.End = n, cursor.Position{State: state, At: sel.at.UTC(), Key: sel.job.InboxKey}
+			c.Total, c.End = n, cursor.Position{State: state, At: sel.at.UTC(), Key: sel.job.InboxKey, Handler: sel.job.Handler}
 		}
 		return nil
 	})
