@@ -635,6 +635,25 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 	if err != nil {
 		return ops.Stats{}, fmt.Errorf("pgstore: Stats: %w", err)
 	}
+	heldLimit, err := req.HeldKeyLimit()
+	if err != nil {
+		return ops.Stats{}, fmt.Errorf("pgstore: Stats: %w", err)
+	}
+	var (
+		phHandlers                                     []string
+		phPending, phLeased, phDue, phRetrying, phHeld []int64
+		phOldest                                       []*time.Time
+		phWaiting, phDead, phClosed                    []int64
+		hkHandlers, hkProviders, hkTenants, hkKeys     []string
+		hkDepths                                       []int64
+		hkHeads                                        []string
+		hkAttempts                                     []int32
+		hkClasses, hkMessages                          []*string
+		hkErrorAts                                     []*time.Time
+		hkNexts                                        []string
+		hkNextReceived                                 []time.Time
+		moreHeld                                       int64
+	)
 	var (
 		pending, leased, due, retrying, held, closed, succeeded int64
 		waiting                                                 int64
@@ -644,9 +663,12 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		counts                                                  []int64
 		more                                                    ops.More
 	)
-	err = s.pool.QueryRow(ctx, s.sql.stats, s.now(req.Now), SucceededCountedExactly, quoteSchema(s.schema)+".inbox_jobs_succeeded_idx", groups).Scan(
+	err = s.pool.QueryRow(ctx, s.sql.stats, s.now(req.Now), SucceededCountedExactly, quoteSchema(s.schema)+".inbox_jobs_succeeded_idx", groups, heldLimit).Scan(
 		&pending, &leased, &due, &retrying, &held, &oldest, &waiting, &closed, &succeeded, &estimate,
-		&handlers, &providers, &eventTypes, &counts, &more.Groups, &more.N)
+		&handlers, &providers, &eventTypes, &counts, &more.Groups, &more.N,
+		&phHandlers, &phPending, &phLeased, &phDue, &phRetrying, &phHeld, &phOldest, &phWaiting, &phDead, &phClosed,
+		&hkHandlers, &hkProviders, &hkTenants, &hkKeys, &hkDepths, &hkHeads, &hkAttempts, &hkClasses, &hkMessages, &hkErrorAts,
+		&hkNexts, &hkNextReceived, &moreHeld)
 	if err != nil {
 		return ops.Stats{}, wrapErr("stats", err)
 	}
@@ -676,5 +698,31 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 	}
 	st.MoreDeadLetters = more
 	st.States[webhooks.StateDead] = dead
+	for i, h := range phHandlers {
+		hs := ops.HandlerStats{
+			Handler: h,
+			States: map[webhooks.State]int64{webhooks.StatePending: phPending[i], webhooks.StateLeased: phLeased[i],
+				webhooks.StateDead: phDead[i], webhooks.StateClosed: phClosed[i]},
+			Due: phDue[i], Retrying: phRetrying[i], LeasesHeld: phHeld[i], OldestDue: timeOrZero(phOldest[i]),
+		}
+		if phWaiting[i] > 0 {
+			hs.States[webhooks.StateWaiting] = phWaiting[i]
+		}
+		st.Handlers = append(st.Handlers, hs)
+	}
+	for i := range hkHandlers {
+		hk := ops.HeldKey{
+			Handler: hkHandlers[i], Provider: hkProviders[i], Tenant: hkTenants[i], Key: hkKeys[i], Depth: hkDepths[i],
+			Head:           webhooks.InboxKey{Provider: hkProviders[i], Tenant: hkTenants[i], EventID: hkHeads[i]},
+			HeadAttempts:   int(hkAttempts[i]),
+			Next:           webhooks.InboxKey{Provider: hkProviders[i], Tenant: hkTenants[i], EventID: hkNexts[i]},
+			NextReceivedAt: hkNextReceived[i].UTC(),
+		}
+		if hkClasses[i] != nil {
+			hk.HeadError = &webhooks.ErrorRecord{Class: webhooks.FailureClass(*hkClasses[i]), Message: deref(hkMessages[i]), At: timeOrZero(hkErrorAts[i])}
+		}
+		st.HeldKeys = append(st.HeldKeys, hk)
+	}
+	st.MoreHeldKeys = moreHeld
 	return st, nil
 }

@@ -268,12 +268,16 @@ SELECT EXISTS (SELECT 1 FROM closed),
 //   - pending and leased jobs, the backlog due at now, retries, leases
 //     held and the oldest due time: one pass over inbox_jobs_due_idx
 //     (its predicate is the states);
+//
 //   - waiting jobs: inbox_jobs_waiting_idx;
+//
 //   - closed jobs: inbox_jobs_closed_idx;
+//
 //   - dead letters by handler, provider and event type:
 //     inbox_jobs_dead_type_idx, in its order, so the grouping needs no
 //     sort; the groups are then ranked by size, the first $4 returned and
 //     the rest only counted;
+//
 //   - succeeded jobs: counted through inbox_jobs_succeeded_idx up to $2
 //     rows, stopping at $2 (in the index's order, so that the planner reads
 //     the index rather than the first pages of the table, which it would
@@ -283,9 +287,64 @@ SELECT EXISTS (SELECT 1 FROM closed),
 //     (auto)vacuum or analyze, scaled by how much the index grew since, as
 //     the planner does.
 //
+//   - per handler (Stats.Handlers): the same counts grouped by handler,
+//     each from its index (the due, waiting, dead-type and closed
+//     indexes, all partial);
+//
+//   - held keys: the failed heads of ordered keys with jobs waiting
+//     behind them, from inbox_jobs_held_idx, each with its key's depth
+//     (inbox_keys) and its next job (inbox_jobs_waiting_idx, LIMIT 1),
+//     the deepest $5 listed and the rest counted.
+//
 // $1 now, $2 the most succeeded jobs counted exactly, $3 the succeeded
-// index's qualified name, $4 the most dead-letter groups returned.
+// index's qualified name, $4 the most dead-letter groups returned, $5 the
+// most held keys listed.
 const statsSQL = `
+WITH per_handler AS (
+	SELECT handler, sum(pending)::bigint AS pending, sum(leased)::bigint AS leased, sum(due)::bigint AS due,
+		sum(retrying)::bigint AS retrying, sum(held)::bigint AS held, min(oldest_due) AS oldest_due,
+		sum(waiting)::bigint AS waiting, sum(dead)::bigint AS dead, sum(closed)::bigint AS closed
+	FROM (
+		SELECT handler, count(*) FILTER (WHERE state = 'pending') AS pending,
+			count(*) FILTER (WHERE state = 'leased') AS leased,
+			count(*) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS due,
+			count(*) FILTER (WHERE state = 'pending' AND last_error_class IS NOT NULL) AS retrying,
+			count(*) FILTER (WHERE state = 'leased' AND next_attempt_at > coalesce($1::timestamptz, now())) AS held,
+			min(next_attempt_at) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS oldest_due,
+			0 AS waiting, 0 AS dead, 0 AS closed
+		FROM {{schema}}.inbox_jobs WHERE state IN ('pending', 'leased') GROUP BY handler
+		UNION ALL
+		SELECT handler, 0, 0, 0, 0, 0, NULL, count(*), 0, 0
+		FROM {{schema}}.inbox_jobs WHERE state = 'waiting' GROUP BY handler
+		UNION ALL
+		SELECT handler, 0, 0, 0, 0, 0, NULL, 0, count(*), 0
+		FROM {{schema}}.inbox_jobs WHERE state = 'dead' GROUP BY handler
+		UNION ALL
+		SELECT handler, 0, 0, 0, 0, 0, NULL, 0, 0, count(*)
+		FROM {{schema}}.inbox_jobs WHERE state = 'closed' GROUP BY handler
+	) AS parts
+	GROUP BY handler
+), held_keys AS (
+	SELECT j.handler, j.provider, j.tenant, j.ordering_key, j.event_id, j.attempts,
+		j.last_error_class, j.last_error_message, j.last_error_at, k.depth,
+		row_number() OVER (ORDER BY k.depth DESC, j.handler, j.provider, j.tenant, j.ordering_key) AS rank
+	FROM {{schema}}.inbox_jobs AS j
+	JOIN {{schema}}.inbox_keys AS k
+		ON k.handler = j.handler AND k.provider = j.provider AND k.tenant = j.tenant AND k.ordering_key = j.ordering_key
+	WHERE j.ordering_key IS NOT NULL AND j.state IN ('pending', 'leased') AND j.last_error_class IS NOT NULL
+		AND k.depth > 1
+), held_listed AS (
+	SELECT h.*, n.event_id AS next_event_id, e.received_at AS next_received_at
+	FROM held_keys AS h
+	CROSS JOIN LATERAL (
+		SELECT w.event_id FROM {{schema}}.inbox_jobs AS w
+		WHERE w.handler = h.handler AND w.provider = h.provider AND w.tenant = h.tenant
+			AND w.ordering_key = h.ordering_key AND w.state = 'waiting'
+		ORDER BY w.order_version, w.seq
+		LIMIT 1) AS n
+	JOIN {{schema}}.inbox_events AS e ON e.provider = h.provider AND e.tenant = h.tenant AND e.event_id = n.event_id
+	WHERE h.rank <= $5
+)
 SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
 	(SELECT count(*) FROM {{schema}}.inbox_jobs WHERE state = 'waiting'),
 	(SELECT count(*) FROM {{schema}}.inbox_jobs WHERE state = 'closed'),
@@ -299,8 +358,37 @@ SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
 			ELSE c.reltuples
 		END::bigint
 		FROM pg_catalog.pg_class AS c WHERE c.oid = $3::regclass),
-	d.handlers, d.providers, d.event_types, d.counts, d.more_groups, d.more_items
+	d.handlers, d.providers, d.event_types, d.counts, d.more_groups, d.more_items,
+	ph.handlers, ph.pending, ph.leased, ph.due, ph.retrying, ph.held, ph.oldest_due, ph.waiting, ph.dead, ph.closed,
+	hk.handlers, hk.providers, hk.tenants, hk.keys, hk.depths, hk.heads, hk.attempts, hk.classes, hk.messages, hk.error_ats,
+	hk.nexts, hk.next_received, (SELECT count(*) FROM held_keys WHERE rank > $5)
 FROM (
+	SELECT coalesce(array_agg(handler ORDER BY handler), '{}') AS handlers,
+		coalesce(array_agg(pending ORDER BY handler), '{}') AS pending,
+		coalesce(array_agg(leased ORDER BY handler), '{}') AS leased,
+		coalesce(array_agg(due ORDER BY handler), '{}') AS due,
+		coalesce(array_agg(retrying ORDER BY handler), '{}') AS retrying,
+		coalesce(array_agg(held ORDER BY handler), '{}') AS held,
+		coalesce(array_agg(oldest_due ORDER BY handler), '{}') AS oldest_due,
+		coalesce(array_agg(waiting ORDER BY handler), '{}') AS waiting,
+		coalesce(array_agg(dead ORDER BY handler), '{}') AS dead,
+		coalesce(array_agg(closed ORDER BY handler), '{}') AS closed
+	FROM per_handler
+) AS ph, (
+	SELECT coalesce(array_agg(handler ORDER BY rank), '{}') AS handlers,
+		coalesce(array_agg(provider ORDER BY rank), '{}') AS providers,
+		coalesce(array_agg(tenant ORDER BY rank), '{}') AS tenants,
+		coalesce(array_agg(ordering_key ORDER BY rank), '{}') AS keys,
+		coalesce(array_agg(depth::bigint ORDER BY rank), '{}') AS depths,
+		coalesce(array_agg(event_id ORDER BY rank), '{}') AS heads,
+		coalesce(array_agg(attempts ORDER BY rank), '{}') AS attempts,
+		coalesce(array_agg(last_error_class ORDER BY rank), '{}') AS classes,
+		coalesce(array_agg(last_error_message ORDER BY rank), '{}') AS messages,
+		coalesce(array_agg(last_error_at ORDER BY rank), '{}') AS error_ats,
+		coalesce(array_agg(next_event_id ORDER BY rank), '{}') AS nexts,
+		coalesce(array_agg(next_received_at ORDER BY rank), '{}') AS next_received
+	FROM held_listed
+) AS hk, (
 	SELECT count(*) FILTER (WHERE state = 'pending') AS pending,
 		count(*) FILTER (WHERE state = 'leased') AS leased,
 		count(*) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS due,

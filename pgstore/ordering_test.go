@@ -90,6 +90,23 @@ func TestOrderingKeysRunOneAtATimeInOrder(t *testing.T) {
 	now = now.Add(time.Second)
 	got = ledgerLeases(t, s, now)
 	assert.Equal(t, []string{"a3"}, ids(got), "the retried head holds K: a1 and a2 wait")
+	// K is held: in Stats with its depth, failing head and next job.
+	st, err = s.Stats(ctx, ops.StatsRequest{Now: now})
+	require.NoError(t, err)
+	require.Len(t, st.HeldKeys, 1)
+	hk := st.HeldKeys[0]
+	assert.Equal(t, ops.HeldKey{Handler: "ledger", Provider: "acme", Tenant: "t1", Key: "K", Depth: 3,
+		Head: testKey("a3"), HeadAttempts: 2, HeadError: hk.HeadError,
+		Next: testKey("a1"), NextReceivedAt: baseTime.Add(2 * time.Millisecond)}, hk)
+	require.NotNil(t, hk.HeadError)
+	assert.Equal(t, webhooks.FailureError, hk.HeadError.Class)
+	assert.Zero(t, st.MoreHeldKeys)
+	require.Len(t, st.Handlers, 1)
+	assert.Equal(t, "ledger", st.Handlers[0].Handler)
+	assert.Equal(t, map[webhooks.State]int64{webhooks.StatePending: 0, webhooks.StateLeased: 1, webhooks.StateWaiting: 2,
+		webhooks.StateDead: 0, webhooks.StateClosed: 0}, st.Handlers[0].States)
+	st, err = s.Stats(ctx, ops.StatsRequest{Now: now, HeldKeys: -1})
+	require.Error(t, err)
 	require.NoError(t, s.Settle(ctx, succeeded(got["a3"], now)))
 
 	// a3 succeeded (version 3): K's next is a1 (version 1), not a2.

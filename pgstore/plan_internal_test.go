@@ -131,8 +131,9 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"start leases", s.sql.start, []string{"Index Scan using inbox_jobs_pkey"},
 			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok}, now, int64(60e6), []string{"", ""}}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
-		{"stats", s.sql.stats, []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx"},
-			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups}, true},
+		{"stats", s.sql.stats, []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx",
+			"inbox_jobs_waiting_idx", "inbox_jobs_held_idx"},
+			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := explain(t, s, c.sql, c.args, true)
@@ -207,7 +208,7 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE "+table+", "+quoteSchema(s.schema)+".inbox_events")
 	require.NoError(t, err)
 
-	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups}, false)
+	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, false)
 	t.Logf("Stats beside %d succeeded items:\n%s", succeeded, plan)
 	assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
 	for _, index := range []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx"} {
