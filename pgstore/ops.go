@@ -326,6 +326,11 @@ func (s *Store) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	if err := checkAudited(req.Actor, req.Reason, req.Ticket); err != nil {
 		return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %v; a replay is audited: %w", err, ops.ErrInvalidRequest)
 	}
+	if req.ToHandler != "" {
+		// Not built yet: refused rather than replaying another job.
+		return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: ToHandler (replaying events to another handler) is not supported by this version of pgstore: %w",
+			errors.ErrUnsupported)
+	}
 	action := ops.ActionReplay
 	if req.Redelivery {
 		action = ops.ActionRedelivery
