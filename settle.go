@@ -160,6 +160,12 @@ func (s *settler) finish(detached context.Context, j settleJob, err error) {
 		}
 	}
 	s.r.remove(st.Lease)
+	if (err == nil || errors.Is(err, ErrAlreadySettled)) && st.Lease.Item.Ordered && (st.Outcome == AttemptSucceeded || st.Outcome == AttemptDeadLettered) {
+		// The head of an ordering key ended: the store made the next job
+		// of its key due now. A store with a wake source (pgstore) tells
+		// every processor; this one looks at once in any case.
+		s.p.Wake()
+	}
 	switch {
 	case errors.Is(err, ErrAlreadySettled) && retried:
 		log.InfoContext(detached, "the settlement had committed although its reply was lost", "outcome", string(st.Outcome))

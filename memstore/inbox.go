@@ -212,15 +212,15 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 			Ordered:       j.Ordered,
 			OccurredAt:    env.OccurredAt,
 			ReceivedAt:    env.ReceivedAt,
-		}, env.ReceivedAt)
+		}, env.ReceivedAt, env.ReceivedAt)
 	}
 	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: ev.state()}, nil
 }
 
 // addJobLocked adds to ev the job of it (its event's fields, handler and
-// ordering set), pending and due at now, or waiting behind its ordering
-// key's head, and returns it.
-func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now time.Time) *entry {
+// ordering set) at now, pending and due at due, or waiting behind its
+// ordering key's head, and returns it.
+func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now, due time.Time) *entry {
 	s.seq++
 	it.Seq = int64(s.seq)
 	it.UpdatedAt = now
@@ -228,7 +228,7 @@ func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now time.Time) *entry 
 	s.jobs[e.job()] = e
 	i, _ := slices.BinarySearchFunc(ev.jobs, it.Handler, func(e *entry, h string) int { return cmp.Compare(e.item.Handler, h) })
 	ev.jobs = slices.Insert(ev.jobs, i, e)
-	s.enterLocked(e, now, now)
+	s.enterLocked(e, now, due)
 	return e
 }
 

@@ -323,3 +323,51 @@ func replayReg(k webhooks.ReplayRegistration, digest [32]byte, now, expiresAt ti
 	k.PayloadSHA256, k.Now, k.ExpiresAt = digest, now, expiresAt
 	return k
 }
+
+// TestInboxRetentionForgetsIdleKeys: an ordering key's applied version
+// (the stale guard) outlives its jobs until DeleteSucceeded runs with a
+// cutoff after the key last changed. Mutation: forget keys whatever their
+// age (or never).
+func TestInboxRetentionForgetsIdleKeys(t *testing.T) {
+	t.Parallel()
+	s := NewInbox()
+	ctx := t.Context()
+	run := func(id string, version int64, now time.Time) *webhooks.Lease {
+		t.Helper()
+		env := webhooks.Envelope{
+			Key: webhooks.InboxKey{Provider: "acme", EventID: id}, EventType: "invoice.paid", Payload: []byte(id),
+			PayloadSHA256: sha256.Sum256([]byte(id)), ReceivedAt: now,
+			Jobs: []webhooks.Job{{Handler: "ledger", Ordered: true}}, Ordering: webhooks.Ordering{Key: "cus_1", Version: version},
+		}
+		if _, err := s.Enqueue(ctx, env); err != nil {
+			t.Fatal(err)
+		}
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1, Handler: "ledger"})
+		if err != nil || len(leases) != 1 {
+			t.Fatalf("Acquire: %d leases, %v", len(leases), err)
+		}
+		if err := s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptSucceeded, Now: now}); err != nil {
+			t.Fatal(err)
+		}
+		return leases[0]
+	}
+	run("a1", 5, base)
+	if n, err := s.DeleteSucceeded(ctx, base); n != 0 || err != nil {
+		t.Fatalf("DeleteSucceeded(base) = %d, %v; want 0", n, err)
+	}
+	if l := run("a2", 1, base.Add(time.Second)); l.Applied != 5 {
+		t.Errorf("Applied after a1 (version 5) succeeded = %d; want 5", l.Applied)
+	}
+	if n, err := s.DeleteSucceeded(ctx, base.Add(time.Second)); n != 1 || err != nil {
+		t.Fatalf("DeleteSucceeded(base+1s) = %d, %v; want 1 (a1)", n, err)
+	}
+	if l := run("a3", 1, base.Add(2*time.Second)); l.Applied != 5 {
+		t.Errorf("Applied after a retention that kept the key (changed at base+1s) = %d; want 5", l.Applied)
+	}
+	if n, err := s.DeleteSucceeded(ctx, base.Add(time.Hour)); n != 2 || err != nil {
+		t.Fatalf("DeleteSucceeded(base+1h) = %d, %v; want 2", n, err)
+	}
+	if l := run("a4", 1, base.Add(2*time.Hour)); l.Applied != 0 {
+		t.Errorf("Applied after the key was idle past the retention = %d; want 0 (forgotten)", l.Applied)
+	}
+}

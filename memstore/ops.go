@@ -128,6 +128,21 @@ func (s *Inbox) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
+	if req.ToHandler != "" {
+		ev := s.events[req.Key]
+		target := webhooks.JobKey{InboxKey: req.Key, Handler: req.ToHandler}
+		switch {
+		case ev == nil:
+			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s: %w", req.Key, ops.ErrNotFound)
+		case s.jobs[target] != nil && !finished(s.jobs[target].item.State):
+			return ops.ReplayResult{}, fmt.Errorf("memstore: Replay %s is %s: %w", target, s.jobs[target].item.State, ops.ErrNotFinished)
+		}
+		if !req.DryRun {
+			s.replayToLocked(ev, req, req.Now, audit)
+		}
+		return ops.ReplayResult{Items: []ops.Replayed{{Key: req.Key, Handler: req.ToHandler, DueAt: req.Now}}, Done: 1, Total: 1}, nil
+	}
+
 	job := webhooks.JobKey{InboxKey: req.Key, Handler: req.Handler}
 	e := s.jobs[job]
 	switch {
@@ -179,7 +194,7 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 		m = m[:i] // keep to the selection
 	}
 	todo := m[:min(len(m), c.Total-c.Done, ops.ReplayBatch)]
-	res := ops.ReplayResult{Items: make([]ops.Replayed, len(todo)), Done: c.Done + len(todo), Total: c.Total}
+	res := ops.ReplayResult{Items: make([]ops.Replayed, 0, len(todo)), Done: c.Done + len(todo), Total: c.Total}
 	if len(m) > len(todo) && res.Done < c.Total {
 		last := &todo[len(todo)-1].item // as it is listed before the replay
 		next := c
@@ -191,12 +206,47 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 	}
 	for i, e := range todo {
 		due := req.Now.Add(req.SpreadOffset(c.Done+i, c.Total))
-		res.Items[i] = ops.Replayed{Key: e.item.Key, Handler: e.item.Handler, DueAt: due}
+		if req.ToHandler != "" {
+			if t := s.jobs[webhooks.JobKey{InboxKey: e.item.Key, Handler: req.ToHandler}]; t != nil && !finished(t.item.State) {
+				continue // the event's job of ToHandler is under way: left as it is
+			}
+			res.Items = append(res.Items, ops.Replayed{Key: e.item.Key, Handler: req.ToHandler, DueAt: due})
+			if !req.DryRun {
+				s.replayToLocked(e.ev, req, due, audit)
+			}
+			continue
+		}
+		res.Items = append(res.Items, ops.Replayed{Key: e.item.Key, Handler: e.item.Handler, DueAt: due})
 		if !req.DryRun {
 			s.replayLocked(e, req.Now, due, !req.KeepAttempts, audit)
 		}
 	}
 	return res, nil
+}
+
+// replayToLocked replays the event ev to req.ToHandler, due at due: its
+// job of that handler is created (ordered when req.ToOrdered) or, finished,
+// replayed with a fresh attempt budget; a is recorded on that job.
+func (s *Inbox) replayToLocked(ev *event, req ops.ReplayRequest, due time.Time, a ops.Audit) {
+	src := ev.jobs[0].item
+	if e := s.jobs[webhooks.JobKey{InboxKey: src.Key, Handler: req.ToHandler}]; e != nil {
+		s.replayLocked(e, req.Now, due, true, a)
+		return
+	}
+	e := s.addJobLocked(ev, webhooks.Item{
+		Key:           src.Key,
+		Handler:       req.ToHandler,
+		EventType:     src.EventType,
+		PayloadSHA256: src.PayloadSHA256,
+		KeyID:         src.KeyID,
+		APIVersion:    src.APIVersion,
+		TraceLink:     src.TraceLink,
+		Ordering:      src.Ordering,
+		Ordered:       req.ToOrdered,
+		OccurredAt:    src.OccurredAt,
+		ReceivedAt:    src.ReceivedAt,
+	}, req.Now, due)
+	e.audit = append(e.audit, a)
 }
 
 // finished reports whether a job in state st has ended: succeeded, dead
@@ -252,13 +302,18 @@ func (s *Inbox) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error
 	return nil
 }
 
-// Stats implements ops.Store. It visits every item, under the store's
-// lock; every count is exact.
+// Stats implements ops.Store. It visits every job and every ordering
+// key, under the store's lock; every count is exact. Stats.Handlers lists
+// the handlers with a job that has not succeeded.
 func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, error) {
 	if err := ctxErr(ctx); err != nil {
 		return ops.Stats{}, err
 	}
 	limit, err := req.GroupLimit()
+	if err != nil {
+		return ops.Stats{}, fmt.Errorf("memstore: Stats: %w", err)
+	}
+	heldLimit, err := req.HeldKeyLimit()
 	if err != nil {
 		return ops.Stats{}, fmt.Errorf("memstore: Stats: %w", err)
 	}
@@ -270,26 +325,49 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		webhooks.StateDead: 0, webhooks.StateClosed: 0, webhooks.StateWaiting: 0,
 	}}
 	groups := make(map[ops.Count]int64)
+	handlers := make(map[string]*ops.HandlerStats)
 	for _, e := range s.jobs {
 		it := &e.item
 		st.States[it.State]++
+		if it.State == webhooks.StateSucceeded {
+			continue
+		}
+		h := handlers[it.Handler]
+		if h == nil {
+			h = &ops.HandlerStats{Handler: it.Handler, States: map[webhooks.State]int64{
+				webhooks.StatePending: 0, webhooks.StateLeased: 0, webhooks.StateDead: 0,
+				webhooks.StateClosed: 0, webhooks.StateWaiting: 0,
+			}}
+			handlers[it.Handler] = h
+		}
+		h.States[it.State]++
 		switch it.State {
 		case webhooks.StatePending, webhooks.StateLeased:
 			if !it.NextAttemptAt.After(req.Now) {
 				st.Due++
+				h.Due++
 				if st.OldestDue.IsZero() || it.NextAttemptAt.Before(st.OldestDue) {
 					st.OldestDue = it.NextAttemptAt
 				}
+				if h.OldestDue.IsZero() || it.NextAttemptAt.Before(h.OldestDue) {
+					h.OldestDue = it.NextAttemptAt
+				}
 			} else if it.State == webhooks.StateLeased {
 				st.LeasesHeld++
+				h.LeasesHeld++
 			}
 			if it.State == webhooks.StatePending && it.LastError != nil {
 				st.Retrying++
+				h.Retrying++
 			}
 		case webhooks.StateDead:
 			groups[ops.Count{Handler: it.Handler, Provider: it.Key.Provider, EventType: it.EventType}]++
 		}
 	}
+	for _, h := range handlers {
+		st.Handlers = append(st.Handlers, *h)
+	}
+	slices.SortFunc(st.Handlers, func(a, b ops.HandlerStats) int { return cmp.Compare(a.Handler, b.Handler) })
 	for g, n := range groups {
 		g.N = n
 		st.DeadLetters = append(st.DeadLetters, g)
@@ -302,7 +380,41 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		}
 		st.DeadLetters = st.DeadLetters[:limit]
 	}
+	st.HeldKeys = s.heldKeysLocked()
+	if len(st.HeldKeys) > heldLimit {
+		st.MoreHeldKeys = int64(len(st.HeldKeys) - heldLimit)
+		st.HeldKeys = st.HeldKeys[:heldLimit]
+	}
 	return st, nil
+}
+
+// heldKeysLocked returns every held key: an ordering key whose head has
+// failed (it has a last error) and has jobs waiting behind it, the deepest
+// first, then by handler, provider, tenant and key.
+func (s *Inbox) heldKeysLocked() []ops.HeldKey {
+	var held []ops.HeldKey
+	for id, ks := range s.keys {
+		head := ks.head
+		if head == nil || head.item.LastError == nil || ks.waiting.Len() == 0 {
+			continue
+		}
+		next := ks.waiting[0] // the heap's least: the job that runs next
+		rec := *head.item.LastError
+		held = append(held, ops.HeldKey{
+			Handler: id.handler, Provider: id.provider, Tenant: id.tenant, Key: id.key,
+			Depth:          int64(1 + ks.waiting.Len()),
+			Head:           head.item.Key,
+			HeadAttempts:   head.item.Attempts,
+			HeadError:      &rec,
+			Next:           next.item.Key,
+			NextReceivedAt: next.item.ReceivedAt,
+		})
+	}
+	slices.SortFunc(held, func(a, b ops.HeldKey) int {
+		return cmp.Or(cmp.Compare(b.Depth, a.Depth), cmp.Compare(a.Handler, b.Handler), cmp.Compare(a.Provider, b.Provider),
+			cmp.Compare(a.Tenant, b.Tenant), cmp.Compare(a.Key, b.Key))
+	})
+	return held
 }
 
 // compareCounts orders dead-letter groups the largest first, then by

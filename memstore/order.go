@@ -1,6 +1,8 @@
 package memstore
 
 import (
+	"container/heap"
+	"slices"
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
@@ -8,33 +10,167 @@ import (
 
 // orderingKeys says whether the Inbox runs ordered jobs in key order
 // (webhooks.FanOutSupport.OrderingKeys).
-const orderingKeys = false
+const orderingKeys = true
 
 // keyID names an ordering key: a handler's jobs of one provider, tenant
 // and Ordering.Key.
-type keyID struct{}
+type keyID struct{ handler, provider, tenant, key string }
 
-// keyState is an ordering key's bookkeeping.
-type keyState struct{}
+// keyState is an ordering key's bookkeeping: its head (the one job of the
+// key that is pending or leased), the jobs waiting behind it, the stale
+// guard's applied version, and the dead letters the key's later jobs run
+// past.
+type keyState struct {
+	head    *entry
+	waiting waitQueue
+	applied int64 // the newest Ordering.Version that succeeded, not skipped; 0 none
+	// dead are the event IDs of the key's dead jobs that are neither
+	// replayed nor closed, in the order they died: a job that becomes the
+	// head while there is one ran past the last (Item.Overtook).
+	dead      []string
+	updatedAt time.Time
+}
 
-// enterLocked makes the job e, new or replayed, pending and due at due.
+// keyOf returns the ordering key of e, and false when e runs in none: it
+// is not ordered, or its event has no key.
+func keyOf(e *entry) (keyID, bool) {
+	if !e.item.Ordered || e.item.Ordering.Key == "" {
+		return keyID{}, false
+	}
+	return keyID{e.item.Handler, e.item.Key.Provider, e.item.Key.Tenant, e.item.Ordering.Key}, true
+}
+
+// enterLocked makes the job e, new or replayed, pending and due at due;
+// or, if it runs in an ordering key that has a head, waiting behind it.
 func (s *Inbox) enterLocked(e *entry, now, due time.Time) {
+	e.item.UpdatedAt = now
+	id, keyed := keyOf(e)
+	if !keyed {
+		e.item.State = webhooks.StatePending
+		e.item.NextAttemptAt = due
+		s.queue(e.item.Handler).update(e)
+		return
+	}
+	ks := s.keys[id]
+	if ks == nil {
+		ks = &keyState{}
+		s.keys[id] = ks
+	}
+	ks.updatedAt = now
+	if ks.head != nil {
+		e.item.State = webhooks.StateWaiting
+		e.item.NextAttemptAt = time.Time{}
+		heap.Push(&ks.waiting, e)
+		return
+	}
+	s.headLocked(ks, e, due)
+}
+
+// headLocked makes e the head of its key ks, pending and due at due,
+// flagged when it runs past a dead letter of the key.
+func (s *Inbox) headLocked(ks *keyState, e *entry, due time.Time) {
+	ks.head = e
 	e.item.State = webhooks.StatePending
 	e.item.NextAttemptAt = due
-	e.item.UpdatedAt = now
+	e.item.Overtook = ""
+	if n := len(ks.dead); n > 0 {
+		e.item.Overtook = ks.dead[n-1]
+	}
 	s.queue(e.item.Handler).update(e)
 }
 
-// leaveLocked is called when the job e has succeeded (applied: and was
-// not skipped) or died, at now.
-func (s *Inbox) leaveLocked(e *entry, now time.Time, applied bool) {}
+// leaveLocked hands the key of the job e, which succeeded (applied: and
+// was not skipped) or died at now, to the next waiting job, by (version,
+// arrival); a succeeded job raises the key's applied version, a dead one
+// is remembered until it is replayed or closed.
+func (s *Inbox) leaveLocked(e *entry, now time.Time, applied bool) {
+	id, keyed := keyOf(e)
+	ks := s.keys[id]
+	if !keyed || ks == nil || ks.head != e {
+		return
+	}
+	if applied {
+		ks.applied = max(ks.applied, e.item.Ordering.Version)
+	}
+	if e.item.State == webhooks.StateDead {
+		ks.dead = append(ks.dead, e.item.Key.EventID)
+	}
+	ks.head = nil
+	ks.updatedAt = now
+	if ks.waiting.Len() > 0 {
+		next := heap.Pop(&ks.waiting).(*entry)
+		next.item.UpdatedAt = now
+		s.headLocked(ks, next, now)
+	}
+}
 
-// appliedLocked returns the applied version of e's ordering key.
-func (s *Inbox) appliedLocked(e *entry) int64 { return 0 }
+// resolveLocked is called before the job e, finished, is replayed or
+// closed: a dead letter of an ordering key is no longer run past.
+func (s *Inbox) resolveLocked(e *entry) {
+	id, keyed := keyOf(e)
+	ks := s.keys[id]
+	if !keyed || ks == nil || e.item.State != webhooks.StateDead {
+		return
+	}
+	if i := slices.Index(ks.dead, e.item.Key.EventID); i >= 0 {
+		ks.dead = slices.Delete(ks.dead, i, i+1)
+	}
+}
 
-// resolveLocked is called before the job e is replayed or closed.
-func (s *Inbox) resolveLocked(e *entry) {}
+// appliedLocked returns the applied version of e's ordering key (the
+// stale guard), 0 when it runs in none.
+func (s *Inbox) appliedLocked(e *entry) int64 {
+	if id, keyed := keyOf(e); keyed && s.keys[id] != nil {
+		return s.keys[id].applied
+	}
+	return 0
+}
 
-// forgetKeysLocked drops the bookkeeping of keys with nothing left to
-// remember.
-func (s *Inbox) forgetKeysLocked() {}
+// forgetKeysLocked drops the bookkeeping of the keys that have no
+// unfinished job and no dead letter and did not change since before: the
+// stale guard forgets a key after the retention period of its jobs.
+func (s *Inbox) forgetKeysLocked(before time.Time) {
+	for id, ks := range s.keys {
+		if ks.head == nil && ks.waiting.Len() == 0 && len(ks.dead) == 0 && ks.updatedAt.Before(before) {
+			delete(s.keys, id)
+		}
+	}
+}
+
+// waitQueue is a min-heap of a key's waiting jobs by (Ordering.Version,
+// arrival).
+type waitQueue []*entry
+
+var _ heap.Interface = (*waitQueue)(nil)
+
+func (q waitQueue) Len() int { return len(q) }
+
+func (q waitQueue) Less(i, j int) bool {
+	a, b := q[i], q[j]
+	if a.item.Ordering.Version != b.item.Ordering.Version {
+		return a.item.Ordering.Version < b.item.Ordering.Version
+	}
+	return a.seq < b.seq
+}
+
+func (q waitQueue) Swap(i, j int) {
+	q[i], q[j] = q[j], q[i]
+	q[i].index = i
+	q[j].index = j
+}
+
+func (q *waitQueue) Push(x any) {
+	e := x.(*entry)
+	e.index = len(*q)
+	*q = append(*q, e)
+}
+
+func (q *waitQueue) Pop() any {
+	old := *q
+	n := len(old) - 1
+	e := old[n]
+	old[n] = nil
+	e.index = -1
+	*q = old[:n]
+	return e
+}

@@ -15,10 +15,14 @@ import (
 // again. It takes time proportional to the number of jobs, under the
 // store's lock.
 //
+// It also forgets the ordering keys (see webhooks.FanOutSupport) with no
+// job left unfinished or dead that changed last before olderThan, so the
+// stale guard (Lease.Applied) remembers a key for the retention period.
+//
 // It has pgstore's shape without the batch size: a memstore has no
 // transactions to keep short.
 func (s *Inbox) DeleteSucceeded(ctx context.Context, olderThan time.Time) (int64, error) {
-	return s.deleteWhere(ctx, func(it *webhooks.Item) bool {
+	return s.deleteWhere(ctx, olderThan, func(it *webhooks.Item) bool {
 		return it.State == webhooks.StateSucceeded && it.CompletedAt.Before(olderThan)
 	})
 }
@@ -28,12 +32,12 @@ func (s *Inbox) DeleteSucceeded(ctx context.Context, olderThan time.Time) (int64
 // many it removed, like DeleteSucceeded. Closed items are kept until it
 // removes them, for a retention period of their own.
 func (s *Inbox) DeleteClosed(ctx context.Context, olderThan time.Time) (int64, error) {
-	return s.deleteWhere(ctx, func(it *webhooks.Item) bool {
+	return s.deleteWhere(ctx, olderThan, func(it *webhooks.Item) bool {
 		return it.State == webhooks.StateClosed && it.ClosedAt.Before(olderThan)
 	})
 }
 
-func (s *Inbox) deleteWhere(ctx context.Context, old func(*webhooks.Item) bool) (int64, error) {
+func (s *Inbox) deleteWhere(ctx context.Context, olderThan time.Time, old func(*webhooks.Item) bool) (int64, error) {
 	if err := ctxErr(ctx); err != nil {
 		return 0, err
 	}
@@ -53,7 +57,7 @@ func (s *Inbox) deleteWhere(ctx context.Context, old func(*webhooks.Item) bool) 
 		}
 		n++
 	}
-	s.forgetKeysLocked()
+	s.forgetKeysLocked(olderThan)
 	return n, nil
 }
 

@@ -36,7 +36,7 @@
 //
 // Each case is a subtest named after what it checks, under its group:
 // Pipeline, then one group per capability (BatchSettler, LeaseStarter,
-// AcquisitionRepeater, Handlers, Operators, CompleteInTx), so one case
+// AcquisitionRepeater, Handlers, OrderingKeys, Operators, CompleteInTx), so one case
 // runs alone with go test -run, as in -run 'TestInbox/Pipeline/SettleRetried'.
 // A failure names the call, what it returned and what the contract wants.
 //
@@ -51,8 +51,11 @@
 // also compare every stored item, field by field, and its history. A
 // capability the store declares through [webhooks.FanOutStore] has a group
 // of its own, run when [webhooks.FanOutOf] says the store has it: Handlers
-// (one job per handler of an event; the cases that look at what operators
-// see run on an ops.Store only). A capability that is neither has a hook
+// (one job per handler of an event) and OrderingKeys (ordered jobs one at a
+// time per key, in order; the stale guard; the flags of jobs that ran past
+// a dead letter; two instances racing over many keys, smaller with
+// -short). Their cases that look at what operators see run on an
+// ops.Store only. A capability that is neither has a hook
 // in [Features]
 // instead (today one: completion inside a transaction of the host's,
 // [Features.CompleteInTx]); more will be added as fields, so a store that

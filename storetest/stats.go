@@ -31,7 +31,7 @@ func mustStats(t *testing.T, s opsStore, now time.Time) ops.Stats {
 // store does not estimate it.
 func checkStats(t *testing.T, got, want ops.Stats, when string) {
 	t.Helper()
-	for _, state := range []webhooks.State{webhooks.StatePending, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed} {
+	for _, state := range []webhooks.State{webhooks.StatePending, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed, webhooks.StateWaiting} {
 		if state == webhooks.StateSucceeded && got.SucceededEstimated {
 			if got.States[state] < 0 {
 				t.Errorf("Stats %s: States[%s] = %d (estimated); want an estimate of at least 0", when, state, got.States[state])

@@ -88,7 +88,8 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	group("BatchSettler", settleBatchCases, is[webhooks.BatchSettler], "the store is not a webhooks.BatchSettler")
 	group("LeaseStarter", startCases, is[webhooks.LeaseStarter], "the store is not a webhooks.LeaseStarter")
 	group("AcquisitionRepeater", repeatCases, is[webhooks.AcquisitionRepeater], "the store is not a webhooks.AcquisitionRepeater")
-	group("Handlers", handlerCases, hasHandlers, "the store keeps one job per event (webhooks.FanOutOf(store).Handlers is false): the fan-out cases are skipped")
+	group("Handlers", slices.Concat(handlerCases, handlerOpsCases), hasHandlers, "the store keeps one job per event (webhooks.FanOutOf(store).Handlers is false): the fan-out cases are skipped")
+	group("OrderingKeys", orderingCases, hasOrderingKeys, "the store does not run ordered jobs in key order (webhooks.FanOutOf(store).OrderingKeys is false): the ordering cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
 	t.Run("CompleteInTx", func(t *testing.T) {
 		if f.CompleteInTx == nil {

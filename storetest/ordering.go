@@ -1,0 +1,341 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
+)
+
+// orderingCases pin ordering keys (webhooks.FanOutSupport.OrderingKeys):
+// of an ordered handler's jobs of one provider, tenant and key, one at a
+// time is pending or leased, the head; the others wait and become the
+// head one by one, in (Version, arrival) order, when the head succeeds or
+// dies; the flags and the stale guard.
+var orderingCases = []inboxCase{
+	{"OneAtATimePerKey", testOneAtATimePerKey},
+	{"OccurrenceOrder", testOccurrenceOrder},
+	{"RetryingHeadHoldsOnlyItsKey", testRetryingHeadHoldsOnlyItsKey},
+	{"CrashedHeadTakenOver", testCrashedHeadTakenOver},
+	{"AbandonKeepsHead", testAbandonKeepsHead},
+	{"UnorderedHandlerIgnoresKey", testUnorderedHandlerIgnoresKey},
+	{"DeadHeadReleasesAndFlags", testDeadHeadReleasesAndFlags},
+	{"StaleGuard", testStaleGuard},
+	{"ReplayIntoBusyKey", testReplayIntoBusyKey},
+	fanOutOpsCase("HeldKeysInStats", testHeldKeysInStats),
+	{"TwoInstancesNoOverlap", testTwoInstancesNoOverlap},
+}
+
+// hasOrderingKeys reports whether s runs ordered jobs in key order.
+func hasOrderingKeys(s webhooks.InboxStore) bool {
+	f := webhooks.FanOutOf(s)
+	return f.Handlers && f.OrderingKeys
+}
+
+// ordered returns the envelope of event id of ordering key okey at
+// version, received at receivedAt, stored for ledger's ordered job.
+func ordered(id, okey string, version int64, receivedAt time.Time) webhooks.Envelope {
+	env := envelope(key(id), "p "+id, receivedAt)
+	env.Jobs = []webhooks.Job{{Handler: ledger, Ordered: true}}
+	env.Ordering = webhooks.Ordering{Key: okey, Version: version}
+	return env
+}
+
+// wantLeases requires Acquire(Handler: handler, Max 100) at now to lease
+// exactly the events ids, in any order, and returns the leases by event ID.
+func wantLeases(t *testing.T, s webhooks.InboxStore, handler string, now time.Time, why string, ids ...string) map[string]*webhooks.Lease {
+	t.Helper()
+	leases := acquireFor(t, s, handler, now, leaseFor, 100)
+	got := map[string]*webhooks.Lease{}
+	for _, l := range leases {
+		got[l.Key().EventID] = l
+	}
+	ok := len(got) == len(ids) && len(leases) == len(ids)
+	for _, id := range ids {
+		ok = ok && got[id] != nil
+	}
+	if !ok {
+		t.Fatalf("Acquire(Handler %q, Now %s) leased %s; want exactly %v: %s", handler, fmtTime(now), leaseKeys(leases), ids, why)
+	}
+	return got
+}
+
+// wantState requires the stored job of handler of event id to be in
+// state, when the store is an ops.Store, and returns it.
+func wantState(t *testing.T, s webhooks.InboxStore, id, handler string, state webhooks.State, why string) webhooks.Item {
+	t.Helper()
+	o, ok := s.(ops.Store)
+	if !ok {
+		return webhooks.Item{}
+	}
+	j := jobOf(t, mustDetail(t, o, key(id)), handler)
+	if j.State != state {
+		t.Errorf("Get(%s).Jobs[%q].State = %s; want %s: %s", id, handler, j.State, state, why)
+	}
+	if state == webhooks.StateWaiting && !j.NextAttemptAt.IsZero() {
+		t.Errorf("Get(%s).Jobs[%q] is waiting with NextAttemptAt %s; want zero: a waiting job is not due", id, handler, fmtTime(j.NextAttemptAt))
+	}
+	return j.Item
+}
+
+// testOneAtATimePerKey: of three jobs of one key only the first is
+// pending (the others wait, not due, though the event's summary state is
+// pending); each becomes pending, due at the settlement's Now, when the
+// one before it succeeds; another key runs beside them. Mutation: enqueue
+// every keyed job as pending.
+func testOneAtATimePerKey(t *testing.T, s webhooks.InboxStore) {
+	for i, id := range []string{"a1", "a2", "a3"} {
+		wantEnqueue(t, s, ordered(id, "cus_a", 0, at(time.Duration(i)*time.Microsecond)), webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, "of a job of a key")
+	}
+	mustEnqueue(t, s, ordered("b1", "cus_b", 0, base))
+	now := at(time.Second)
+	got := wantLeases(t, s, ledger, now, "one job per key is pending", "a1", "b1")
+	want := leasedItem(jobItem(ordered("a1", "cus_a", 0, base), ledger), now, leaseFor)
+	checkItem(t, "the lease on a key's first job", got["a1"].Item, want)
+	wantState(t, s, "a2", ledger, webhooks.StateWaiting, "a1 is the head of cus_a")
+	wantState(t, s, "a3", ledger, webhooks.StateWaiting, "a1 is the head of cus_a")
+	wantNoJobDue(t, s, ledger, at(time.Minute), "a2 and a3 wait until a1 ends, b1 is leased")
+
+	done := at(2 * time.Second)
+	mustSettle(t, s, succeed(got["a1"], done))
+	a2 := wantState(t, s, "a2", ledger, webhooks.StatePending, "a1 succeeded")
+	if _, ok := s.(ops.Store); ok && (!a2.NextAttemptAt.Equal(done) || !a2.UpdatedAt.Equal(done)) {
+		t.Errorf("a2 after a1 succeeded: NextAttemptAt %s, UpdatedAt %s; want both %s, the settlement's Now", fmtTime(a2.NextAttemptAt), fmtTime(a2.UpdatedAt), fmtTime(done))
+	}
+	l := wantLeases(t, s, ledger, done, "a1 succeeded: a2 is due at once, a3 still waits", "a2")["a2"]
+	if l.Attempt != 1 || l.Item.Overtook != "" {
+		t.Errorf("the lease on a2: Attempt %d, Overtook %q; want 1, none", l.Attempt, l.Item.Overtook)
+	}
+	mustSettle(t, s, succeed(l, at(3*time.Second)))
+	mustSettle(t, s, succeed(wantLeases(t, s, ledger, at(3*time.Second), "a2 succeeded", "a3")["a3"], at(4*time.Second)))
+	mustSettle(t, s, succeed(got["b1"], at(4*time.Second)))
+	wantNoJobDue(t, s, ledger, at(24*time.Hour), "every job succeeded")
+}
+
+// testOccurrenceOrder: jobs that arrive behind a head in the order v30,
+// v10, v20 run v10, v20, v30: the provider's occurrence order, not
+// arrival. Mutation: promotion by arrival (seq).
+func testOccurrenceOrder(t *testing.T, s webhooks.InboxStore) {
+	mustEnqueue(t, s, ordered("head", "cus_1", 5, base))
+	head := wantLeases(t, s, ledger, base, "the head", "head")["head"]
+	for i, v := range []int64{30, 10, 20} {
+		mustEnqueue(t, s, ordered(fmt.Sprintf("v%d", v), "cus_1", v, at(time.Duration(i+1)*time.Second)))
+	}
+	now := at(10 * time.Second)
+	mustSettle(t, s, succeed(head, now))
+	for _, id := range []string{"v10", "v20", "v30"} {
+		l := wantLeases(t, s, ledger, now, "the key runs its jobs by version: v10, v20, v30", id)[id]
+		now = now.Add(time.Second)
+		mustSettle(t, s, succeed(l, now))
+	}
+	wantNoJobDue(t, s, ledger, at(24*time.Hour), "every job succeeded")
+}
+
+// testRetryingHeadHoldsOnlyItsKey: a head retried an hour later keeps its
+// key: the job behind it waits (and is not due) until the head succeeds,
+// while another key's jobs run one after another. Mutation: promote on a
+// retry.
+func testRetryingHeadHoldsOnlyItsKey(t *testing.T, s webhooks.InboxStore) {
+	for _, id := range []string{"a1", "a2"} {
+		mustEnqueue(t, s, ordered(id, "cus_a", 0, base))
+	}
+	for _, id := range []string{"b1", "b2"} {
+		mustEnqueue(t, s, ordered(id, "cus_b", 0, base))
+	}
+	got := wantLeases(t, s, ledger, base, "the heads", "a1", "b1")
+	mustSettle(t, s, retry(got["a1"], transient, at(time.Hour), at(time.Second)))
+	wantState(t, s, "a2", ledger, webhooks.StateWaiting, "a1 is retried: it keeps cus_a")
+	mustSettle(t, s, succeed(got["b1"], at(2*time.Second)))
+	b2 := wantLeases(t, s, ledger, at(time.Minute), "a1 holds cus_a until it ends; b1 succeeded", "b2")["b2"]
+	mustSettle(t, s, succeed(b2, at(time.Minute)))
+	wantNoJobDue(t, s, ledger, at(time.Hour-time.Microsecond), "a1 is due in an hour and a2 waits behind it")
+	a1 := wantLeases(t, s, ledger, at(time.Hour), "a1 is due again; a2 still waits", "a1")["a1"]
+	if a1.Attempt != 2 {
+		t.Errorf("a1's second lease: Attempt %d; want 2", a1.Attempt)
+	}
+	mustSettle(t, s, succeed(a1, at(time.Hour+time.Second)))
+	wantLeases(t, s, ledger, at(time.Hour+time.Second), "a1 succeeded", "a2")
+}
+
+// testCrashedHeadTakenOver: a head whose lease expired is taken over as
+// usual (Reclaimed), and the job behind it still waits; the crashed
+// lease's settlement is refused and promotes nothing. Mutation: promote
+// when a head's lease expires, or on a refused settlement.
+func testCrashedHeadTakenOver(t *testing.T, s webhooks.InboxStore) {
+	for _, id := range []string{"a1", "a2"} {
+		mustEnqueue(t, s, ordered(id, "cus_a", 0, base))
+	}
+	old := acquireFor(t, s, ledger, base, time.Second, 10)
+	if len(old) != 1 || old[0].Key().EventID != "a1" {
+		t.Fatalf("Acquire(Handler ledger) leased %s; want a1 alone", leaseKeys(old))
+	}
+	taken := wantLeases(t, s, ledger, at(2*time.Second), "a1's lease expired: a1 is taken over, a2 waits", "a1")["a1"]
+	if !taken.Reclaimed || taken.Attempt != 2 {
+		t.Errorf("the lease taking a1 over: Reclaimed %t, Attempt %d; want true, 2", taken.Reclaimed, taken.Attempt)
+	}
+	wantLeaseLost(t, s.Settle(t.Context(), succeed(old[0], at(3*time.Second))), "Settle(a1 under its crashed lease's token)")
+	wantNoJobDue(t, s, ledger, at(3*time.Second), "a1 is leased again and a2 waits behind it")
+	mustSettle(t, s, succeed(taken, at(4*time.Second)))
+	wantLeases(t, s, ledger, at(4*time.Second), "a1 succeeded under its new lease", "a2")
+}
+
+// testAbandonKeepsHead: an abandoned head stays its key's head, due at
+// once, its attempt not counted; the job behind it waits. Mutation:
+// promote on an abandon.
+func testAbandonKeepsHead(t *testing.T, s webhooks.InboxStore) {
+	for _, id := range []string{"a1", "a2"} {
+		mustEnqueue(t, s, ordered(id, "cus_a", 0, base))
+	}
+	l := wantLeases(t, s, ledger, base, "the head", "a1")["a1"]
+	mustSettle(t, s, abandon(l, at(time.Second)))
+	wantState(t, s, "a2", ledger, webhooks.StateWaiting, "a1 was abandoned: it keeps cus_a")
+	again := wantLeases(t, s, ledger, at(time.Second), "a1 was abandoned: it is due again at once, a2 waits", "a1")["a1"]
+	if again.Attempt != 1 {
+		t.Errorf("a1's lease after it was abandoned: Attempt %d; want 1 (an abandon is not counted)", again.Attempt)
+	}
+}
+
+// testUnorderedHandlerIgnoresKey: the key orders only ordered jobs: of
+// events of one key, an unordered handler's jobs, ordered jobs of events
+// with no key, and default jobs (nil Jobs) all run at once, and each
+// item says whether it is ordered. Mutation: key every job.
+func testUnorderedHandlerIgnoresKey(t *testing.T, s webhooks.InboxStore) {
+	for i := range 3 {
+		env := ordered(fmt.Sprintf("e%d", i), "cus_1", int64(i+1), base)
+		env.Jobs = append(env.Jobs, webhooks.Job{Handler: audit})
+		mustEnqueue(t, s, env)
+		nokey := ordered(fmt.Sprintf("n%d", i), "", 0, base)
+		mustEnqueue(t, s, nokey)
+		def := envelope(key(fmt.Sprintf("d%d", i)), "p", base)
+		def.Ordering = webhooks.Ordering{Key: "cus_1", Version: int64(i + 1)}
+		mustEnqueue(t, s, def)
+	}
+	got := wantLeases(t, s, audit, base, "audit's jobs are unordered", "e0", "e1", "e2")
+	if it := got["e1"].Item; it.Ordered || it.Ordering != (webhooks.Ordering{Key: "cus_1", Version: 2}) {
+		t.Errorf("the lease on audit's job of e1: Ordered %t, Ordering %+v; want false, {cus_1 2}", it.Ordered, it.Ordering)
+	}
+	got = wantLeases(t, s, ledger, base, "ledger's jobs of cus_1 run one at a time; those of no key at once", "e0", "n0", "n1", "n2")
+	if it := got["e0"].Item; !it.Ordered || it.Ordering != (webhooks.Ordering{Key: "cus_1", Version: 1}) {
+		t.Errorf("the lease on ledger's job of e0: Ordered %t, Ordering %+v; want true, {cus_1 1}", it.Ordered, it.Ordering)
+	}
+	wantLeases(t, s, "", base, "default jobs are unordered", "d0", "d1", "d2")
+}
+
+// testDeadHeadReleasesAndFlags: a head dead-lettered releases its key: the
+// next job becomes the head, flagged Overtook with the dead letter's event
+// ID, and so does every later head of the key while that dead letter is
+// neither replayed nor closed, whether it was waiting or arrived to an
+// idle key; after the dead letter is closed, heads are not flagged.
+// Mutation: no promotion on a dead head, or no memory of the dead letter.
+func testDeadHeadReleasesAndFlags(t *testing.T, s webhooks.InboxStore) {
+	for _, id := range []string{"a1", "a2"} {
+		mustEnqueue(t, s, ordered(id, "cus_a", 0, base))
+	}
+	l := wantLeases(t, s, ledger, base, "the head", "a1")["a1"]
+	mustSettle(t, s, deadLetter(l, permanent, at(time.Second)))
+	a2 := wantLeases(t, s, ledger, at(time.Second), "a1 died: a2 is the head", "a2")["a2"]
+	if a2.Item.Overtook != "a1" {
+		t.Errorf("the lease on a2, promoted past the dead a1: Item.Overtook %q; want \"a1\"", a2.Item.Overtook)
+	}
+	mustSettle(t, s, succeed(a2, at(2*time.Second)))
+	if it := wantState(t, s, "a2", ledger, webhooks.StateSucceeded, "it succeeded"); hasOps(s) && it.Overtook != "a1" {
+		t.Errorf("Get(a2) after it succeeded: Overtook %q; want \"a1\", kept", it.Overtook)
+	}
+	mustEnqueue(t, s, ordered("a3", "cus_a", 0, at(3*time.Second)))
+	a3 := wantLeases(t, s, ledger, at(3*time.Second), "a3 arrived to an idle key", "a3")["a3"]
+	if a3.Item.Overtook != "a1" {
+		t.Errorf("the lease on a3, the head of a key whose dead a1 is neither replayed nor closed: Item.Overtook %q; want \"a1\"", a3.Item.Overtook)
+	}
+	o, ok := s.(opsStore)
+	if !ok {
+		return
+	}
+	mustEnqueue(t, s, ordered("a4", "cus_a", 0, at(4*time.Second)))
+	closing := closeOf(key("a1"), at(5*time.Second))
+	closing.Handler = ledger
+	if err := o.CloseDeadLetter(t.Context(), closing); err != nil {
+		t.Fatalf("CloseDeadLetter(a1): %v", err)
+	}
+	mustSettle(t, s, succeed(a3, at(6*time.Second)))
+	a4 := wantLeases(t, s, ledger, at(6*time.Second), "a3 succeeded", "a4")["a4"]
+	if a4.Item.Overtook != "" {
+		t.Errorf("the lease on a4, promoted after a1 was closed: Item.Overtook %q; want none", a4.Item.Overtook)
+	}
+}
+
+// testStaleGuard: a lease's Applied is the newest version of its key that
+// succeeded, not skipped: 0 at first; a success raises it (never lowers
+// it); a success noted FailureSkipped leaves it. Mutation: a skipped
+// success raises it.
+func testStaleGuard(t *testing.T, s webhooks.InboxStore) {
+	for _, c := range []struct {
+		id      string
+		version int64
+	}{{"v100", 100}, {"v50", 50}, {"v200", 200}, {"v300", 300}} {
+		mustEnqueue(t, s, ordered(c.id, "cus_1", c.version, base))
+	}
+	skipped := webhooks.Failure{Class: webhooks.FailureSkipped, Message: "the handler skipped it (webhooks.Skip)"}
+	now := at(time.Second)
+	for _, step := range []struct {
+		id      string
+		applied int64
+		skip    bool
+	}{{"v100", 0, false}, {"v50", 100, false}, {"v200", 100, true}, {"v300", 100, false}} {
+		l := wantLeases(t, s, ledger, now, "the key's jobs run by version", step.id)[step.id]
+		if l.Applied != step.applied {
+			t.Errorf("the lease on %s: Applied %d; want %d", step.id, l.Applied, step.applied)
+		}
+		now = now.Add(time.Second)
+		st := succeed(l, now)
+		if step.skip {
+			st.Failure = skipped
+		}
+		mustSettle(t, s, st)
+	}
+	mustEnqueue(t, s, ordered("v10", "cus_1", 10, now))
+	if l := wantLeases(t, s, ledger, now, "v10 arrived to an idle key", "v10")["v10"]; l.Applied != 300 {
+		t.Errorf("the lease on v10 after v300 succeeded: Applied %d; want 300", l.Applied)
+	}
+	mustEnqueue(t, s, ordered("other", "cus_2", 1, now))
+	if l := wantLeases(t, s, ledger, now, "another key", "other")["other"]; l.Applied != 0 {
+		t.Errorf("the lease on the first job of another key: Applied %d; want 0", l.Applied)
+	}
+}
+
+// testReplayIntoBusyKey: a dead keyed job replayed while its key has a
+// head waits behind that head, then runs before the later jobs (by
+// version), no longer run past by them; the stale guard tells it what
+// was applied meanwhile. Mutation: a replayed keyed job made pending
+// whatever its key.
+func testReplayIntoBusyKey(t *testing.T, s webhooks.InboxStore) {
+	o, ok := s.(opsStore)
+	if !ok {
+		t.Skip("the store is not an ops.Store: the case replays a dead letter")
+	}
+	for i, id := range []string{"a1", "a2"} {
+		mustEnqueue(t, s, ordered(id, "cus_a", int64(i+1), base))
+	}
+	mustSettle(t, s, deadLetter(wantLeases(t, s, ledger, base, "the head", "a1")["a1"], permanent, at(time.Second)))
+	a2 := wantLeases(t, s, ledger, at(time.Second), "a1 died", "a2")["a2"]
+	mustEnqueue(t, s, ordered("a3", "cus_a", 3, at(2*time.Second)))
+	req := replayOf(key("a1"), at(3*time.Second))
+	req.Handler = ledger
+	mustReplay(t, o, req)
+	wantState(t, s, "a1", ledger, webhooks.StateWaiting, "it was replayed while a2 holds the key")
+	wantNoJobDue(t, s, ledger, at(3*time.Second), "a2 holds the key; a1 (replayed) and a3 wait")
+	mustSettle(t, s, succeed(a2, at(4*time.Second)))
+	a1 := wantLeases(t, s, ledger, at(4*time.Second), "a2 succeeded: the replayed a1 (version 1) runs before a3 (version 3)", "a1")["a1"]
+	if a1.Applied != 2 || a1.Item.Overtook != "" || a1.Attempt != 1 {
+		t.Errorf("the lease on the replayed a1: Applied %d, Overtook %q, Attempt %d; want 2 (a2's version), none, 1", a1.Applied, a1.Item.Overtook, a1.Attempt)
+	}
+	mustSettle(t, s, succeed(a1, at(5*time.Second)))
+	a3 := wantLeases(t, s, ledger, at(5*time.Second), "a1 succeeded", "a3")["a3"]
+	if a3.Applied != 2 || a3.Item.Overtook != "" {
+		t.Errorf("the lease on a3: Applied %d, Overtook %q; want 2 (a1's version 1 is older), none (a1 was replayed)", a3.Applied, a3.Item.Overtook)
+	}
+}
+
+// hasOps reports whether s is an ops.Store.
+func hasOps(s webhooks.InboxStore) bool { return is[ops.Store](s) }
