@@ -1,7 +1,6 @@
 package pgstore_test
 
 import (
-	"errors"
 	"testing"
 	"time"
 
@@ -195,26 +194,4 @@ func TestFanOutListPagesJobsOfOneEvent(t *testing.T) {
 		q.After = page.Next
 	}
 	assert.Equal(t, []string{"b", "a"}, got, "newest first, then by key and handler, descending")
-}
-
-// TestReplayToHandlerRefused: a replay to another handler, which this
-// version does not build, is refused and changes nothing, rather than
-// replaying the request's own job.
-func TestReplayToHandlerRefused(t *testing.T) {
-	t.Parallel()
-	s := newStore(t)
-	ctx := t.Context()
-	mustEnqueueNew(t, s, fanOutEnvelope("e1", baseTime, "a"))
-	req := acquireReq(baseTime, time.Minute, 1)
-	req.Handler = "a"
-	l, err := s.Acquire(ctx, req)
-	require.NoError(t, err)
-	require.Len(t, l, 1)
-	require.NoError(t, s.Settle(ctx, deadLettered(l[0], webhooks.Failure{Class: webhooks.FailurePermanent}, baseTime)))
-	_, err = s.Replay(ctx, ops.ReplayRequest{Key: testKey("e1"), Handler: "a", ToHandler: "b", Actor: "ops", Reason: "r", Now: baseTime})
-	require.ErrorIs(t, err, errors.ErrUnsupported)
-	d, err := s.Get(ctx, testKey("e1"))
-	require.NoError(t, err)
-	require.Len(t, d.Jobs, 1)
-	assert.Equal(t, webhooks.StateDead, d.State, "nothing replayed")
 }

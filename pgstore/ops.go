@@ -326,11 +326,6 @@ func (s *Store) Replay(ctx context.Context, req ops.ReplayRequest) (ops.ReplayRe
 	if err := checkAudited(req.Actor, req.Reason, req.Ticket); err != nil {
 		return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: %v; a replay is audited: %w", err, ops.ErrInvalidRequest)
 	}
-	if req.ToHandler != "" {
-		// Not built yet: refused rather than replaying another job.
-		return ops.ReplayResult{}, fmt.Errorf("pgstore: Replay: ToHandler (replaying events to another handler) is not supported by this version of pgstore: %w",
-			errors.ErrUnsupported)
-	}
 	action := ops.ActionReplay
 	if req.Redelivery {
 		action = ops.ActionRedelivery
@@ -356,16 +351,22 @@ func (s *Store) replayOne(ctx context.Context, req ops.ReplayRequest, audit ops.
 		state *string
 		err   error
 	)
-	if req.DryRun {
+	handler := req.Handler
+	if req.ToHandler != "" {
+		handler = req.ToHandler
+	}
+	if req.ToHandler != "" && !req.DryRun {
+		due, state, err = s.replayTo(ctx, key, req, audit, nil)
+	} else if req.DryRun {
 		var now time.Time
-		err = s.pool.QueryRow(ctx, s.sql.peek, key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.Handler).Scan(&state, &now)
-		if err == nil && state != nil && slices.Contains(operatorReplays, *state) {
-			due, state = &now, nil
+		err = s.pool.QueryRow(ctx, s.sql.peek, key.Provider, key.Tenant, key.EventID, s.now(req.Now), handler).Scan(&state, &now)
+		if err == nil && (state != nil && slices.Contains(operatorReplays, *state) || state == nil && req.ToHandler != "") {
+			due, state = &now, nil // (a dry run to another handler does not look for the event)
 		}
 	} else {
 		due, state, err = s.replayItem(ctx, s.pool, key, &req.Handler, s.now(req.Now), nil, !req.KeepAttempts, audit, operatorReplays)
 	}
-	job := webhooks.JobKey{InboxKey: key, Handler: req.Handler}
+	job := webhooks.JobKey{InboxKey: key, Handler: handler}
 	switch {
 	case err != nil:
 		return ops.ReplayResult{}, wrapErr("replay "+job.String(), err)
@@ -373,7 +374,7 @@ func (s *Store) replayOne(ctx context.Context, req ops.ReplayRequest, audit ops.
 		if !req.DryRun {
 			s.Notify()
 		}
-		return ops.ReplayResult{Items: []ops.Replayed{{Key: key, Handler: req.Handler, DueAt: due.UTC()}}, Done: 1, Total: 1}, nil
+		return ops.ReplayResult{Items: []ops.Replayed{{Key: key, Handler: handler, DueAt: due.UTC()}}, Done: 1, Total: 1}, nil
 	case state == nil:
 		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s: %w", job, ops.ErrNotFound)
 	default:
@@ -440,7 +441,11 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 		}
 		res.Items = make([]ops.Replayed, len(keys))
 		for i, k := range keys {
-			res.Items[i] = ops.Replayed{Key: k.InboxKey, Handler: k.Handler, DueAt: now.Add(offsets[i]).UTC()}
+			h := k.Handler
+			if req.ToHandler != "" {
+				h = req.ToHandler
+			}
+			res.Items[i] = ops.Replayed{Key: k.InboxKey, Handler: h, DueAt: now.Add(offsets[i]).UTC()}
 		}
 		return res, nil
 	}
@@ -524,6 +529,24 @@ func (s *Store) selectReplayNext(ctx context.Context, state webhooks.State, q op
 // replayBatch replays the items keys that are still in state, with their
 // offsets, and returns those it replayed in the order of keys.
 func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit ops.Audit, state webhooks.State, keys []webhooks.JobKey, offsets []time.Duration) ([]ops.Replayed, error) {
+	if req.ToHandler != "" {
+		var done []ops.Replayed
+		for i, k := range keys {
+			dueAt := s.now(req.Now)
+			if dueAt != nil {
+				t := dueAt.Add(offsets[i])
+				dueAt = &t
+			}
+			at, _, err := s.replayTo(ctx, k.InboxKey, req, audit, dueAt)
+			if err != nil {
+				return nil, wrapErr("replay "+k.InboxKey.String()+" to "+req.ToHandler, err)
+			}
+			if at != nil {
+				done = append(done, ops.Replayed{Key: k.InboxKey, Handler: req.ToHandler, DueAt: at.UTC()})
+			}
+		}
+		return done, nil
+	}
 	providers, tenants, ids := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
 	handlers := make([]string, len(keys))
 	micros := make([]int64, len(keys))
@@ -573,6 +596,58 @@ func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit op
 		}
 	}
 	return done, nil
+}
+
+// replayTo replays the event key to req.ToHandler (ops.ReplayRequest):
+// in one transaction, it locks the event (lockEventSQL), then creates the
+// job of that handler (replayToSQL) or, when the event has a finished one,
+// replays it as replayOneSQL does, with a fresh budget; one under way is
+// left as it is. It returns the job's due time when it created or
+// replayed it, else its state (nil: no such event).
+func (s *Store) replayTo(ctx context.Context, key webhooks.InboxKey, req ops.ReplayRequest, a ops.Audit, dueAt *time.Time) (*time.Time, *string, error) {
+	if checkKey(key) != nil {
+		return nil, nil, nil
+	}
+	var (
+		due, replayed *time.Time
+		state         *string
+		found         bool
+	)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var id string
+		switch err := tx.QueryRow(ctx, s.sql.lockEvent, key.Provider, key.Tenant, key.EventID).Scan(&id); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		found = true
+		if err := tx.QueryRow(ctx, s.sql.replayTo, key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.ToOrdered,
+			a.Action, a.Actor, a.Reason, a.Ticket, dueAt, req.ToHandler).Scan(&due, &state); err != nil {
+			return err
+		}
+		if due != nil || state == nil || !slices.Contains(operatorReplays, *state) {
+			return nil
+		}
+		h := req.ToHandler
+		var err error
+		replayed, state, err = s.replayItem(ctx, tx, key, &h, s.now(req.Now), dueAt, true, a, operatorReplays)
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !found:
+		return nil, nil, nil
+	case due != nil:
+		return due, nil, nil
+	case replayed != nil:
+		return replayed, nil, nil
+	case state == nil:
+		// Cannot happen: an event that exists gets a job or has one.
+		return nil, nil, fmt.Errorf("pgstore: replay %s to %s: no job made", key, req.ToHandler)
+	}
+	return nil, state, nil
 }
 
 // checkAudited checks that an audit entry's actor, reason and ticket are

@@ -412,3 +412,60 @@ FROM (
 		GROUP BY handler, provider, event_type
 	) AS g
 ) AS d`
+
+// lockEventSQL locks the event $1..$3 (FOR UPDATE): the first statement
+// of a replay to another handler, in its transaction, so that retention,
+// which locks an event before deleting it with its last job, cannot
+// delete it under the job the replay adds, and two such replays of one
+// event run one after the other. It returns the key when there is one.
+const lockEventSQL = `
+SELECT event_id FROM {{schema}}.inbox_events
+WHERE provider = $1 AND tenant = $2 AND event_id = $3
+FOR UPDATE`
+
+// replayToSQL creates the job of the handler $11 for the event $1..$3,
+// locked by lockEventSQL, when it has none: pending with no attempts,
+// due at $10 (NULL: now), or, when $5 (ToOrdered) and the event has an
+// ordering key, an ordered job entering its key as an enqueue's does
+// (jobsCTE); the creation is audited on it. It returns the new job's due
+// time (now for a waiting one) when it made it; otherwise NULL and the
+// existing job's state (NULL: no job of that handler).
+//
+// $4 now, $6 action, $7 actor, $8 reason, $9 ticket.
+const replayToSQL = `
+WITH existing AS (
+	SELECT state FROM {{schema}}.inbox_jobs
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $11::text
+), wanted AS (
+	SELECT e.provider, e.tenant, e.event_id, e.event_type, e.order_version,
+		CASE WHEN $5::boolean THEN e.ordering_key END AS okey
+	FROM {{schema}}.inbox_events AS e
+	WHERE e.provider = $1 AND e.tenant = $2 AND e.event_id = $3 AND NOT EXISTS (SELECT 1 FROM existing)
+), keyed AS (
+	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
+	SELECT $11::text, provider, tenant, okey, 1, coalesce($4::timestamptz, now())
+	FROM wanted
+	WHERE okey IS NOT NULL
+	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
+		depth = k.depth + 1,
+		updated_at = EXCLUDED.updated_at
+	RETURNING k.depth, k.dead_ahead, k.last_dead_event_id
+), created AS (
+	INSERT INTO {{schema}}.inbox_jobs (
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		ordering_key, order_version, overtook_event_id)
+	SELECT w.provider, w.tenant, w.event_id, $11::text, w.event_type,
+		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		coalesce($4::timestamptz, now()),
+		w.okey, CASE WHEN w.okey IS NOT NULL THEN w.order_version ELSE 0 END,
+		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+	FROM wanted AS w
+	LEFT JOIN keyed AS k ON true
+	RETURNING coalesce(next_attempt_at, $4::timestamptz, now()) AS due
+), audited AS (
+	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
+	SELECT $1, $2, $3, $11::text, $6, coalesce($4::timestamptz, now()), $7, $8, $9
+	FROM created
+)
+SELECT (SELECT due FROM created), (SELECT state FROM existing)`

@@ -920,6 +920,7 @@ type statements struct {
 	register                                      string
 	deleteSucceeded, deleteClosed, deleteEvents   string
 	sweepKeys                                     string
+	lockEvent, replayTo                           string
 	deleteExpiredReplayKeys                       string
 	settledHere                                   string
 }
@@ -959,6 +960,8 @@ func renderStatements(quotedSchema string) statements {
 		deleteClosed:            r.Replace(deleteClosedSQL),
 		deleteEvents:            r.Replace(deleteEventsSQL),
 		sweepKeys:               r.Replace(sweepKeysSQL),
+		lockEvent:               r.Replace(lockEventSQL),
+		replayTo:                r.Replace(replayToSQL),
 		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
 		settledHere:             r.Replace(settledHereSQL),
 	}
