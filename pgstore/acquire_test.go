@@ -47,7 +47,7 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 	var logs lockedBuffer
 	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool), pgstore.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
 	ctx := t.Context()
-	table := quote(s.Schema()) + ".inbox_items"
+	table := quote(s.Schema()) + ".inbox_events"
 	for i := range 4 {
 		mustEnqueueNew(t, s, testEnvelope(testKey(fmt.Sprintf("e%d", i)), "{}", baseTime.Add(time.Duration(i)*time.Microsecond)))
 	}
@@ -78,7 +78,7 @@ func TestAcquireGivesBackUnreadableRows(t *testing.T) {
 	read := func(id string) rowState {
 		t.Helper()
 		var r rowState
-		require.NoError(t, pool.QueryRow(ctx, `SELECT state, attempts, next_attempt_at, lease_token::text FROM `+table+`
+		require.NoError(t, pool.QueryRow(ctx, `SELECT state, attempts, next_attempt_at, lease_token::text FROM `+quote(s.Schema())+`.inbox_jobs
 			WHERE event_id = $1`, id).Scan(&r.state, &r.attempts, &r.due, &r.token))
 		return r
 	}

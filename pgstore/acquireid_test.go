@@ -123,7 +123,7 @@ func TestRepeatAcquisitionIgnoresLeasesTakenByAnOlderVersion(t *testing.T) {
 
 	// The takeover as version 3's acquisition makes it, at the expiry.
 	takenAt := baseTime.Add(10 * time.Second)
-	tag, err := pool.Exec(ctx, `UPDATE `+quote(s.Schema())+`.inbox_items SET
+	tag, err := pool.Exec(ctx, `UPDATE `+quote(s.Schema())+`.inbox_jobs SET
 			attempts = attempts + 1, attempt_seq = attempt_seq + 1, lease_token = gen_random_uuid(), settled_token = NULL,
 			lease_started_at = $1, lease_expires_at = $1::timestamptz + interval '1 hour',
 			next_attempt_at = $1::timestamptz + interval '1 hour', updated_at = $1

@@ -74,12 +74,10 @@ func fillPending(b *testing.B, pool *pgxpool.Pool, s *pgstore.Store, from, n int
 	b.Helper()
 	b.StopTimer()
 	defer b.StartTimer()
-	_, err := pool.Exec(b.Context(), `
-		INSERT INTO `+quote(s.Schema())+`.inbox_items (provider, tenant, event_id, event_type, payload,
-			payload_sha256, key_id, state, next_attempt_at, last_seen_at, received_at, updated_at)
-		SELECT 'acme', 't1', 'evt-' || g, 'invoice.paid', '\x7b7d', sha256('\x7b7d'), 'k1',
-			'pending', $1, $1, $1, $1
-		FROM generate_series($2::int, $3::int) AS g`, baseTime, from, from+n-1)
+	_, err := pool.Exec(b.Context(), pgtest.InsertItemsSQL((s.Schema()), `provider, tenant, event_id, event_type, payload,
+			payload_sha256, key_id, state, next_attempt_at, last_seen_at, received_at, updated_at`, `SELECT 'acme', 't1', 'evt-' || g, 'invoice.paid', '\x7b7d', sha256('\x7b7d'), 'k1',
+			'pending', $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM generate_series($2::int, $3::int) AS g`), baseTime, from, from+n-1)
 	require.NoError(b, err)
 }
 
@@ -185,5 +183,142 @@ func BenchmarkRegister(b *testing.B) {
 		if _, err := s.Register(b.Context(), replayReg(k, d, baseTime, baseTime.Add(time.Hour))); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// keyedEnvelope is the benchmarks' envelope i with one job of handler
+// "ledger": unordered for keys "none", ordered in a key of its own for
+// "distinct", and in one of 100 keys (i mod 100) for "100".
+func keyedEnvelope(keys string, i int) webhooks.Envelope {
+	env := testEnvelope(testKey(fmt.Sprintf("evt-%09d", i)), `{"id":"evt","type":"invoice.paid"}`, baseTime)
+	env.Jobs = []webhooks.Job{{Handler: "ledger", Ordered: keys != "none"}}
+	switch keys {
+	case "distinct":
+		env.Ordering = webhooks.Ordering{Key: fmt.Sprint("obj-", i), Version: int64(i)}
+	case "100":
+		env.Ordering = webhooks.Ordering{Key: fmt.Sprint("obj-", i%100), Version: int64(i)}
+	}
+	return env
+}
+
+// enqueueKeyed stores envelopes from to from+n-1 in one transaction,
+// outside the timer.
+func enqueueKeyed(b *testing.B, pool *pgxpool.Pool, s *pgstore.Store, keys string, from, n int) {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	tx, err := pool.Begin(b.Context())
+	require.NoError(b, err)
+	defer func() { _ = tx.Rollback(b.Context()) }()
+	for i := from; i < from+n; i++ {
+		if _, err := s.EnqueueTx(b.Context(), tx, keyedEnvelope(keys, i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	require.NoError(b, tx.Commit(b.Context()))
+}
+
+// BenchmarkAcquireSettleKeys is the Processor's path for an ordered
+// handler: Acquire (Max 100) and SettleBatch (100 succeeded) timed, the
+// enqueue of 100 events untimed, ns/item per job. keys=none: unordered
+// jobs; distinct: each job the head of a key of its own (a key row
+// written at enqueue and at settlement, no promotion); 100: 100 keys with
+// a job waiting behind each head, so every settlement also promotes the
+// key's next job. The issue's gate: keyed ≥ 0.8× unkeyed.
+func BenchmarkAcquireSettleKeys(b *testing.B) {
+	for _, keys := range []string{"none", "distinct", "100"} {
+		b.Run("keys="+keys, func(b *testing.B) {
+			pool := pgtest.NewPool(b, 2)
+			s := newStoreOn(b, pool, pgtest.NewSchema(b, pool))
+			const batch = 100
+			now := baseTime.Add(time.Second)
+			next := 0
+			if keys == "100" {
+				enqueueKeyed(b, pool, s, keys, next, batch) // the heads
+				next += batch
+			}
+			done := 0
+			for b.Loop() {
+				enqueueKeyed(b, pool, s, keys, next, batch)
+				next += batch
+				req := acquireReq(now, time.Minute, batch)
+				req.Handler = "ledger"
+				leases, err := s.Acquire(b.Context(), req)
+				if err != nil || len(leases) != batch {
+					b.Fatalf("Acquire: %d leases, %v", len(leases), err)
+				}
+				sts := make([]webhooks.Settlement, len(leases))
+				for i, l := range leases {
+					sts[i] = succeeded(l, now)
+				}
+				for i, err := range s.SettleBatch(b.Context(), sts) {
+					if err != nil {
+						b.Fatalf("SettleBatch entry %d: %v", i, err)
+					}
+				}
+				done += batch
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(done), "ns/item")
+		})
+	}
+}
+
+// BenchmarkAcquireKeys is BenchmarkAcquireSettleKeys' acquisition alone:
+// Acquire (Max 100) timed; the enqueue and the settlement untimed.
+func BenchmarkAcquireKeys(b *testing.B) {
+	for _, keys := range []string{"none", "distinct", "100"} {
+		b.Run("keys="+keys, func(b *testing.B) {
+			pool := pgtest.NewPool(b, 2)
+			s := newStoreOn(b, pool, pgtest.NewSchema(b, pool))
+			const batch = 100
+			now := baseTime.Add(time.Second)
+			next := 0
+			if keys == "100" {
+				enqueueKeyed(b, pool, s, keys, next, batch)
+				next += batch
+			}
+			done := 0
+			for b.Loop() {
+				enqueueKeyed(b, pool, s, keys, next, batch)
+				next += batch
+				req := acquireReq(now, time.Minute, batch)
+				req.Handler = "ledger"
+				leases, err := s.Acquire(b.Context(), req)
+				if err != nil || len(leases) != batch {
+					b.Fatalf("Acquire: %d leases, %v", len(leases), err)
+				}
+				done += batch
+				b.StopTimer()
+				sts := make([]webhooks.Settlement, len(leases))
+				for i, l := range leases {
+					sts[i] = succeeded(l, now)
+				}
+				for i, err := range s.SettleBatch(b.Context(), sts) {
+					if err != nil {
+						b.Fatalf("SettleBatch entry %d: %v", i, err)
+					}
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(done), "ns/item")
+		})
+	}
+}
+
+// BenchmarkEnqueueKeys is BenchmarkEnqueue with one job of handler
+// "ledger", unordered or in ordering keys as keyedEnvelope makes them: the
+// cost of the key row's upsert at enqueue.
+func BenchmarkEnqueueKeys(b *testing.B) {
+	for _, keys := range []string{"none", "distinct", "100"} {
+		b.Run("keys="+keys, func(b *testing.B) {
+			s := newStore(b)
+			i := 0
+			for b.Loop() {
+				i++
+				if _, err := s.Enqueue(b.Context(), keyedEnvelope(keys, i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -74,13 +74,12 @@ func (a *afterQuery) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, _ pgx.Trace
 // item evt_<g> dead at baseTime + g seconds.
 func insertDead(t *testing.T, pool *pgxpool.Pool, schema string, from, n int) {
 	t.Helper()
-	_, err := pool.Exec(context.Background(), `INSERT INTO `+quote(schema)+`.inbox_items (provider, tenant, event_id, event_type, payload,
+	_, err := pool.Exec(context.Background(), pgtest.InsertItemsSQL((schema), `provider, tenant, event_id, event_type, payload,
 			payload_sha256, key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, dead_at,
-			last_error_class, last_error_message, last_error_at)
-		SELECT 'acme', '', 'evt_' || lpad(g::text, 5, '0'), 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			last_error_class, last_error_message, last_error_at`, `SELECT 'acme', '', 'evt_' || lpad(g::text, 5, '0'), 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
 			'k1', 'dead', 1, 0, $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz + g * interval '1 second',
 			'permanent', 'gone', $1::timestamptz
-		FROM generate_series($2::int, $3::int) AS g`, baseTime, from, from+n-1)
+		FROM generate_series($2::int, $3::int) AS g`), baseTime, from, from+n-1)
 	if err != nil {
 		t.Errorf("inserting dead letters: %v", err)
 	}

@@ -56,7 +56,7 @@ func TestDatabaseClockRetention(t *testing.T) {
 	// A host two hours slow: its "an hour ago" is an hour ago on the server
 	// too. Backdate completions by 90 minutes of server time to have some.
 	complete("old0", "old1", "new")
-	_, err = pool.Exec(ctx, fmt.Sprintf(`UPDATE %s.inbox_items SET completed_at = completed_at - interval '90 minutes'
+	_, err = pool.Exec(ctx, fmt.Sprintf(`UPDATE %s.inbox_jobs SET completed_at = completed_at - interval '90 minutes'
 		WHERE event_id LIKE 'old%%'`, quoteSchema(s.schema)))
 	require.NoError(t, err)
 	skew = -2 * time.Hour

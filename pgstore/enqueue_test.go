@@ -70,7 +70,7 @@ func TestConcurrentDuplicateEnqueue(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, n-1, it.DuplicateCount)
 	var rows int
-	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM "`+s.Schema()+`".inbox_items`).Scan(&rows))
+	require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM "`+s.Schema()+`".inbox_events`).Scan(&rows))
 	assert.Equal(t, 1, rows)
 }
 

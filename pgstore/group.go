@@ -99,6 +99,8 @@ type enqueueRequest struct {
 	occurredAt            *time.Time
 	receivedAt            time.Time
 	dueAt                 *time.Time // nil: the database's now
+	jobs                  []webhooks.Job
+	ordering              webhooks.Ordering
 	ctx                   context.Context
 
 	// Set under committer.mu.

@@ -157,7 +157,7 @@ func (h *groupHarness) stored(eventID string) bool {
 	h.t.Helper()
 	var n int
 	require.NoError(h.t, h.pool.QueryRow(context.Background(),
-		"SELECT count(*) FROM "+quoteSchema(h.s.schema)+".inbox_items WHERE event_id = $1", eventID).Scan(&n))
+		"SELECT count(*) FROM "+quoteSchema(h.s.schema)+".inbox_events WHERE event_id = $1", eventID).Scan(&n))
 	return n == 1
 }
 
@@ -279,7 +279,7 @@ func TestGroupCommitFailedCommitFailsOnlyItsCallers(t *testing.T) {
 			IF NEW.event_id = 'poison' THEN RAISE EXCEPTION 'poisoned at commit'; END IF;
 			RETURN NULL;
 		END $$;
-		CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON `+schema+`.inbox_items
+		CREATE CONSTRAINT TRIGGER refuse_poison AFTER INSERT ON `+schema+`.inbox_events
 			DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION `+schema+`.refuse_poison()`)
 	require.NoError(t, err)
 
@@ -308,7 +308,7 @@ func TestGroupCommitFailedCommitFailsOnlyItsCallers(t *testing.T) {
 func TestGroupCommitRowErrorFailsItsEnvelopeAlone(t *testing.T) {
 	t.Parallel()
 	h := newGroupHarness(t)
-	_, err := h.pool.Exec(t.Context(), `ALTER TABLE `+quoteSchema(h.s.schema)+`.inbox_items
+	_, err := h.pool.Exec(t.Context(), `ALTER TABLE `+quoteSchema(h.s.schema)+`.inbox_events
 		ADD CONSTRAINT no_poison CHECK (event_id <> 'poison')`)
 	require.NoError(t, err)
 
@@ -392,7 +392,7 @@ func TestGroupCommitCanceledWhileRunning(t *testing.T) {
 	require.NoError(t, calls[0].wait(t).err)
 	assert.True(t, h.stored("victim"), "the batch went on: the item is durable though unacknowledged")
 	var payload []byte
-	require.NoError(t, h.pool.QueryRow(t.Context(), "SELECT payload FROM "+quoteSchema(h.s.schema)+".inbox_items WHERE event_id = 'victim'").Scan(&payload))
+	require.NoError(t, h.pool.QueryRow(t.Context(), "SELECT payload FROM "+quoteSchema(h.s.schema)+".inbox_events WHERE event_id = 'victim'").Scan(&payload))
 	assert.Equal(t, "v", string(payload), "the batch stored the payload as given, not the buffer the caller reused")
 	res, err := h.s.Enqueue(t.Context(), envelopeOf("victim", "v"))
 	require.NoError(t, err)

@@ -69,13 +69,12 @@ func TestBulkReplayInBatches(t *testing.T) {
 	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
 	ctx := t.Context()
 	const dead, limit = 1203, 1100
-	_, err := pool.Exec(ctx, `INSERT INTO `+quote(s.Schema())+`.inbox_items (provider, tenant, event_id, event_type, payload,
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL((s.Schema()), `provider, tenant, event_id, event_type, payload,
 			payload_sha256, key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, dead_at,
-			last_error_class, last_error_message, last_error_at)
-		SELECT 'acme', '', 'evt_' || lpad(g::text, 5, '0'), 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			last_error_class, last_error_message, last_error_at`, `SELECT 'acme', '', 'evt_' || lpad(g::text, 5, '0'), 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
 			'k1', 'dead', 1, 0, $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz + g * interval '1 second',
 			'permanent', 'gone', $1::timestamptz
-		FROM generate_series(1, $2::int) AS g`, baseTime, dead)
+		FROM generate_series(1, $2::int) AS g`), baseTime, dead)
 	require.NoError(t, err)
 
 	now, spread := baseTime.Add(24*time.Hour), time.Hour
@@ -107,7 +106,7 @@ func TestBulkReplayInBatches(t *testing.T) {
 		assert.True(t, r.DueAt.Equal(now.Add(spread*time.Duration(i)/limit).Truncate(time.Microsecond)), "item %d due %v", i, r.DueAt)
 	}
 	var replayed, audited int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+quote(s.Schema())+`.inbox_items WHERE state = 'pending'),
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+quote(s.Schema())+`.inbox_jobs WHERE state = 'pending'),
 		(SELECT count(*) FROM `+quote(s.Schema())+`.inbox_audit WHERE action = 'replay')`).Scan(&replayed, &audited))
 	assert.Equal(t, limit, replayed)
 	assert.Equal(t, limit, audited)

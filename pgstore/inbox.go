@@ -102,6 +102,8 @@ func (s *Store) newEnqueueRequest(ctx context.Context, env webhooks.Envelope) (*
 		occurredAt: occurredAt(env.OccurredAt),
 		receivedAt: env.ReceivedAt,
 		dueAt:      s.now(env.ReceivedAt),
+		jobs:       webhooks.EnvelopeJobs(&env),
+		ordering:   env.Ordering,
 		ctx:        ctx,
 	}, nil
 }
@@ -111,6 +113,9 @@ func (s *Store) newEnqueueRequest(ctx context.Context, env webhooks.Envelope) (*
 func checkEnvelope(env webhooks.Envelope) error {
 	if err := checkKey(env.Key); err != nil {
 		return err
+	}
+	if err := env.CheckJobs(); err != nil {
+		return fmt.Errorf("pgstore: %w", err)
 	}
 	for _, f := range []struct{ what, v string }{
 		{"event type", env.EventType}, {"key ID", env.KeyID}, {"API version", env.APIVersion}, {"trace link", env.TraceLink},
@@ -134,15 +139,45 @@ func enqueueBatchArgs(reqs []*enqueueRequest) []any {
 		payloads, digests                        = make([][]byte, n), make([][]byte, n)
 		headers                                  = make([]*string, n)
 		occurred, received, due                  = make([]*time.Time, n), make([]time.Time, n), make([]*time.Time, n)
+		keys, versions                           = make([]*string, n), make([]int64, n)
+		jobEnvelopes                             []int32
+		jobHandlers                              []string
+		jobOrdered                               []bool
 	)
 	for i, r := range reqs {
 		providers[i], tenants[i], eventIDs[i] = r.key.Provider, r.key.Tenant, r.key.EventID
 		eventTypes[i], keyIDs[i], apiVersions[i], traceLinks[i] = r.eventType, r.keyID, r.apiVersion, r.traceLink
 		payloads[i], headers[i], digests[i] = r.payload, r.headers, r.digest[:]
 		occurred[i], received[i], due[i] = r.occurredAt, r.receivedAt, r.dueAt
+		keys[i], versions[i] = orderingKeyArg(r.ordering), r.ordering.Version
+		for _, j := range r.jobs {
+			jobEnvelopes = append(jobEnvelopes, int32(i+1))
+			jobHandlers = append(jobHandlers, j.Handler)
+			jobOrdered = append(jobOrdered, j.Ordered && r.ordering.Key != "")
+		}
 	}
 	return []any{providers, tenants, eventIDs, eventTypes, payloads, headers, digests, keyIDs,
-		occurred, received, due, apiVersions, traceLinks}
+		occurred, received, due, apiVersions, traceLinks, keys, versions, jobEnvelopes, jobHandlers, jobOrdered}
+}
+
+// orderingKeyArg is an event's ordering key as a statement's parameter:
+// NULL for none.
+func orderingKeyArg(o webhooks.Ordering) *string {
+	if o.Key == "" {
+		return nil
+	}
+	return &o.Key
+}
+
+// jobArgs are the parameters of an envelope's jobs in enqueueSQL: the
+// handlers and whether each is ordered (only with an ordering key).
+func jobArgs(env *webhooks.Envelope) ([]string, []bool) {
+	jobs := webhooks.EnvelopeJobs(env)
+	handlers, ordered := make([]string, len(jobs)), make([]bool, len(jobs))
+	for i, j := range jobs {
+		handlers[i], ordered[i] = j.Handler, j.Ordered && env.Ordering.Key != ""
+	}
+	return handlers, ordered
 }
 
 // enqueueBatch stores reqs, whose keys are distinct, in one statement
@@ -239,10 +274,12 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, n
 		notified             int64
 	)
 	k := env.Key
+	handlers, ordered := jobArgs(&env)
 	args := []any{
 		k.Provider, k.Tenant, k.EventID, env.EventType,
 		payload, headers, env.PayloadSHA256[:], env.KeyID,
 		occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), env.APIVersion, env.TraceLink,
+		handlers, ordered, orderingKeyArg(env.Ordering), env.Ordering.Version,
 	}
 	if notify {
 		err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)
@@ -278,7 +315,7 @@ const (
 // provider's redelivery. Another call may have replayed (or closed) it
 // since: then res reports its state.
 func (s *Store) redeliver(ctx context.Context, q querier, env webhooks.Envelope, res webhooks.EnqueueResult, notify bool) (webhooks.EnqueueResult, error) {
-	due, state, err := s.replayItem(ctx, q, env.Key, s.now(env.ReceivedAt), nil, false, ops.Audit{
+	due, state, err := s.replayItem(ctx, q, env.Key, nil, s.now(env.ReceivedAt), nil, false, ops.Audit{
 		Action: ops.ActionRedelivery, Actor: redeliveryActor, Reason: redeliveryReason,
 	}, []string{string(webhooks.StateDead)})
 	if err != nil {
@@ -299,17 +336,17 @@ func (s *Store) redeliver(ctx context.Context, q querier, env webhooks.Envelope,
 	return res, nil
 }
 
-// replayItem runs replayOneSQL on q for key when it is in one of states:
-// due at dueAt, or at now when it is nil, recorded as a. It returns the
-// item's new due time when it replayed it, else its state (nil: there is
-// no item).
-func (s *Store) replayItem(ctx context.Context, q querier, key webhooks.InboxKey, now, dueAt *time.Time, resetAttempts bool, a ops.Audit, states []string) (*time.Time, *string, error) {
+// replayItem runs replayOneSQL on q for the job of key and *handler (nil:
+// every job of the event) when it is in one of states: due at dueAt, or
+// at now when it is nil, recorded as a. It returns the job's new due time
+// when it replayed it, else its state (nil: there is no job).
+func (s *Store) replayItem(ctx context.Context, q querier, key webhooks.InboxKey, handler *string, now, dueAt *time.Time, resetAttempts bool, a ops.Audit, states []string) (*time.Time, *string, error) {
 	var (
 		due   *time.Time
 		state *string
 	)
 	err := q.QueryRow(ctx, s.sql.replayOne,
-		key.Provider, key.Tenant, key.EventID, now, resetAttempts, a.Action, a.Actor, a.Reason, a.Ticket, dueAt, states,
+		key.Provider, key.Tenant, key.EventID, now, resetAttempts, a.Action, a.Actor, a.Reason, a.Ticket, dueAt, states, handler,
 	).Scan(&due, &state)
 	return due, state, err
 }

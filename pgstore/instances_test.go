@@ -177,7 +177,7 @@ func TestMultipleInstances(t *testing.T) {
 	}
 	var notSucceeded int
 	require.NoError(t, schemaPool.QueryRow(t.Context(),
-		`SELECT count(*) FROM `+quote(schema)+`.inbox_items WHERE state <> 'succeeded'`).Scan(&notSucceeded))
+		`SELECT count(*) FROM `+quote(schema)+`.inbox_jobs WHERE state <> 'succeeded'`).Scan(&notSucceeded))
 	require.Zero(t, notSucceeded)
 
 	// No item was handed out while another lease on it was valid, each

@@ -34,6 +34,12 @@ type itemRow struct {
 	apiVersion                           string
 	closedAt                             *time.Time
 	traceLink                            string
+	handler                              string
+	orderingKey                          *string
+	orderVersion                         int64
+	ordered                              bool
+	seq                                  int64
+	overtook                             *string
 }
 
 // dest returns lead, then the scan destinations in itemColumns order, in
@@ -54,6 +60,7 @@ func (r *itemRow) columns(lead []any, body ...any) []any {
 		&r.errClass, &r.errMessage, &r.errAt, &r.duplicateCount, &r.lastSeenAt,
 		&r.occurredAt, &r.receivedAt, &r.updatedAt, &r.completedAt, &r.deadAt,
 		&r.apiVersion, &r.closedAt, &r.traceLink,
+		&r.handler, &r.orderingKey, &r.orderVersion, &r.ordered, &r.seq, &r.overtook,
 	)
 }
 
@@ -96,6 +103,11 @@ func (r *itemRow) item() (webhooks.Item, error) {
 		APIVersion:     r.apiVersion,
 		ClosedAt:       timeOrZero(r.closedAt),
 		TraceLink:      r.traceLink,
+		Handler:        r.handler,
+		Ordering:       webhooks.Ordering{Key: deref(r.orderingKey), Version: r.orderVersion},
+		Ordered:        r.ordered,
+		Seq:            r.seq,
+		Overtook:       deref(r.overtook),
 	}
 	if it.Payload == nil {
 		it.Payload = []byte{}

@@ -60,8 +60,11 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if req.ID != "" {
 		id = &req.ID
 	}
+	if err := webhooks.CheckHandlerName(req.Handler); err != nil {
+		return nil, fmt.Errorf("pgstore: Acquire: %w", err)
+	}
 	leases, err := s.leases(ctx, "Acquire", req.Now, s.sql.acquire,
-		s.now(req.Now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Hold, start)
+		s.now(req.Now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Hold, start, req.Handler)
 	if err != nil && len(leases) == 0 {
 		err = s.explainMissing(ctx, err)
 	}
@@ -70,7 +73,7 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 
 // RepeatAcquisition implements webhooks.AcquisitionRepeater in one
 // statement (repeatSQL) that changes nothing. It reads the leased rows and
-// the retries not yet due, through inbox_items_due_idx, or a scan of the
+// the retries not yet due, through inbox_jobs_due_idx, or a scan of the
 // table where many retries are scheduled: it costs more than an
 // acquisition, and only follows an acquisition error.
 func (s *Store) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
@@ -80,7 +83,10 @@ func (s *Store) RepeatAcquisition(ctx context.Context, req webhooks.RepeatReques
 	if err := checkText("acquisition ID", req.ID); err != nil {
 		return nil, nil // no lease can be granted under an ID PostgreSQL cannot hold
 	}
-	return s.leases(ctx, "RepeatAcquisition", req.Now, s.sql.repeat, s.now(req.Now), req.ID)
+	if webhooks.CheckHandlerName(req.Handler) != nil {
+		return nil, nil // no job has such a handler
+	}
+	return s.leases(ctx, "RepeatAcquisition", req.Now, s.sql.repeat, s.now(req.Now), req.ID, req.Handler)
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -88,7 +94,7 @@ const releaseTimeout = 5 * time.Second
 
 // unreadable is an acquired row that could not be decoded.
 type unreadable struct {
-	key   webhooks.InboxKey
+	key   webhooks.JobKey
 	token string
 	err   error
 }
@@ -118,10 +124,11 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string
 			a                    acquired
 			reclaimed, unstarted bool
 			token                string
+			applied              *int64
 			r                    itemRow
 		)
-		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token)
-		const keyColumns = 7 // rank, reclaimed, unstarted, token, provider, tenant, event_id
+		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token, &applied)
+		const keyColumns = 8 // rank, reclaimed, unstarted, token, applied, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
@@ -129,7 +136,10 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string
 				"op", op, "error", err)
 			continue
 		}
-		key := webhooks.InboxKey{Provider: r.provider, Tenant: r.tenant, EventID: r.eventID}
+		key := webhooks.JobKey{InboxKey: webhooks.InboxKey{Provider: r.provider, Tenant: r.tenant, EventID: r.eventID}}
+		if failed > len(dest)-6 { // the handler column (after the five before it) was read
+			key.Handler = r.handler
+		}
 		if err != nil {
 			bad = append(bad, unreadable{key, token, err})
 			continue
@@ -144,6 +154,9 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string
 			attempt++ // the number it will have
 		}
 		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: attempt, Reclaimed: reclaimed, Held: unstarted, Item: it}
+		if applied != nil {
+			a.lease.Applied = *applied
+		}
 		got = append(got, a)
 	}
 	rows.Close()
@@ -176,7 +189,7 @@ func (s *Store) release(ctx context.Context, op string, u unreadable, now time.T
 	// the lease would then be held by nobody until it expires.
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 	defer cancel()
-	args, err := leaseArgs(&webhooks.Lease{Token: u.token, Item: webhooks.Item{Key: u.key}}, s.now(now))
+	args, err := leaseArgs(&webhooks.Lease{Token: u.token, Item: webhooks.Item{Key: u.key.InboxKey, Handler: u.key.Handler}}, s.now(now))
 	if err == nil {
 		var tag pgconn.CommandTag
 		tag, err = s.pool.Exec(rctx, s.sql.release, args...)
@@ -230,7 +243,7 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 	// The first position of each lease, in key order, as startSQL wants
 	// them. (Two tokens of one key are two leases: at most one is current.)
 	type leaseID struct {
-		key   webhooks.InboxKey
+		job   webhooks.JobKey
 		token string
 	}
 	first := make(map[leaseID]int, len(req.Leases))
@@ -241,27 +254,28 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 			continue
 		}
 		if _, err := leaseArgs(l); err != nil {
-			errs[i] = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), err)
+			errs[i] = fmt.Errorf("pgstore: start lease %s: %w", l.Job(), err)
 			continue
 		}
-		if _, dup := first[leaseID{l.Key(), l.Token}]; !dup {
-			first[leaseID{l.Key(), l.Token}] = i
+		if _, dup := first[leaseID{l.Job(), l.Token}]; !dup {
+			first[leaseID{l.Job(), l.Token}] = i
 			order = append(order, i)
 		}
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return req.Leases[a].Key().Compare(req.Leases[b].Key()) })
+	slices.SortStableFunc(order, func(a, b int) int { return req.Leases[a].Job().Compare(req.Leases[b].Job()) })
 	n := len(order)
 	if n == 0 {
 		return errs
 	}
 	providers, tenants, eventIDs, tokens := make([]string, n), make([]string, n), make([]string, n), make([]pgtype.UUID, n)
+	handlers := make([]string, n)
 	for j, i := range order {
-		k := req.Leases[i].Key()
-		providers[j], tenants[j], eventIDs[j] = k.Provider, k.Tenant, k.EventID
+		k := req.Leases[i].Job()
+		providers[j], tenants[j], eventIDs[j], handlers[j] = k.Provider, k.Tenant, k.EventID, k.Handler
 		tok, _ := uuid.Parse(req.Leases[i].Token) // checked by leaseArgs
 		tokens[j] = pgtype.UUID{Bytes: tok, Valid: true}
 	}
-	rows, err := s.pool.Query(ctx, s.sql.start, providers, tenants, eventIDs, tokens, s.now(req.Now), req.Duration.Microseconds())
+	rows, err := s.pool.Query(ctx, s.sql.start, providers, tenants, eventIDs, tokens, s.now(req.Now), req.Duration.Microseconds(), handlers)
 	if err != nil {
 		return fail(wrapErr("start leases", err))
 	}
@@ -283,12 +297,12 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 		switch {
 		case changed:
 		case settled:
-			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), webhooks.ErrAlreadySettled)
+			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Job(), webhooks.ErrAlreadySettled)
 		default:
-			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Key(), webhooks.ErrLeaseLost)
+			lerr = fmt.Errorf("pgstore: start lease %s: %w", l.Job(), webhooks.ErrLeaseLost)
 		}
 		for i, o := range req.Leases { // the copies of the lease too
-			if o != nil && errs[i] == nil && o.Key() == l.Key() && o.Token == l.Token {
+			if o != nil && errs[i] == nil && o.Job() == l.Job() && o.Token == l.Token {
 				errs[i] = lerr
 			}
 		}
@@ -314,6 +328,11 @@ func (s *Store) StartLeases(ctx context.Context, req webhooks.StartRequest) []er
 func (s *Store) Settle(ctx context.Context, st webhooks.Settlement) error {
 	if err := st.Check(); err != nil {
 		return fmt.Errorf("pgstore: Settle: %w", err)
+	}
+	if endsOrderedHead(st) {
+		// The statement that promotes the key's next job, after the key's
+		// lock (see lockKeysSQL).
+		return s.SettleBatch(ctx, []webhooks.Settlement{st})[0]
 	}
 	now := s.now(st.Now)
 	// The Processor hands over storable messages; a caller's that are not
@@ -383,7 +402,7 @@ func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 	// rounds[r] holds the positions of the r-th settlement of each key.
 	var (
 		rounds [][]int
-		seen   = make(map[webhooks.InboxKey]int, len(settlements))
+		seen   = make(map[webhooks.JobKey]int, len(settlements))
 	)
 	for i, st := range settlements {
 		if err := st.Check(); err != nil {
@@ -394,8 +413,8 @@ func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 			errs[i] = fmt.Errorf("pgstore: settle (%s) %s: %w", st.Outcome, st.Lease.Key(), err)
 			continue
 		}
-		r := seen[st.Lease.Key()]
-		seen[st.Lease.Key()] = r + 1
+		r := seen[st.Lease.Job()]
+		seen[st.Lease.Job()] = r + 1
 		if r == len(rounds) {
 			rounds = append(rounds, nil)
 		}
@@ -419,10 +438,11 @@ func (s *Store) SettleBatch(ctx context.Context, settlements []webhooks.Settleme
 // each one's error in errs. It returns the statement's own failure.
 func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settlement, round []int, errs []error) error {
 	// In key order, as settleBatchSQL's plan updates the rows.
-	slices.SortFunc(round, func(a, b int) int { return settlements[a].Lease.Key().Compare(settlements[b].Lease.Key()) })
+	slices.SortFunc(round, func(a, b int) int { return settlements[a].Lease.Job().Compare(settlements[b].Lease.Job()) })
 	n := len(round)
 	var (
 		providers, tenants, eventIDs, outcomes = make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		handlers                               = make([]string, n)
 		tokens                                 = make([]pgtype.UUID, n)
 		nows, retryAts                         = make([]*time.Time, n), make([]*time.Time, n)
 		retryDelays                            = make([]int64, n)
@@ -430,8 +450,9 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 	)
 	for j, i := range round {
 		st := settlements[i]
-		k := st.Lease.Key()
+		k := st.Lease.Job()
 		providers[j], tenants[j], eventIDs[j], outcomes[j] = k.Provider, k.Tenant, k.EventID, string(st.Outcome)
+		handlers[j] = k.Handler
 		tok, _ := uuid.Parse(st.Lease.Token) // checked by leaseArgs
 		tokens[j] = pgtype.UUID{Bytes: tok, Valid: true}
 		nows[j] = s.now(st.Now)
@@ -443,22 +464,18 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 			retryDelays[j] = st.RetryAt.Sub(st.Now).Microseconds()
 		}
 	}
-	rows, err := s.pool.Query(ctx, s.sql.settleBatch, providers, tenants, eventIDs, tokens, outcomes, nows,
-		retryAts, retryDelays, classes, messages)
+	answers, promoted, err := s.settleStatement(ctx, s.pool, keysToLock(settlements, round),
+		providers, tenants, eventIDs, tokens, outcomes, nows, retryAts, retryDelays, classes, messages, handlers)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
+	if promoted > 0 {
+		s.Notify()
+	}
 	answered := 0
 	var lost []int
-	for rows.Next() {
-		var (
-			pos              int64
-			changed, settled bool
-		)
-		if err := rows.Scan(&pos, &changed, &settled); err != nil {
-			return err
-		}
+	for _, a := range answers {
+		pos, changed, settled := a.pos, a.changed, a.settled
 		if pos < 1 || pos > int64(n) {
 			return fmt.Errorf("the statement returned row %d of %d", pos, n)
 		}
@@ -468,15 +485,12 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 		case changed:
 			errs[round[pos-1]] = nil
 		case settled:
-			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrAlreadySettled)
+			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Job(), webhooks.ErrAlreadySettled)
 		default:
-			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Key(), webhooks.ErrLeaseLost)
+			errs[round[pos-1]] = fmt.Errorf("pgstore: %s %s: %w", op, st.Lease.Job(), webhooks.ErrLeaseLost)
 			lost = append(lost, round[pos-1])
 		}
 		answered++
-	}
-	if err := rows.Err(); err != nil {
-		return err
 	}
 	if answered != n {
 		return fmt.Errorf("the statement answered for %d of %d settlements", answered, n)
@@ -490,6 +504,79 @@ func (s *Store) settleRound(ctx context.Context, settlements []webhooks.Settleme
 		s.leaseLost(ctx, st.Lease, s.now(st.Now), class, msg)
 	}
 	return nil
+}
+
+// settleAnswer is settleBatchSQL's answer for one settlement.
+type settleAnswer struct {
+	pos              int64
+	changed, settled bool
+}
+
+// batchSender runs a pgx.Batch: the pool, or a host's transaction.
+type batchSender interface {
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+}
+
+// settleStatement runs settleBatchSQL with args on q, after lockKeysSQL
+// for the keys lock (handlers, providers, tenants, ordering keys) when
+// there are any, in one round trip and one transaction (a pgx.Batch is
+// one implicit transaction; in a host's transaction, part of it). It
+// returns each settlement's answer and how many waiting jobs it promoted.
+func (s *Store) settleStatement(ctx context.Context, q batchSender, lock [4][]string, args ...any) ([]settleAnswer, int64, error) {
+	b := &pgx.Batch{}
+	if len(lock[0]) > 0 {
+		b.Queue(s.sql.lockKeys, lock[0], lock[1], lock[2], lock[3])
+	}
+	b.Queue(s.sql.settleBatch, args...)
+	br := q.SendBatch(ctx, b)
+	defer func() { _ = br.Close() }()
+	if len(lock[0]) > 0 {
+		if _, err := br.Exec(); err != nil {
+			return nil, 0, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		return nil, 0, err
+	}
+	var (
+		answers  []settleAnswer
+		a        settleAnswer
+		promoted int64
+	)
+	_, err = pgx.ForEachRow(rows, []any{&a.pos, &a.changed, &a.settled, &promoted}, func() error {
+		answers = append(answers, a)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return answers, promoted, br.Close()
+}
+
+// endsOrderedHead reports whether st ends the head of an ordering key: an
+// ordered job that succeeds or is dead-lettered, which promotes the next.
+func endsOrderedHead(st webhooks.Settlement) bool {
+	it := st.Lease.Item
+	return it.Ordered && it.Ordering.Key != "" &&
+		(st.Outcome == webhooks.AttemptSucceeded || st.Outcome == webhooks.AttemptDeadLettered)
+}
+
+// keysToLock returns, as lockKeysSQL's arrays, the keys whose heads the
+// settlements at positions round end; none when no settlement ends one,
+// and lockKeysSQL is then not run.
+func keysToLock(settlements []webhooks.Settlement, round []int) [4][]string {
+	var k [4][]string
+	for _, i := range round {
+		st := settlements[i]
+		if !endsOrderedHead(st) {
+			continue
+		}
+		key := st.Lease.Key()
+		k[0], k[1], k[2], k[3] = append(k[0], st.Lease.Item.Handler), append(k[1], key.Provider),
+			append(k[2], key.Tenant), append(k[3], st.Lease.Item.Ordering.Key)
+	}
+	return k
 }
 
 // leaseLost records the attempt of lease, refused with ErrLeaseLost at
@@ -555,14 +642,23 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 		return fmt.Errorf("pgstore: complete %s in the host's transaction: the event has no lease token (only a Processor's events carry one): %w",
 			ev.Key(), webhooks.ErrLeaseLost)
 	}
-	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key()}}
-	err := s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
+	lease := &webhooks.Lease{Token: ev.LeaseToken, Item: webhooks.Item{Key: ev.Key(), Handler: ev.Handler}}
+	var err error
+	if ev.Ordering.Key != "" {
+		// Maybe the head of an ordering key (the Event does not say
+		// whether its handler is ordered; locking a key row that does not
+		// exist locks nothing): settled as SettleBatch does, promoting the
+		// next job in the host's transaction.
+		err = s.completeKeyedTx(ctx, tx, ev, lease)
+	} else {
+		err = s.fenced(ctx, tx, "complete in the host's transaction", lease, s.sql.succeed, s.now(s.hostNow()), nil, nil)
+	}
 	if errors.Is(err, webhooks.ErrAlreadySettled) {
 		// Completed already by this very transaction (a handler that
 		// completes twice): nothing to refuse.
 		k := ev.Key()
 		var here bool
-		if qerr := tx.QueryRow(ctx, s.sql.settledHere, k.Provider, k.Tenant, k.EventID).Scan(&here); qerr == nil && here {
+		if qerr := tx.QueryRow(ctx, s.sql.settledHere, k.Provider, k.Tenant, k.EventID, ev.Handler).Scan(&here); qerr == nil && here {
 			return nil
 		}
 	}
@@ -570,6 +666,43 @@ func (s *Store) CompleteTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event) er
 		s.failTx(ctx, tx)
 	}
 	return err
+}
+
+// completeKeyedTx is CompleteTx's statement for an event with an
+// ordering key: lockKeysSQL, then settleBatchSQL for the one job, in tx.
+// In a REPEATABLE READ transaction the second statement's snapshot is the
+// transaction's, taken before the lock: a job enqueued behind the head
+// meanwhile may then be left waiting; use READ COMMITTED around
+// CompleteTx for ordered handlers.
+func (s *Store) completeKeyedTx(ctx context.Context, tx pgx.Tx, ev webhooks.Event, lease *webhooks.Lease) error {
+	const op = "complete in the host's transaction"
+	k := lease.Job()
+	if _, err := leaseArgs(lease); err != nil {
+		return fmt.Errorf("pgstore: %s %s: %w", op, k, err)
+	}
+	tok, _ := uuid.Parse(lease.Token) // checked by leaseArgs
+	now := s.now(s.hostNow())
+	lock := [4][]string{{k.Handler}, {k.Provider}, {k.Tenant}, {ev.Ordering.Key}}
+	answers, promoted, err := s.settleStatement(ctx, tx, lock,
+		[]string{k.Provider}, []string{k.Tenant}, []string{k.EventID}, []pgtype.UUID{{Bytes: tok, Valid: true}},
+		[]string{string(webhooks.AttemptSucceeded)}, []*time.Time{now}, []*time.Time{nil}, []int64{0},
+		[]*string{nil}, []*string{nil}, []string{k.Handler})
+	if err != nil {
+		return wrapErr(op+" "+k.String(), err)
+	}
+	if promoted > 0 {
+		s.Notify() // early by the commit's time; the promoted job is found by polling otherwise
+	}
+	switch {
+	case len(answers) != 1:
+		return fmt.Errorf("pgstore: %s %s: the statement answered %d rows", op, k, len(answers))
+	case answers[0].changed:
+		return nil
+	case answers[0].settled:
+		return fmt.Errorf("pgstore: %s %s: %w", op, k, webhooks.ErrAlreadySettled)
+	default:
+		return fmt.Errorf("pgstore: %s %s: %w", op, k, webhooks.ErrLeaseLost)
+	}
 }
 
 // failTx makes tx fail, so that it can only roll back: its commit then
@@ -613,20 +746,20 @@ func (s *Store) fenced(ctx context.Context, q querier, op string, lease *webhook
 	}
 }
 
-// leaseArgs returns the parameters of a fenced statement: the key and token
-// ($1..$4, see leaseWhere), then extra, in one slice. A token that is not a
-// UUID was never issued by this store, so it is lost.
+// leaseArgs returns the parameters of a fenced statement: the key, token
+// and handler ($1..$5, see leaseWhere), then extra, in one slice. A token
+// that is not a UUID was never issued by this store, so it is lost.
 func leaseArgs(lease *webhooks.Lease, extra ...any) ([]any, error) {
 	k := lease.Key()
-	if checkKey(k) != nil { // PostgreSQL cannot hold such a key
+	if checkKey(k) != nil || webhooks.CheckHandlerName(lease.Item.Handler) != nil { // PostgreSQL (or no store) holds no such job
 		return nil, webhooks.ErrLeaseLost
 	}
 	tok, err := uuid.Parse(lease.Token)
 	if err != nil {
 		return nil, webhooks.ErrLeaseLost
 	}
-	args := make([]any, 0, 4+len(extra))
-	args = append(args, k.Provider, k.Tenant, k.EventID, pgtype.UUID{Bytes: tok, Valid: true})
+	args := make([]any, 0, 5+len(extra))
+	args = append(args, k.Provider, k.Tenant, k.EventID, pgtype.UUID{Bytes: tok, Valid: true}, lease.Item.Handler)
 	return append(args, extra...), nil
 }
 

@@ -4,12 +4,14 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -30,7 +32,7 @@ import (
 // none, and is returned again when asked for by its ID.
 func TestMigrateUpgrades(t *testing.T) {
 	t.Parallel()
-	for _, from := range []int{1, 2, 3, 4} {
+	for _, from := range []int{1, 2, 3, 4, 5} {
 		t.Run(fmt.Sprintf("FromVersion%d", from), func(t *testing.T) {
 			t.Parallel()
 			testMigrateUpgrade(t, from)
@@ -105,6 +107,13 @@ func testMigrateUpgrade(t *testing.T, from int) {
 		require.NoError(t, err)
 	}
 	// What the release stored, in its own columns, before and after.
+	// After 0006, the same columns are those of the event and its job of
+	// the default handler.
+	upgraded := `(SELECT e.*, j.state, j.attempts, j.next_attempt_at, j.lease_token, j.lease_expires_at,
+			j.last_error_class, j.last_error_message, j.last_error_at, j.updated_at, j.completed_at, j.dead_at
+		FROM ` + quoteSchema(s.schema) + `.inbox_jobs AS j
+		JOIN ` + quoteSchema(s.schema) + `.inbox_events AS e ON e.provider = j.provider AND e.tenant = j.tenant AND e.event_id = j.event_id
+		WHERE j.handler = '') AS items`
 	oldColumns := func() map[string]string {
 		rows, err := pool.Query(ctx, `SELECT event_id, (provider, tenant, event_id, event_type, payload, headers, payload_sha256,
 			key_id, state, attempts, next_attempt_at, lease_token, lease_expires_at, last_error_class, last_error_message,
@@ -124,6 +133,7 @@ func testMigrateUpgrade(t *testing.T, from int) {
 	applied, err = s.AppliedMigrations(ctx)
 	require.NoError(t, err)
 	require.Len(t, applied, len(ms))
+	table = upgraded
 	assert.Equal(t, before, oldColumns(), "the upgrade changed stored items")
 	items := map[string]ops.Detail{}
 	for _, id := range ids {
@@ -326,4 +336,212 @@ func TestOlderSchemaRefusesToServe(t *testing.T) {
 
 	require.NoError(t, s.Migrate(ctx))
 	require.NoError(t, s.CheckSchema(ctx))
+}
+
+// TestMigrateJobsKeepsHistoryAuditAndQuarantine: a schema at 0005 holding
+// an item in every state, each with the attempt history, audit trail and
+// quarantined deliveries version 5 writes, is split by 0006 into events
+// and jobs of the default handler "": every item is one job, unordered,
+// with its state, attempts, history and audit as they were, and its event
+// keeps its payload, headers, duplicates and quarantine. The old table is
+// gone, so a statement of version 5 fails instead of running beside this
+// one, and the migrated jobs work: a lease of version 5 settles under its
+// token, history and audit follow the job, retention deletes by job.
+func TestMigrateJobsKeepsHistoryAuditAndQuarantine(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	require.NoError(t, err)
+	ctx := t.Context()
+	ms, err := Migrations(s.schema)
+	require.NoError(t, err)
+	require.Equal(t, "jobs", ms[5].Name)
+	for _, m := range ms[:5] {
+		require.NoError(t, s.migrate(ctx, m))
+	}
+	q := quoteSchema(s.schema)
+	base := time.Date(2026, 5, 6, 7, 8, 9, 0, time.UTC)
+	leaseToken := uuid.NewString()
+	// One item per state, as version 5's statements leave them.
+	for _, r := range []struct {
+		id, state          string
+		attempts           int
+		due, expires, dead *time.Time
+		token              *string
+		errClass           *string
+		completed, closed  *time.Time
+	}{
+		{id: "pending", state: "pending", due: &base},
+		{id: "retrying", state: "pending", attempts: 1, due: new(base.Add(time.Minute)), errClass: new("error")},
+		{id: "leased", state: "leased", attempts: 2, due: new(base.Add(time.Hour)), expires: new(base.Add(time.Hour)), token: &leaseToken, errClass: new("error")},
+		{id: "succeeded", state: "succeeded", attempts: 1, completed: new(base.Add(time.Second))},
+		{id: "dead", state: "dead", attempts: 3, dead: new(base.Add(2 * time.Second)), errClass: new("permanent")},
+		{id: "closed", state: "closed", attempts: 1, dead: new(base.Add(3 * time.Second)), closed: new(base.Add(4 * time.Second)), errClass: new("permanent")},
+	} {
+		_, err := pool.Exec(ctx, `INSERT INTO `+q+`.inbox_items (provider, tenant, event_id, event_type, payload, headers,
+				payload_sha256, key_id, state, attempts, attempt_seq, next_attempt_at, lease_token, lease_expires_at,
+				last_error_class, last_error_message, last_error_at, duplicate_count, last_seen_at, received_at, updated_at,
+				completed_at, dead_at, closed_at, api_version, trace_link, conflicts, lease_started_at, lease_worker, lease_version,
+				lease_reclaimed, acquisition_id)
+			VALUES ('acme', 't1', $1, 'invoice.paid', $2, '{"Content-Type": ["application/json"]}', $3, 'k1',
+				$4, $5, $5, $6, $7, $8, $9, CASE WHEN $9::text IS NOT NULL THEN 'boom' END, CASE WHEN $9::text IS NOT NULL THEN $10::timestamptz END,
+				2, $10, $10, $10, $11, $12, $13, '2024-01-01', 'trace-'||$1, 1,
+				CASE WHEN $4 = 'leased' THEN $10::timestamptz END, CASE WHEN $4 = 'leased' THEN 'w5' END, 'v5',
+				CASE WHEN $4 = 'leased' THEN false END, NULL)`,
+			r.id, []byte(r.id), sha256Of(r.id), r.state, r.attempts, r.due, r.token, r.expires, r.errClass, base, r.completed, r.dead, r.closed)
+		require.NoError(t, err, r.id)
+		for n := 1; n <= r.attempts; n++ {
+			if r.state == "leased" && n == r.attempts {
+				break // the current lease's attempt is recorded when it settles
+			}
+			outcome := "retried"
+			switch {
+			case n == r.attempts && r.state == "succeeded":
+				outcome = "succeeded"
+			case n == r.attempts && (r.state == "dead" || r.state == "closed"):
+				outcome = "dead_lettered"
+			}
+			_, err := pool.Exec(ctx, `INSERT INTO `+q+`.inbox_attempts (provider, tenant, event_id, number, outcome, started_at, finished_at,
+					error_class, error_message, worker, version)
+				VALUES ('acme', 't1', $1, $2, $3, $4, $4, CASE WHEN $3 <> 'succeeded' THEN 'error' END, CASE WHEN $3 <> 'succeeded' THEN 'boom' END, 'w5', 'v5')`,
+				r.id, n, outcome, base.Add(time.Duration(n)*time.Millisecond))
+			require.NoError(t, err, r.id)
+		}
+		_, err = pool.Exec(ctx, `INSERT INTO `+q+`.inbox_quarantine (provider, tenant, event_id, seq, payload, headers, payload_sha256, key_id, received_at)
+			VALUES ('acme', 't1', $1, 1, 'other', NULL, $2, 'k1', $3)`, r.id, sha256Of("other"), base)
+		require.NoError(t, err, r.id)
+	}
+	for _, a := range []struct{ id, action string }{{"dead", "redelivery"}, {"closed", "close"}, {"succeeded", "replay"}} {
+		_, err := pool.Exec(ctx, `INSERT INTO `+q+`.inbox_audit (provider, tenant, event_id, action, at, actor, reason, ticket)
+			VALUES ('acme', 't1', $1, $2, $3, 'ops', 'why', 'T-1')`, a.id, a.action, base)
+		require.NoError(t, err)
+	}
+	key := func(id string) webhooks.InboxKey {
+		return webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: id}
+	}
+
+	start := time.Now()
+	require.NoError(t, s.Migrate(ctx))
+	t.Logf("0006 on 6 items took %v", time.Since(start))
+
+	_, err = pool.Exec(ctx, `UPDATE `+q+`.inbox_items SET state = 'leased' WHERE event_id = 'pending'`)
+	var pgErr *pgconn.PgError
+	require.ErrorAs(t, err, &pgErr, "a statement of version 5 fails after 0006")
+	assert.Equal(t, "42P01", pgErr.Code, "undefined table: %v", err)
+
+	want := map[string]struct {
+		state    webhooks.State
+		attempts int
+		history  int
+		audit    []string
+	}{
+		"pending":   {webhooks.StatePending, 0, 0, nil},
+		"retrying":  {webhooks.StatePending, 1, 1, nil},
+		"leased":    {webhooks.StateLeased, 2, 1, nil},
+		"succeeded": {webhooks.StateSucceeded, 1, 1, []string{"replay"}},
+		"dead":      {webhooks.StateDead, 3, 3, []string{"redelivery"}},
+		"closed":    {webhooks.StateClosed, 1, 1, []string{"close"}},
+	}
+	for id, w := range want {
+		d, err := s.Get(ctx, key(id))
+		require.NoError(t, err, id)
+		require.Len(t, d.Jobs, 1, "%s: one job", id)
+		assert.Equal(t, "", d.Handler, id)
+		assert.False(t, d.Ordered, id)
+		assert.Equal(t, w.state, d.State, id)
+		assert.Equal(t, w.attempts, d.Attempts, id)
+		assert.Equal(t, id, string(d.Payload), id)
+		assert.Equal(t, "application/json", d.Headers.Get("Content-Type"), id)
+		assert.Equal(t, 2, d.DuplicateCount, id)
+		assert.Equal(t, "2024-01-01", d.APIVersion, id)
+		assert.Equal(t, "trace-"+id, d.TraceLink, id)
+		assert.Equal(t, 1, d.Conflicts, id)
+		require.Len(t, d.Quarantine, 1, id)
+		assert.Equal(t, "other", string(d.Quarantine[0].Payload), id)
+		require.Len(t, d.History, w.history, id)
+		for i, a := range d.History {
+			assert.Equal(t, i+1, a.Number, id)
+			assert.Equal(t, "w5", a.Worker, id)
+		}
+		assert.Equal(t, d.History, d.Jobs[0].History, id)
+		var actions []string
+		for _, a := range d.Audit {
+			actions = append(actions, string(a.Action))
+		}
+		assert.Equal(t, w.audit, actions, id)
+		if w.state == webhooks.StateClosed {
+			assert.Equal(t, base.Add(4*time.Second), d.ClosedAt, id)
+			assert.Equal(t, base.Add(3*time.Second), d.DeadAt, id)
+		}
+	}
+
+	// Version 5's lease settles under its token, recorded as attempt 2.
+	d, err := s.Get(ctx, key("leased"))
+	require.NoError(t, err)
+	now := base.Add(time.Minute)
+	require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: &webhooks.Lease{Token: leaseToken, Item: d.Item}, Outcome: webhooks.AttemptSucceeded, Now: now}))
+	d, err = s.Get(ctx, key("leased"))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StateSucceeded, d.State)
+	require.Len(t, d.History, 2)
+	assert.Equal(t, ops.Attempt{Number: 2, Outcome: webhooks.AttemptSucceeded, StartedAt: base, FinishedAt: now, Worker: "w5", Version: "v5"}, d.History[1])
+	// The dead letter is replayed on its job, audited after its old entry.
+	_, err = s.Replay(ctx, ops.ReplayRequest{Key: key("dead"), Actor: "ops", Reason: "after 0006", Now: now})
+	require.NoError(t, err)
+	d, err = s.Get(ctx, key("dead"))
+	require.NoError(t, err)
+	assert.Equal(t, webhooks.StatePending, d.State)
+	require.Len(t, d.Audit, 2)
+	assert.Equal(t, ops.ActionReplay, d.Audit[1].Action)
+	// Retention deletes the succeeded jobs and, with them, their events,
+	// history, audit and quarantine.
+	n, err := s.DeleteSucceeded(ctx, now.Add(time.Hour), 10)
+	require.NoError(t, err)
+	assert.Equal(t, int64(2), n)
+	for _, id := range []string{"succeeded", "leased"} {
+		_, err := s.Get(ctx, key(id))
+		assert.ErrorIs(t, err, ops.ErrNotFound, id)
+	}
+	var left int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM `+q+`.inbox_events) + (SELECT count(*) FROM `+q+`.inbox_attempts
+		WHERE event_id IN ('succeeded', 'leased')) + (SELECT count(*) FROM `+q+`.inbox_quarantine WHERE event_id IN ('succeeded', 'leased'))`).Scan(&left))
+	assert.Equal(t, 4, left, "the four other events; nothing of the deleted ones")
+}
+
+// TestMigrateJobsDuration times 0006 on a schema of 1,000,000 items with a
+// 300-byte payload (990,000 succeeded, each with an attempt, and 10,000
+// pending), for docs/operations.md; only with WEBHOOKS_TEST_LONG=1.
+func TestMigrateJobsDuration(t *testing.T) {
+	if os.Getenv("WEBHOOKS_TEST_LONG") != "1" {
+		t.Skip("WEBHOOKS_TEST_LONG=1 times migration 0006 on 1,000,000 items")
+	}
+	pool := pgtest.NewPool(t, 2)
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)))
+	require.NoError(t, err)
+	ctx := t.Context()
+	ms, err := Migrations(s.schema)
+	require.NoError(t, err)
+	for _, m := range ms[:5] {
+		require.NoError(t, s.migrate(ctx, m))
+	}
+	q := quoteSchema(s.schema)
+	const items = 1_000_000
+	_, err = pool.Exec(ctx, `INSERT INTO `+q+`.inbox_items (provider, tenant, event_id, event_type, payload, headers, payload_sha256,
+			key_id, state, attempts, attempt_seq, next_attempt_at, duplicate_count, last_seen_at, received_at, updated_at, completed_at,
+			lease_started_at, lease_worker, lease_version)
+		SELECT 'acme', '', 'evt_' || g, 'invoice.paid', convert_to(repeat('x', 300), 'UTF8'), '{"Content-Type": ["application/json"]}',
+			sha256(g::text::bytea), 'k1',
+			CASE WHEN g % 100 = 0 THEN 'pending' ELSE 'succeeded' END, 1, 1,
+			CASE WHEN g % 100 = 0 THEN $1::timestamptz END, 0, $1, $1, $1, CASE WHEN g % 100 = 0 THEN NULL ELSE $1::timestamptz END,
+			$1, 'w', 'v'
+		FROM generate_series(1, $2::int) AS g`, time.Now(), items)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO `+q+`.inbox_attempts (provider, tenant, event_id, number, outcome, started_at, finished_at, worker, version)
+		SELECT provider, tenant, event_id, 1, 'succeeded', updated_at, updated_at, 'w', 'v' FROM `+q+`.inbox_items WHERE state = 'succeeded'`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_items, "+q+".inbox_attempts")
+	require.NoError(t, err)
+	start := time.Now()
+	require.NoError(t, s.Migrate(ctx))
+	t.Logf("0006 on %d items (and %d attempts) took %v", items, items-items/100, time.Since(start))
 }

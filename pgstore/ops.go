@@ -40,34 +40,56 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, err
 	}
 	var d ops.Detail
 	rows, _ := br.Query()
-	err := collectOne(rows, func(row pgx.CollectableRow) error {
+	jobs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ops.Job, error) {
 		var (
 			r         itemRow
 			conflicts int64
 		)
 		if err := row.Scan(append(r.dest(), &conflicts)...); err != nil {
-			return err
+			return ops.Job{}, err
 		}
 		it, err := r.item()
-		d.Item, d.Conflicts = it, int(conflicts)
-		return err
+		d.Conflicts = int(conflicts)
+		return ops.Job{Item: it}, err
 	})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return ops.Detail{}, fmt.Errorf("pgstore: get %s: %w", key, ops.ErrNotFound)
-	}
 	if err != nil {
 		return ops.Detail{}, wrapErr("get "+key.String(), err)
 	}
+	if len(jobs) == 0 {
+		return ops.Detail{}, fmt.Errorf("pgstore: get %s: %w", key, ops.ErrNotFound)
+	}
+	index := make(map[string]int, len(jobs))
+	for i, j := range jobs {
+		index[j.Handler] = i
+	}
 	rows, _ = br.Query()
-	d.History, err = pgx.CollectRows(rows, scanAttempt)
+	attempts, err := pgx.CollectRows(rows, scanJobAttempt)
 	if err != nil {
 		return ops.Detail{}, wrapErr("get the history of "+key.String(), err)
 	}
+	for _, a := range attempts {
+		if i, ok := index[a.handler]; ok {
+			jobs[i].History = append(jobs[i].History, a.Attempt)
+		}
+	}
 	rows, _ = br.Query()
-	d.Audit, err = pgx.CollectRows(rows, scanAudit)
+	audit, err := pgx.CollectRows(rows, scanJobAudit)
 	if err != nil {
 		return ops.Detail{}, wrapErr("get the audit trail of "+key.String(), err)
 	}
+	for _, a := range audit {
+		if i, ok := index[a.handler]; ok {
+			jobs[i].Audit = append(jobs[i].Audit, a.Audit)
+		}
+	}
+	// The first job (the default handler's, '' sorting first) is the one
+	// Item, History and Audit show; the event's payload and headers are
+	// Detail's alone.
+	d.Item, d.History, d.Audit = jobs[0].Item, jobs[0].History, jobs[0].Audit
+	for i := range jobs {
+		jobs[i].Payload, jobs[i].Headers = nil, nil
+	}
+	d.Jobs = jobs
 	rows, _ = br.Query()
 	d.Quarantine, err = pgx.CollectRows(rows, scanDelivery)
 	if err != nil {
@@ -79,24 +101,22 @@ func (s *Store) Get(ctx context.Context, key webhooks.InboxKey) (ops.Detail, err
 	return d, nil
 }
 
-// collectOne calls scan for the only row of rows, or returns pgx.ErrNoRows.
-func collectOne(rows pgx.Rows, scan func(pgx.CollectableRow) error) error {
-	_, err := pgx.CollectExactlyOneRow(rows, func(row pgx.CollectableRow) (struct{}, error) {
-		return struct{}{}, scan(row)
-	})
-	return err
+// jobAttempt is an attempt of one of an event's jobs.
+type jobAttempt struct {
+	handler string
+	ops.Attempt
 }
 
-func scanAttempt(row pgx.CollectableRow) (ops.Attempt, error) {
+func scanJobAttempt(row pgx.CollectableRow) (jobAttempt, error) {
 	var (
-		a                  ops.Attempt
+		a                  jobAttempt
 		outcome            string
 		started            *time.Time
 		finished           time.Time
 		errClass, errorMsg *string
 	)
-	if err := row.Scan(&a.Number, &outcome, &started, &finished, &errClass, &errorMsg, &a.Worker, &a.Version); err != nil {
-		return ops.Attempt{}, err
+	if err := row.Scan(&a.handler, &a.Number, &outcome, &started, &finished, &errClass, &errorMsg, &a.Worker, &a.Version); err != nil {
+		return jobAttempt{}, err
 	}
 	a.Outcome = webhooks.AttemptOutcome(outcome)
 	a.StartedAt, a.FinishedAt = timeOrZero(started), finished.UTC()
@@ -104,10 +124,16 @@ func scanAttempt(row pgx.CollectableRow) (ops.Attempt, error) {
 	return a, nil
 }
 
-func scanAudit(row pgx.CollectableRow) (ops.Audit, error) {
-	var a ops.Audit
-	if err := row.Scan(&a.Action, &a.At, &a.Actor, &a.Reason, &a.Ticket); err != nil {
-		return ops.Audit{}, err
+// jobAudit is an entry of the audit trail of one of an event's jobs.
+type jobAudit struct {
+	handler string
+	ops.Audit
+}
+
+func scanJobAudit(row pgx.CollectableRow) (jobAudit, error) {
+	var a jobAudit
+	if err := row.Scan(&a.handler, &a.Action, &a.At, &a.Actor, &a.Reason, &a.Ticket); err != nil {
+		return jobAudit{}, err
 	}
 	a.At = a.At.UTC()
 	return a, nil
@@ -137,8 +163,8 @@ func scanDelivery(row pgx.CollectableRow) (ops.Delivery, error) {
 	return d, nil
 }
 
-// List implements ops.Store. Pages are read through inbox_items_dead_idx
-// (closed items: inbox_items_closed_idx) in its order; the filters the
+// List implements ops.Store. Pages of jobs are read through inbox_jobs_dead_idx
+// (closed jobs: inbox_jobs_closed_idx) in its order; the filters the
 // index does not hold are checked on the rows it leads to. The statement
 // reads neither the payload nor the headers (see summaryColumns).
 func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
@@ -181,7 +207,7 @@ func (s *Store) List(ctx context.Context, q ops.Query) (ops.Page, error) {
 		if state == webhooks.StateClosed {
 			at = last.ClosedAt
 		}
-		page.Next = cursor.Position{State: state, At: at, Key: last.Key}.String()
+		page.Next = cursor.Position{State: state, At: at, Key: last.Key, Handler: last.Handler}.String()
 	}
 	return page, nil
 }
@@ -224,15 +250,20 @@ func (s *Store) listOrdered(start string, state webhooks.State, q ops.Query, aft
 	if hasTenant {
 		tenant = *q.Tenant
 	}
+	handler, hasHandler := "", q.Handler != nil
+	if hasHandler {
+		handler = *q.Handler
+	}
 	for _, f := range []struct {
 		col, v, what string
 		set          bool
 	}{
 		{"i.provider", q.Provider, "provider", q.Provider != ""},
 		{"i.tenant", tenant, "tenant", hasTenant},
+		{"i.handler", handler, "handler", hasHandler},
 		{"i.event_type", q.EventType, "event type", q.EventType != ""},
 		{"i.last_error_class", string(q.ErrorClass), "error class", q.ErrorClass != ""},
-		{"i.api_version", q.APIVersion, "API version", q.APIVersion != ""},
+		{"e.api_version", q.APIVersion, "API version", q.APIVersion != ""},
 	} {
 		if !f.set {
 			continue
@@ -261,9 +292,9 @@ func (s *Store) listOrdered(start string, state webhooks.State, q ops.Query, aft
 		}
 	}
 	bound := func(op string, p *cursor.Position) {
-		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id) " + op + " (" +
+		sql += " AND (" + at + ", i.provider, i.tenant, i.event_id, i.handler) " + op + " (" +
 			arg(p.At) + "::timestamptz, " + arg(p.Key.Provider) + ", " +
-			arg(p.Key.Tenant) + ", " + arg(p.Key.EventID) + ")"
+			arg(p.Key.Tenant) + ", " + arg(p.Key.EventID) + ", " + arg(p.Handler) + "::text)"
 	}
 	if after != nil {
 		bound("<", after)
@@ -320,27 +351,34 @@ func (s *Store) replayOne(ctx context.Context, req ops.ReplayRequest, audit ops.
 		state *string
 		err   error
 	)
-	if req.DryRun {
+	handler := req.Handler
+	if req.ToHandler != "" {
+		handler = req.ToHandler
+	}
+	if req.ToHandler != "" && !req.DryRun {
+		due, state, err = s.replayTo(ctx, key, req, audit, nil)
+	} else if req.DryRun {
 		var now time.Time
-		err = s.pool.QueryRow(ctx, s.sql.peek, key.Provider, key.Tenant, key.EventID, s.now(req.Now)).Scan(&state, &now)
-		if err == nil && state != nil && slices.Contains(operatorReplays, *state) {
-			due, state = &now, nil
+		err = s.pool.QueryRow(ctx, s.sql.peek, key.Provider, key.Tenant, key.EventID, s.now(req.Now), handler).Scan(&state, &now)
+		if err == nil && (state != nil && slices.Contains(operatorReplays, *state) || state == nil && req.ToHandler != "") {
+			due, state = &now, nil // (a dry run to another handler does not look for the event)
 		}
 	} else {
-		due, state, err = s.replayItem(ctx, s.pool, key, s.now(req.Now), nil, !req.KeepAttempts, audit, operatorReplays)
+		due, state, err = s.replayItem(ctx, s.pool, key, &req.Handler, s.now(req.Now), nil, !req.KeepAttempts, audit, operatorReplays)
 	}
+	job := webhooks.JobKey{InboxKey: key, Handler: handler}
 	switch {
 	case err != nil:
-		return ops.ReplayResult{}, wrapErr("replay "+key.String(), err)
+		return ops.ReplayResult{}, wrapErr("replay "+job.String(), err)
 	case due != nil:
 		if !req.DryRun {
 			s.Notify()
 		}
-		return ops.ReplayResult{Items: []ops.Replayed{{Key: key, DueAt: due.UTC()}}, Done: 1, Total: 1}, nil
+		return ops.ReplayResult{Items: []ops.Replayed{{Key: key, Handler: handler, DueAt: due.UTC()}}, Done: 1, Total: 1}, nil
 	case state == nil:
-		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s: %w", key, ops.ErrNotFound)
+		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s: %w", job, ops.ErrNotFound)
 	default:
-		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s is %s: %w", key, *state, ops.ErrNotFinished)
+		return ops.ReplayResult{}, fmt.Errorf("pgstore: replay %s is %s: %w", job, *state, ops.ErrNotFinished)
 	}
 }
 
@@ -378,17 +416,17 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 	if len(found) == 0 {
 		return ops.ReplayResult{Done: c.Total, Total: c.Total}, nil
 	}
-	keys := make([]webhooks.InboxKey, len(found))
+	keys := make([]webhooks.JobKey, len(found))
 	offsets := make([]time.Duration, len(found))
 	for i, sel := range found {
-		keys[i] = sel.key
+		keys[i] = sel.job
 		offsets[i] = req.SpreadOffset(c.Done+i, c.Total).Truncate(time.Microsecond)
 	}
 	res := ops.ReplayResult{Done: c.Done + len(found), Total: c.Total}
 	if more && res.Done < c.Total {
 		last := found[len(found)-1]
 		next := c
-		next.Position = cursor.Position{State: state, At: last.at.UTC(), Key: last.key}
+		next.Position = cursor.Position{State: state, At: last.at.UTC(), Key: last.job.InboxKey, Handler: last.job.Handler}
 		next.Done, next.DryRun = res.Done, req.DryRun
 		res.Next = next.String()
 	} else {
@@ -403,7 +441,11 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 		}
 		res.Items = make([]ops.Replayed, len(keys))
 		for i, k := range keys {
-			res.Items[i] = ops.Replayed{Key: k, DueAt: now.Add(offsets[i]).UTC()}
+			h := k.Handler
+			if req.ToHandler != "" {
+				h = req.ToHandler
+			}
+			res.Items[i] = ops.Replayed{Key: k.InboxKey, Handler: h, DueAt: now.Add(offsets[i]).UTC()}
 		}
 		return res, nil
 	}
@@ -420,7 +462,7 @@ func (s *Store) replayBulk(ctx context.Context, req ops.ReplayRequest, audit ops
 // replaySelected is an item a bulk replay selected, and the time it is
 // ordered by.
 type replaySelected struct {
-	key webhooks.InboxKey
+	job webhooks.JobKey
 	at  time.Time
 }
 
@@ -445,13 +487,13 @@ func (s *Store) selectReplayFirst(ctx context.Context, state webhooks.State, q o
 		sel     replaySelected
 		part, n int
 		c       cursor.Replay
-		scanned = []any{&part, &sel.key.Provider, &sel.key.Tenant, &sel.key.EventID, &sel.at, &n}
+		scanned = []any{&part, &sel.job.Provider, &sel.job.Tenant, &sel.job.EventID, &sel.job.Handler, &sel.at, &n}
 	)
 	_, err = pgx.ForEachRow(rows, scanned, func() error {
 		if part == 1 {
 			found = append(found, sel)
 		} else {
-			c.Total, c.End = n, cursor.Position{State: state, At: sel.at.UTC(), Key: sel.key}
+			c.Total, c.End = n, cursor.Position{State: state, At: sel.at.UTC(), Key: sel.job.InboxKey, Handler: sel.job.Handler}
 		}
 		return nil
 	})
@@ -475,7 +517,7 @@ func (s *Store) selectReplayNext(ctx context.Context, state webhooks.State, q op
 	rows, _ := s.pool.Query(ctx, sql, args...)
 	found, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (replaySelected, error) {
 		var sel replaySelected
-		err := row.Scan(&sel.key.Provider, &sel.key.Tenant, &sel.key.EventID, &sel.at)
+		err := row.Scan(&sel.job.Provider, &sel.job.Tenant, &sel.job.EventID, &sel.job.Handler, &sel.at)
 		return sel, err
 	})
 	if err != nil {
@@ -486,35 +528,126 @@ func (s *Store) selectReplayNext(ctx context.Context, state webhooks.State, q op
 
 // replayBatch replays the items keys that are still in state, with their
 // offsets, and returns those it replayed in the order of keys.
-func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit ops.Audit, state webhooks.State, keys []webhooks.InboxKey, offsets []time.Duration) ([]ops.Replayed, error) {
+func (s *Store) replayBatch(ctx context.Context, req ops.ReplayRequest, audit ops.Audit, state webhooks.State, keys []webhooks.JobKey, offsets []time.Duration) ([]ops.Replayed, error) {
+	if req.ToHandler != "" {
+		var done []ops.Replayed
+		for i, k := range keys {
+			dueAt := s.now(req.Now)
+			if dueAt != nil {
+				t := dueAt.Add(offsets[i])
+				dueAt = &t
+			}
+			at, _, err := s.replayTo(ctx, k.InboxKey, req, audit, dueAt)
+			if err != nil {
+				return nil, wrapErr("replay "+k.InboxKey.String()+" to "+req.ToHandler, err)
+			}
+			if at != nil {
+				done = append(done, ops.Replayed{Key: k.InboxKey, Handler: req.ToHandler, DueAt: at.UTC()})
+			}
+		}
+		return done, nil
+	}
 	providers, tenants, ids := make([]string, len(keys)), make([]string, len(keys)), make([]string, len(keys))
+	handlers := make([]string, len(keys))
 	micros := make([]int64, len(keys))
 	for i, k := range keys {
-		providers[i], tenants[i], ids[i] = k.Provider, k.Tenant, k.EventID
+		providers[i], tenants[i], ids[i], handlers[i] = k.Provider, k.Tenant, k.EventID, k.Handler
 		micros[i] = offsets[i].Microseconds()
 	}
 	rows, _ := s.pool.Query(ctx, s.sql.replayBatch, providers, tenants, ids, micros,
-		s.now(req.Now), !req.KeepAttempts, audit.Action, audit.Actor, audit.Reason, audit.Ticket, string(state))
-	due := make(map[webhooks.InboxKey]time.Time, len(keys))
+		s.now(req.Now), !req.KeepAttempts, audit.Action, audit.Actor, audit.Reason, audit.Ticket, string(state), handlers)
+	due := make(map[webhooks.JobKey]time.Time, len(keys))
 	var (
-		k  webhooks.InboxKey
+		k  webhooks.JobKey
 		at time.Time
 	)
-	_, err := pgx.ForEachRow(rows, []any{&k.Provider, &k.Tenant, &k.EventID, &at}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&k.Provider, &k.Tenant, &k.EventID, &k.Handler, &at}, func() error {
 		due[k] = at.UTC()
 		return nil
 	})
 	if err != nil {
 		return nil, wrapErr("replay", err)
 	}
+	// The jobs of ordered keys, which the statement leaves out (and those
+	// that left the state meanwhile), one statement each.
+	for i, k := range keys {
+		if _, ok := due[k]; ok {
+			continue
+		}
+		dueAt := s.now(req.Now)
+		if dueAt != nil {
+			t := dueAt.Add(offsets[i])
+			dueAt = &t
+		}
+		h := k.Handler
+		at, _, err := s.replayItem(ctx, s.pool, k.InboxKey, &h, s.now(req.Now), dueAt, !req.KeepAttempts, audit, []string{string(state)})
+		if err != nil {
+			return nil, wrapErr("replay "+k.String(), err)
+		}
+		if at != nil {
+			due[k] = at.UTC()
+		}
+	}
 	// RETURNING has no order; give the items the order of keys.
 	done := make([]ops.Replayed, 0, len(due))
 	for _, k := range keys {
 		if at, ok := due[k]; ok {
-			done = append(done, ops.Replayed{Key: k, DueAt: at})
+			done = append(done, ops.Replayed{Key: k.InboxKey, Handler: k.Handler, DueAt: at})
 		}
 	}
 	return done, nil
+}
+
+// replayTo replays the event key to req.ToHandler (ops.ReplayRequest):
+// in one transaction, it locks the event (lockEventSQL), then creates the
+// job of that handler (replayToSQL) or, when the event has a finished one,
+// replays it as replayOneSQL does, with a fresh budget; one under way is
+// left as it is. It returns the job's due time when it created or
+// replayed it, else its state (nil: no such event).
+func (s *Store) replayTo(ctx context.Context, key webhooks.InboxKey, req ops.ReplayRequest, a ops.Audit, dueAt *time.Time) (*time.Time, *string, error) {
+	if checkKey(key) != nil {
+		return nil, nil, nil
+	}
+	var (
+		due, replayed *time.Time
+		state         *string
+		found         bool
+	)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var id string
+		switch err := tx.QueryRow(ctx, s.sql.lockEvent, key.Provider, key.Tenant, key.EventID).Scan(&id); {
+		case errors.Is(err, pgx.ErrNoRows):
+			return nil
+		case err != nil:
+			return err
+		}
+		found = true
+		if err := tx.QueryRow(ctx, s.sql.replayTo, key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.ToOrdered,
+			a.Action, a.Actor, a.Reason, a.Ticket, dueAt, req.ToHandler).Scan(&due, &state); err != nil {
+			return err
+		}
+		if due != nil || state == nil || !slices.Contains(operatorReplays, *state) {
+			return nil
+		}
+		h := req.ToHandler
+		var err error
+		replayed, state, err = s.replayItem(ctx, tx, key, &h, s.now(req.Now), dueAt, true, a, operatorReplays)
+		return err
+	})
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case !found:
+		return nil, nil, nil
+	case due != nil:
+		return due, nil, nil
+	case replayed != nil:
+		return replayed, nil, nil
+	case state == nil:
+		// Cannot happen: an event that exists gets a job or has one.
+		return nil, nil, fmt.Errorf("pgstore: replay %s to %s: no job made", key, req.ToHandler)
+	}
+	return nil, state, nil
 }
 
 // checkAudited checks that an audit entry's actor, reason and ticket are
@@ -542,22 +675,23 @@ func (s *Store) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error
 	if checkKey(key) != nil { // PostgreSQL cannot hold such a key
 		return fmt.Errorf("pgstore: close %q: %w", key.String(), ops.ErrNotFound)
 	}
+	job := webhooks.JobKey{InboxKey: key, Handler: req.Handler}
 	var (
 		closed bool
 		state  *string
 	)
 	err := s.pool.QueryRow(ctx, s.sql.closeOne,
-		key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.Actor, req.Reason, req.Ticket,
+		key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.Actor, req.Reason, req.Ticket, req.Handler,
 	).Scan(&closed, &state)
 	switch {
 	case err != nil:
-		return wrapErr("close "+key.String(), err)
+		return wrapErr("close "+job.String(), err)
 	case closed:
 		return nil
 	case state == nil:
-		return fmt.Errorf("pgstore: close %s: %w", key, ops.ErrNotFound)
+		return fmt.Errorf("pgstore: close %s: %w", job, ops.ErrNotFound)
 	default:
-		return fmt.Errorf("pgstore: close %s is %s: %w", key, *state, ops.ErrNotDead)
+		return fmt.Errorf("pgstore: close %s is %s: %w", job, *state, ops.ErrNotDead)
 	}
 }
 
@@ -581,17 +715,40 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 	if err != nil {
 		return ops.Stats{}, fmt.Errorf("pgstore: Stats: %w", err)
 	}
+	heldLimit, err := req.HeldKeyLimit()
+	if err != nil {
+		return ops.Stats{}, fmt.Errorf("pgstore: Stats: %w", err)
+	}
+	var (
+		phHandlers                                     []string
+		phPending, phLeased, phDue, phRetrying, phHeld []int64
+		phOldest                                       []*time.Time
+		phWaiting, phDead, phClosed                    []int64
+		hkHandlers, hkProviders, hkTenants, hkKeys     []string
+		hkDepths                                       []int64
+		hkHeads                                        []string
+		hkAttempts                                     []int32
+		hkClasses, hkMessages                          []*string
+		hkErrorAts                                     []*time.Time
+		hkNexts                                        []string
+		hkNextReceived                                 []time.Time
+		moreHeld                                       int64
+	)
 	var (
 		pending, leased, due, retrying, held, closed, succeeded int64
+		waiting                                                 int64
 		estimate                                                *int64
 		oldest                                                  *time.Time
-		providers, eventTypes                                   []string
+		handlers, providers, eventTypes                         []string
 		counts                                                  []int64
 		more                                                    ops.More
 	)
-	err = s.pool.QueryRow(ctx, s.sql.stats, s.now(req.Now), SucceededCountedExactly, quoteSchema(s.schema)+".inbox_items_succeeded_idx", groups).Scan(
-		&pending, &leased, &due, &retrying, &held, &oldest, &closed, &succeeded, &estimate,
-		&providers, &eventTypes, &counts, &more.Groups, &more.N)
+	err = s.pool.QueryRow(ctx, s.sql.stats, s.now(req.Now), SucceededCountedExactly, quoteSchema(s.schema)+".inbox_jobs_succeeded_idx", groups, heldLimit).Scan(
+		&pending, &leased, &due, &retrying, &held, &oldest, &waiting, &closed, &succeeded, &estimate,
+		&handlers, &providers, &eventTypes, &counts, &more.Groups, &more.N,
+		&phHandlers, &phPending, &phLeased, &phDue, &phRetrying, &phHeld, &phOldest, &phWaiting, &phDead, &phClosed,
+		&hkHandlers, &hkProviders, &hkTenants, &hkKeys, &hkDepths, &hkHeads, &hkAttempts, &hkClasses, &hkMessages, &hkErrorAts,
+		&hkNexts, &hkNextReceived, &moreHeld)
 	if err != nil {
 		return ops.Stats{}, wrapErr("stats", err)
 	}
@@ -605,6 +762,9 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		LeasesHeld: held,
 		OldestDue:  timeOrZero(oldest),
 	}
+	if waiting > 0 {
+		st.States[webhooks.StateWaiting] = waiting
+	}
 	if succeeded >= SucceededCountedExactly {
 		st.SucceededEstimated = true
 		if estimate != nil {
@@ -613,10 +773,36 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 	}
 	dead := more.N
 	for i := range providers {
-		st.DeadLetters = append(st.DeadLetters, ops.Count{Provider: providers[i], EventType: eventTypes[i], N: counts[i]})
+		st.DeadLetters = append(st.DeadLetters, ops.Count{Handler: handlers[i], Provider: providers[i], EventType: eventTypes[i], N: counts[i]})
 		dead += counts[i]
 	}
 	st.MoreDeadLetters = more
 	st.States[webhooks.StateDead] = dead
+	for i, h := range phHandlers {
+		hs := ops.HandlerStats{
+			Handler: h,
+			States: map[webhooks.State]int64{webhooks.StatePending: phPending[i], webhooks.StateLeased: phLeased[i],
+				webhooks.StateDead: phDead[i], webhooks.StateClosed: phClosed[i]},
+			Due: phDue[i], Retrying: phRetrying[i], LeasesHeld: phHeld[i], OldestDue: timeOrZero(phOldest[i]),
+		}
+		if phWaiting[i] > 0 {
+			hs.States[webhooks.StateWaiting] = phWaiting[i]
+		}
+		st.Handlers = append(st.Handlers, hs)
+	}
+	for i := range hkHandlers {
+		hk := ops.HeldKey{
+			Handler: hkHandlers[i], Provider: hkProviders[i], Tenant: hkTenants[i], Key: hkKeys[i], Depth: hkDepths[i],
+			Head:           webhooks.InboxKey{Provider: hkProviders[i], Tenant: hkTenants[i], EventID: hkHeads[i]},
+			HeadAttempts:   int(hkAttempts[i]),
+			Next:           webhooks.InboxKey{Provider: hkProviders[i], Tenant: hkTenants[i], EventID: hkNexts[i]},
+			NextReceivedAt: hkNextReceived[i].UTC(),
+		}
+		if hkClasses[i] != nil {
+			hk.HeadError = &webhooks.ErrorRecord{Class: webhooks.FailureClass(*hkClasses[i]), Message: deref(hkMessages[i]), At: timeOrZero(hkErrorAts[i])}
+		}
+		st.HeldKeys = append(st.HeldKeys, hk)
+	}
+	st.MoreHeldKeys = moreHeld
 	return st, nil
 }

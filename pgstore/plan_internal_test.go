@@ -31,7 +31,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	pool := pgtest.NewPool(t, 1)
 	s := newMigratedStore(t, pool)
 	ctx := t.Context()
-	_, err := pool.Exec(ctx, "ANALYZE "+quoteSchema(s.schema)+".inbox_items")
+	_, err := pool.Exec(ctx, "ANALYZE "+quoteSchema(s.schema)+".inbox_jobs, "+quoteSchema(s.schema)+".inbox_events")
 	require.NoError(t, err)
 
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -71,7 +71,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	tok := settleArgs[3].(pgtype.UUID)
 	settleBatchArgs := []any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok},
 		[]string{"succeeded", "retried"}, []time.Time{now, now}, []*time.Time{nil, &now}, []int64{0, 0},
-		[]*string{nil, new("error")}, []*string{nil, new("failed")}}
+		[]*string{nil, new("error")}, []*string{nil, new("failed")}, []string{"", ""}}
 
 	for _, c := range []struct {
 		name, sql string
@@ -79,54 +79,61 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		args      []any
 		sorts     bool
 	}{
-		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_items_pkey"}, enqueueBatchArgs(enqueueReqs), true},
+		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_events_pkey"}, enqueueBatchArgs(enqueueReqs), true},
 		// An acquisition ranks the rows it locked (at most a batch) to
 		// start the first: the only sort in its plan (checked below).
-		{"acquire", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, true, 5}, true},
-		{"acquire with database clock", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, true, 5}, true},
-		{"acquire with an ID", s.sql.acquire, []string{"inbox_items_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", true, 5}, true},
+		{"acquire", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
+		{"acquire with database clock", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
+		{"acquire with an ID", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", true, 5, ""}, true},
 		// A repeat looks the leases held under its ID up among the rows
 		// not yet due, through the same index, and their Reclaimed in the
 		// history.
-		{"repeat an acquisition", s.sql.repeat, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
-			[]any{now, "acq-1"}, true},
-		{"repeat an acquisition, database clock", s.sql.repeat, []string{"Index Cond: (next_attempt_at > ", "inbox_attempts_pkey"},
-			[]any{nil, "acq-1"}, true},
-		{"list dead letters after a cursor", dlSQL, []string{"inbox_items_dead_idx"}, dlArgs, false},
-		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_items_dead_idx"}, dlFilteredArgs, false},
-		{"list closed items after a cursor", closedSQL, []string{"inbox_items_closed_idx"}, closedArgs, false},
-		{"bulk replay: select dead letters after a cursor, down to the end", selectSQL, []string{"inbox_items_dead_idx"}, selectArgs, false},
+		{"repeat an acquisition", s.sql.repeat, []string{"Index Cond: ((handler = ''::text) AND (next_attempt_at > ", "inbox_attempts_pkey"},
+			[]any{now, "acq-1", ""}, true},
+		{"repeat an acquisition, database clock", s.sql.repeat, []string{"Index Cond: ((handler = ''::text) AND (next_attempt_at > ", "inbox_attempts_pkey"},
+			[]any{nil, "acq-1", ""}, true},
+		{"list dead letters after a cursor", dlSQL, []string{"inbox_jobs_dead_idx"}, dlArgs, false},
+		{"list dead letters filtered", dlFilteredSQL, []string{"inbox_jobs_dead_idx"}, dlFilteredArgs, false},
+		{"list closed items after a cursor", closedSQL, []string{"inbox_jobs_closed_idx"}, closedArgs, false},
+		{"bulk replay: select dead letters after a cursor, down to the end", selectSQL, []string{"inbox_jobs_dead_idx"}, selectArgs, false},
 		// The first call sorts only the rows it returns (a batch and one).
-		{"bulk replay: first call, select and count dead letters", firstSQL, []string{"inbox_items_dead_idx"}, firstArgs, true},
-		{"bulk replay: select closed items", selectClosedSQL, []string{"inbox_items_closed_idx"}, selectClosedArgs, false},
+		{"bulk replay: first call, select and count dead letters", firstSQL, []string{"inbox_jobs_dead_idx"}, firstArgs, true},
+		{"bulk replay: select closed items", selectClosedSQL, []string{"inbox_jobs_closed_idx"}, selectClosedArgs, false},
 		// Succeeded items are ordered by completion through their index;
 		// ties are sorted, a few rows at a time.
-		{"bulk replay: select succeeded items", selectSucceededSQL, []string{"inbox_items_succeeded_idx"}, selectSucceededArgs, true},
+		{"bulk replay: select succeeded items", selectSucceededSQL, []string{"inbox_jobs_succeeded_idx"}, selectSucceededArgs, true},
 		// A batch locks its rows in key order: it sorts at most a batch.
-		{"bulk replay: a batch", s.sql.replayBatch, []string{"inbox_items_pkey"},
-			[]any{[]string{"p"}, []string{"t"}, []string{"e"}, []int64{0}, now, false, "replay", "a", "r", "", "dead"}, true},
-		{"replay one", s.sql.replayOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil, operatorReplays), false},
-		{"close", s.sql.closeOne, []string{"inbox_items_pkey"}, append(slices.Clone(keyArgs), now, "a", "r", ""), false},
-		{"delete succeeded", s.sql.deleteSucceeded, []string{"inbox_items_succeeded_idx"}, []any{now, 100}, false},
-		{"delete closed", s.sql.deleteClosed, []string{"inbox_items_closed_idx"}, []any{now, 100}, false},
+		{"bulk replay: a batch", s.sql.replayBatch, []string{"inbox_jobs_pkey"},
+			[]any{[]string{"p"}, []string{"t"}, []string{"e"}, []int64{0}, now, false, "replay", "a", "r", "", "dead", []string{""}}, true},
+		// Its state, when it replays nothing, is that of one of the event's
+		// jobs (at most webhooks.MaxHandlers), sorted.
+		{"replay one", s.sql.replayOne, []string{"inbox_jobs_pkey"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil, operatorReplays, ""), true},
+		{"close", s.sql.closeOne, []string{"inbox_jobs_pkey"}, append(slices.Clone(keyArgs), now, "a", "r", "", ""), false},
+		{"delete succeeded", s.sql.deleteSucceeded, []string{"inbox_jobs_succeeded_idx"}, []any{now, 100}, false},
+		{"delete closed", s.sql.deleteClosed, []string{"inbox_jobs_closed_idx"}, []any{now, 100}, false},
 		{"delete expired replay keys", s.sql.deleteExpiredReplayKeys, []string{"replay_keys_expires_at_idx"}, []any{now, 100}, false},
-		{"get", s.sql.get, []string{"inbox_items_pkey"}, keyArgs, false},
+		{"get", s.sql.get, []string{"inbox_jobs_pkey"}, keyArgs, false},
 		{"get: history", s.sql.history, []string{"inbox_attempts_pkey"}, keyArgs, false},
 		{"get: audit trail", s.sql.audit, []string{"inbox_audit_pkey"}, keyArgs, false},
 		{"get: quarantine", s.sql.quarantine, []string{"inbox_quarantine_pkey"}, keyArgs, false},
 		// The fenced statements reach the row by its key twice: to update
 		// it, and to tell a settled token from a stale one.
-		{"settle (succeeded)", s.sql.succeed, []string{"inbox_items_pkey"}, append(slices.Clone(settleArgs), nil, nil), false},
+		{"settle (succeeded)", s.sql.succeed, []string{"inbox_jobs_pkey"}, append(slices.Clone(settleArgs), nil, nil), false},
 		// A batch updates its rows in the order of its arrays (sorted by
 		// key): a nested loop into the primary key.
-		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_items_pkey"}, settleBatchArgs, false},
-		{"extend lease", s.sql.extend, []string{"inbox_items_pkey"}, extendArgs, false},
+		// ... and promotes each ended key's next job from the waiting
+		// index, in its order under a Limit: no sort.
+		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_jobs_pkey", "inbox_keys_pkey", "inbox_jobs_waiting_idx"}, settleBatchArgs, false},
+		{"lock the keys a batch ends", s.sql.lockKeys, []string{"inbox_keys_pkey"},
+			[]any{[]string{"h"}, []string{"p"}, []string{"t"}, []string{"k"}}, true},
+		{"extend lease", s.sql.extend, []string{"inbox_jobs_pkey"}, extendArgs, false},
 		// Starting held leases, like a settlement batch: into the primary key.
-		{"start leases", s.sql.start, []string{"Index Scan using inbox_items_pkey"},
-			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok}, now, int64(60e6)}, false},
+		{"start leases", s.sql.start, []string{"Index Scan using inbox_jobs_pkey"},
+			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok}, now, int64(60e6), []string{"", ""}}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
-		{"stats", s.sql.stats, []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"},
-			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, true},
+		{"stats", s.sql.stats, []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx",
+			"inbox_jobs_waiting_idx", "inbox_jobs_held_idx"},
+			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			plan := explain(t, s, c.sql, c.args, true)
@@ -144,7 +151,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			if c.sql == s.sql.acquire {
 				for _, line := range strings.Split(plan, "\n") {
 					if key, ok := strings.CutPrefix(strings.TrimSpace(line), "Sort Key: "); ok {
-						assert.Equal(t, `d.due_at, d.provider COLLATE "C", d.tenant COLLATE "C", d.event_id COLLATE "C"`, key, "an acquisition sorts only the rows it locked, to rank them; plan:\n%s", plan)
+						assert.Equal(t, `d.due_at, d.provider COLLATE "C", d.tenant COLLATE "C", d.event_id COLLATE "C", d.handler COLLATE "C"`, key, "an acquisition sorts only the rows it locked, to rank them; plan:\n%s", plan)
 					}
 				}
 			}
@@ -167,12 +174,11 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 	s := newMigratedStore(t, pool)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	table := quoteSchema(s.schema) + ".inbox_items"
-	_, err := pool.Exec(ctx, `INSERT INTO `+table+` (provider, tenant, event_id, event_type, payload, payload_sha256,
-			key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, completed_at)
-		SELECT 'acme', '', 'evt_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
-			'k1', 'succeeded', 1, 0, $1, $1, $1, $1
-		FROM generate_series(1, $2::int) AS g`, now.Add(-time.Hour), succeeded)
+	table := quoteSchema(s.schema) + ".inbox_jobs"
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, completed_at`, `SELECT 'acme', '', 'evt_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', 'succeeded', 1, 0, $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM generate_series(1, $2::int) AS g`), now.Add(-time.Hour), succeeded)
 	require.NoError(t, err)
 	// A few items in every other state, through the store.
 	for i, id := range []string{"pending", "retrying", "leased", "dead", "closed"} {
@@ -199,13 +205,13 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 		require.NoError(t, s.Settle(ctx, st))
 	}
 	require.NoError(t, s.CloseDeadLetter(ctx, ops.CloseRequest{Key: webhooks.InboxKey{Provider: "acme", EventID: "closed"}, Actor: "a", Reason: "r", Now: now.Add(time.Minute)}))
-	_, err = pool.Exec(ctx, "ANALYZE "+table)
+	_, err = pool.Exec(ctx, "ANALYZE "+table+", "+quoteSchema(s.schema)+".inbox_events")
 	require.NoError(t, err)
 
-	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_items_succeeded_idx", ops.DefaultDeadLetterGroups}, false)
+	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, false)
 	t.Logf("Stats beside %d succeeded items:\n%s", succeeded, plan)
-	assert.NotContains(t, plan, "Seq Scan on inbox_items", "plan:\n%s", plan)
-	for _, index := range []string{"inbox_items_due_idx", "inbox_items_closed_idx", "inbox_items_dead_type_idx", "inbox_items_succeeded_idx"} {
+	assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
+	for _, index := range []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx"} {
 		assert.Contains(t, plan, index, "plan:\n%s", plan)
 	}
 
@@ -250,7 +256,7 @@ func explain(t *testing.T, s *Store, sql string, args []any, noSeqScan bool) str
 
 // TestAcquirePlanBesideManySucceeded: with many succeeded rows (1,000,000
 // with WEBHOOKS_TEST_LONG=1, 100,000 otherwise), ANALYZEd, the planner
-// left to itself reaches the due items through inbox_items_due_idx alone,
+// left to itself reaches the due items through inbox_jobs_due_idx alone,
 // whose predicate leaves succeeded rows out: no scan of the table, and
 // the pages the statement touches (counted, not timed) do not grow with
 // the succeeded rows.
@@ -264,25 +270,24 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	s := newMigratedStore(t, pool)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	table := quoteSchema(s.schema) + ".inbox_items"
-	_, err := pool.Exec(ctx, `INSERT INTO `+table+` (provider, tenant, event_id, event_type, payload, payload_sha256,
-			key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, completed_at)
-		SELECT 'acme', '', 'done_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
-			'k1', 'succeeded', 1, 0, $1, $1, $1, $1
-		FROM generate_series(1, $2::int) AS g`, now.Add(-time.Hour), succeeded)
+	table := quoteSchema(s.schema) + ".inbox_jobs"
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, attempts, duplicate_count, last_seen_at, received_at, updated_at, completed_at`, `SELECT 'acme', '', 'done_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', 'succeeded', 1, 0, $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM generate_series(1, $2::int) AS g`), now.Add(-time.Hour), succeeded)
 	require.NoError(t, err)
 	for i := range 50 {
 		_, err := s.Enqueue(ctx, webhooks.Envelope{Key: webhooks.InboxKey{Provider: "acme", EventID: fmt.Sprint("due_", i)},
 			EventType: "invoice.paid", PayloadSHA256: [32]byte{1}, ReceivedAt: now.Add(time.Duration(i) * time.Millisecond)})
 		require.NoError(t, err)
 	}
-	_, err = pool.Exec(ctx, "ANALYZE "+table)
+	_, err = pool.Exec(ctx, "ANALYZE "+table+", "+quoteSchema(s.schema)+".inbox_events")
 	require.NoError(t, err)
 
 	var lines []string
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
-			now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", true, 5)
+			now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", true, 5, "")
 		if err != nil {
 			return err
 		}
@@ -295,8 +300,8 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	require.ErrorIs(t, err, errRollback)
 	plan := strings.Join(lines, "\n")
 	t.Logf("Acquire (10 items) beside %d succeeded items:\n%s", succeeded, plan)
-	assert.Contains(t, plan, "Index Scan using inbox_items_due_idx on inbox_items", "plan:\n%s", plan)
-	for _, scan := range []string{"Seq Scan on inbox_items", "Bitmap Heap Scan on inbox_items"} {
+	assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
+	for _, scan := range []string{"Seq Scan on inbox_jobs", "Bitmap Heap Scan on inbox_jobs", "Seq Scan on inbox_events", "Bitmap Heap Scan on inbox_events"} {
 		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
 	}
 	assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
@@ -343,4 +348,93 @@ func TestListSelectsNoPayloadOrHeaders(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestPlansBesideManyWaitingJobs: beside 20,000 waiting jobs of an
+// ordered handler (200 keys, 100 behind each head; 1,000,000 over 1,000
+// keys with WEBHOOKS_TEST_LONG=1), ANALYZEd, the planner left to itself acquires
+// the heads through inbox_jobs_due_idx alone (waiting jobs are not in it),
+// touching a bounded number of pages, and a settlement that ends heads
+// promotes each key's next job through inbox_jobs_waiting_idx under a
+// Limit, with no sort.
+func TestPlansBesideManyWaitingJobs(t *testing.T) {
+	t.Parallel()
+	keys, perKey := 200, 100
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		keys, perKey = 1000, 1000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, next_attempt_at, last_seen_at, received_at, updated_at, ordering_key, order_version`,
+		`SELECT 'acme', '', 'w_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', CASE WHEN g <= $3 THEN 'pending' ELSE 'waiting' END, CASE WHEN g <= $3 THEN $1::timestamptz END,
+			$1::timestamptz, $1::timestamptz, $1::timestamptz, 'key_' || (g % $3), g
+		FROM generate_series(1, $2::int) AS g`), now.Add(-time.Hour), keys*(perKey+1), keys)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE `+q+`.inbox_jobs SET handler = 'ledger'`)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO `+q+`.inbox_keys (handler, provider, tenant, ordering_key, depth, updated_at)
+		SELECT 'ledger', 'acme', '', 'key_' || g, $2::int + 1, $1 FROM generate_series(0, $3::int - 1) AS g`, now, perKey, keys)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events, "+q+".inbox_keys")
+	require.NoError(t, err)
+
+	var lines []string
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
+			now, int64(60e6), 10, "w", "v", nil, false, 10, "ledger")
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	plan := strings.Join(lines, "\n")
+	t.Logf("Acquire (10 heads) beside %d waiting jobs:\n%s", keys*perKey, plan)
+	assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
+	for _, scan := range []string{"Seq Scan on inbox_jobs", "Bitmap Heap Scan on inbox_jobs"} {
+		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
+	}
+	total := 0
+	for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
+		n, _ := strconv.Atoi(m)
+		total += n
+	}
+	assert.Less(t, total, 400, "pages touched beside %d waiting jobs", keys*perKey)
+
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Handler: "ledger"})
+	require.NoError(t, err)
+	require.Len(t, leases, 10)
+	n := len(leases)
+	args := []any{make([]string, n), make([]string, n), make([]string, n), make([]pgtype.UUID, n), make([]string, n),
+		make([]*time.Time, n), make([]*time.Time, n), make([]int64, n), make([]*string, n), make([]*string, n), make([]string, n)}
+	for i, l := range leases {
+		a, err := leaseArgs(l)
+		require.NoError(t, err)
+		args[0].([]string)[i], args[1].([]string)[i], args[2].([]string)[i] = a[0].(string), a[1].(string), a[2].(string)
+		args[3].([]pgtype.UUID)[i], args[4].([]string)[i], args[5].([]*time.Time)[i] = a[3].(pgtype.UUID), "succeeded", &now
+		args[10].([]string)[i] = "ledger"
+	}
+	// EXPLAIN ANALYZE runs the statement, and explain commits it.
+	plan = explain(t, s, "(ANALYZE, COSTS OFF, TIMING OFF) "+s.sql.settleBatch, args, false)
+	t.Logf("SettleBatch of 10 heads, promoting:\n%s", plan)
+	assert.Regexp(t, `Limit[^\n]*\n\s+->\s+Index Scan using inbox_jobs_waiting_idx`, plan, "promotion: the waiting index under a Limit")
+	assert.NotContains(t, plan, "Sort", "plan:\n%s", plan)
+	assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
+	var pending, waiting int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'waiting')
+		FROM `+q+`.inbox_jobs`).Scan(&pending, &waiting))
+	assert.Equal(t, keys, pending, "the other heads, and one promoted in each key that ended its head")
+	assert.Equal(t, keys*perKey-len(leases), waiting, "each settled head promoted its key's next job")
+	var leased int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE state = 'pending' AND ordering_key IN (SELECT ordering_key FROM `+q+`.inbox_jobs WHERE state = 'succeeded')`).Scan(&leased))
+	assert.Equal(t, len(leases), leased, "one new head in each key that ended one")
 }

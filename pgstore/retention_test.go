@@ -131,17 +131,21 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 		perStmt  = 3 // rows each updater statement locks
 	)
 	for _, c := range []struct {
-		name, table, key, eligible, order, fill string
-		run                                     func(s *pgstore.Store) (int64, error)
+		name, table, key, eligible, order, set string
+		fill                                   func(schema string) string
+		run                                    func(s *pgstore.Store) (int64, error)
 	}{
 		{
-			name: "succeeded items", table: "inbox_items", key: "provider, tenant, event_id",
+			name: "succeeded items", table: "inbox_jobs", key: "provider, tenant, event_id, handler",
 			eligible: "state = 'succeeded' AND completed_at < $1", order: "completed_at",
-			fill: `INSERT INTO %s.inbox_items (provider, tenant, event_id, event_type, payload,
-				payload_sha256, key_id, state, attempts, last_seen_at, received_at, updated_at, completed_at)
-				SELECT 'acme', 't1', 'evt-' || g, 'x', '\x7b7d', sha256('\x7b7d'), 'k1',
-					'succeeded', 1, $1::timestamptz, $1, $1, $1::timestamptz + g * interval '1 millisecond'
-				FROM generate_series(1, $2::int) AS g`,
+			set: "updated_at = updated_at",
+			fill: func(schema string) string {
+				return pgtest.InsertItemsSQL(schema, `provider, tenant, event_id, event_type, payload,
+				payload_sha256, key_id, state, attempts, last_seen_at, received_at, updated_at, completed_at`,
+					`SELECT 'acme', 't1', 'evt-' || g, 'x', '\x7b7d'::bytea, sha256('\x7b7d'), 'k1',
+					'succeeded', 1, $1::timestamptz, $1::timestamptz, $1::timestamptz, $1::timestamptz + g * interval '1 millisecond'
+				FROM generate_series(1, $2::int) AS g`)
+			},
 			run: func(s *pgstore.Store) (int64, error) {
 				return s.DeleteSucceeded(context.Background(), baseTime.Add(time.Hour), 7)
 			},
@@ -149,11 +153,14 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 		{
 			name: "expired replay keys", table: "replay_keys", key: "provider, tenant, replay_key",
 			eligible: "expires_at <= $1", order: "expires_at",
-			fill: `INSERT INTO %s.replay_keys (provider, tenant, replay_key, payload_sha256,
+			set: "payload_sha256 = payload_sha256",
+			fill: func(schema string) string {
+				return `INSERT INTO ` + quote(schema) + `.replay_keys (provider, tenant, replay_key, payload_sha256,
 				registration_id, registered_at, expires_at)
 				SELECT 'acme', 't1', 'r-' || g, sha256('\x7b7d'), gen_random_uuid(), $1::timestamptz,
 					$1::timestamptz + g * interval '1 millisecond'
-				FROM generate_series(1, $2::int) AS g`,
+				FROM generate_series(1, $2::int) AS g`
+			},
 			run: func(s *pgstore.Store) (int64, error) {
 				return s.DeleteExpiredReplayKeys(context.Background(), baseTime.Add(time.Hour), 7)
 			},
@@ -164,7 +171,7 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 			pool := pgtest.NewPool(t, updaters+2)
 			s := newStoreOn(t, pool, pgtest.NewSchema(t, pool))
 			table := quote(s.Schema()) + "." + c.table
-			_, err := pool.Exec(t.Context(), fmt.Sprintf(c.fill, quote(s.Schema())), baseTime, rows)
+			_, err := pool.Exec(t.Context(), c.fill(s.Schema()), baseTime, rows)
 			require.NoError(t, err)
 
 			// Each updater rewrites the oldest eligible rows, over and over:
@@ -172,9 +179,9 @@ func TestRetentionKeepsGoingPastRowsInUse(t *testing.T) {
 			// locks them in order, so two updaters never wait for each
 			// other in a cycle (a deadlock the server would break by
 			// failing one of them).
-			update := fmt.Sprintf(`UPDATE %s SET payload_sha256 = payload_sha256
+			update := fmt.Sprintf(`UPDATE %s SET %s
 				WHERE (%s) IN (SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d FOR UPDATE)`,
-				table, c.key, c.key, table, c.eligible, c.order, perStmt)
+				table, c.set, c.key, c.key, table, c.eligible, c.order, perStmt)
 			stop := make(chan struct{})
 			var (
 				wg      sync.WaitGroup

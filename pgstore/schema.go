@@ -26,13 +26,17 @@ import (
 // Processor.Run stops with it.
 func (s *Store) CheckSchema(ctx context.Context) error {
 	q := quoteSchema(s.schema)
-	var hasItems, hasMigrations bool
-	err := s.pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL",
-		q+".inbox_items", q+"."+MigrationsTable).Scan(&hasItems, &hasMigrations)
+	var hasEvents, hasItems, hasMigrations bool
+	err := s.pool.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL, to_regclass($3) IS NOT NULL",
+		q+".inbox_events", q+".inbox_items", q+"."+MigrationsTable).Scan(&hasEvents, &hasItems, &hasMigrations)
 	if err != nil {
 		return fmt.Errorf("pgstore: checking schema %q: %w", s.schema, err)
 	}
-	if !hasItems {
+	switch {
+	case !hasEvents && hasItems && !hasMigrations:
+		// Migrated by the host's own tool, up to 0005 at most.
+		return &notReadyError{schema: s.schema, problem: "is older than migration 0006_jobs (it has inbox_items, not inbox_events)"}
+	case !hasEvents && !hasItems:
 		return &notReadyError{schema: s.schema, problem: "has no inbox"}
 	}
 	if !hasMigrations {

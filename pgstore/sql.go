@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -21,23 +22,45 @@ import (
 // from literals is cast. TestExecModes runs them.
 
 // itemColumns lists the columns itemRow.dest scans, in order (getSQL, and
-// acquireSQL and repeatSQL after their own four).
-const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, i.payload, i.headers,
-	i.payload_sha256, i.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
-	i.last_error_class, i.last_error_message, i.last_error_at, i.duplicate_count, i.last_seen_at,
-	i.occurred_at, i.received_at, i.updated_at, i.completed_at, i.dead_at, i.api_version, i.closed_at,
-	i.trace_link`
+// acquireSQL and repeatSQL after their own five): a job (alias i, a row
+// of inbox_jobs) and its event (alias e, inbox_events).
+const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, e.payload, e.headers,
+	e.payload_sha256, e.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
+	i.last_error_class, i.last_error_message, i.last_error_at, e.duplicate_count, e.last_seen_at,
+	e.occurred_at, e.received_at, i.updated_at, i.completed_at, i.dead_at, e.api_version, i.closed_at,
+	e.trace_link, i.handler, e.ordering_key, e.order_version, i.ordering_key IS NOT NULL, i.seq,
+	i.overtook_event_id`
 
 // itemColumnCount is the number of columns in itemColumns.
 var itemColumnCount = strings.Count(itemColumns, ",") + 1
 
 // summaryColumns are itemColumns as a list reads them (scanSummary): the
-// payload's length in place of the payload and the headers, which a list
-// does not show. octet_length takes the length of a TOASTed value from its
-// pointer, without fetching or decompressing the value.
-var summaryColumns = strings.Replace(itemColumns, "i.payload, i.headers,", "octet_length(i.payload),", 1)
+// payload's length (payload_bytes, see listSQL) in place of the payload
+// and the headers, which a list does not show. octet_length takes the
+// length of a TOASTed value from its pointer, without fetching or
+// decompressing the value.
+var summaryColumns = strings.Replace(itemColumns, "e.payload, e.headers,", "e.payload_bytes,", 1)
 
-// upsertSQL inserts an item or, when the key exists, counts a duplicate
+// jobOfEvent joins the event e of the job i.
+const jobOfEvent = `e.provider = i.provider AND e.tenant = i.tenant AND e.event_id = i.event_id`
+
+// jobStateSummary sums up, in one state, the states of the jobs of the
+// event whose key the expressions provider, tenant and eventID give
+// (webhooks.EnqueueResult.State): dead if one is, else leased, else
+// pending (waiting counts as pending), else succeeded, else closed; NULL
+// when it has none in the statement's snapshot.
+func jobStateSummary(provider, tenant, eventID string) string {
+	return `(SELECT CASE
+		WHEN bool_or(j.state = 'dead') THEN 'dead'
+		WHEN bool_or(j.state = 'leased') THEN 'leased'
+		WHEN bool_or(j.state IN ('pending', 'waiting')) THEN 'pending'
+		WHEN bool_or(j.state = 'succeeded') THEN 'succeeded'
+		WHEN bool_or(j.state = 'closed') THEN 'closed' END
+	FROM {{schema}}.inbox_jobs AS j
+	WHERE j.provider = ` + provider + ` AND j.tenant = ` + tenant + ` AND j.event_id = ` + eventID + `)`
+}
+
+// upsertSQL inserts an event or, when the key exists, counts a duplicate
 // (same digest) or a conflict (other digest), changing nothing else. The
 // DO UPDATE always runs on conflict so the statement returns exactly one
 // row even when the conflicting row was committed by a concurrent
@@ -48,27 +71,29 @@ var summaryColumns = strings.Replace(itemColumns, "i.payload, i.headers,", "octe
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload, $6 headers,
 // $7 digest, $8 key_id, $9 occurred_at, $10 received_at, $11 now (due and
-// updated time), $12 api_version, $13 trace_link.
+// updated time), $12 api_version, $13 trace_link, $14 the handlers of the
+// jobs, $15 whether each is ordered, $16 ordering key (NULL for none),
+// $17 ordering version.
 const upsertSQL = `
-INSERT INTO {{schema}}.inbox_items AS i (
+INSERT INTO {{schema}}.inbox_events AS e (
 	provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
-	state, attempts, next_attempt_at, duplicate_count, last_seen_at,
-	occurred_at, received_at, updated_at, api_version, trace_link)
+	duplicate_count, last_seen_at, occurred_at, received_at, api_version, trace_link,
+	ordering_key, order_version)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8,
-	'pending', 0, coalesce($11::timestamptz, now()), 0, $10,
-	$9, $10, coalesce($11::timestamptz, now()), $12, $13)
+	0, $10, $9, $10, $12, $13,
+	$16::text, $17::bigint)
 ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
-	duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-		THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
-	last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-		THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END,
-	conflicts = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-		THEN i.conflicts ELSE i.conflicts + 1 END
-RETURNING (i.xmax = 0) AS inserted, (i.payload_sha256 = $7) AS same_digest, i.state, i.conflicts`
+	duplicate_count = CASE WHEN e.payload_sha256 = EXCLUDED.payload_sha256
+		THEN e.duplicate_count + 1 ELSE e.duplicate_count END,
+	last_seen_at = CASE WHEN e.payload_sha256 = EXCLUDED.payload_sha256
+		THEN EXCLUDED.last_seen_at ELSE e.last_seen_at END,
+	conflicts = CASE WHEN e.payload_sha256 = EXCLUDED.payload_sha256
+		THEN e.conflicts ELSE e.conflicts + 1 END
+RETURNING (e.xmax = 0) AS inserted, (e.payload_sha256 = $7) AS same_digest, e.conflicts`
 
 // quarantineCTE keeps a conflicting delivery, the upsert CTE's row says
-// which, when it is among the item's first ops.QuarantineLimit: its
-// number is the item's conflict count, which the upsert raised under the
+// which, when it is among the event's first ops.QuarantineLimit: its
+// number is the event's conflict count, which the upsert raised under the
 // row's lock, so numbers are unique. The arguments name the parameters
 // holding the delivery.
 func quarantineCTE(payload, headers, digest, keyID, receivedAt string) string {
@@ -82,26 +107,77 @@ quarantined AS (
 )`
 }
 
-// enqueueSQL stores an envelope (upsertSQL) and quarantines a conflicting
-// delivery in one statement.
+// jobsCTE inserts a new event's jobs, one per handler of $14, in their
+// order. A job of an ordered handler ($15) with an ordering key ($16) goes
+// through its key's row in inbox_keys: the upsert adds it to the key's
+// depth, under the row's lock (ON CONFLICT DO UPDATE works on the row's
+// latest version, whatever the snapshot), and the job is the key's head,
+// pending, when the key had no unfinished job (depth 1 now), and waits
+// behind the head otherwise; a head that starts while an earlier dead
+// letter of its key is neither replayed nor closed (dead_ahead) ran past
+// it, and says so (overtook_event_id), as a promoted one does. Key rows
+// are locked in handler order, which
+// is key order: the other statements that lock several (a settlement
+// batch, a group commit) lock them in key order too. Other jobs are
+// pending, due at $11. A duplicate adds none.
+const jobsCTE = `
+wanted AS (
+	SELECT h.handler, h.o, CASE WHEN h.ordered THEN $16::text END AS okey
+	FROM upsert, unnest($14::text[], $15::boolean[]) WITH ORDINALITY AS h(handler, ordered, o)
+	WHERE upsert.inserted
+), keyed AS (
+	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
+	SELECT handler, $1, $2, okey, 1, coalesce($11::timestamptz, now())
+	FROM wanted
+	WHERE okey IS NOT NULL
+	ORDER BY handler
+	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
+		depth = k.depth + 1,
+		updated_at = EXCLUDED.updated_at
+	RETURNING k.handler, k.depth, k.dead_ahead, k.last_dead_event_id
+), jobs AS (
+	INSERT INTO {{schema}}.inbox_jobs (
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		ordering_key, order_version, overtook_event_id)
+	SELECT $1, $2, $3, w.handler, $4,
+		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($11::timestamptz, now()) END,
+		coalesce($11::timestamptz, now()),
+		w.okey, $17::bigint,
+		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+	FROM wanted AS w
+	LEFT JOIN keyed AS k ON k.handler = w.handler
+	ORDER BY w.o
+)`
+
+// enqueueState is the state an enqueue reports: a new event's jobs are
+// pending; a duplicate's are summed up (jobStateSummary) as of the
+// statement's snapshot, or pending when the event was committed by a
+// concurrent transaction after it (its jobs are not visible then, and
+// they were made pending).
+const enqueueState = `CASE WHEN inserted THEN 'pending' ELSE coalesce(` + "%s" + `, 'pending') END`
+
+// enqueueSQL stores an envelope (upsertSQL) and its jobs and quarantines
+// a conflicting delivery in one statement.
 //
 // It sends no NOTIFY: Enqueue asks the store's notifier for one after the
 // statement has committed (see notifier).
 var enqueueSQL = `
 WITH upsert AS (` + upsertSQL + `
-),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `
-SELECT inserted, same_digest, state FROM upsert`
+),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `,` + jobsCTE + `
+SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1", "$2", "$3")) + ` FROM upsert`
 
-// enqueueNotifySQL is enqueueSQL that also notifies $14 for a new item, for
-// EnqueueTx in the host's transaction: NOTIFY is delivered when that
+// enqueueNotifySQL is enqueueSQL that also notifies $18 for a new event,
+// for EnqueueTx in the host's transaction: NOTIFY is delivered when that
 // transaction commits, never when it rolls back.
 var enqueueNotifySQL = `
 WITH upsert AS (` + upsertSQL + `
-),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `,
+),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `,` + jobsCTE + `,
 notified AS (
-	SELECT pg_notify($14, '') FROM upsert WHERE inserted
+	SELECT pg_notify($18, '') FROM upsert WHERE inserted
 )
-SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert`
+SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1", "$2", "$3")) + `,
+	(SELECT count(*) FROM notified) FROM upsert`
 
 // enqueueBatchSQL is enqueueSQL for many envelopes at once, given as
 // arrays, one element per envelope: one statement, one commit. The keys
@@ -114,39 +190,52 @@ SELECT inserted, same_digest, state, (SELECT count(*) FROM notified) FROM upsert
 // Payloads and headers are taken from their arrays by position where a row
 // is written, not carried through the CTEs and the sort: those keep their
 // rows in memory only up to work_mem and write the rest to temporary files,
-// which for a batch of large bodies cost more than the insert itself.
+// which for a batch of large bodies cost more than the insert itself. The
+// jobs come as arrays of their own, one element per job: the position of
+// its envelope, its handler and whether it is ordered; they are inserted
+// in the order of those arrays (envelope by envelope, in the batch's key
+// order), which is the order of their seq. The ordered jobs of one key
+// (handler, provider, tenant, ordering key) are counted (c) and ranked by
+// (version, position) (r); the key's row is upserted once, depth + c, in
+// key order, and a job is the key's head iff new depth - c + r = 1 (the
+// key had none, and it comes first), waiting otherwise (see jobsCTE).
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload,
 // $6 headers, $7 digest, $8 key_id, $9 occurred_at, $10 received_at,
 // $11 due and updated time (NULL elements: the database's now),
-// $12 api_version, $13 trace_link.
+// $12 api_version, $13 trace_link, $14 ordering key (NULL elements for
+// none), $15 ordering version; $16 each job's envelope, $17 its handler,
+// $18 whether it is ordered.
 var enqueueBatchSQL = `
 WITH input AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
-		$7::bytea[], $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[])
+		$7::bytea[], $8::text[], $9::timestamptz[], $10::timestamptz[], $11::timestamptz[], $12::text[], $13::text[],
+		$14::text[], $15::bigint[])
 		WITH ORDINALITY AS x(provider, tenant, event_id, event_type,
-			payload_sha256, key_id, occurred_at, received_at, due_at, api_version, trace_link, n)
+			payload_sha256, key_id, occurred_at, received_at, due_at, api_version, trace_link,
+			ordering_key, order_version, n)
 ), upsert AS (
-	INSERT INTO {{schema}}.inbox_items AS i (
+	INSERT INTO {{schema}}.inbox_events AS e (
 		provider, tenant, event_id, event_type, payload, headers, payload_sha256, key_id,
-		state, attempts, next_attempt_at, duplicate_count, last_seen_at,
-		occurred_at, received_at, updated_at, api_version, trace_link)
+		duplicate_count, last_seen_at, occurred_at, received_at, api_version, trace_link,
+		ordering_key, order_version)
 	SELECT provider, tenant, event_id, event_type, ($5::bytea[])[n], ($6::jsonb[])[n], payload_sha256, key_id,
-		'pending', 0, coalesce(due_at, now()), 0, received_at,
-		occurred_at, received_at, coalesce(due_at, now()), api_version, trace_link
+		0, received_at, occurred_at, received_at, api_version, trace_link,
+		ordering_key, order_version
 	FROM (SELECT * FROM input ORDER BY provider COLLATE "C", tenant COLLATE "C", event_id COLLATE "C" OFFSET 0) AS sorted
 	ON CONFLICT (provider, tenant, event_id) DO UPDATE SET
-		duplicate_count = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-			THEN i.duplicate_count + 1 ELSE i.duplicate_count END,
-		last_seen_at = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-			THEN EXCLUDED.last_seen_at ELSE i.last_seen_at END,
-		conflicts = CASE WHEN i.payload_sha256 = EXCLUDED.payload_sha256
-			THEN i.conflicts ELSE i.conflicts + 1 END
-	RETURNING i.provider, i.tenant, i.event_id, (i.xmax = 0) AS inserted, i.payload_sha256, i.state, i.conflicts
+		duplicate_count = CASE WHEN e.payload_sha256 = EXCLUDED.payload_sha256
+			THEN e.duplicate_count + 1 ELSE e.duplicate_count END,
+		last_seen_at = CASE WHEN e.payload_sha256 = EXCLUDED.payload_sha256
+			THEN EXCLUDED.last_seen_at ELSE e.last_seen_at END,
+		conflicts = CASE WHEN e.payload_sha256 = EXCLUDED.payload_sha256
+			THEN e.conflicts ELSE e.conflicts + 1 END
+	RETURNING e.provider, e.tenant, e.event_id, (e.xmax = 0) AS inserted, e.payload_sha256, e.conflicts
 ), matched AS (
-	SELECT x.n, x.payload_sha256 AS digest, x.key_id, x.received_at,
+	SELECT x.n, x.payload_sha256 AS digest, x.key_id, x.received_at, x.event_type, x.due_at,
+		x.ordering_key, x.order_version,
 		u.provider, u.tenant, u.event_id, u.inserted, u.payload_sha256 = x.payload_sha256 AS same_digest,
-		u.state, u.conflicts
+		u.conflicts
 	FROM upsert AS u
 	JOIN input AS x ON x.provider = u.provider AND x.tenant = u.tenant AND x.event_id = u.event_id
 ), quarantined AS (
@@ -155,10 +244,45 @@ WITH input AS (
 	SELECT provider, tenant, event_id, conflicts, ($5::bytea[])[n], ($6::jsonb[])[n], digest, key_id, received_at
 	FROM matched
 	WHERE NOT inserted AND NOT same_digest AND conflicts <= ` + strconv.Itoa(ops.QuarantineLimit) + `
+), wanted AS (
+	SELECT m.*, j.handler, j.o, CASE WHEN j.ordered THEN m.ordering_key END AS okey
+	FROM unnest($16::int[], $17::text[], $18::boolean[]) WITH ORDINALITY AS j(n, handler, ordered, o)
+	JOIN matched AS m ON m.n = j.n
+	WHERE m.inserted
+), ranked AS (
+	SELECT w.*,
+		count(*) OVER (PARTITION BY w.handler, w.provider, w.tenant, w.okey) AS c,
+		row_number() OVER (PARTITION BY w.handler, w.provider, w.tenant, w.okey ORDER BY w.order_version, w.o) AS r
+	FROM wanted AS w
+), keyed AS (
+	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
+	SELECT handler, provider, tenant, okey, c, coalesce(due_at, now())
+	FROM ranked
+	WHERE okey IS NOT NULL AND r = 1
+	ORDER BY handler COLLATE "C", provider COLLATE "C", tenant COLLATE "C", okey COLLATE "C"
+	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
+		depth = k.depth + EXCLUDED.depth,
+		updated_at = EXCLUDED.updated_at
+	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id
+), jobs AS (
+	INSERT INTO {{schema}}.inbox_jobs (
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		ordering_key, order_version, overtook_event_id)
+	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
+		CASE WHEN k.depth - r.c + r.r > 1 THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN k.depth - r.c + r.r > 1 THEN NULL ELSE coalesce(r.due_at, now()) END,
+		coalesce(r.due_at, now()),
+		r.okey, r.order_version,
+		CASE WHEN k.depth - r.c + r.r = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+	FROM ranked AS r
+	LEFT JOIN keyed AS k
+		ON k.handler = r.handler AND k.provider = r.provider AND k.tenant = r.tenant AND k.ordering_key = r.okey
+	ORDER BY r.o
 )
-SELECT n, inserted, same_digest, state FROM matched`
+SELECT n, inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("m.provider", "m.tenant", "m.event_id")) + `
+FROM matched AS m`
 
-// held tells, in a statement on inbox_items, that the row's lease (current
+// held tells, in a statement on inbox_jobs, that the row's lease (current
 // or, once settled, last) is held: its attempt did not start. An
 // acquisition makes a lease held by leaving lease_started_at NULL, and
 // always writes lease_worker; a lease taken before migration 0003 has
@@ -179,8 +303,15 @@ const (
 func legacyReclaimedSQL(alias, number string) string {
 	return `EXISTS (SELECT 1 FROM {{schema}}.inbox_attempts AS a
 			WHERE a.provider = ` + alias + `.provider AND a.tenant = ` + alias + `.tenant AND a.event_id = ` + alias + `.event_id
+				AND a.handler = ` + alias + `.handler
 				AND a.number = ` + number + ` AND a.outcome IN ('crashed', 'lease_lost'))`
 }
+
+// appliedSQL reads, for the job i, its key's applied version
+// (webhooks.Lease.Applied): NULL for an unordered job or a key none has
+// succeeded in. No lock: only the key's head runs, and it is the job.
+const appliedSQL = `(SELECT k.applied_version FROM {{schema}}.inbox_keys AS k
+	WHERE k.handler = i.handler AND k.provider = i.provider AND k.tenant = i.tenant AND k.ordering_key = i.ordering_key) AS applied`
 
 // acquireSQL leases up to $3 due items, the longest due first. The due
 // CTE locks candidate rows, skipping rows another transaction holds; locking
@@ -224,16 +355,19 @@ func legacyReclaimedSQL(alias, number string) string {
 // none) writes acquisition_id: the ID, a space and the row's new token,
 // which due makes for it (see repeatSQL).
 //
+// It leases the jobs of the handler $9 only (webhooks.AcquireRequest.Handler),
+// through inbox_jobs_due_idx, which leads with the handler.
+//
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
-// $6 acquisition ID, $7 hold, $8 how many to start.
+// $6 acquisition ID, $7 hold, $8 how many to start, $9 handler.
 var acquireSQL = `
 WITH due AS (
-	SELECT provider, tenant, event_id, next_attempt_at AS due_at, state = 'leased' AS expired,
+	SELECT provider, tenant, event_id, handler, next_attempt_at AS due_at, state = 'leased' AS expired,
 		NOT ` + held + ` AS was_started, lease_reclaimed,
 		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
 		gen_random_uuid() AS new_token
-	FROM {{schema}}.inbox_items
-	WHERE state IN ('pending', 'leased')
+	FROM {{schema}}.inbox_jobs
+	WHERE handler = $9::text AND state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
 	ORDER BY next_attempt_at
 	LIMIT $3
@@ -242,21 +376,21 @@ WITH due AS (
 	SELECT d.*,
 		CASE WHEN d.was_started THEN d.expired
 			ELSE coalesce(d.lease_reclaimed, d.expired AND ` + legacyReclaimedSQL("d", "d.attempt_seq") + `) END AS reclaimed,
-		row_number() OVER (ORDER BY d.due_at, d.provider, d.tenant, d.event_id) AS rank
+		row_number() OVER (ORDER BY d.due_at, d.provider, d.tenant, d.event_id, d.handler) AS rank
 	FROM due AS d
 ), planned AS (
 	SELECT r.*, NOT ($7::boolean AND (r.reclaimed OR r.rank > $8::int)) AS start
 	FROM ranked AS r
 ), crashed AS (
 	INSERT INTO {{schema}}.inbox_attempts (
-		provider, tenant, event_id, number, outcome, started_at, finished_at, worker, version, lease_token)
-	SELECT provider, tenant, event_id, attempt_seq, 'crashed', lease_started_at, lease_expires_at,
+		provider, tenant, event_id, handler, number, outcome, started_at, finished_at, worker, version, lease_token)
+	SELECT provider, tenant, event_id, handler, attempt_seq, 'crashed', lease_started_at, lease_expires_at,
 		coalesce(lease_worker, ''), coalesce(lease_version, ''), lease_token
 	FROM planned
 	WHERE expired AND was_started
 	ON CONFLICT DO NOTHING
 ), leased AS (
-	UPDATE {{schema}}.inbox_items AS i SET
+	UPDATE {{schema}}.inbox_jobs AS i SET
 		state = 'leased',
 		attempts = i.attempts + p.start::int,
 		attempt_seq = i.attempt_seq + p.start::int,
@@ -271,34 +405,41 @@ WITH due AS (
 		next_attempt_at = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond',
 		updated_at = coalesce($1::timestamptz, now())
 	FROM planned AS p
-	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id
-	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, ` + itemColumns + `
+	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id AND i.handler = p.handler
+	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, i.*
 )
-SELECT * FROM leased`
+SELECT i.rank, i.reclaimed, i.unstarted, i.token, ` + appliedSQL + `, ` + itemColumns + `
+FROM leased AS i
+JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent
 
 // repeatSQL returns the leases granted under the acquisition ID $2 and
 // still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
 // acquireSQL's result, changing nothing: rows leased, due (their lease
 // expiry) after now, whose acquisition_id is the ID followed by their
 // current token. It goes through the leased rows and the retries not yet
-// due (inbox_items_due_idx from now on, or a scan of the table where many
-// retries are scheduled); it only follows an acquisition error. The token
-// in the value makes a row leased since by an instance that does not
-// write the column (the previous version, during a rolling upgrade) match
-// nothing.
+// due of the handler $3 (inbox_jobs_due_idx from now on, or a scan of the
+// table where many retries are scheduled); it only follows an acquisition
+// error. The rows are ordered by expiry, as the index holds them: without
+// the order the planner may find the primary key, which holds the handler
+// but not first, as cheap on a small table. The token in the value makes a
+// row leased since by an instance that does not write the column (the
+// previous version, during a rolling upgrade) match nothing.
 var repeatSQL = `
 SELECT 0::bigint AS rank,
 	coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
 	` + heldI + ` AS unstarted,
-	i.lease_token::text AS token, ` + itemColumns + `
-FROM {{schema}}.inbox_items AS i
-WHERE i.state = 'leased'
+	i.lease_token::text AS token, ` + appliedSQL + `, ` + itemColumns + `
+FROM {{schema}}.inbox_jobs AS i
+JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
+WHERE i.handler = $3::text AND i.state = 'leased'
 	AND i.next_attempt_at > coalesce($1::timestamptz, now())
-	AND i.acquisition_id = $2::text || ' ' || i.lease_token::text`
+	AND i.acquisition_id = $2::text || ' ' || i.lease_token::text
+ORDER BY i.next_attempt_at`
 
-// leaseWhere fences a statement on the current token. $1..$3 key, $4 token.
+// leaseWhere fences a statement on the current token of a job. $1..$3
+// key, $4 token, $5 handler.
 const leaseWhere = `
-WHERE provider = $1 AND tenant = $2 AND event_id = $3
+WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $5::text
 	AND state = 'leased' AND lease_token = $4::uuid`
 
 // fencedSQL makes the statement of a settlement or lease extension: an
@@ -321,13 +462,13 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3
 func fencedSQL(set, record string) string {
 	return `
 WITH changed AS (
-	UPDATE {{schema}}.inbox_items SET` + set + leaseWhere + `
+	UPDATE {{schema}}.inbox_jobs SET` + set + leaseWhere + `
 	RETURNING attempt_seq, lease_started_at, lease_worker, lease_version
 )` + record + `
 SELECT EXISTS (SELECT 1 FROM changed),
 	coalesce((SELECT state <> 'leased' AND settled_token = $4::uuid
-		FROM {{schema}}.inbox_items
-		WHERE provider = $1 AND tenant = $2 AND event_id = $3
+		FROM {{schema}}.inbox_jobs
+		WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $5::text
 			AND NOT EXISTS (SELECT 1 FROM changed)
 		FOR SHARE), false)`
 }
@@ -336,16 +477,16 @@ SELECT EXISTS (SELECT 1 FROM changed),
 // with set, and a CTE that records the attempt in inbox_attempts, in the
 // same statement, from the lease columns the settlement leaves as they
 // were: the attempt's number, start, worker and version, its outcome, the
-// settlement's now ($5) as its end, and the failure errClass and errMsg
+// settlement's now ($6) as its end, and the failure errClass and errMsg
 // name (SQL NULL for none). ON CONFLICT DO NOTHING as in acquireSQL. A
 // held lease (lease_started_at NULL) that the settlement leaves unstarted
 // (dead-lettered or abandoned) is no attempt: nothing is recorded.
 func settleSQL(set, outcome, errClass, errMsg string) string {
 	return fencedSQL(set, `, recorded AS (
 	INSERT INTO {{schema}}.inbox_attempts (
-		provider, tenant, event_id, number, outcome, started_at, finished_at,
+		provider, tenant, event_id, handler, number, outcome, started_at, finished_at,
 		error_class, error_message, worker, version, lease_token)
-	SELECT $1, $2, $3, attempt_seq, '`+outcome+`', lease_started_at, coalesce($5::timestamptz, now()),
+	SELECT $1, $2, $3, $5::text, attempt_seq, '`+outcome+`', lease_started_at, coalesce($6::timestamptz, now()),
 		`+errClass+`, `+errMsg+`, coalesce(lease_worker, ''), coalesce(lease_version, ''), $4::uuid
 	FROM changed
 	WHERE NOT `+held+`
@@ -355,11 +496,11 @@ func settleSQL(set, outcome, errClass, errMsg string) string {
 
 // ranSet starts the SET clause of a settlement that says its handler ran
 // (succeeded or retried): a held lease settled so is started by it, its
-// attempt counted and numbered, started at $5 (the settlement's now).
+// attempt counted and numbered, started at $6 (the settlement's now).
 const ranSet = `
 	attempts = attempts + ` + held + `::int,
 	attempt_seq = attempt_seq + ` + held + `::int,
-	lease_started_at = CASE WHEN ` + held + ` THEN coalesce($5::timestamptz, now()) ELSE lease_started_at END,`
+	lease_started_at = CASE WHEN ` + held + ` THEN coalesce($6::timestamptz, now()) ELSE lease_started_at END,`
 
 // settledSet ends the SET clause of every settlement: the lease is gone and
 // its token is kept as the one that settled the item. The lease's start,
@@ -373,47 +514,47 @@ const settledSet = `
 	settled_token = lease_token,
 	lease_reclaimed = false`
 
-// succeedSQL: $5 now, $6 and $7 the class and message of the
+// succeedSQL: $6 now, $7 and $8 the class and message of the
 // settlement's note for the history (NULL for none, see
 // webhooks.Settlement.Failure). The item's last error is cleared: the
 // history keeps every failure.
 var succeedSQL = settleSQL(ranSet+`
 	state = 'succeeded',
-	completed_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),
+	completed_at = coalesce($6::timestamptz, now()),
+	updated_at = coalesce($6::timestamptz, now()),
 	next_attempt_at = NULL,
 	last_error_class = NULL,
 	last_error_message = NULL,
-	last_error_at = NULL,`+settledSet, "succeeded", "$6::text", "$7::text")
+	last_error_at = NULL,`+settledSet, "succeeded", "$7::text", "$8::text")
 
-// retrySQL: $5 now, $6 retry at (NULL with the database clock), $7 retry
-// delay from now (µs), $8 error class, $9 error message.
+// retrySQL: $6 now, $7 retry at (NULL with the database clock), $8 retry
+// delay from now (µs), $9 error class, $10 error message.
 var retrySQL = settleSQL(ranSet+`
 	state = 'pending',
-	next_attempt_at = coalesce($6::timestamptz, now() + $7::bigint * interval '1 microsecond'),
-	last_error_class = $8,
-	last_error_message = $9,
-	last_error_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "retried", "$8", "$9")
+	next_attempt_at = coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond'),
+	last_error_class = $9,
+	last_error_message = $10,
+	last_error_at = coalesce($6::timestamptz, now()),
+	updated_at = coalesce($6::timestamptz, now()),`+settledSet, "retried", "$9", "$10")
 
-// deadLetterSQL: $5 now, $6 error class, $7 error message.
+// deadLetterSQL: $6 now, $7 error class, $8 error message.
 var deadLetterSQL = settleSQL(`
 	state = 'dead',
-	dead_at = coalesce($5::timestamptz, now()),
+	dead_at = coalesce($6::timestamptz, now()),
 	next_attempt_at = NULL,
-	last_error_class = $6,
-	last_error_message = $7,
-	last_error_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),`+settledSet, "dead_lettered", "$6", "$7")
+	last_error_class = $7,
+	last_error_message = $8,
+	last_error_at = coalesce($6::timestamptz, now()),
+	updated_at = coalesce($6::timestamptz, now()),`+settledSet, "dead_lettered", "$7", "$8")
 
-// abandonSQL: $5 now. The attempt is not counted (attempts), but it keeps
+// abandonSQL: $6 now. The attempt is not counted (attempts), but it keeps
 // its number in the history; a held lease had neither, and a reclaimed one
 // stays reclaimed: it ran nothing, so its crash is still to be judged.
 var abandonSQL = settleSQL(`
 	state = 'pending',
 	attempts = CASE WHEN `+held+` THEN attempts ELSE greatest(attempts - 1, 0) END,
-	next_attempt_at = coalesce($5::timestamptz, now()),
-	updated_at = coalesce($5::timestamptz, now()),`+strings.Replace(settledSet, "lease_reclaimed = false",
+	next_attempt_at = coalesce($6::timestamptz, now()),
+	updated_at = coalesce($6::timestamptz, now()),`+strings.Replace(settledSet, "lease_reclaimed = false",
 	"lease_reclaimed = "+held+" AND lease_reclaimed", 1), "abandoned", "NULL", "NULL")
 
 // settleBatchSQL settles many leases in one statement, each fenced by its
@@ -436,15 +577,15 @@ var abandonSQL = settleSQL(`
 // $1 provider, $2 tenant, $3 event_id, $4 token, $5 outcome (an
 // AttemptOutcome), $6 now (NULL elements: the database's now), $7 retry
 // at (NULL: now plus $8), $8 retry delay (µs), $9 error class and $10
-// error message (NULL unless retried or dead-lettered).
+// error message (NULL unless retried or dead-lettered), $11 handler.
 var settleBatchSQL = `
 WITH input AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $5::text[], $6::timestamptz[],
-		$7::timestamptz[], $8::bigint[], $9::text[], $10::text[])
+		$7::timestamptz[], $8::bigint[], $9::text[], $10::text[], $11::text[])
 		WITH ORDINALITY AS b(provider, tenant, event_id, token, outcome, now, retry_at, retry_us,
-			error_class, error_message, n)
+			error_class, error_message, handler, n)
 ), changed AS (
-	UPDATE {{schema}}.inbox_items AS i SET
+	UPDATE {{schema}}.inbox_jobs AS i SET
 		state = CASE b.outcome WHEN 'succeeded' THEN 'succeeded' WHEN 'dead_lettered' THEN 'dead' ELSE 'pending' END,
 		attempts = CASE
 			WHEN b.outcome = 'abandoned' AND NOT ` + heldI + ` THEN greatest(i.attempts - 1, 0)
@@ -467,33 +608,100 @@ WITH input AS (
 		updated_at = coalesce(b.now, now()),` + strings.Replace(settledSet, "lease_reclaimed = false",
 	"lease_reclaimed = b.outcome = 'abandoned' AND "+heldI+" AND i.lease_reclaimed", 1) + `
 	FROM input AS b
-	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
 		AND i.state = 'leased' AND i.lease_token = b.token
-	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version
+	RETURNING b.n, i.attempt_seq, i.lease_started_at, i.lease_worker, i.lease_version,
+		i.provider, i.tenant, i.event_id, i.handler, i.ordering_key, i.order_version,
+		b.outcome, b.error_class, b.now
 ), recorded AS (
 	INSERT INTO {{schema}}.inbox_attempts (
-		provider, tenant, event_id, number, outcome, started_at, finished_at,
+		provider, tenant, event_id, handler, number, outcome, started_at, finished_at,
 		error_class, error_message, worker, version, lease_token)
-	SELECT b.provider, b.tenant, b.event_id, c.attempt_seq, b.outcome, c.lease_started_at, coalesce(b.now, now()),
+	SELECT b.provider, b.tenant, b.event_id, b.handler, c.attempt_seq, b.outcome, c.lease_started_at, coalesce(b.now, now()),
 		b.error_class, b.error_message, coalesce(c.lease_worker, ''), coalesce(c.lease_version, ''), b.token
 	FROM changed AS c
 	JOIN input AS b ON b.n = c.n
 	WHERE NOT ` + heldC + `
 	ON CONFLICT DO NOTHING
+), ended AS (
+	SELECT c.provider, c.tenant, c.event_id, c.handler, c.ordering_key, c.order_version,
+		c.outcome, c.error_class, c.now
+	FROM changed AS c
+	WHERE c.ordering_key IS NOT NULL AND c.outcome IN ('succeeded', 'dead_lettered')
+), keyed AS (
+	UPDATE {{schema}}.inbox_keys AS k SET
+		depth = k.depth - 1,
+		applied_version = CASE
+			WHEN e.outcome = 'succeeded' AND coalesce(e.error_class, '') <> 'skipped' AND e.order_version > 0
+			THEN greatest(coalesce(k.applied_version, 0), e.order_version) ELSE k.applied_version END,
+		dead_ahead = k.dead_ahead + (e.outcome = 'dead_lettered')::int,
+		last_dead_event_id = CASE WHEN e.outcome = 'dead_lettered' THEN e.event_id ELSE k.last_dead_event_id END,
+		updated_at = coalesce(e.now, now())
+	FROM ended AS e
+	WHERE k.handler = e.handler AND k.provider = e.provider AND k.tenant = e.tenant AND k.ordering_key = e.ordering_key
+	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id, e.now
+), nxt AS MATERIALIZED (
+	SELECT k.*, w.event_id, w.job
+	FROM keyed AS k
+	CROSS JOIN LATERAL (
+		SELECT j.event_id, j.ctid AS job FROM {{schema}}.inbox_jobs AS j
+		WHERE j.handler = k.handler AND j.provider = k.provider AND j.tenant = k.tenant
+			AND j.ordering_key = k.ordering_key AND j.state = 'waiting'
+		ORDER BY j.order_version, j.seq
+		LIMIT 1) AS w
+	WHERE k.depth > 0
+), promoted AS (
+	UPDATE {{schema}}.inbox_jobs AS j SET
+		state = 'pending',
+		next_attempt_at = coalesce(n.now, now()),
+		updated_at = coalesce(n.now, now()),
+		overtook_event_id = CASE WHEN n.dead_ahead > 0 THEN n.last_dead_event_id END
+	FROM nxt AS n
+	WHERE j.ctid = n.job AND j.provider = n.provider AND j.tenant = n.tenant AND j.event_id = n.event_id
+		AND j.handler = n.handler AND j.state = 'waiting'
+	RETURNING 1
 )
 SELECT b.n, c.n IS NOT NULL,
 	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
-		FROM {{schema}}.inbox_items AS i
-		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
-		FOR SHARE), false)
+		FROM {{schema}}.inbox_jobs AS i
+		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
+		FOR SHARE), false),
+	(SELECT count(*) FROM promoted)
 FROM input AS b
 LEFT JOIN changed AS c ON c.n = b.n`
 
-// extendSQL: $5 now, $6 duration (µs).
+// (In settleBatchSQL, nxt is MATERIALIZED, and promoted reaches the job
+// nxt found by its ctid: inlined, or joined by key, the planner went
+// through inbox_jobs_waiting_idx by handler, provider and tenant, and ran
+// nxt's LIMIT 1 once per waiting job it met, a cost that grows with the
+// tenant's waiting jobs (100 keys of 100 waiting jobs: 10,000 loops, 40 ms
+// per settlement batch of 100). The ctid is stable: a waiting job changes
+// only under its key's lock, which the statement holds. ended reads the
+// settlement's outcome from changed, not by joining input again, which
+// the planner did as a nested loop, quadratic in the batch.)
+
+// lockKeysSQL locks the key rows $1..$4 (arrays of handler, provider,
+// tenant and ordering key) in key order: the statement a settlement batch
+// runs first, in its transaction, when it ends the head of an ordered key
+// (succeeded or dead-lettered). settleBatchSQL then takes its snapshot
+// with the locks held, so it sees every waiting job an enqueue committed
+// to those keys and promotes the right one. Without it, a job enqueued
+// (and its key's depth raised) after settleBatchSQL's snapshot but before
+// it locked the key row would be counted in the key's depth (the UPDATE
+// reads the row's latest version) but not found by the promotion (which
+// reads the snapshot): it would wait behind a head that is gone, forever.
+const lockKeysSQL = `
+SELECT 1 FROM {{schema}}.inbox_keys
+WHERE (handler, provider, tenant, ordering_key) IN (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[]))
+ORDER BY handler, provider, tenant, ordering_key
+FOR UPDATE`
+
+// extendSQL: $6 now, $7 duration (µs).
 var extendSQL = fencedSQL(`
-	lease_expires_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
-	next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
-	updated_at = coalesce($5::timestamptz, now())`, "")
+	lease_expires_at = coalesce($6::timestamptz, now()) + $7::bigint * interval '1 microsecond',
+	next_attempt_at = coalesce($6::timestamptz, now()) + $7::bigint * interval '1 microsecond',
+	updated_at = coalesce($6::timestamptz, now())`, "")
 
 // startSQL starts held leases (webhooks.LeaseStarter), given as arrays,
 // one element each, with distinct keys in key order (StartLeases sorts
@@ -504,13 +712,14 @@ var extendSQL = fencedSQL(`
 // row, and, when it changed nothing, whether its token is
 // the one that settled the item, read with a lock as by fencedSQL.
 //
-// $1 provider, $2 tenant, $3 event_id, $4 token, $5 now, $6 duration (µs).
+// $1 provider, $2 tenant, $3 event_id, $4 token, $5 now, $6 duration (µs),
+// $7 handler.
 const startSQL = `
 WITH input AS (
-	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[])
-		WITH ORDINALITY AS b(provider, tenant, event_id, token, n)
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::uuid[], $7::text[])
+		WITH ORDINALITY AS b(provider, tenant, event_id, token, handler, n)
 ), changed AS (
-	UPDATE {{schema}}.inbox_items AS i SET
+	UPDATE {{schema}}.inbox_jobs AS i SET
 		attempts = i.attempts + ` + heldI + `::int,
 		attempt_seq = i.attempt_seq + ` + heldI + `::int,
 		lease_started_at = CASE WHEN ` + heldI + ` THEN coalesce($5::timestamptz, now()) ELSE i.lease_started_at END,
@@ -518,14 +727,14 @@ WITH input AS (
 		next_attempt_at = coalesce($5::timestamptz, now()) + $6::bigint * interval '1 microsecond',
 		updated_at = coalesce($5::timestamptz, now())
 	FROM input AS b
-	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+	WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
 		AND i.state = 'leased' AND i.lease_token = b.token
 	RETURNING b.n
 )
 SELECT b.n, c.n IS NOT NULL,
 	c.n IS NULL AND coalesce((SELECT i.state <> 'leased' AND i.settled_token = b.token
-		FROM {{schema}}.inbox_items AS i
-		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id
+		FROM {{schema}}.inbox_jobs AS i
+		WHERE i.provider = b.provider AND i.tenant = b.tenant AND i.event_id = b.event_id AND i.handler = b.handler
 		FOR SHARE), false)
 FROM input AS b
 LEFT JOIN changed AS c ON c.n = b.n`
@@ -533,31 +742,31 @@ LEFT JOIN changed AS c ON c.n = b.n`
 // leaseLostSQL records that the worker of a crashed attempt came back: a
 // settlement or lease extension under its token $4 was refused with
 // ErrLeaseLost. It runs only then, never on a settlement's way. The
-// attempt ends at $5 (the refused call's now), with the failure the
-// refused settlement carried ($6 class, $7 message), if any. Only a
+// attempt ends at $6 (the refused call's now), with the failure the
+// refused settlement carried ($7 class, $8 message), if any. Only a
 // crashed attempt changes: a token of an attempt that settled, or never
 // issued, matches nothing.
 const leaseLostSQL = `
 UPDATE {{schema}}.inbox_attempts SET
 	outcome = 'lease_lost',
-	finished_at = coalesce($5::timestamptz, now()),
-	error_class = coalesce($6::text, error_class),
-	error_message = coalesce($7::text, error_message)
-WHERE provider = $1 AND tenant = $2 AND event_id = $3
+	finished_at = coalesce($6::timestamptz, now()),
+	error_class = coalesce($7::text, error_class),
+	error_message = coalesce($8::text, error_message)
+WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $5::text
 	AND lease_token = $4::uuid AND outcome = 'crashed'`
 
 // releaseSQL gives back a row that an acquisition leased but could not
 // read (see acquire): pending again, due when its lease would have expired,
 // and not charged the attempt, since no handler ran; its attempt number is
 // given back too (a held lease had neither). Its token was never handed
-// out, so it is not kept. $5 now.
+// out, so it is not kept. $6 now.
 const releaseSQL = `
-UPDATE {{schema}}.inbox_items SET
+UPDATE {{schema}}.inbox_jobs SET
 	state = 'pending',
 	attempts = greatest(attempts - (NOT ` + held + `)::int, 0),
 	attempt_seq = greatest(attempt_seq - (NOT ` + held + `)::int, 0),
 	next_attempt_at = lease_expires_at,
-	updated_at = coalesce($5::timestamptz, now()),
+	updated_at = coalesce($6::timestamptz, now()),
 	acquisition_id = NULL,
 	lease_token = NULL,
 	lease_expires_at = NULL` + leaseWhere
@@ -603,23 +812,81 @@ RETURNING (r.registration_id = $4) AS registered, (r.payload_sha256 = $3) AS sam
 // matching row for the join instead of looking up the batch's keys in the
 // primary key index (which it does unless the batch is a large part of the
 // table).
+//
+// Retention is per job: the statement deletes jobs, and returns, locked
+// FOR UPDATE, the events they belonged to; deleteEventsSQL then deletes
+// those of them left without a job, in the same transaction. Locking the
+// events first means that a job another transaction adds to one of them
+// (a replay to another handler, which locks its event) is committed, and
+// seen by deleteEventsSQL, before that statement decides: the event then
+// stays.
 const deleteSucceededSQL = `
-DELETE FROM {{schema}}.inbox_items
-WHERE (provider, tenant, event_id) IN (
-		SELECT provider, tenant, event_id FROM {{schema}}.inbox_items
-		WHERE state = 'succeeded' AND completed_at < $1
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED)`
+WITH gone AS (
+	DELETE FROM {{schema}}.inbox_jobs
+	WHERE (provider, tenant, event_id, handler) IN (
+			SELECT provider, tenant, event_id, handler FROM {{schema}}.inbox_jobs
+			WHERE state = 'succeeded' AND completed_at < $1
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED)
+	RETURNING provider, tenant, event_id
+)
+SELECT (SELECT count(*) FROM gone), e.provider, e.tenant, e.event_id
+FROM {{schema}}.inbox_events AS e
+WHERE (e.provider, e.tenant, e.event_id) IN (SELECT provider, tenant, event_id FROM gone)
+ORDER BY e.provider, e.tenant, e.event_id
+FOR UPDATE OF e`
 
-// deleteClosedSQL deletes one batch of closed items closed before the
+// deleteClosedSQL deletes one batch of closed jobs closed before the
 // cutoff $1, like deleteSucceededSQL; $2 is the batch size.
 const deleteClosedSQL = `
-DELETE FROM {{schema}}.inbox_items
-WHERE (provider, tenant, event_id) IN (
-		SELECT provider, tenant, event_id FROM {{schema}}.inbox_items
-		WHERE state = 'closed' AND closed_at < $1
-		LIMIT $2
-		FOR UPDATE SKIP LOCKED)`
+WITH gone AS (
+	DELETE FROM {{schema}}.inbox_jobs
+	WHERE (provider, tenant, event_id, handler) IN (
+			SELECT provider, tenant, event_id, handler FROM {{schema}}.inbox_jobs
+			WHERE state = 'closed' AND closed_at < $1
+			LIMIT $2
+			FOR UPDATE SKIP LOCKED)
+	RETURNING provider, tenant, event_id
+)
+SELECT (SELECT count(*) FROM gone), e.provider, e.tenant, e.event_id
+FROM {{schema}}.inbox_events AS e
+WHERE (e.provider, e.tenant, e.event_id) IN (SELECT provider, tenant, event_id FROM gone)
+ORDER BY e.provider, e.tenant, e.event_id
+FOR UPDATE OF e`
+
+// sweepKeysSQL deletes, of the next $2 rows of inbox_keys after the key
+// $3..$6 in key order (a sweep resumed by position, so each statement
+// reads at most a batch), those with no unfinished job (depth 0) last
+// changed before $1: the stale guard forgets a key's applied version
+// after the retention period. DELETE re-checks depth on the row's latest
+// version, so a key an enqueue has just used again stays; an enqueue
+// waiting for the deleted row inserts it anew. It returns how many rows
+// it deleted and the last key it read (NULL when it read none).
+const sweepKeysSQL = `
+WITH batch AS (
+	SELECT handler, provider, tenant, ordering_key FROM {{schema}}.inbox_keys
+	WHERE (handler, provider, tenant, ordering_key) > ($3::text, $4::text, $5::text, $6::text)
+	ORDER BY handler, provider, tenant, ordering_key
+	LIMIT $2
+), gone AS (
+	DELETE FROM {{schema}}.inbox_keys AS k
+	USING batch AS b
+	WHERE k.handler = b.handler AND k.provider = b.provider AND k.tenant = b.tenant AND k.ordering_key = b.ordering_key
+		AND k.depth = 0 AND k.updated_at < $1
+	RETURNING 1
+), last AS (
+	SELECT * FROM batch ORDER BY handler DESC, provider DESC, tenant DESC, ordering_key DESC LIMIT 1
+)
+SELECT (SELECT count(*) FROM gone), l.handler, l.provider, l.tenant, l.ordering_key
+FROM (SELECT 1) AS one LEFT JOIN last AS l ON true`
+
+// deleteEventsSQL deletes the events $1..$3 (arrays of keys, locked by
+// the statement before it) that have no job left, with their quarantine.
+const deleteEventsSQL = `
+DELETE FROM {{schema}}.inbox_events AS e
+WHERE (e.provider, e.tenant, e.event_id) IN (SELECT * FROM unnest($1::text[], $2::text[], $3::text[]))
+	AND NOT EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS j
+		WHERE j.provider = e.provider AND j.tenant = e.tenant AND j.event_id = e.event_id)`
 
 // deleteExpiredReplayKeysSQL deletes one batch, like deleteSucceededSQL:
 // $1 now, $2 batch size.
@@ -631,27 +898,29 @@ WHERE (provider, tenant, replay_key) IN (
 		LIMIT $2
 		FOR UPDATE SKIP LOCKED)`
 
-// settledHereSQL tells whether the item $1..$3 succeeded in the current
-// transaction (its row version was written by it): a second CompleteTx in
-// the transaction that completed the item.
+// settledHereSQL tells whether the job $1..$3, $4 handler, succeeded in
+// the current transaction (its row version was written by it): a second
+// CompleteTx in the transaction that completed the job.
 const settledHereSQL = `
 SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
-	FROM {{schema}}.inbox_items
-	WHERE provider = $1 AND tenant = $2 AND event_id = $3), false)`
+	FROM {{schema}}.inbox_jobs
+	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $4::text), false)`
 
 // statements are the SQL texts with the schema filled in.
 type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
 	acquire, repeat, release                      string
 	succeed, retry, deadLetter, abandon, extend   string
-	settleBatch, start                            string
+	settleBatch, start, lockKeys                  string
 	leaseLost                                     string
 	get, history, audit, quarantine               string
 	listDead, listClosed                          string
 	selectReplay                                  map[webhooks.State]string
 	replayOne, replayBatch, peek, closeOne, stats string
 	register                                      string
-	deleteSucceeded, deleteClosed                 string
+	deleteSucceeded, deleteClosed, deleteEvents   string
+	sweepKeys                                     string
+	lockEvent, replayTo                           string
 	deleteExpiredReplayKeys                       string
 	settledHere                                   string
 }
@@ -670,6 +939,7 @@ func renderStatements(quotedSchema string) statements {
 		deadLetter:              r.Replace(deadLetterSQL),
 		abandon:                 r.Replace(abandonSQL),
 		settleBatch:             r.Replace(settleBatchSQL),
+		lockKeys:                r.Replace(lockKeysSQL),
 		start:                   r.Replace(startSQL),
 		extend:                  r.Replace(extendSQL),
 		leaseLost:               r.Replace(leaseLostSQL),
@@ -688,6 +958,10 @@ func renderStatements(quotedSchema string) statements {
 		register:                r.Replace(registerSQL),
 		deleteSucceeded:         r.Replace(deleteSucceededSQL),
 		deleteClosed:            r.Replace(deleteClosedSQL),
+		deleteEvents:            r.Replace(deleteEventsSQL),
+		sweepKeys:               r.Replace(sweepKeysSQL),
+		lockEvent:               r.Replace(lockEventSQL),
+		replayTo:                r.Replace(replayToSQL),
 		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
 		settledHere:             r.Replace(settledHereSQL),
 	}

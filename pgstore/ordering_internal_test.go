@@ -1,0 +1,57 @@
+package pgstore
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+)
+
+// TestOrderingKeysInOneBatch: envelopes of one key stored by one group
+// commit statement (enqueueBatchSQL) make one head, the lowest version,
+// and the others wait, to run in version order; two handlers of one
+// event, one ordered, make one keyed and one unkeyed job.
+func TestOrderingKeysInOneBatch(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, 2)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	var reqs []*enqueueRequest
+	for _, e := range []struct {
+		id, key string
+		version int64
+	}{{"g2", "G", 2}, {"g3", "G", 3}, {"g1", "G", 1}, {"h1", "H", 1}} {
+		r, err := s.newEnqueueRequest(ctx, webhooks.Envelope{
+			Key: webhooks.InboxKey{Provider: "p", EventID: e.id}, ReceivedAt: now, Payload: []byte("{}"),
+			Jobs:     []webhooks.Job{{Handler: "ledger", Ordered: true}, {Handler: "audit"}},
+			Ordering: webhooks.Ordering{Key: e.key, Version: e.version},
+		})
+		require.NoError(t, err)
+		reqs = append(reqs, r)
+	}
+	res, err := s.enqueueBatch(ctx, reqs)
+	require.NoError(t, err)
+	require.Len(t, res, 4)
+	acquire := func(handler string) map[string]*webhooks.Lease {
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 10, Handler: handler})
+		require.NoError(t, err)
+		m := map[string]*webhooks.Lease{}
+		for _, l := range leases {
+			m[l.Key().EventID] = l
+		}
+		return m
+	}
+	assert.Len(t, acquire("audit"), 4, "audit is unordered: every job at once")
+	for _, want := range []string{"g1", "g2", "g3"} {
+		got := acquire("ledger")
+		delete(got, "h1")
+		require.Len(t, got, 1, "one head of G at a time; want %s", want)
+		require.Contains(t, got, want, "by version")
+		require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: got[want], Outcome: webhooks.AttemptSucceeded, Now: now}))
+	}
+}
