@@ -129,7 +129,7 @@ func TestPostgresBurstOfLargeBodies(t *testing.T) {
 			require.NoError(t, err)
 			defer conn.Close(context.Background())
 			rows, err := conn.Query(t.Context(), "SELECT event_id, octet_length(payload) FROM "+
-				pgx.Identifier{schema, "inbox_items"}.Sanitize()+" WHERE provider = 'demo' AND event_id = ANY($1)", accepted)
+				pgx.Identifier{schema, "inbox_events"}.Sanitize()+" WHERE provider = 'demo' AND event_id = ANY($1)", accepted)
 			require.NoError(t, err)
 			stored := map[string]int{}
 			for rows.Next() {

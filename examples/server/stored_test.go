@@ -97,7 +97,7 @@ func TestPostgresStoresNoCredentials(t *testing.T) {
 	require.NoError(t, err)
 	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)
-	require.Contains(t, tables, "inbox_items")
+	require.Contains(t, tables, "inbox_events")
 	require.Contains(t, tables, "inbox_quarantine")
 
 	var all strings.Builder
@@ -113,7 +113,7 @@ func TestPostgresStoresNoCredentials(t *testing.T) {
 			all.WriteString("\n")
 		}
 	}
-	assert.Equal(t, stored, counts["inbox_items"], "every delivery is stored")
+	assert.Equal(t, stored, counts["inbox_events"], "every delivery is stored once")
 	assert.Equal(t, quarantined, counts["inbox_quarantine"], "every conflict is quarantined")
 	dump := all.String()
 	// The search sees into bytea columns (the payloads, as hex) and jsonb

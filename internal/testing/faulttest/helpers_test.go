@@ -109,7 +109,7 @@ func (in *inbox) count(t *testing.T) int {
 	t.Helper()
 	var n int
 	require.NoError(t, in.pool.QueryRow(context.Background(),
-		"SELECT count(*) FROM "+pgx.Identifier{in.schema, "inbox_items"}.Sanitize()).Scan(&n))
+		"SELECT count(*) FROM "+pgx.Identifier{in.schema, "inbox_events"}.Sanitize()).Scan(&n))
 	return n
 }
 
@@ -118,7 +118,7 @@ func (in *inbox) count(t *testing.T) int {
 // lease's lease_started_at NULL.
 func (in *inbox) heldLeases(t *testing.T) map[string]bool {
 	t.Helper()
-	rows, err := in.pool.Query(context.Background(), "SELECT event_id FROM "+pgx.Identifier{in.schema, "inbox_items"}.Sanitize()+
+	rows, err := in.pool.Query(context.Background(), "SELECT event_id FROM "+pgx.Identifier{in.schema, "inbox_jobs"}.Sanitize()+
 		" WHERE state = 'leased' AND lease_started_at IS NULL AND lease_worker IS NOT NULL")
 	require.NoError(t, err)
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])

@@ -118,7 +118,7 @@ func TestPostgresRestartUnderLoad(t *testing.T) {
 	assert.Equal(t, len(events), in.count(t), "one item per event: none stored twice")
 	// (Stats estimates the succeeded count of a large inbox: counted here.)
 	var notSucceeded int
-	require.NoError(t, in.pool.QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{in.schema, "inbox_items"}.Sanitize()+
+	require.NoError(t, in.pool.QueryRow(context.Background(), "SELECT count(*) FROM "+pgx.Identifier{in.schema, "inbox_jobs"}.Sanitize()+
 		" WHERE state <> 'succeeded'").Scan(&notSucceeded))
 	assert.Zero(t, notSucceeded, "every event succeeded")
 	reruns := 0

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // DrainLoad is the backlog of Drain.
@@ -111,13 +112,13 @@ func (s *system) fill(ctx context.Context, n, size int) error {
 	const chunk = 50_000 // rows per statement, to keep each one's memory small
 	for from := 1; from <= n; from += chunk {
 		to := min(n, from+chunk-1)
-		_, err := s.pool.Exec(ctx, `INSERT INTO `+s.table()+` (provider, tenant, event_id, event_type, payload, headers,
+		_, err := s.pool.Exec(ctx, pgtest.InsertItemsSQL(s.cfg.Schema, `provider, tenant, event_id, event_type, payload, headers,
 				payload_sha256, key_id, state, attempts, next_attempt_at, duplicate_count, last_seen_at,
-				occurred_at, received_at, updated_at, api_version)
+				occurred_at, received_at, updated_at, api_version`, `
 			SELECT 'stripe', '', 'evt_' || lpad(g::text, 9, '0'), 'invoice.paid', $1,
 				'{"Content-Type":["application/json; charset=utf-8"],"User-Agent":["Stripe/1.0 (+https://stripe.com/docs/webhooks)"]}',
 				$2, '0', 'pending', 0, $3, 0, $3, $3, $3, $3, '2024-06-20'
-			FROM generate_series($4::int, $5::int) AS g`, body, digest[:], time.Now(), from, to)
+			FROM generate_series($4::int, $5::int) AS g`), body, digest[:], time.Now(), from, to)
 		if err != nil {
 			return fmt.Errorf("loadscenario: filling the inbox: %w", err)
 		}

@@ -137,7 +137,7 @@ func (s *system) close() {
 }
 
 // table is the quoted inbox table.
-func (s *system) table() string { return pgx.Identifier{s.cfg.Schema, "inbox_items"}.Sanitize() }
+func (s *system) table(name string) string { return pgx.Identifier{s.cfg.Schema, name}.Sanitize() }
 
 // pending counts the items not yet done: pending or leased.
 func (s *system) pending(ctx context.Context) (int64, error) {
@@ -234,13 +234,13 @@ func walDiff(ctx context.Context, dsn, from, to string) int64 {
 	return n
 }
 
-// vacuum brings the table's statistics and visibility map up to date, as
+// vacuum brings the tables' statistics and visibility map up to date, as
 // autovacuum would after a bulk load.
 func (s *system) vacuum(ctx context.Context) error {
 	if s.pool == nil {
 		return nil
 	}
-	_, err := s.pool.Exec(ctx, "VACUUM ANALYZE "+s.table())
+	_, err := s.pool.Exec(ctx, "VACUUM ANALYZE "+s.table("inbox_events")+", "+s.table("inbox_jobs"))
 	return err
 }
 
