@@ -30,8 +30,9 @@ func TestOneDeliveryUnderInventedTenantsIsHandledOnce(t *testing.T) {
 		resp.Body.Close()
 		assert.Equal(t, want, resp.StatusCode, path)
 	}
-	s.stdout.waitFor(t, `"event_id":"evt_tenant_once"`)
+	s.stdout.waitFor(t, `"handler":"ledger","provider":"stripe","tenant":"","event_id":"evt_tenant_once"`)
+	s.stdout.waitFor(t, `"handler":"audit","provider":"stripe","tenant":"","event_id":"evt_tenant_once"`)
 	// The tenant paths were refused before anything was stored, so no
-	// later handling can follow: the one line is all there will be.
-	assert.Len(t, s.stdout.matching(`"event_id":"evt_tenant_once"`), 1)
+	// later handling can follow: one line per handler is all there will be.
+	assert.Len(t, s.stdout.matching(`"event_id":"evt_tenant_once"`), 2)
 }
