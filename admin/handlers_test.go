@@ -123,6 +123,8 @@ func TestStatsPerHandlerAndHeldKeys(t *testing.T) {
 	assert.Contains(t, body, "ledger down for c1")
 	assert.Contains(t, body, "<td>59m0s</td>", "how long the next job has waited")
 	assert.Contains(t, body, `<td class="handler">audit</td><td>stripe</td><td>customer.updated</td>`, "dead-letter groups by handler")
+	body = page(t, h, "/?provider=nobody", http.StatusOK)
+	assert.Contains(t, body, `id="handlers"`, "the stats' handlers name the inbox's handlers, whatever the list shows")
 }
 
 func TestSingleHandlerPageShowsNoHandlers(t *testing.T) {
