@@ -69,16 +69,24 @@ func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
 	if !h.decode(w, r, &req) {
 		return
 	}
-	if err := errors.Join(checkKey(req.Key), needReason(req.Reason)); err != nil {
+	if err := errors.Join(checkKey(req.Key), needReason(req.Reason), checkHandler("handler", req.Handler),
+		checkToHandler(req.ToHandler, req.ToOrdered, req.KeepAttempts)); err != nil {
 		h.storeError(w, r, err)
+		return
+	}
+	if req.ToHandler != "" && req.Handler != "" {
+		h.storeError(w, r, badf("handler %q and to_handler %q: to_handler names the job to replay (created when the event has none); leave handler out", req.Handler, req.ToHandler))
 		return
 	}
 	res, err := h.store.Replay(r.Context(), ops.ReplayRequest{
 		Key:          req.Key.InboxKey(),
+		Handler:      req.Handler,
 		Actor:        actor,
 		Reason:       req.Reason,
 		Ticket:       req.Ticket,
 		KeepAttempts: req.KeepAttempts,
+		ToHandler:    req.ToHandler,
+		ToOrdered:    req.ToOrdered,
 		Now:          h.cfg.clock.Now(),
 	})
 	if err != nil {
@@ -122,7 +130,10 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 	default:
 		errs = append(errs, badf("state %q: give dead (the default), closed or succeeded", req.State))
 	}
-	errs = append(errs, needReason(req.Reason), checkFilter(&req.Filter))
+	errs = append(errs, needReason(req.Reason), checkFilter(&req.Filter), checkToHandler(req.ToHandler, req.ToOrdered, req.KeepAttempts))
+	if req.ToHandler != "" && req.Filter.Handler == "" && !req.Filter.DefaultHandler {
+		errs = append(errs, badf("to_handler %q needs the filter to select one handler (handler, or default_handler), so that each event is taken once", req.ToHandler))
+	}
 	if err := errors.Join(errs...); err != nil {
 		h.storeError(w, r, err)
 		return
@@ -137,6 +148,8 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 		KeepAttempts: req.KeepAttempts,
 		DryRun:       req.DryRun,
 		Spread:       spread,
+		ToHandler:    req.ToHandler,
+		ToOrdered:    req.ToOrdered,
 		Now:          h.cfg.clock.Now(),
 	})
 	if err != nil {
@@ -155,22 +168,34 @@ func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
 	if !h.decode(w, r, &req) {
 		return
 	}
-	if err := errors.Join(checkKey(req.Key), needReason(req.Reason)); err != nil {
+	if err := errors.Join(checkKey(req.Key), needReason(req.Reason), checkHandler("handler", req.Handler)); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
 	err := h.store.CloseDeadLetter(r.Context(), ops.CloseRequest{
-		Key:    req.Key.InboxKey(),
-		Actor:  actor,
-		Reason: req.Reason,
-		Ticket: req.Ticket,
-		Now:    h.cfg.clock.Now(),
+		Key:     req.Key.InboxKey(),
+		Handler: req.Handler,
+		Actor:   actor,
+		Reason:  req.Reason,
+		Ticket:  req.Ticket,
+		Now:     h.cfg.clock.Now(),
 	})
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, adminjson.CloseResult{Key: req.Key, State: string(webhooks.StateClosed), Actor: actor})
+	writeJSON(w, http.StatusOK, adminjson.CloseResult{Key: req.Key, Handler: req.Handler, State: string(webhooks.StateClosed), Actor: actor})
+}
+
+// checkToHandler validates a replay to another handler.
+func checkToHandler(to string, ordered, keepAttempts bool) error {
+	switch {
+	case to != "" && keepAttempts:
+		return badf("to_handler and keep_attempts: a job replayed to another handler has no attempts of its own to keep")
+	case ordered && to == "":
+		return badf("to_ordered without to_handler: it makes the jobs a replay to another handler creates ordered")
+	}
+	return checkHandler("to_handler", to)
 }
 
 func needReason(reason string) error {

@@ -47,6 +47,37 @@
 //
 // (The objects are those of the JSON section below.)
 //
+// # Handlers and ordering keys
+//
+// An event is stored once, with one job per handler that takes it (see
+// webhooks.Handlers); the default handler is "". Lists, replays, closings
+// and dead-letter groups are per job: each listed item is one job, with its
+// handler, and api/replay and api/close act on the job their handler
+// names (left out: the default handler's). An item's page and api/item
+// show the event with every job, each with its own state, attempts and
+// audit trail (Detail.jobs; the top-level fields are the first job's). A
+// listing or a bulk replay's filter selects one handler's jobs with
+// handler=NAME, the default handler's with default_handler=true, and every
+// handler's with neither (as tenant and no_tenant select tenants: an
+// empty handler parameter, which a form sends, is no filter). A replay
+// with to_handler replays the selected events to that handler: its job is
+// created, pending (ordered with to_ordered, so it waits behind its key),
+// or replayed if it exists and is finished; a bulk replay with to_handler
+// needs a filter of one handler, so that it takes each event once. This is
+// how old events reach a handler added after them.
+//
+// Stats adds each handler's counts (handlers, waiting jobs among their
+// states) and the held ordering keys: the keys whose head job has failed
+// with jobs waiting behind it, the deepest [ops.DefaultHeldKeys], each with
+// its depth, head, head's attempts and last error, the next job and how
+// long it has waited (more_held_keys counts the others). A job that became
+// its key's head while an earlier dead letter of its key was neither
+// replayed nor closed says so (overtook: that dead letter's event ID), on
+// the list and on the item's page. Handler names are plain (at most 63
+// bytes, see webhooks.CheckHandlerName); ordering keys are the sender's
+// text: the page escapes both and shortens long keys (the API gives them
+// whole).
+//
 // A replay gives each item the retry policy's whole budget again unless the
 // body asks to keep_attempts. api/replay replays one item whether it is
 // dead, closed (undoing the closing) or succeeded (running it again);
@@ -68,7 +99,8 @@
 // it is a new replay of what is in the state then.
 //
 // Dead-letter listings take these query parameters, each optional:
-// provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
+// handler (one handler) or default_handler=true (the default handler's
+// jobs), provider, tenant (one tenant) or no_tenant=true (the items of no tenant),
 // event_type, error_class, api_version, from and to (when the items died,
 // from included, to excluded: RFC 3339, or a date as YYYY-MM-DD in UTC),
 // state (dead, the default, or closed), limit (1 to [MaxPageSize],
@@ -90,17 +122,22 @@
 // headers appear only with [WithPayloads], payloads as stored.
 //
 //	Key                provider, tenant (empty: no tenant), event_id
-//	Item               Key, event_type, state, attempts (counted by the retry policy),
+//	Item               Key, handler (empty: the default handler), event_type, state,
+//	                   attempts (counted by the retry policy),
 //	                   next_attempt_at?, lease_expires_at?, last_error? (ErrorRecord),
 //	                   api_version?, key_id? (the secret that verified it),
 //	                   trace_link?, payload_sha256 (hex), payload_bytes,
 //	                   duplicate_count, occurred_at?, received_at?, last_seen_at?,
-//	                   updated_at?, completed_at?, dead_at?, closed_at?
+//	                   updated_at?, completed_at?, dead_at?, closed_at?,
+//	                   ordering_key?, ordering_version?, ordered?, seq? (arrival order),
+//	                   overtook? (the dead letter of its key it ran past)
 //	ErrorRecord        class, message, at?
 //	Detail             Item, payload? (Body), headers? (name: [values]),
 //	                   payloads_shown, history ([Attempt]), audit ([Audit]),
 //	                   quarantine ([Delivery]), conflicts (deliveries that reused
-//	                   the event ID with another payload, quarantined or not)
+//	                   the event ID with another payload, quarantined or not),
+//	                   jobs ([Job], one per handler; the first is the Item above)
+//	Job                Item, history ([Attempt]), audit ([Audit])
 //	Body               text? (when the payload is UTF-8), base64? (otherwise)
 //	Attempt            number, outcome, started_at?, finished_at?, error_class?,
 //	                   error?, worker?, version?
@@ -112,19 +149,27 @@
 //	                   succeeded_estimated, due (the backlog), oldest_due?,
 //	                   oldest_due_age_seconds, retrying, leases_held,
 //	                   dead_letters ([Count], the largest groups first),
-//	                   more_dead_letters (More)
-//	Count              provider, event_type, count
+//	                   more_dead_letters (More), handlers ([HandlerStats]),
+//	                   held_keys ([HeldKey], the deepest first), more_held_keys
+//	HandlerStats       handler, states (state: jobs, succeeded left out), due,
+//	                   oldest_due?, oldest_due_age_seconds, retrying, leases_held
+//	HeldKey            handler, provider, tenant, key, depth (the head and those waiting),
+//	                   head_event_id, head_attempts, head_error? (ErrorRecord),
+//	                   next_event_id?, next_received_at?, waiting_seconds (since then)
+//	Count              handler, provider, event_type, count
 //	More               groups, count (both zero when the list is complete)
-//	ReplayRequest      Key, reason, ticket?, keep_attempts?
+//	ReplayRequest      Key, handler?, reason, ticket?, keep_attempts?, to_handler?,
+//	                   to_ordered?
 //	BulkReplayRequest  filter (Filter), state?, limit?, reason, ticket?,
-//	                   keep_attempts?, dry_run?, spread?, after?
+//	                   keep_attempts?, dry_run?, spread?, after?, to_handler?, to_ordered?
 //	Filter             provider?, tenant?, no_tenant?, event_type?, error_class?,
-//	                   api_version?, from? (included), to? (excluded)
+//	                   api_version?, from? (included), to? (excluded), handler?,
+//	                   default_handler?
 //	ReplayResult       dry_run, actor, count, items ([Replayed]), done, total,
 //	                   next? (the after to continue with)
-//	Replayed           Key, due_at
-//	CloseRequest       Key, reason, ticket?
-//	CloseResult        Key, state, actor
+//	Replayed           Key, handler, due_at
+//	CloseRequest       Key, handler?, reason, ticket?
+//	CloseResult        Key, handler, state, actor
 //	ErrorResponse      error (a code), message
 //
 // A request's reason is required; its actor comes from the host

@@ -38,6 +38,9 @@ var jsonShapes = map[string]reflect.Type{
 	"CloseRequest":      reflect.TypeFor[adminjson.CloseRequest](),
 	"CloseResult":       reflect.TypeFor[adminjson.CloseResult](),
 	"ErrorResponse":     reflect.TypeFor[adminjson.ErrorResponse](),
+	"Job":               reflect.TypeFor[adminjson.Job](),
+	"HandlerStats":      reflect.TypeFor[adminjson.HandlerStats](),
+	"HeldKey":           reflect.TypeFor[adminjson.HeldKey](),
 }
 
 // documentedShapes reads the objects the package doc's JSON section lists:

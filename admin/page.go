@@ -49,16 +49,15 @@ var funcs = template.FuncMap{
 		}
 		return roundDuration(end.Sub(start)).String()
 	},
-	"clip": func(s string, n int) string {
-		if len(s) <= n {
-			return s
+	"clip":  clip,
+	"deref": func(s *string) string { return *s },
+	// handler names a handler for the page: its name, or "default".
+	"handler": func(name string) string {
+		if name == "" {
+			return "default"
 		}
-		for n > 0 && !utf8.RuneStart(s[n]) {
-			n--
-		}
-		return s[:n] + "…"
+		return clip(name, 64)
 	},
-	"deref":  func(s *string) string { return *s },
 	"pretty": indentJSON,
 	"base64": base64.StdEncoding.EncodeToString,
 }
@@ -68,6 +67,17 @@ var (
 	itemPage  = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/item.html"))
 	errorPage = template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/layout.html", "templates/error.html"))
 )
+
+// clip cuts s to at most n bytes, at a rune's start, marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
 
 // indentJSON returns a payload that is JSON indented for reading (its
 // tokens, numbers among them, as they were sent), and any other as it is.
@@ -145,36 +155,56 @@ type stateCount struct {
 }
 
 type groupRow struct {
-	Provider, EventType string
-	N                   int64
-	URL                 string
+	Handler, Provider, EventType string
+	N                            int64
+	URL                          string
 }
 
 type itemRow struct {
 	Item adminjson.Item
 	At   time.Time // when it died, or was closed
 	URL  string
+	// OvertookURL is the page of the dead letter the job ran past.
+	OvertookURL string
+}
+
+type handlerRow struct {
+	Stats  adminjson.HandlerStats
+	States []stateCount
+	URL    string // its dead letters
+}
+
+type heldKeyRow struct {
+	Key              adminjson.HeldKey
+	HeadURL, NextURL string
+	HandlerURL       string
 }
 
 type indexData struct {
-	Title        string
-	Stats        adminjson.Stats
-	States       []stateCount
-	Groups       []groupRow
-	Filter       adminjson.Filter
-	Closed       bool
-	Limit        int
-	MaxPageSize  int
-	ErrorClasses []webhooks.FailureClass
-	Items        []itemRow
-	Filtered     bool
-	Paged        bool
-	NextURL      string
-	FirstURL     string
+	Title  string
+	Stats  adminjson.Stats
+	States []stateCount
+	Groups []groupRow
+	// Named is set when the inbox has named handlers: the page shows
+	// handlers then.
+	Named         bool
+	Handlers      []handlerRow
+	HandlerStates []string
+	HeldKeys      []heldKeyRow
+	Filter        adminjson.Filter
+	Closed        bool
+	Limit         int
+	MaxPageSize   int
+	ErrorClasses  []webhooks.FailureClass
+	Items         []itemRow
+	Filtered      bool
+	Paged         bool
+	NextURL       string
+	FirstURL      string
 }
 
 // states is the order the page lists item states in.
-var states = []webhooks.State{webhooks.StatePending, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed}
+var states = []webhooks.State{webhooks.StatePending, webhooks.StateWaiting, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed}
 
 func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 	l, err := parseListing(r.URL.Query())
@@ -207,8 +237,34 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 	for _, s := range states {
 		d.States = append(d.States, stateCount{Name: string(s), N: st.States[s]})
 	}
+	for _, hs := range st.Handlers {
+		d.Named = d.Named || hs.Handler != ""
+	}
+	for i := range page.Items {
+		d.Named = d.Named || page.Items[i].Handler != ""
+	}
 	for _, c := range d.Stats.DeadLetters {
-		d.Groups = append(d.Groups, groupRow{Provider: c.Provider, EventType: c.EventType, N: c.Count, URL: "./?" + url.Values{"provider": {c.Provider}, "event_type": {c.EventType}}.Encode()})
+		v := url.Values{"provider": {c.Provider}, "event_type": {c.EventType}}
+		setHandler(v, c.Handler, d.Named)
+		d.Groups = append(d.Groups, groupRow{Handler: c.Handler, Provider: c.Provider, EventType: c.EventType, N: c.Count, URL: "./?" + v.Encode()})
+	}
+	for _, s := range handlerStates {
+		d.HandlerStates = append(d.HandlerStates, string(s))
+	}
+	for _, hs := range d.Stats.Handlers {
+		row := handlerRow{Stats: hs, URL: "./?" + handlerValues(hs.Handler).Encode()}
+		for _, s := range handlerStates {
+			row.States = append(row.States, stateCount{Name: string(s), N: hs.States[string(s)]})
+		}
+		d.Handlers = append(d.Handlers, row)
+	}
+	for _, k := range d.Stats.HeldKeys {
+		row := heldKeyRow{Key: k, HandlerURL: "./?" + handlerValues(k.Handler).Encode(),
+			HeadURL: itemURL(webhooks.InboxKey{Provider: k.Provider, Tenant: k.Tenant, EventID: k.HeadEventID}) + jobAnchor(k.Handler)}
+		if k.NextEventID != "" {
+			row.NextURL = itemURL(webhooks.InboxKey{Provider: k.Provider, Tenant: k.Tenant, EventID: k.NextEventID}) + jobAnchor(k.Handler)
+		}
+		d.HeldKeys = append(d.HeldKeys, row)
 	}
 	for i := range page.Items {
 		it := &page.Items[i]
@@ -216,7 +272,11 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		if d.Closed {
 			at = it.ClosedAt
 		}
-		d.Items = append(d.Items, itemRow{Item: adminjson.SummaryItem(it), At: at, URL: itemURL(it.Key)})
+		row := itemRow{Item: adminjson.SummaryItem(it), At: at, URL: itemURL(it.Key) + jobAnchor(it.Handler)}
+		if it.Overtook != "" {
+			row.OvertookURL = itemURL(webhooks.InboxKey{Provider: it.Key.Provider, Tenant: it.Key.Tenant, EventID: it.Overtook}) + jobAnchor(it.Handler)
+		}
+		d.Items = append(d.Items, row)
 	}
 	v := l.values()
 	d.FirstURL = "./?" + v.Encode()
@@ -228,6 +288,40 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		d.Title = "Closed dead letters"
 	}
 	h.render(w, r, http.StatusOK, indexPage, d)
+}
+
+// handlerStates are the states the handlers' table counts (succeeded jobs
+// are counted for the whole inbox only).
+var handlerStates = []webhooks.State{webhooks.StatePending, webhooks.StateWaiting, webhooks.StateLeased, webhooks.StateDead, webhooks.StateClosed}
+
+// handlerValues are the listing parameters selecting one handler's jobs.
+func handlerValues(name string) url.Values {
+	v := url.Values{}
+	setHandler(v, name, true)
+	return v
+}
+
+// setHandler adds the parameter selecting the handler name's jobs, when
+// the inbox has named handlers.
+func setHandler(v url.Values, name string, named bool) {
+	switch {
+	case !named:
+	case name == "":
+		v.Set("default_handler", "true")
+	default:
+		v.Set("handler", name)
+	}
+}
+
+// jobAnchor is the fragment of a named handler's job's section on its
+// item's page (the default handler's is the page's top). Handler names
+// are plain (webhooks.CheckHandlerName), so they make valid IDs; the
+// fragment is escaped anyway.
+func jobAnchor(handler string) string {
+	if handler == "" {
+		return ""
+	}
+	return "#job-" + url.PathEscape(handler)
 }
 
 // itemURL is the page of one item, relative to the handler's prefix.
@@ -242,9 +336,26 @@ func itemURL(k webhooks.InboxKey) string {
 type itemData struct {
 	Title  string
 	Detail adminjson.Detail
-	// ReplayBody and ReplayCommand show how to replay a dead letter
-	// through the API and the command line.
-	ReplayBody, ReplayCommand string
+	// Named is set when the event has a named handler's job, or several.
+	Named bool
+	Jobs  []jobView
+}
+
+// jobView is one job of the item's page.
+type jobView struct {
+	Job adminjson.Job
+	// ID is the job's element ID suffix: "" for the first job (the IDs
+	// the page has always had), "-" and the handler for the others.
+	ID string
+	// Section is the element ID of the job's section: "job-" and its
+	// handler ("job-default" for the default handler's).
+	Section string
+	// ReplayBody and ReplayCommand show how to replay a finished job
+	// through the API and the command line; CloseCommand how to close a
+	// dead one.
+	ReplayBody, ReplayCommand, CloseCommand string
+	// OvertookURL is the page of the dead letter the job ran past.
+	OvertookURL string
 }
 
 func (h *Handler) serveItemPage(w http.ResponseWriter, r *http.Request) {
@@ -263,16 +374,50 @@ func (h *Handler) serveItemPage(w http.ResponseWriter, r *http.Request) {
 		title = key.Provider + "/" + key.Tenant + " " + key.EventID
 	}
 	data := itemData{Title: title, Detail: adminjson.NewDetail(&d, h.cfg.payloads)}
-	if d.State == webhooks.StateDead || d.State == webhooks.StateClosed || d.State == webhooks.StateSucceeded {
-		body, _ := json.Marshal(adminjson.ReplayRequest{Key: adminjson.KeyOf(key), Reason: "…"})
-		data.ReplayBody = string(body)
-		data.ReplayCommand = "hookinbox replay -provider " + shellQuote(key.Provider)
-		if key.Tenant != "" {
-			data.ReplayCommand += " -tenant " + shellQuote(key.Tenant)
+	data.Named = len(data.Detail.Jobs) > 1
+	for i, j := range data.Detail.Jobs {
+		data.Named = data.Named || j.Handler != ""
+		v := jobView{Job: j}
+		if i > 0 {
+			v.ID = "-" + handlerID(j.Handler)
 		}
-		data.ReplayCommand += " -event-id " + shellQuote(key.EventID) + " -actor YOU -reason '…'"
+		v.Section = "job-" + handlerID(j.Handler)
+		if j.Overtook != "" {
+			v.OvertookURL = itemURL(webhooks.InboxKey{Provider: key.Provider, Tenant: key.Tenant, EventID: j.Overtook}) + jobAnchor(j.Handler)
+		}
+		switch webhooks.State(j.State) {
+		case webhooks.StateDead, webhooks.StateClosed, webhooks.StateSucceeded:
+			body, _ := json.Marshal(adminjson.ReplayRequest{Key: adminjson.KeyOf(key), Handler: j.Handler, Reason: "…"})
+			v.ReplayBody = string(body)
+			v.ReplayCommand = "hookinbox replay " + keyFlags(key, j.Handler) + " -actor YOU -reason '…'"
+			if webhooks.State(j.State) == webhooks.StateDead {
+				v.CloseCommand = "hookinbox close " + keyFlags(key, j.Handler) + " -actor YOU -reason '…'"
+			}
+		}
+		data.Jobs = append(data.Jobs, v)
 	}
 	h.render(w, r, http.StatusOK, itemPage, data)
+}
+
+// handlerID names a job in element IDs: its handler, or "default".
+func handlerID(name string) string {
+	if name == "" {
+		return "default"
+	}
+	return name
+}
+
+// keyFlags are hookinbox's flags addressing a job.
+func keyFlags(key webhooks.InboxKey, handler string) string {
+	s := "-provider " + shellQuote(key.Provider)
+	if key.Tenant != "" {
+		s += " -tenant " + shellQuote(key.Tenant)
+	}
+	s += " -event-id " + shellQuote(key.EventID)
+	if handler != "" {
+		s += " -handler " + shellQuote(handler)
+	}
+	return s
 }
 
 // shellQuote quotes s for a POSIX shell when it needs it.

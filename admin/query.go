@@ -32,7 +32,7 @@ var errorClasses = []webhooks.FailureClass{
 }
 
 // listParams are the query parameters of a dead-letter listing.
-var listParams = []string{"provider", "tenant", "no_tenant", "event_type", "error_class", "api_version", "from", "to", "state", "limit", "after"}
+var listParams = []string{"handler", "default_handler", "provider", "tenant", "no_tenant", "event_type", "error_class", "api_version", "from", "to", "state", "limit", "after"}
 
 // badRequest is an error answered 400 with its message.
 type badRequest struct{ msg string }
@@ -64,6 +64,7 @@ func parseListing(v url.Values) (listing, error) {
 			EventType:  v.Get("event_type"),
 			ErrorClass: v.Get("error_class"),
 			APIVersion: v.Get("api_version"),
+			Handler:    v.Get("handler"),
 		},
 		State: webhooks.StateDead,
 		Limit: DefaultPageSize,
@@ -73,6 +74,11 @@ func parseListing(v url.Values) (listing, error) {
 	if s := v.Get("no_tenant"); s != "" {
 		if l.NoTenant, err = strconv.ParseBool(s); err != nil {
 			return listing{}, badf("no_tenant %q: give true or false", s)
+		}
+	}
+	if s := v.Get("default_handler"); s != "" {
+		if l.DefaultHandler, err = strconv.ParseBool(s); err != nil {
+			return listing{}, badf("default_handler %q: give true or false", s)
 		}
 	}
 	if l.From, err = parseTime("from", v.Get("from")); err != nil {
@@ -117,6 +123,10 @@ func (l listing) values() url.Values {
 			v.Set(k, s)
 		}
 	}
+	set("handler", l.Handler)
+	if l.DefaultHandler {
+		v.Set("default_handler", "true")
+	}
 	set("provider", l.Provider)
 	set("tenant", l.Tenant)
 	if l.NoTenant {
@@ -145,6 +155,10 @@ func checkFilter(f *adminjson.Filter) error {
 	switch {
 	case f.NoTenant && f.Tenant != "":
 		return badf("tenant %q and no_tenant: give one or the other", f.Tenant)
+	case f.DefaultHandler && f.Handler != "":
+		return badf("handler %q and default_handler: give one or the other", f.Handler)
+	case webhooks.CheckHandlerName(f.Handler) != nil:
+		return badf("handler: %v", webhooks.CheckHandlerName(f.Handler))
 	case f.ErrorClass != "" && !slices.Contains(errorClasses, webhooks.FailureClass(f.ErrorClass)):
 		names := make([]string, len(errorClasses))
 		for i, c := range errorClasses {
@@ -193,6 +207,14 @@ func parseKey(v url.Values) (webhooks.InboxKey, error) {
 func checkKey(k adminjson.Key) error {
 	if k.Provider == "" || k.EventID == "" {
 		return badf("provider and event_id are required to address an item (tenant is empty when left out)")
+	}
+	return nil
+}
+
+// checkHandler validates the handler name a request gives for a job.
+func checkHandler(field, name string) error {
+	if err := webhooks.CheckHandlerName(name); err != nil {
+		return badf("%s: %v", field, err)
 	}
 	return nil
 }

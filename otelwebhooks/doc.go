@@ -31,6 +31,12 @@
 //	webhooks.dead_lettered          counter    provider, event_type, error_class   attempts that dead-lettered their item
 //	webhooks.leases_lost            counter    provider, event_type  attempts whose lease another worker took over
 //
+// The attempt metrics of a named handler's jobs (see webhooks.Handlers)
+// carry a handler label too; the default handler's have none, so a host
+// with one handler has the series it always had. The label is bounded: the
+// first webhooks.MaxHandlers names seen keep theirs (a Processor runs at
+// most that many), later ones are [HandlerOther].
+//
 // With [WithStats], gauges read from the store's ops.Stats, fetched at most
 // once per [WithStatsMaxAge] however often the metrics are collected:
 //
@@ -39,15 +45,26 @@
 //	webhooks.oldest_due.age   gauge                        seconds the longest-waiting due item has waited
 //	webhooks.retrying         gauge                        pending items that failed before
 //	webhooks.leases_held      gauge                        leases not yet expired
-//	webhooks.dead_letters     gauge  provider, event_type  dead letters
+//	webhooks.dead_letters     gauge  provider, event_type  dead letters (and handler, for a named handler's)
+//	webhooks.handler.jobs     gauge  handler, state        jobs not succeeded, by handler ("" the default); waiting: behind their ordering key's head
+//	webhooks.handler.backlog  gauge  handler               jobs due now
+//	webhooks.handler.oldest_due.age  gauge  handler        seconds the handler's longest-waiting due job has waited
+//	webhooks.held_keys        gauge  handler               ordering keys whose failing head holds jobs back
 //
 // The dead-letter gauge has a series for each group Stats lists (the
 // largest ops.DefaultDeadLetterGroups) and one, provider and event_type
 // [EventTypeOther], for the dead letters of all the others, since senders choose
-// event types; the series add up to every dead letter.
+// event types; the series add up to every dead letter. The handler gauges
+// have a series for each of the first webhooks.MaxHandlers handlers Stats
+// lists and one, handler [HandlerOther], for the others; the held-keys
+// gauge counts the keys Stats lists (the deepest ops.DefaultHeldKeys) by
+// handler, and the rest under HandlerOther, so its series add up to every
+// held key. A handler that no processor runs any more shows as a growing
+// webhooks.handler.oldest_due.age: alert on it.
 //
-// Metrics carry no tenant and no event ID, which would give every tenant
-// or event a series of its own; spans carry both. The event_type label is
+// Metrics carry no tenant, no event ID and no ordering key, which would
+// give every tenant, event or object a series of its own; spans carry the
+// tenant and the event ID, and no ordering key either (a sender's text). The event_type label is
 // bounded too: a type no handler takes is recorded as [EventTypeOther],
 // and so is every type after the first [WithMaxEventTypes] (200 by
 // default), so a sender who chooses types (GitHub's is not signed) cannot
@@ -69,6 +86,7 @@
 //	webhooks.provider, webhooks.tenant, webhooks.event.id, webhooks.event.type
 //	webhooks.status, webhooks.reason            (receive)
 //	webhooks.attempt, webhooks.outcome, webhooks.error.class  (attempt)
+//	webhooks.handler                            (attempt of a named handler's job)
 //
 // No span or metric ever holds a payload, a header, a signature or a secret,
 // nor a handler's error message, which may quote the payload (the item's

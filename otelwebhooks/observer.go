@@ -38,6 +38,9 @@ const (
 	AttrAttempt    = attribute.Key("webhooks.attempt")
 	AttrOutcome    = attribute.Key("webhooks.outcome")
 	AttrErrorClass = attribute.Key("webhooks.error.class")
+	// AttrHandler is the attempt's handler, set for a named handler's
+	// jobs only (see webhooks.Handlers).
+	AttrHandler = attribute.Key("webhooks.handler")
 )
 
 // Metric attribute keys: short, as Prometheus labels read.
@@ -49,7 +52,14 @@ const (
 	labelOutcome    = attribute.Key("outcome")
 	labelErrorClass = attribute.Key("error_class")
 	labelState      = attribute.Key("state")
+	labelHandler    = attribute.Key("handler")
 )
+
+// HandlerOther is the handler label value of the attempts, and gauges, of
+// every named handler after the first webhooks.MaxHandlers seen (a
+// Processor runs at most that many), and of the held keys Stats does not
+// list. (A handler actually named "other" shares it.)
+const HandlerOther = "other"
 
 // Observer is a webhooks.Observer that records metrics and spans through
 // the OpenTelemetry API. It is safe for concurrent use; one Observer
@@ -68,6 +78,7 @@ type Observer struct {
 	stats        *statsCache
 	registration metric.Registration
 	types        *typeLabels
+	handlers     *typeLabels
 
 	// Span start options, made once: a variadic call with a fresh slice
 	// would allocate on every receive.
@@ -175,6 +186,7 @@ func New(opts ...Option) (*Observer, error) {
 	o := &Observer{
 		tracer:      cfg.tracerProvider.Tracer(ScopeName),
 		types:       newTypeLabels(cfg.maxEventTypes),
+		handlers:    newTypeLabels(webhooks.MaxHandlers),
 		tracing:     !noopTracer,
 		receiveOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindProducer)},
 		attemptOpts: []trace.SpanStartOption{trace.WithSpanKind(trace.SpanKindConsumer)},
@@ -370,6 +382,9 @@ func (o *Observer) startAttemptSpan(ctx context.Context, ev *webhooks.Event, opt
 			AttrEventType.String(ev.Type),
 			AttrAttempt.Int(ev.Attempt),
 		)
+		if ev.Handler != "" {
+			span.SetAttributes(AttrHandler.String(ev.Handler))
+		}
 	}
 	return ctx, span
 }
@@ -389,8 +404,13 @@ func (o *Observer) EndAttempt(ctx context.Context, data webhooks.AttemptEndData)
 	if ac, ok := ctx.Value(attemptKey{}).(*attemptContext); ok {
 		span = ac.span
 		if o.handlerDuration.Enabled(ctx) {
-			o.handlerDuration.Record(ctx, time.Since(ac.start).Seconds(), metric.WithAttributes(
-				labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelOutcome.String(outcome)))
+			if ev.Handler == "" {
+				o.handlerDuration.Record(ctx, time.Since(ac.start).Seconds(), metric.WithAttributes(
+					labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelOutcome.String(outcome)))
+			} else {
+				o.handlerDuration.Record(ctx, time.Since(ac.start).Seconds(), metric.WithAttributes(
+					labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelOutcome.String(outcome), o.handlerLabel(ev)))
+			}
 		}
 	} else if o.tracing {
 		_, span = o.startAttemptSpan(ctx, ev, o.orphanAttemptOpts)
@@ -399,7 +419,11 @@ func (o *Observer) EndAttempt(ctx context.Context, data webhooks.AttemptEndData)
 	switch {
 	case data.LeaseLost:
 		if o.leasesLost.Enabled(ctx) {
-			o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s))))
+			if ev.Handler == "" {
+				o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s))))
+			} else {
+				o.leasesLost.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), o.handlerLabel(ev)))
+			}
 		}
 	case s.Outcome == webhooks.AttemptRetried:
 		counter = o.retried
@@ -407,7 +431,11 @@ func (o *Observer) EndAttempt(ctx context.Context, data webhooks.AttemptEndData)
 		counter = o.deadLettered
 	}
 	if counter != nil && counter.Enabled(ctx) {
-		counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelErrorClass.String(string(s.Failure.Class))))
+		if ev.Handler == "" {
+			counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelErrorClass.String(string(s.Failure.Class))))
+		} else {
+			counter.Add(ctx, 1, metric.WithAttributes(labelProvider.String(ev.Provider), labelEventType.String(o.types.label(ev, s)), labelErrorClass.String(string(s.Failure.Class)), o.handlerLabel(ev)))
+		}
 	}
 	if span == nil {
 		return
@@ -427,6 +455,14 @@ func (o *Observer) EndAttempt(ctx context.Context, data webhooks.AttemptEndData)
 		}
 	}
 	span.End()
+}
+
+// handlerLabel is the handler label of a named handler's attempt: its
+// name, for the first webhooks.MaxHandlers names seen, HandlerOther
+// after. (The default handler's attempts have no handler label, so a host
+// with one handler has the series it always had.)
+func (o *Observer) handlerLabel(ev *webhooks.Event) attribute.KeyValue {
+	return labelHandler.String(o.handlers.value("", ev.Handler, HandlerOther))
 }
 
 // typeLabels gives event types their metric label values: a type of its
@@ -450,24 +486,30 @@ func (l *typeLabels) label(ev *webhooks.Event, s *webhooks.Settlement) string {
 	if s.Failure.Class == webhooks.FailureNoHandler {
 		return EventTypeOther
 	}
-	k := typeKey{ev.Provider, ev.Type}
+	return l.value(ev.Provider, ev.Type, EventTypeOther)
+}
+
+// value returns v as a label value if (scope, v) is among the first max
+// pairs seen, other if not.
+func (l *typeLabels) value(scope, v, other string) string {
+	k := typeKey{scope, v}
 	l.mu.RLock()
 	_, ok := l.seen[k]
 	full := len(l.seen) >= l.max
 	l.mu.RUnlock()
 	switch {
 	case ok:
-		return ev.Type
+		return v
 	case full:
-		return EventTypeOther
+		return other
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if _, ok := l.seen[k]; !ok {
 		if len(l.seen) >= l.max {
-			return EventTypeOther
+			return other
 		}
 		l.seen[k] = struct{}{}
 	}
-	return ev.Type
+	return v
 }

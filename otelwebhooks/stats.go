@@ -9,6 +9,7 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/metric"
 
+	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -54,7 +55,11 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 	retrying, err4 := m.Int64ObservableGauge("webhooks.retrying", metric.WithUnit("{item}"), metric.WithDescription("Pending items that failed before."))
 	leases, err5 := m.Int64ObservableGauge("webhooks.leases_held", metric.WithUnit("{lease}"), metric.WithDescription("Leases not yet expired."))
 	dead, err6 := m.Int64ObservableGauge("webhooks.dead_letters", metric.WithUnit("{item}"), metric.WithDescription("Dead letters, by provider and event type: the largest groups, and the rest as provider and event_type other."))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6); err != nil {
+	jobs, err7 := m.Int64ObservableGauge("webhooks.handler.jobs", metric.WithUnit("{job}"), metric.WithDescription("Handlers' jobs that have not succeeded, by handler and state (waiting: queued behind their ordering key's head)."))
+	hbacklog, err8 := m.Int64ObservableGauge("webhooks.handler.backlog", metric.WithUnit("{job}"), metric.WithDescription("Handlers' jobs due now, by handler."))
+	holdest, err9 := m.Float64ObservableGauge("webhooks.handler.oldest_due.age", metric.WithUnit("s"), metric.WithDescription("How long each handler's longest-waiting due job has waited; 0 when none is due."))
+	held, err10 := m.Int64ObservableGauge("webhooks.held_keys", metric.WithUnit("{key}"), metric.WithDescription("Ordering keys whose failing head holds jobs back, by handler: the keys Stats lists, and the rest as handler other."))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10); err != nil {
 		return nil, err
 	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -77,11 +82,79 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 		o.ObserveInt64(retrying, st.Retrying)
 		o.ObserveInt64(leases, st.LeasesHeld)
 		for _, g := range st.DeadLetters {
-			o.ObserveInt64(dead, g.N, metric.WithAttributes(labelProvider.String(g.Provider), labelEventType.String(g.EventType)))
+			if g.Handler == "" {
+				o.ObserveInt64(dead, g.N, metric.WithAttributes(labelProvider.String(g.Provider), labelEventType.String(g.EventType)))
+			} else {
+				o.ObserveInt64(dead, g.N, metric.WithAttributes(labelProvider.String(g.Provider), labelEventType.String(g.EventType), labelHandler.String(g.Handler)))
+			}
 		}
+		c.observeHandlers(o, &st, jobs, hbacklog, holdest, held)
 		if st.MoreDeadLetters.Groups > 0 {
 			o.ObserveInt64(dead, st.MoreDeadLetters.N, metric.WithAttributes(labelProvider.String(otherGroups), labelEventType.String(otherGroups)))
 		}
 		return nil
-	}, items, backlog, oldest, retrying, leases, dead)
+	}, items, backlog, oldest, retrying, leases, dead, jobs, hbacklog, holdest, held)
+}
+
+// observeHandlers observes the handlers' gauges: the first
+// webhooks.MaxHandlers handlers Stats lists (the default handler's label
+// is "") have series of their own, the others are summed as HandlerOther
+// (the store lists every handler with a job, names an operator may add by
+// replaying to a new handler). Held keys
+// are counted by handler over those Stats lists, and the rest
+// (MoreHeldKeys) as HandlerOther; the ordering key itself is never a
+// label.
+func (c *statsCache) observeHandlers(o metric.Observer, st *ops.Stats, jobs, backlog metric.Int64ObservableGauge, oldest metric.Float64ObservableGauge, held metric.Int64ObservableGauge) {
+	type counts struct {
+		states map[webhooks.State]int64
+		due    int64
+		oldest time.Time
+		held   int64
+	}
+	byLabel := map[string]*counts{}
+	var order []string
+	named := 0
+	get := func(handler string) *counts {
+		label := handler
+		if _, ok := byLabel[label]; !ok && named >= webhooks.MaxHandlers {
+			label = HandlerOther
+		}
+		h := byLabel[label]
+		if h == nil {
+			h = &counts{states: map[webhooks.State]int64{}}
+			byLabel[label] = h
+			order = append(order, label)
+			named++
+		}
+		return h
+	}
+	for _, hs := range st.Handlers {
+		h := get(hs.Handler)
+		for s, n := range hs.States {
+			h.states[s] += n
+		}
+		h.due += hs.Due
+		if !hs.OldestDue.IsZero() && (h.oldest.IsZero() || hs.OldestDue.Before(h.oldest)) {
+			h.oldest = hs.OldestDue
+		}
+	}
+	for _, k := range st.HeldKeys {
+		get(k.Handler).held++
+	}
+	if st.MoreHeldKeys > 0 {
+		get(HandlerOther).held += st.MoreHeldKeys
+	}
+	for _, label := range order {
+		h, attr := byLabel[label], metric.WithAttributes(labelHandler.String(label))
+		for s, n := range h.states {
+			o.ObserveInt64(jobs, n, metric.WithAttributes(labelHandler.String(label), labelState.String(string(s))))
+		}
+		o.ObserveInt64(backlog, h.due, attr)
+		age := 0.0
+		if !h.oldest.IsZero() {
+			age = max(0, time.Since(h.oldest).Seconds())
+		}
+		o.ObserveFloat64(oldest, age, attr)
+		o.ObserveInt64(held, h.held, attr)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"flag"
 	"fmt"
 	"slices"
@@ -34,7 +35,7 @@ func (a *auditFlags) check() error {
 var replayCmd = opsSpec{
 	name:     "replay",
 	summary:  "replay one item, or the dead letters a query selects, audited with an actor and a reason",
-	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-dry-run] [-spread D] [-keep-attempts] [-json]",
+	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID [-handler H] | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-to-handler H [-to-ordered]] [-dry-run] [-spread D] [-keep-attempts] [-json]",
 	about: []string{
 		"With -event-id, replays that item: it becomes pending, due now, and runs again with",
 		"the retry policy's whole budget (-keep-attempts: only what is left of it); the",
@@ -52,6 +53,14 @@ var replayCmd = opsSpec{
 		"makes the replayed items fall due evenly over 30 minutes (at most 24h) instead of",
 		"all at once, so their handlers' downstream is not stampeded. Every replay is",
 		"recorded in the item's audit trail with -actor, -reason and -ticket.",
+		"",
+		"An event has a job per handler, each replayed on its own: with -event-id,",
+		"-handler names the job (default: the default handler's); a query replays the jobs",
+		"of -handler only when it is given (-handler '' the default handler's). -to-handler",
+		"replays the selected events to another handler instead, creating its job when the",
+		"event has none (ordered with -to-ordered) or replaying it when it is finished: how",
+		"old events reach a handler added after them. A query with -to-handler needs",
+		"-handler, so that each event is taken once.",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		f := addFilterFlags(fs, "replay only items")
@@ -65,14 +74,26 @@ var replayCmd = opsSpec{
 		spread := fs.Duration("spread", 0, "spread the replayed items' due times evenly over this long from now (at most 24h)")
 		keep := fs.Bool("keep-attempts", false, "keep each item's attempt count: it gets only what is left of the retry policy's budget")
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's replay result)")
+		toHandler := fs.String("to-handler", "", "replay the selected events to this handler, creating its job where the event has none")
+		toOrdered := fs.Bool("to-ordered", false, "with -to-handler: the jobs it creates run in their ordering key's order")
 		return func(c *opsContext) error {
 			if err := a.check(); err != nil {
 				return err
 			}
+			if err := webhooks.CheckHandlerName(*toHandler); err != nil {
+				return usagef("-to-handler: %v", err)
+			}
+			switch {
+			case *toHandler != "" && *keep:
+				return usagef("-to-handler and -keep-attempts: a job replayed to another handler has no attempts of its own to keep")
+			case *toOrdered && *toHandler == "":
+				return usagef("-to-ordered needs -to-handler")
+			}
 			if *spread < 0 || *spread > ops.MaxReplaySpread {
 				return usagef("-spread %v: give a duration from 0 to %v", *spread, ops.MaxReplaySpread)
 			}
-			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, KeepAttempts: *keep, DryRun: *dryRun, Spread: *spread, Now: c.now}
+			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, KeepAttempts: *keep, DryRun: *dryRun, Spread: *spread,
+				ToHandler: *toHandler, ToOrdered: *toOrdered, Now: c.now}
 			if *eventID != "" {
 				if given := append(f.given(c.fs), givenFlags(c.fs, "limit", "closed", "succeeded", "after")...); len(given) > 0 {
 					return usagef("-event-id replays one item: %s select the items of a query, without -event-id", strings.Join(given, ", "))
@@ -81,7 +102,13 @@ var replayCmd = opsSpec{
 				if err != nil {
 					return err
 				}
-				req.Key = key
+				if err := webhooks.CheckHandlerName(f.handler); err != nil {
+					return usagef("-handler: %v", err)
+				}
+				if f.handler != "" && *toHandler != "" {
+					return usagef("-handler and -to-handler: -to-handler names the job to replay (created when the event has none); leave -handler out")
+				}
+				req.Key, req.Handler = key, f.handler
 				return replayOne(c, req, *asJSON)
 			}
 			if *limit < 1 || *limit > ops.MaxReplayLimit {
@@ -104,6 +131,9 @@ var replayCmd = opsSpec{
 			case *succeeded:
 				q.State = webhooks.StateSucceeded
 			}
+			if *toHandler != "" && q.Handler == nil {
+				return usagef("-to-handler %s needs -handler: select the jobs of one handler, so that each event is taken once", *toHandler)
+			}
 			req.Query = &q
 			return replayBulk(c, req, *asJSON)
 		}
@@ -125,12 +155,12 @@ func givenFlags(fs *flag.FlagSet, names ...string) []string {
 func replayOne(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
 	res, err := c.store.Replay(c.ctx, req)
 	if err != nil {
-		return storeError(req.Key, c.schema, err)
+		return storeError(req.Key, cmp.Or(req.ToHandler, req.Handler), c.schema, err)
 	}
 	if asJSON {
 		return writeJSON(c.stdout, adminjson.NewReplayResult(&res, req.Actor, req.DryRun))
 	}
-	what := describeKey(req.Key)
+	what := describeJob(req.Key, res.Items[0].Handler)
 	if req.DryRun {
 		fmt.Fprintf(c.stdout, "dry run, nothing changed: would replay %s, due %s\n", what, when(res.Items[0].DueAt))
 	} else {
@@ -186,9 +216,18 @@ func replayBulk(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
 		fmt.Fprintf(c.stdout, "replayed %s as %s:\n", n, clean(req.Actor))
 	}
 	tw := table(c.stdout)
-	fmt.Fprintln(tw, "DUE\tPROVIDER\tTENANT\tEVENT ID")
+	named := slices.ContainsFunc(items, func(it ops.Replayed) bool { return it.Handler != "" })
+	if named {
+		fmt.Fprintln(tw, "DUE\tHANDLER\tPROVIDER\tTENANT\tEVENT ID")
+	} else {
+		fmt.Fprintln(tw, "DUE\tPROVIDER\tTENANT\tEVENT ID")
+	}
 	for _, it := range items {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", when(it.DueAt), clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID))
+		if named {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", when(it.DueAt), handlerName(it.Handler), clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID))
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", when(it.DueAt), clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID))
+		}
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -202,15 +241,17 @@ func replayBulk(c *opsContext, req ops.ReplayRequest, asJSON bool) error {
 var closeCmd = opsSpec{
 	name:     "close",
 	summary:  "close one dead letter on purpose, audited with an actor and a reason",
-	synopsis: "-provider P [-tenant T] -event-id ID -actor WHO -reason WHY [-ticket T]",
+	synopsis: "-provider P [-tenant T] -event-id ID [-handler H] -actor WHO -reason WHY [-ticket T]",
 	about: []string{
 		"Closes the dead letter: it is kept, with its closing in its audit trail, until",
 		"purge -closed-older-than removes it, and no bulk replay of dead letters takes it",
 		"again. A closing made by mistake is undone by replaying the item (replay",
-		"-event-id, or replay -closed for many).",
+		"-event-id, or replay -closed for many). -handler names the job to close, for an",
+		"event with several (default: the default handler's).",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		k := addKeyFlags(fs)
+		handler := fs.String("handler", "", "the handler of the job to close (default the default handler)")
 		a := addAuditFlags(fs, "closes")
 		return func(c *opsContext) error {
 			key, err := k.key()
@@ -220,10 +261,13 @@ var closeCmd = opsSpec{
 			if err := a.check(); err != nil {
 				return err
 			}
-			if err := c.store.CloseDeadLetter(c.ctx, ops.CloseRequest{Key: key, Actor: a.actor, Reason: a.reason, Ticket: a.ticket, Now: c.now}); err != nil {
-				return storeError(key, c.schema, err)
+			if err := webhooks.CheckHandlerName(*handler); err != nil {
+				return usagef("-handler: %v", err)
 			}
-			fmt.Fprintf(c.stdout, "closed %s at %s\n", describeKey(key), when(c.now))
+			if err := c.store.CloseDeadLetter(c.ctx, ops.CloseRequest{Key: key, Handler: *handler, Actor: a.actor, Reason: a.reason, Ticket: a.ticket, Now: c.now}); err != nil {
+				return storeError(key, *handler, c.schema, err)
+			}
+			fmt.Fprintf(c.stdout, "closed %s at %s\n", describeJob(key, *handler), when(c.now))
 			return nil
 		}
 	},

@@ -30,6 +30,10 @@ var statsCmd = opsSpec{
 		"Prints items by state (the succeeded count is estimated beyond a thousand),",
 		"how many are due now and how long the oldest has waited, retries, leases held,",
 		"and dead letters by provider and event type. -json prints the admin API's stats.",
+		"With named handlers it counts each handler's jobs (waiting ones: queued behind",
+		"their ordering key's head) and lists the held ordering keys, whose failing head",
+		"holds the jobs behind it back: the deepest first, with the head's attempts and",
+		"error, the next job and how long it has waited.",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's api/stats)")
@@ -44,7 +48,7 @@ var statsCmd = opsSpec{
 			}
 			tw := table(c.stdout)
 			fmt.Fprintln(tw, "STATE\tITEMS")
-			for _, state := range []webhooks.State{webhooks.StatePending, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed} {
+			for _, state := range []webhooks.State{webhooks.StatePending, webhooks.StateWaiting, webhooks.StateLeased, webhooks.StateSucceeded, webhooks.StateDead, webhooks.StateClosed} {
 				note := ""
 				if state == webhooks.StateSucceeded && st.SucceededEstimated {
 					note = " (estimated)"
@@ -59,17 +63,70 @@ var statsCmd = opsSpec{
 			fmt.Fprintf(tw, "due now\t%d\t(%s)\n", st.Due, oldest)
 			fmt.Fprintf(tw, "retrying\t%d\n", st.Retrying)
 			fmt.Fprintf(tw, "leases held\t%d\n", st.LeasesHeld)
+			named := slices.ContainsFunc(st.Handlers, func(h ops.HandlerStats) bool { return h.Handler != "" })
 			if len(st.DeadLetters) > 0 {
 				fmt.Fprintln(tw)
-				fmt.Fprintln(tw, "DEAD LETTERS\tPROVIDER\tEVENT TYPE")
+				if named {
+					fmt.Fprintln(tw, "DEAD LETTERS\tHANDLER\tPROVIDER\tEVENT TYPE")
+				} else {
+					fmt.Fprintln(tw, "DEAD LETTERS\tPROVIDER\tEVENT TYPE")
+				}
 				for _, g := range st.DeadLetters {
-					fmt.Fprintf(tw, "%d\t%s\t%s\n", g.N, clean(g.Provider), clean(g.EventType))
+					if named {
+						fmt.Fprintf(tw, "%d\t%s\t%s\t%s\n", g.N, handlerName(g.Handler), clean(g.Provider), clean(g.EventType))
+					} else {
+						fmt.Fprintf(tw, "%d\t%s\t%s\n", g.N, clean(g.Provider), clean(g.EventType))
+					}
 				}
 				if more := st.MoreDeadLetters; more.Groups > 0 {
 					fmt.Fprintf(tw, "%d\t(%d more groups)\t\n", more.N, more.Groups)
 				}
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if named {
+				fmt.Fprintln(c.stdout)
+				tw = table(c.stdout)
+				fmt.Fprintln(tw, "HANDLER\tPENDING\tWAITING\tLEASED\tDEAD\tCLOSED\tDUE\tOLDEST DUE\tRETRYING")
+				for _, h := range s.Handlers {
+					oldest := "-"
+					if !h.OldestDue.IsZero() {
+						oldest = roundAge(h.OldestDueAgeSeconds) + " ago"
+					}
+					fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%d\n", handlerName(h.Handler), h.States["pending"], h.States["waiting"],
+						h.States["leased"], h.States["dead"], h.States["closed"], h.Due, oldest, h.Retrying)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			if len(s.HeldKeys) > 0 {
+				fmt.Fprintln(c.stdout)
+				tw = table(c.stdout)
+				fmt.Fprintln(tw, "HELD KEY\tHANDLER\tPROVIDER\tTENANT\tDEPTH\tHEAD\tATTEMPTS\tNEXT\tWAITING\tHEAD ERROR")
+				for _, k := range s.HeldKeys {
+					next, waiting, last := "-", "-", ""
+					if k.NextEventID != "" {
+						next = oneLine(k.NextEventID, 40)
+					}
+					if !k.NextReceivedAt.IsZero() {
+						waiting = roundAge(k.WaitingSeconds)
+					}
+					if e := k.HeadError; e != nil {
+						last = clean(e.Class) + ": " + oneLine(e.Message, 80)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\t%d\t%s\t%s\t%s\n", oneLine(k.Key, 40), handlerName(k.Handler), clean(k.Provider), orNone(k.Tenant),
+						k.Depth, oneLine(k.HeadEventID, 40), k.HeadAttempts, next, waiting, last)
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
+			if s.MoreHeldKeys > 0 {
+				fmt.Fprintf(c.stdout, "and %d more held keys\n", s.MoreHeldKeys)
+			}
+			return nil
 		}
 	},
 }
@@ -77,11 +134,13 @@ var statsCmd = opsSpec{
 var deadLettersCmd = opsSpec{
 	name:     "dead-letters",
 	summary:  "list dead letters (or closed ones), newest first, with filters and paging",
-	synopsis: "[-provider P] [-tenant T] [-type TYPE] [-error-class C] [-api-version V] [-from TIME] [-to TIME] [-closed] [-limit N] [-after CURSOR] [-json]",
+	synopsis: "[-handler H] [-provider P] [-tenant T] [-type TYPE] [-error-class C] [-api-version V] [-from TIME] [-to TIME] [-closed] [-limit N] [-after CURSOR] [-json]",
 	about: []string{
 		"Lists dead letters newest first, -limit at a time; when more match, the last line",
 		"gives the -after cursor of the next page. -closed lists the dead letters operators",
-		"closed instead. -json prints the admin API's page of items.",
+		"closed instead. -json prints the admin API's page of items. Each dead letter is",
+		"one handler's job: -handler lists one handler's (-handler '' the default",
+		"handler's), and a HANDLER column shows when the page holds named handlers' jobs.",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		f := addFilterFlags(fs, "only dead letters")
@@ -124,6 +183,10 @@ var deadLettersCmd = opsSpec{
 			if *closed {
 				at = "CLOSED"
 			}
+			named := slices.ContainsFunc(page.Items, func(s ops.Summary) bool { return s.Handler != "" })
+			if named {
+				at += "\tHANDLER"
+			}
 			fmt.Fprintf(tw, "%s\tPROVIDER\tTENANT\tEVENT ID\tTYPE\tATTEMPTS\tLAST ERROR\n", at)
 			for _, it := range page.Items {
 				t, last := it.DeadAt, ""
@@ -133,7 +196,14 @@ var deadLettersCmd = opsSpec{
 				if it.LastError != nil {
 					last = clean(string(it.LastError.Class)) + ": " + oneLine(it.LastError.Message, 80)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", when(t), clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID), clean(it.EventType), it.Attempts, last)
+				if it.Overtook != "" {
+					last += " (ran past dead letter " + oneLine(it.Overtook, 40) + ")"
+				}
+				lead := when(t)
+				if named {
+					lead += "\t" + handlerName(it.Handler)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%s\n", lead, clean(it.Key.Provider), orNone(it.Key.Tenant), clean(it.Key.EventID), clean(it.EventType), it.Attempts, last)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -160,7 +230,9 @@ var showCmd = opsSpec{
 		"provider redeliveries) and the deliveries quarantined for reusing its event ID",
 		"with another payload. Payloads and stored headers hold customers' data: they are",
 		"shown only with -payloads (sizes and SHA-256 digests otherwise), as the admin",
-		"page shows them only with admin.WithPayloads.",
+		"page shows them only with admin.WithPayloads. An event with named handlers' jobs",
+		"shows each job after it (JOBS): its state, ordering key, the dead letter it ran",
+		"past if any, its attempts and audit trail.",
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		k := addKeyFlags(fs)
@@ -173,7 +245,7 @@ var showCmd = opsSpec{
 			}
 			d, err := c.store.Get(c.ctx, key)
 			if err != nil {
-				return storeError(key, c.schema, err)
+				return storeError(key, "", c.schema, err)
 			}
 			v := adminjson.NewDetail(&d, *payloads)
 			if *asJSON {
@@ -264,6 +336,47 @@ func printDetail(w io.Writer, d *adminjson.Detail) {
 	if d.PayloadsShown {
 		fmt.Fprintln(w, "\nPAYLOAD")
 		printBody(w, d.Headers, d.Payload)
+	}
+	if len(d.Jobs) > 1 || len(d.Jobs) == 1 && d.Jobs[0].Handler != "" {
+		fmt.Fprintln(w, "\nJOBS")
+		for i := range d.Jobs {
+			printJob(w, &d.Jobs[i])
+		}
+	}
+}
+
+// printJob prints one job of an event: its state, ordering and history.
+func printJob(w io.Writer, j *adminjson.Job) {
+	fmt.Fprintf(w, "\nJOB %s\n", handlerName(j.Handler))
+	tw := table(w)
+	field := func(name, value string) { fmt.Fprintf(tw, "%s\t%s\n", name, value) }
+	field("state", clean(j.State))
+	field("attempts", fmt.Sprint(j.Attempts))
+	if !j.NextAttemptAt.IsZero() {
+		field("next attempt", when(j.NextAttemptAt))
+	}
+	if e := j.LastError; e != nil {
+		field("last error", clean(e.Class)+": "+oneLine(e.Message, 200))
+	}
+	if j.OrderingKey != "" {
+		field("ordering key", oneLine(j.OrderingKey, 200))
+	}
+	if j.Ordered {
+		field("ordered", "yes")
+	}
+	if j.Overtook != "" {
+		field("overtook", "ran past the dead letter "+oneLine(j.Overtook, 200)+" of its key")
+	}
+	tw.Flush()
+	for _, a := range j.History {
+		msg := ""
+		if a.ErrorClass != "" {
+			msg = ": " + clean(a.ErrorClass) + ": " + oneLine(a.Error, 100)
+		}
+		fmt.Fprintf(w, "  attempt %d %s at %s by %s%s\n", a.Number, clean(a.Outcome), when(a.StartedAt), clean(a.Worker), msg)
+	}
+	for _, a := range j.Audit {
+		fmt.Fprintf(w, "  %s %s by %s: %s %s\n", when(a.At), clean(a.Action), clean(a.Actor), oneLine(a.Reason, 100), clean(a.Ticket))
 	}
 }
 

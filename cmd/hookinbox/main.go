@@ -19,6 +19,11 @@
 // The subcommands after send work on a pgstore inbox: each takes -dsn (or
 // $DATABASE_URL) and -schema (default "webhooks"), and one item is named by
 // -provider, -tenant (default none: the item of no tenant) and -event-id.
+// An event has one job per handler (webhooks.Handlers): -handler names one
+// handler's job (show prints every job), selects one handler's dead letters
+// (-handler ” the default handler's), and replay -to-handler replays
+// events to another handler; stats counts each handler's jobs and lists
+// the held ordering keys.
 //
 // Run "hookinbox help SUBCOMMAND" for a subcommand's flags.
 //
@@ -137,7 +142,8 @@ func usage(w io.Writer) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Every subcommand but send and help works on a pgstore inbox: -dsn (or")
 	fmt.Fprintln(w, "$DATABASE_URL) and -schema (default \""+pgstore.DefaultSchema+"\") say which; one item is named by")
-	fmt.Fprintln(w, "-provider, -tenant (default none) and -event-id.")
+	fmt.Fprintln(w, "-provider, -tenant (default none) and -event-id, and one handler's job of it by")
+	fmt.Fprintln(w, "-handler (default the default handler).")
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run \"hookinbox help SUBCOMMAND\" for its flags.")
 	fmt.Fprintln(w)

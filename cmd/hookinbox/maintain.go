@@ -19,14 +19,14 @@ var migrateCmd = opsSpec{
 	},
 	define: func(fs *flag.FlagSet) func(*opsContext) error {
 		return func(c *opsContext) error {
-			before, err := c.store.AppliedMigrations(c.ctx)
+			before, err := c.pg.AppliedMigrations(c.ctx)
 			if err != nil {
 				return err
 			}
-			if err := c.store.Migrate(c.ctx); err != nil {
+			if err := c.pg.Migrate(c.ctx); err != nil {
 				return err
 			}
-			after, err := c.store.AppliedMigrations(c.ctx)
+			after, err := c.pg.AppliedMigrations(c.ctx)
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ var purgeCmd = opsSpec{
 			}
 			if succeeded.set {
 				cutoff := c.now.Add(-succeeded.d)
-				n, err := c.store.DeleteSucceeded(c.ctx, cutoff, *batch)
+				n, err := c.pg.DeleteSucceeded(c.ctx, cutoff, *batch)
 				if err != nil {
 					return fmt.Errorf("deleting succeeded items (%d deleted before the error): %w", n, err)
 				}
@@ -84,14 +84,14 @@ var purgeCmd = opsSpec{
 			}
 			if closed.set {
 				cutoff := c.now.Add(-closed.d)
-				n, err := c.store.DeleteClosed(c.ctx, cutoff, *batch)
+				n, err := c.pg.DeleteClosed(c.ctx, cutoff, *batch)
 				if err != nil {
 					return fmt.Errorf("deleting closed items (%d deleted before the error): %w", n, err)
 				}
 				fmt.Fprintf(c.stdout, "deleted %d closed dead letters closed before %s\n", n, when(cutoff))
 			}
 			if *replayKeys {
-				n, err := c.store.DeleteExpiredReplayKeys(c.ctx, c.now, *batch)
+				n, err := c.pg.DeleteExpiredReplayKeys(c.ctx, c.now, *batch)
 				if err != nil {
 					return fmt.Errorf("deleting expired replay keys (%d deleted before the error): %w", n, err)
 				}

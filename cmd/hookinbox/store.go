@@ -39,8 +39,12 @@ type opsSpec struct {
 
 // opsContext is what a subcommand's body works with.
 type opsContext struct {
-	ctx    context.Context
-	store  *pgstore.Store
+	ctx context.Context
+	// store is what the operators' subcommands work on; pg is the same
+	// store, for migrate and purge, which only pgstore has (nil in tests
+	// that run a subcommand's body on another ops.Store).
+	store  ops.Store
+	pg     *pgstore.Store
 	schema string
 	fs     *flag.FlagSet
 	stdout io.Writer
@@ -140,7 +144,7 @@ func (s opsSpec) run(args []string, e env) int {
 			return fail(err)
 		}
 	}
-	if err := body(&opsContext{ctx: ctx, store: store, schema: sf.schema, fs: fs, stdout: e.stdout, stderr: e.stderr, now: time.Now()}); err != nil {
+	if err := body(&opsContext{ctx: ctx, store: store, pg: store, schema: sf.schema, fs: fs, stdout: e.stdout, stderr: e.stderr, now: time.Now()}); err != nil {
 		return fail(err)
 	}
 	return exitOK
@@ -192,16 +196,33 @@ func describeKey(k webhooks.InboxKey) string {
 	return fmt.Sprintf("provider %s, tenant %s, event %s", clean(k.Provider), orNone(k.Tenant), clean(k.EventID))
 }
 
+// describeJob names a job for messages: its item, and its handler unless
+// it is the default handler's.
+func describeJob(k webhooks.InboxKey, handler string) string {
+	if handler == "" {
+		return describeKey(k)
+	}
+	return describeKey(k) + ", handler " + clean(handler)
+}
+
+// handlerName shows a handler's name, the default handler as "(default)".
+func handlerName(h string) string {
+	if h == "" {
+		return "(default)"
+	}
+	return clean(h)
+}
+
 // storeError adds what an operator needs to know to the store's errors,
 // keeping them (errors.Is) for the exit code.
-func storeError(k webhooks.InboxKey, schema string, err error) error {
+func storeError(k webhooks.InboxKey, handler, schema string, err error) error {
 	switch {
 	case errors.Is(err, ops.ErrNotFound):
-		return fmt.Errorf("no item with %s in schema %q: %w", describeKey(k), schema, ops.ErrNotFound)
+		return fmt.Errorf("no item with %s in schema %q: %w", describeJob(k, handler), schema, ops.ErrNotFound)
 	case errors.Is(err, ops.ErrNotDead):
-		return fmt.Errorf("%s: only dead letters can be closed (%w)", describeKey(k), err)
+		return fmt.Errorf("%s: only dead letters can be closed (%w)", describeJob(k, handler), err)
 	case errors.Is(err, ops.ErrNotFinished):
-		return fmt.Errorf("%s: it is pending or running, so it runs anyway: there is nothing to replay (%w)", describeKey(k), err)
+		return fmt.Errorf("%s: it is pending or running, so it runs anyway: there is nothing to replay (%w)", describeJob(k, handler), err)
 	}
 	return err
 }
@@ -253,11 +274,12 @@ func unavailable(err error) bool {
 
 // filterFlags select dead letters.
 type filterFlags struct {
-	provider, tenant, eventType, errorClass, apiVersion, from, to string
+	handler, provider, tenant, eventType, errorClass, apiVersion, from, to string
 }
 
 func addFilterFlags(fs *flag.FlagSet, what string) *filterFlags {
 	f := &filterFlags{}
+	fs.StringVar(&f.handler, "handler", "", what+" of this handler; -handler '' selects the default handler's (default every handler)")
 	fs.StringVar(&f.provider, "provider", "", what+" of this provider")
 	fs.StringVar(&f.tenant, "tenant", "", what+" of this tenant; -tenant '' selects those of no tenant (default every tenant)")
 	fs.StringVar(&f.eventType, "type", "", what+" of this event type")
@@ -273,10 +295,18 @@ func addFilterFlags(fs *flag.FlagSet, what string) *filterFlags {
 func (f *filterFlags) query(fs *flag.FlagSet, now time.Time) (ops.Query, error) {
 	q := ops.Query{Provider: f.provider, EventType: f.eventType, ErrorClass: webhooks.FailureClass(f.errorClass), APIVersion: f.apiVersion}
 	fs.Visit(func(fl *flag.Flag) {
-		if fl.Name == "tenant" {
+		switch fl.Name {
+		case "tenant":
 			q.Tenant = &f.tenant
+		case "handler":
+			q.Handler = &f.handler
 		}
 	})
+	if q.Handler != nil {
+		if err := webhooks.CheckHandlerName(*q.Handler); err != nil {
+			return ops.Query{}, usagef("-handler: %v", err)
+		}
+	}
 	var err error
 	if q.From, err = parseWhen("-from", f.from, now); err != nil {
 		return ops.Query{}, err

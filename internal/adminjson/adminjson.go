@@ -32,9 +32,12 @@ func (k Key) InboxKey() webhooks.InboxKey {
 	return webhooks.InboxKey{Provider: k.Provider, Tenant: k.Tenant, EventID: k.EventID}
 }
 
-// Item is an inbox item without its payload and headers.
+// Item is an inbox item (one job of an event) without its payload and
+// headers.
 type Item struct {
 	Key
+	// Handler is the job's handler, "" for the default handler.
+	Handler   string `json:"handler"`
 	EventType string `json:"event_type"`
 	State     string `json:"state"`
 	// Attempts counts the processing attempts the retry policy counted.
@@ -57,6 +60,16 @@ type Item struct {
 	CompletedAt    time.Time `json:"completed_at,omitzero"`
 	DeadAt         time.Time `json:"dead_at,omitzero"`
 	ClosedAt       time.Time `json:"closed_at,omitzero"`
+	// OrderingKey and OrderingVersion place the event among its object's
+	// events; Ordered says the job runs in that order, Seq its arrival
+	// order in the store, and Overtook names the event ID of an earlier
+	// dead letter of its key (same handler, provider and tenant) that the
+	// job ran past.
+	OrderingKey     string `json:"ordering_key,omitempty"`
+	OrderingVersion int64  `json:"ordering_version,omitempty"`
+	Ordered         bool   `json:"ordered,omitempty"`
+	Seq             int64  `json:"seq,omitempty"`
+	Overtook        string `json:"overtook,omitempty"`
 }
 
 // ErrorRecord is an item's last failure.
@@ -70,6 +83,7 @@ type ErrorRecord struct {
 func NewItem(it *webhooks.Item) Item {
 	out := Item{
 		Key:            KeyOf(it.Key),
+		Handler:        it.Handler,
 		EventType:      it.EventType,
 		State:          string(it.State),
 		Attempts:       it.Attempts,
@@ -88,11 +102,22 @@ func NewItem(it *webhooks.Item) Item {
 		CompletedAt:    utc(it.CompletedAt),
 		DeadAt:         utc(it.DeadAt),
 		ClosedAt:       utc(it.ClosedAt),
+
+		OrderingKey:     it.Ordering.Key,
+		OrderingVersion: it.Ordering.Version,
+		Ordered:         it.Ordered,
+		Seq:             it.Seq,
+		Overtook:        it.Overtook,
 	}
-	if e := it.LastError; e != nil {
-		out.LastError = &ErrorRecord{Class: string(e.Class), Message: e.Message, At: utc(e.At)}
-	}
+	out.LastError = newErrorRecord(it.LastError)
 	return out
+}
+
+func newErrorRecord(e *webhooks.ErrorRecord) *ErrorRecord {
+	if e == nil {
+		return nil
+	}
+	return &ErrorRecord{Class: string(e.Class), Message: e.Message, At: utc(e.At)}
 }
 
 // Body is a payload, shown only when the host allows it (WithPayloads):
@@ -124,6 +149,18 @@ type Detail struct {
 	// Conflicts counts the deliveries that reused the event ID with
 	// another payload, quarantined or not.
 	Conflicts int `json:"conflicts"`
+	// Jobs are the event's jobs, one per handler, ordered by handler, each
+	// with its own history and audit trail; the first is the one Item,
+	// History and Audit show.
+	Jobs []Job `json:"jobs"`
+}
+
+// Job is one job of an event: its state, history and audit trail. Its
+// PayloadBytes and PayloadSHA256 are the event's.
+type Job struct {
+	Item
+	History []Attempt `json:"history"`
+	Audit   []Audit   `json:"audit"`
 }
 
 // Attempt is one processing attempt.
@@ -173,20 +210,20 @@ func NewDetail(d *ops.Detail, withPayloads bool) Detail {
 		out.Payload = newBody(d.Payload)
 		out.Headers = d.Headers
 	}
-	for _, a := range d.History {
-		out.History = append(out.History, Attempt{
-			Number:     a.Number,
-			Outcome:    string(a.Outcome),
-			StartedAt:  utc(a.StartedAt),
-			FinishedAt: utc(a.FinishedAt),
-			ErrorClass: string(a.ErrorClass),
-			Error:      a.Error,
-			Worker:     a.Worker,
-			Version:    a.Version,
-		})
+	out.History, out.Audit = newHistory(d.History), newAudit(d.Audit)
+	jobs := d.Jobs
+	if len(jobs) == 0 {
+		// A store that gives no jobs has the one.
+		jobs = []ops.Job{{Item: d.Item, History: d.History, Audit: d.Audit}}
 	}
-	for _, a := range d.Audit {
-		out.Audit = append(out.Audit, Audit{Action: a.Action, At: utc(a.At), Actor: a.Actor, Reason: a.Reason, Ticket: a.Ticket})
+	out.Jobs = make([]Job, 0, len(jobs))
+	for i := range jobs {
+		j := &jobs[i]
+		it := NewItem(&j.Item)
+		// A job's item holds no payload: its size and digest are the
+		// event's.
+		it.PayloadBytes, it.PayloadSHA256 = out.PayloadBytes, out.PayloadSHA256
+		out.Jobs = append(out.Jobs, Job{Item: it, History: newHistory(j.History), Audit: newAudit(j.Audit)})
 	}
 	for _, q := range d.Quarantine {
 		del := Delivery{
@@ -200,6 +237,31 @@ func NewDetail(d *ops.Detail, withPayloads bool) Detail {
 			del.Headers = q.Headers
 		}
 		out.Quarantine = append(out.Quarantine, del)
+	}
+	return out
+}
+
+func newHistory(h []ops.Attempt) []Attempt {
+	out := make([]Attempt, 0, len(h))
+	for _, a := range h {
+		out = append(out, Attempt{
+			Number:     a.Number,
+			Outcome:    string(a.Outcome),
+			StartedAt:  utc(a.StartedAt),
+			FinishedAt: utc(a.FinishedAt),
+			ErrorClass: string(a.ErrorClass),
+			Error:      a.Error,
+			Worker:     a.Worker,
+			Version:    a.Version,
+		})
+	}
+	return out
+}
+
+func newAudit(au []ops.Audit) []Audit {
+	out := make([]Audit, 0, len(au))
+	for _, a := range au {
+		out = append(out, Audit{Action: a.Action, At: utc(a.At), Actor: a.Actor, Reason: a.Reason, Ticket: a.Ticket})
 	}
 	return out
 }
@@ -248,6 +310,43 @@ type Stats struct {
 	// MoreDeadLetters counts the groups left out and their dead letters.
 	DeadLetters     []Count `json:"dead_letters"`
 	MoreDeadLetters More    `json:"more_dead_letters"`
+	// Handlers counts each handler's jobs that have not succeeded ("" the
+	// default handler, first).
+	Handlers []HandlerStats `json:"handlers"`
+	// HeldKeys are the ordering keys whose head failed with jobs waiting
+	// behind it, the deepest first, at most ops.DefaultHeldKeys of them;
+	// MoreHeldKeys counts those left out.
+	HeldKeys     []HeldKey `json:"held_keys"`
+	MoreHeldKeys int64     `json:"more_held_keys"`
+}
+
+// HandlerStats counts one handler's jobs. States leaves out succeeded
+// jobs, which only Stats.States counts.
+type HandlerStats struct {
+	Handler             string           `json:"handler"`
+	States              map[string]int64 `json:"states"`
+	Due                 int64            `json:"due"`
+	OldestDue           time.Time        `json:"oldest_due,omitzero"`
+	OldestDueAgeSeconds float64          `json:"oldest_due_age_seconds"`
+	Retrying            int64            `json:"retrying"`
+	LeasesHeld          int64            `json:"leases_held"`
+}
+
+// HeldKey is an ordering key held by a failing head. The head and the
+// next job are events of the key's provider and tenant; WaitingSeconds is
+// how long the next one has waited since it was received.
+type HeldKey struct {
+	Handler        string       `json:"handler"`
+	Provider       string       `json:"provider"`
+	Tenant         string       `json:"tenant"`
+	Key            string       `json:"key"`
+	Depth          int64        `json:"depth"`
+	HeadEventID    string       `json:"head_event_id"`
+	HeadAttempts   int          `json:"head_attempts"`
+	HeadError      *ErrorRecord `json:"head_error,omitempty"`
+	NextEventID    string       `json:"next_event_id,omitempty"`
+	NextReceivedAt time.Time    `json:"next_received_at,omitzero"`
+	WaitingSeconds float64      `json:"waiting_seconds"`
 }
 
 // More counts the groups a bounded list left out, and the items they
@@ -257,8 +356,10 @@ type More struct {
 	Count  int64 `json:"count"`
 }
 
-// Count is a number of dead letters sharing a provider and an event type.
+// Count is a number of dead letters sharing a handler, a provider and an
+// event type.
 type Count struct {
+	Handler   string `json:"handler"`
 	Provider  string `json:"provider"`
 	EventType string `json:"event_type"`
 	Count     int64  `json:"count"`
@@ -284,8 +385,31 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 		out.OldestDueAgeSeconds = max(0, now.Sub(s.OldestDue).Seconds())
 	}
 	for _, c := range s.DeadLetters {
-		out.DeadLetters = append(out.DeadLetters, Count{Provider: c.Provider, EventType: c.EventType, Count: c.N})
+		out.DeadLetters = append(out.DeadLetters, Count{Handler: c.Handler, Provider: c.Provider, EventType: c.EventType, Count: c.N})
 	}
+	out.Handlers = make([]HandlerStats, 0, len(s.Handlers))
+	for _, h := range s.Handlers {
+		hs := HandlerStats{Handler: h.Handler, States: make(map[string]int64, len(h.States)), Due: h.Due,
+			OldestDue: utc(h.OldestDue), Retrying: h.Retrying, LeasesHeld: h.LeasesHeld}
+		for st, n := range h.States {
+			hs.States[string(st)] = n
+		}
+		if !h.OldestDue.IsZero() {
+			hs.OldestDueAgeSeconds = max(0, now.Sub(h.OldestDue).Seconds())
+		}
+		out.Handlers = append(out.Handlers, hs)
+	}
+	out.HeldKeys = make([]HeldKey, 0, len(s.HeldKeys))
+	for _, k := range s.HeldKeys {
+		hk := HeldKey{Handler: k.Handler, Provider: k.Provider, Tenant: k.Tenant, Key: k.Key, Depth: k.Depth,
+			HeadEventID: k.Head.EventID, HeadAttempts: k.HeadAttempts, HeadError: newErrorRecord(k.HeadError),
+			NextEventID: k.Next.EventID, NextReceivedAt: utc(k.NextReceivedAt)}
+		if !k.NextReceivedAt.IsZero() {
+			hk.WaitingSeconds = max(0, now.Sub(k.NextReceivedAt).Seconds())
+		}
+		out.HeldKeys = append(out.HeldKeys, hk)
+	}
+	out.MoreHeldKeys = s.MoreHeldKeys
 	return out
 }
 
@@ -303,6 +427,10 @@ type Filter struct {
 	// succeeded ones: completed), From included, To excluded.
 	From time.Time `json:"from,omitzero"`
 	To   time.Time `json:"to,omitzero"`
+	// Handler selects the jobs of one handler, DefaultHandler those of
+	// the default handler; neither, every handler's.
+	Handler        string `json:"handler,omitempty"`
+	DefaultHandler bool   `json:"default_handler,omitempty"`
 }
 
 // Query is the filter as an ops.Query, without state, limit and cursor.
@@ -321,18 +449,29 @@ func (f *Filter) Query() ops.Query {
 	case f.Tenant != "":
 		q.Tenant = &f.Tenant
 	}
+	switch {
+	case f.DefaultHandler:
+		q.Handler = new(string)
+	case f.Handler != "":
+		q.Handler = &f.Handler
+	}
 	return q
 }
 
-// ReplayRequest is the body of POST api/replay: replay one item, dead,
-// closed (undoing the closing) or succeeded (running it again). Reason is
-// required; the actor comes from the host (WithActor). The item gets the
-// retry policy's whole budget again unless KeepAttempts.
+// ReplayRequest is the body of POST api/replay: replay one job, dead,
+// closed (undoing the closing) or succeeded (running it again): the job of
+// Handler ("" the default handler), or, with ToHandler, the event's job of
+// that handler, created (ordered with ToOrdered) when the event has none.
+// Reason is required; the actor comes from the host (WithActor). The job
+// gets the retry policy's whole budget again unless KeepAttempts.
 type ReplayRequest struct {
 	Key
+	Handler      string `json:"handler,omitempty"`
 	Reason       string `json:"reason"`
 	Ticket       string `json:"ticket,omitempty"`
 	KeepAttempts bool   `json:"keep_attempts,omitempty"`
+	ToHandler    string `json:"to_handler,omitempty"`
+	ToOrdered    bool   `json:"to_ordered,omitempty"`
 }
 
 // BulkReplayRequest is the body of POST api/bulk-replay (see package
@@ -348,6 +487,11 @@ type BulkReplayRequest struct {
 	DryRun       bool   `json:"dry_run,omitempty"`
 	Spread       string `json:"spread,omitempty"`
 	After        string `json:"after,omitempty"`
+	// ToHandler replays the selected events to that handler (see
+	// ops.ReplayRequest.ToHandler), ToOrdered making the jobs it creates
+	// ordered; it needs the filter to select one handler.
+	ToHandler string `json:"to_handler,omitempty"`
+	ToOrdered bool   `json:"to_ordered,omitempty"`
 }
 
 // ReplayResult lists the items a request replayed (on a dry run: would
@@ -371,30 +515,34 @@ func NewReplayResult(res *ops.ReplayResult, actor string, dryRun bool) ReplayRes
 	out := ReplayResult{DryRun: dryRun, Actor: actor, Count: len(res.Items), Items: make([]Replayed, 0, len(res.Items)),
 		Done: res.Done, Total: res.Total, Next: res.Next}
 	for _, it := range res.Items {
-		out.Items = append(out.Items, Replayed{Key: KeyOf(it.Key), DueAt: utc(it.DueAt)})
+		out.Items = append(out.Items, Replayed{Key: KeyOf(it.Key), Handler: it.Handler, DueAt: utc(it.DueAt)})
 	}
 	return out
 }
 
-// Replayed is a replayed item and when it is due.
+// Replayed is a replayed job and when it is due.
 type Replayed struct {
 	Key
-	DueAt time.Time `json:"due_at"`
+	Handler string    `json:"handler"`
+	DueAt   time.Time `json:"due_at"`
 }
 
-// CloseRequest is the body of POST api/close: close one dead letter on
-// purpose. Reason is required; the actor comes from the host.
+// CloseRequest is the body of POST api/close: close one dead letter (the
+// job of Handler, "" the default handler) on purpose. Reason is required;
+// the actor comes from the host.
 type CloseRequest struct {
 	Key
-	Reason string `json:"reason"`
-	Ticket string `json:"ticket,omitempty"`
+	Handler string `json:"handler,omitempty"`
+	Reason  string `json:"reason"`
+	Ticket  string `json:"ticket,omitempty"`
 }
 
 // CloseResult answers a closing.
 type CloseResult struct {
 	Key
-	State string `json:"state"`
-	Actor string `json:"actor"`
+	Handler string `json:"handler"`
+	State   string `json:"state"`
+	Actor   string `json:"actor"`
 }
 
 // ErrorResponse is the body of every error answer. Error is a code

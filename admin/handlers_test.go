@@ -1,0 +1,370 @@
+package admin_test
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/internal/adminjson"
+	"github.com/hookinbox/webhooks/memstore"
+)
+
+// fanOut is a store whose events go to two handlers, ledger (ordered) and
+// audit, and some to the default handler too:
+//
+//   - c1, c2, c3 (key cus_1, versions 1 to 3): ledger's c1 failed once and
+//     is retried later, holding the key (c2 and c3 wait behind it); audit's
+//     c1 died, its c2 and c3 are pending.
+//   - d1, d2 (key cus_2): ledger's d1 died, so d2 became the head of the
+//     key past it (Overtook d1).
+//   - plain: the default handler's job only, dead.
+type fanOut struct {
+	s   *memstore.Inbox
+	now time.Time // the handler's clock
+}
+
+var (
+	ledgerAudit = []webhooks.Job{{Handler: "ledger", Ordered: true}, {Handler: "audit"}}
+	c1          = webhooks.InboxKey{Provider: "stripe", EventID: "c1"}
+	c2          = webhooks.InboxKey{Provider: "stripe", EventID: "c2"}
+	d1          = webhooks.InboxKey{Provider: "stripe", EventID: "d1"}
+	d2          = webhooks.InboxKey{Provider: "stripe", EventID: "d2"}
+	plain       = webhooks.InboxKey{Provider: "github", EventID: "plain"}
+)
+
+func newFanOut(t *testing.T) *fanOut {
+	t.Helper()
+	ctx := t.Context()
+	s := memstore.NewInbox()
+	enqueue := func(k webhooks.InboxKey, key string, version int64, at time.Time, jobs []webhooks.Job) {
+		t.Helper()
+		env := envelope(k, "customer.updated", at)
+		env.Jobs, env.Ordering = jobs, webhooks.Ordering{Key: key, Version: version}
+		_, err := s.Enqueue(ctx, env)
+		require.NoError(t, err)
+	}
+	// settle takes handler's one due job at at, requires it to be k's, and
+	// settles it with outcome.
+	settle := func(handler string, k webhooks.InboxKey, at time.Time, outcome webhooks.AttemptOutcome) {
+		t.Helper()
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: at, LeaseDuration: time.Minute, Max: 1, Handler: handler, Worker: "w-" + handler})
+		require.NoError(t, err)
+		require.Len(t, leases, 1)
+		require.Equal(t, k, leases[0].Key(), handler)
+		st := webhooks.Settlement{Lease: leases[0], Outcome: outcome, Now: at}
+		switch outcome {
+		case webhooks.AttemptRetried:
+			st.Failure = webhooks.Failure{Class: webhooks.FailureError, Message: "ledger down for " + k.EventID}
+			st.RetryAt = at.Add(10 * time.Hour)
+		case webhooks.AttemptDeadLettered:
+			st.Failure = webhooks.Failure{Class: webhooks.FailurePermanent, Message: handler + " refused " + k.EventID}
+		}
+		require.NoError(t, s.Settle(ctx, st))
+	}
+	enqueue(c1, "cus_1", 1, base, ledgerAudit)
+	enqueue(c2, "cus_1", 2, base.Add(time.Minute), ledgerAudit)
+	enqueue(webhooks.InboxKey{Provider: "stripe", EventID: "c3"}, "cus_1", 3, base.Add(2*time.Minute), ledgerAudit)
+	settle("ledger", c1, base.Add(3*time.Minute), webhooks.AttemptRetried)
+	settle("audit", c1, base.Add(3*time.Minute), webhooks.AttemptDeadLettered)
+
+	enqueue(d1, "cus_2", 1, base.Add(4*time.Minute), ledgerAudit)
+	enqueue(d2, "cus_2", 2, base.Add(5*time.Minute), ledgerAudit)
+	settle("ledger", d1, base.Add(6*time.Minute), webhooks.AttemptDeadLettered)
+
+	enqueue(plain, "", 0, base.Add(7*time.Minute), []webhooks.Job{{}, {Handler: "audit"}})
+	settle("", plain, base.Add(8*time.Minute), webhooks.AttemptDeadLettered)
+	return &fanOut{s: s, now: base.Add(time.Hour)}
+}
+
+func TestStatsPerHandlerAndHeldKeys(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	st := decode[adminjson.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
+	assert.Equal(t, int64(2), st.States["waiting"], "c2 and c3 wait behind ledger's c1")
+	byName := map[string]adminjson.HandlerStats{}
+	for _, hs := range st.Handlers {
+		byName[hs.Handler] = hs
+	}
+	require.Contains(t, byName, "ledger")
+	assert.Equal(t, map[string]int64{"pending": 2, "waiting": 2, "dead": 1}, nonZero(byName["ledger"].States), "c1 retrying and d2 pending; c2, c3 waiting; d1 dead")
+	assert.Equal(t, int64(1), byName["ledger"].Retrying)
+	assert.Equal(t, int64(1), byName["ledger"].Due, "d2 is due, c1 is not yet")
+	assert.Equal(t, map[string]int64{"pending": 5, "dead": 1}, nonZero(byName["audit"].States))
+	assert.Equal(t, map[string]int64{"dead": 1}, nonZero(byName[""].States))
+	assert.Contains(t, st.DeadLetters, adminjson.Count{Handler: "audit", Provider: "stripe", EventType: "customer.updated", Count: 1})
+
+	require.Len(t, st.HeldKeys, 1, "only cus_1 is held: its head failed with jobs behind it")
+	k := st.HeldKeys[0]
+	assert.Equal(t, adminjson.HeldKey{
+		Handler: "ledger", Provider: "stripe", Key: "cus_1", Depth: 3,
+		HeadEventID: "c1", HeadAttempts: 1,
+		HeadError:   &adminjson.ErrorRecord{Class: "error", Message: "ledger down for c1", At: base.Add(3 * time.Minute)},
+		NextEventID: "c2", NextReceivedAt: base.Add(time.Minute),
+		WaitingSeconds: (59 * time.Minute).Seconds(),
+	}, k)
+	assert.Equal(t, int64(0), st.MoreHeldKeys)
+
+	body := page(t, h, "/", http.StatusOK)
+	assert.Contains(t, body, `<dd data-state="waiting">2</dd>`)
+	assert.Contains(t, body, `id="handlers"`)
+	assert.Regexp(t, `<tr data-handler="ledger"><td class="handler"><a href="./\?handler=ledger">ledger</a></td><td class="num" data-state="pending">2</td><td class="num" data-state="waiting">2</td>`, body)
+	assert.Contains(t, body, `<a href="./?default_handler=true">default</a>`, "the default handler's row links to its jobs")
+	assert.Contains(t, body, `id="held-keys"`)
+	assert.Contains(t, body, `title="cus_1">cus_1</td>`)
+	assert.Contains(t, body, `<a href="item?event_id=c1&amp;provider=stripe#job-ledger">c1</a>`, "the head links to its job")
+	assert.Contains(t, body, `<a href="item?event_id=c2&amp;provider=stripe#job-ledger">c2</a>`, "and the next one")
+	assert.Contains(t, body, "ledger down for c1")
+	assert.Contains(t, body, "<td>59m0s</td>", "how long the next job has waited")
+	assert.Contains(t, body, `<td class="handler">audit</td><td>stripe</td><td>customer.updated</td>`, "dead-letter groups by handler")
+	body = page(t, h, "/?provider=nobody", http.StatusOK)
+	assert.Contains(t, body, `id="handlers"`, "the stats' handlers name the inbox's handlers, whatever the list shows")
+}
+
+func TestSingleHandlerPageShowsNoHandlers(t *testing.T) {
+	t.Parallel()
+	s, _ := fixture(t)
+	body := page(t, newHandler(t, s), "/", http.StatusOK)
+	assert.NotContains(t, body, `id="handlers"`, "a host with one handler sees the page it always had")
+	assert.NotContains(t, body, "<th>Handler</th>")
+	assert.NotContains(t, body, `id="held-keys"`)
+	body = page(t, newHandler(t, s), "/item?provider=stripe&event_id=evt_1", http.StatusOK)
+	assert.NotContains(t, body, `id="jobs"`)
+	assert.Contains(t, body, `id="attempts"`)
+}
+
+func TestListByHandler(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	type job struct{ ID, Handler string }
+	list := func(query string) []job {
+		t.Helper()
+		p := decode[adminjson.Page](t, do(h, http.MethodGet, "/api/dead-letters?"+query, ""), http.StatusOK)
+		var out []job
+		for _, it := range p.Items {
+			out = append(out, job{it.EventID, it.Handler})
+		}
+		return out
+	}
+	assert.ElementsMatch(t, []job{{"c1", "audit"}, {"d1", "ledger"}, {"plain", ""}}, list(""), "every handler's")
+	assert.Equal(t, []job{{"c1", "audit"}}, list("handler=audit"))
+	assert.Equal(t, []job{{"d1", "ledger"}}, list("handler=ledger"))
+	assert.Equal(t, []job{{"plain", ""}}, list("default_handler=true"), "the default handler's only")
+	assert.ElementsMatch(t, []job{{"c1", "audit"}, {"d1", "ledger"}, {"plain", ""}}, list("handler="), "an empty handler, as a form sends it, is no filter")
+	assert.Empty(t, list("handler=nobody"))
+
+	for query, want := range map[string]string{
+		"handler=Ledger":                      `handler: webhooks: handler name "Ledger"`,
+		"handler=" + strings.Repeat("a", 100): "longer than 63 bytes",
+		"handler=audit&default_handler=true":  `handler "audit" and default_handler: give one or the other`,
+		"default_handler=maybe":               `default_handler "maybe": give true or false`,
+		"handler=audit&handler=ledger":        "parameter handler is given 2 times",
+	} {
+		e := decode[adminjson.ErrorResponse](t, do(h, http.MethodGet, "/api/dead-letters?"+query, ""), http.StatusBadRequest)
+		assert.Contains(t, e.Message, want, query)
+	}
+
+	// The page: a handler column, the filter in its form, and the
+	// overtaking job of a dead letter flagged.
+	body := page(t, h, "/", http.StatusOK)
+	assert.Contains(t, body, "<th>Handler</th>")
+	assert.Contains(t, body, `<td class="handler">audit</td>`)
+	assert.Contains(t, body, `href="item?event_id=c1&amp;provider=stripe#job-audit"`, "a job's row links to its section")
+	body = page(t, h, "/?handler=ledger", http.StatusOK)
+	assert.Contains(t, body, `name="handler" value="ledger"`)
+	assert.Contains(t, body, ">d1<")
+	assert.NotContains(t, body, ">plain<")
+	body = page(t, h, "/?default_handler=true", http.StatusOK)
+	assert.Contains(t, body, `name="default_handler" value="true" checked`)
+	assert.Contains(t, body, ">plain<")
+	assert.NotContains(t, body, ">d1<")
+	// The form as a browser submits it, every field present.
+	form := url.Values{"state": {"dead"}, "handler": {"audit"}, "provider": {""}, "tenant": {""}, "event_type": {""}, "error_class": {""}, "api_version": {""}, "from": {""}, "to": {""}, "limit": {"50"}}
+	body = page(t, h, "/?"+form.Encode(), http.StatusOK)
+	assert.Contains(t, body, ">c1<")
+	assert.NotContains(t, body, ">d1<")
+}
+
+func TestItemShowsEveryJob(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	d := decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=stripe&event_id=c1", ""), http.StatusOK)
+	require.Len(t, d.Jobs, 2)
+	byName := map[string]adminjson.Job{}
+	for _, j := range d.Jobs {
+		byName[j.Handler] = j
+	}
+	ledger, audit := byName["ledger"], byName["audit"]
+	assert.Equal(t, "pending", ledger.State)
+	assert.True(t, ledger.Ordered)
+	assert.Equal(t, "cus_1", ledger.OrderingKey)
+	assert.Equal(t, int64(1), ledger.OrderingVersion)
+	require.Len(t, ledger.History, 1)
+	assert.Equal(t, "retried", ledger.History[0].Outcome)
+	assert.Equal(t, "w-ledger", ledger.History[0].Worker)
+	assert.Equal(t, "dead", audit.State)
+	assert.False(t, audit.Ordered)
+	require.Len(t, audit.History, 1)
+	assert.Equal(t, "dead_lettered", audit.History[0].Outcome)
+	assert.Equal(t, d.PayloadSHA256, audit.PayloadSHA256, "a job's payload digest is the event's")
+	assert.Equal(t, d.Jobs[0].Handler, d.Handler, "the top-level item is the first job")
+
+	body := page(t, h, "/item?provider=stripe&event_id=c1", http.StatusOK)
+	assert.Contains(t, body, `id="jobs"`)
+	assert.Contains(t, body, `<section class="job" id="job-ledger">`)
+	assert.Contains(t, body, `<section class="job" id="job-audit">`)
+	assert.Contains(t, body, "ledger down for c1")
+	assert.Contains(t, body, "audit refused c1")
+	assert.Contains(t, body, "hookinbox replay -provider stripe -event-id c1 -handler audit -actor YOU", "the dead job's page says how to replay it")
+	assert.Contains(t, body, "hookinbox close -provider stripe -event-id c1 -handler audit -actor YOU")
+	assert.Contains(t, body, `&#34;handler&#34;:&#34;audit&#34;`, "the API body names the handler")
+	assert.NotContains(t, body, "-handler ledger -actor", "a pending job has nothing to replay")
+	assert.Contains(t, body, `<dt>Ordering key</dt><dd class="id">cus_1</dd>`)
+
+	// d2 ran past d1, the dead letter ahead of it in its key.
+	d = decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=stripe&event_id=d2", ""), http.StatusOK)
+	for _, j := range d.Jobs {
+		if j.Handler == "ledger" {
+			assert.Equal(t, "d1", j.Overtook)
+		} else {
+			assert.Empty(t, j.Overtook, "audit is not ordered")
+		}
+	}
+	body = page(t, h, "/item?provider=stripe&event_id=d2", http.StatusOK)
+	assert.Regexp(t, `id="overtook[^"]*">ran past the earlier dead letter <a href="item\?event_id=d1&amp;provider=stripe#job-ledger">d1</a>`, body)
+	body = page(t, h, "/item?provider=stripe&event_id=d1", http.StatusOK)
+	assert.Contains(t, body, "later jobs of the key run past this dead letter", "a dead ordered job says its key was released")
+}
+
+func TestReplayAndCloseOneHandler(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	state := func(k webhooks.InboxKey, handler string) string {
+		t.Helper()
+		d := decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider="+k.Provider+"&event_id="+k.EventID, ""), http.StatusOK)
+		for _, j := range d.Jobs {
+			if j.Handler == handler {
+				return j.State
+			}
+		}
+		return "none"
+	}
+	// The default handler's job of c1 does not exist: no handler named, no
+	// job to replay.
+	decode[adminjson.ErrorResponse](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"","event_id":"c1","reason":"r"}`), http.StatusNotFound)
+	res := decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"stripe","tenant":"","event_id":"c1","handler":"audit","reason":"fixed"}`), http.StatusOK)
+	require.Len(t, res.Items, 1)
+	assert.Equal(t, "audit", res.Items[0].Handler)
+	assert.Equal(t, "pending", state(c1, "audit"))
+	assert.Equal(t, "pending", state(c1, "ledger"), "the other handler's job is left as it was")
+	d := decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=stripe&event_id=c1", ""), http.StatusOK)
+	for _, j := range d.Jobs {
+		if j.Handler == "audit" {
+			require.Len(t, j.Audit, 1)
+			assert.Equal(t, "alice", j.Audit[0].Actor)
+		} else {
+			assert.Empty(t, j.Audit, "audited on the replayed job only")
+		}
+	}
+
+	// Close ledger's dead d1 by handler.
+	decode[adminjson.ErrorResponse](t, post(h, "/api/close", `{"provider":"stripe","tenant":"","event_id":"d1","handler":"audit","reason":"r"}`), http.StatusConflict)
+	cr := decode[adminjson.CloseResult](t, post(h, "/api/close", `{"provider":"stripe","tenant":"","event_id":"d1","handler":"ledger","reason":"obsolete"}`), http.StatusOK)
+	assert.Equal(t, "ledger", cr.Handler)
+	assert.Equal(t, "closed", state(d1, "ledger"))
+
+	// Replay one event to a handler it never had.
+	res = decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"github","tenant":"","event_id":"plain","to_handler":"archive","to_ordered":true,"reason":"new handler"}`), http.StatusOK)
+	assert.Equal(t, "archive", res.Items[0].Handler)
+	assert.Equal(t, "pending", state(plain, "archive"))
+
+	for body, want := range map[string]string{
+		`{"provider":"stripe","event_id":"c1","handler":"Audit","reason":"r"}`:                     `handler: webhooks: handler name "Audit"`,
+		`{"provider":"stripe","event_id":"c1","to_handler":"x y","reason":"r"}`:                    `to_handler: webhooks: handler name "x y"`,
+		`{"provider":"stripe","event_id":"c1","to_ordered":true,"reason":"r"}`:                     "to_ordered without to_handler",
+		`{"provider":"stripe","event_id":"c1","to_handler":"x","keep_attempts":true,"reason":"r"}`: "to_handler and keep_attempts",
+		`{"provider":"stripe","event_id":"c1","handler":"audit","to_handler":"x","reason":"r"}`:    `handler "audit" and to_handler "x"`,
+	} {
+		e := decode[adminjson.ErrorResponse](t, post(h, "/api/replay", body), http.StatusBadRequest)
+		assert.Contains(t, e.Message, want, body)
+	}
+	e := decode[adminjson.ErrorResponse](t, post(h, "/api/close", `{"provider":"stripe","event_id":"c1","handler":"-x","reason":"r"}`), http.StatusBadRequest)
+	assert.Contains(t, e.Message, `handler: webhooks: handler name "-x"`)
+}
+
+func TestBulkReplayByHandler(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	res := decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"handler":"ledger"},"reason":"r","dry_run":true}`), http.StatusOK)
+	require.Equal(t, 1, res.Count)
+	assert.Equal(t, adminjson.Replayed{Key: adminjson.KeyOf(d1), Handler: "ledger", DueAt: f.now}, res.Items[0], "the dead letters of ledger only")
+	res = decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"default_handler":true},"reason":"r","dry_run":true}`), http.StatusOK)
+	require.Equal(t, 1, res.Count)
+	assert.Equal(t, "plain", res.Items[0].EventID)
+
+	// Replay audit's dead letters to a new handler: c1 gets an archive job.
+	res = decode[adminjson.ReplayResult](t, post(h, "/api/bulk-replay", `{"filter":{"handler":"audit"},"to_handler":"archive","reason":"backfill"}`), http.StatusOK)
+	require.Equal(t, 1, res.Count)
+	assert.Equal(t, adminjson.Replayed{Key: adminjson.KeyOf(c1), Handler: "archive", DueAt: f.now}, res.Items[0])
+	d := decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=stripe&event_id=c1", ""), http.StatusOK)
+	states := map[string]string{}
+	for _, j := range d.Jobs {
+		states[j.Handler] = j.State
+	}
+	assert.Equal(t, map[string]string{"archive": "pending", "audit": "dead", "ledger": "pending"}, states, "the audit job is left dead; the new job is audited")
+
+	for body, want := range map[string]string{
+		`{"filter":{},"to_handler":"archive","reason":"r"}`:                                 `to_handler "archive" needs the filter to select one handler`,
+		`{"filter":{"handler":"audit"},"to_ordered":true,"reason":"r"}`:                     "to_ordered without to_handler",
+		`{"filter":{"handler":"audit","default_handler":true},"reason":"r"}`:                "give one or the other",
+		`{"filter":{"handler":"audit"},"to_handler":"a","keep_attempts":true,"reason":"r"}`: "to_handler and keep_attempts",
+		`{"filter":{"handler":"AUDIT"},"reason":"r"}`:                                       `handler: webhooks: handler name "AUDIT"`,
+	} {
+		e := decode[adminjson.ErrorResponse](t, post(h, "/api/bulk-replay", body), http.StatusBadRequest)
+		assert.Contains(t, e.Message, want, body)
+	}
+}
+
+// TestPageEscapesOrderingKeys: an ordering key is the sender's text, up
+// to 512 bytes: the page shows it escaped, and a long one shortened in
+// the held keys' table (whole in its title and in the API).
+func TestPageEscapesOrderingKeys(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s := memstore.NewInbox()
+	hostile := `<script>alert(1)</script>` + strings.Repeat("k", 300)
+	for i, k := range []webhooks.InboxKey{{Provider: "x", EventID: "h1"}, {Provider: "x", EventID: "h2"}} {
+		env := envelope(k, "t", base.Add(time.Duration(i)*time.Minute))
+		env.Jobs, env.Ordering = []webhooks.Job{{Handler: "ledger", Ordered: true}}, webhooks.Ordering{Key: hostile}
+		_, err := s.Enqueue(ctx, env)
+		require.NoError(t, err)
+	}
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: base.Add(time.Minute), LeaseDuration: time.Minute, Max: 1, Handler: "ledger"})
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	require.NoError(t, s.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptRetried, RetryAt: base.Add(time.Hour),
+		Failure: webhooks.Failure{Class: webhooks.FailureError, Message: "<img src=x>"}, Now: base.Add(time.Minute)}))
+	h := newHandler(t, s)
+	st := decode[adminjson.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
+	require.Len(t, st.HeldKeys, 1)
+	assert.Equal(t, hostile, st.HeldKeys[0].Key, "the API gives the key whole")
+	for _, target := range []string{"/", "/item?provider=x&event_id=h1"} {
+		body := page(t, h, target, http.StatusOK)
+		assert.NotContains(t, body, "<script>alert", target)
+		assert.NotContains(t, body, "<img src=x>", target)
+		assert.Contains(t, body, "&lt;script&gt;alert(1)&lt;/script&gt;", target)
+	}
+	body := page(t, h, "/", http.StatusOK)
+	assert.Contains(t, body, ">&lt;script&gt;alert(1)&lt;/script&gt;"+strings.Repeat("k", 64-len(`<script>alert(1)</script>`))+"…</td>", "shortened in the table")
+	assert.NotContains(t, body, ">"+strings.Repeat("k", 100), "only the title holds it whole")
+}
