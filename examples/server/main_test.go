@@ -610,7 +610,7 @@ func TestAdminToken(t *testing.T) {
 	code, _, body = s.get(t, http.MethodGet, "/admin/item?provider=demo&event_id=o2", "", auth...)
 	require.Equal(t, http.StatusOK, code)
 	assert.Contains(t, body, "dead_lettered")
-	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","event_id":"o2","reason":"retry after fix"}`,
+	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","event_id":"o2","handler":"audit","reason":"retry after fix"}`,
 		append(auth, "Content-Type", "application/json")...)
 	require.Equal(t, http.StatusOK, code, body)
 	assert.Contains(t, body, `"actor": "admin-token"`)
@@ -661,7 +661,8 @@ func TestMetrics(t *testing.T) {
 	// The handler logs m1 before the Processor records the attempt, and
 	// the server says nothing after it: no signal crosses the process, so
 	// /metrics is read again until the attempt shows, within a deadline.
-	handled := regexp.MustCompile(`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created"[^}]*outcome="succeeded"[^}]*\} 1$`)
+	handled := regexp.MustCompile(`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",handler="audit"[^}]*outcome="succeeded"[^}]*\} 1$`)
+	ledgerHandled := regexp.MustCompile(`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",handler="ledger"[^}]*outcome="succeeded"[^}]*\} 1$`)
 	var (
 		hdr  http.Header
 		body string
@@ -669,7 +670,7 @@ func TestMetrics(t *testing.T) {
 	for deadline := time.Now().Add(10 * time.Second); ; {
 		code, hdr, body = s.get(t, http.MethodGet, "/metrics", "")
 		require.Equal(t, http.StatusOK, code)
-		if handled.MatchString(body) || time.Now().After(deadline) {
+		if handled.MatchString(body) && ledgerHandled.MatchString(body) || time.Now().After(deadline) {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -680,7 +681,8 @@ func TestMetrics(t *testing.T) {
 		`(?m)^webhooks_received_total\{[^}]*provider="demo"[^}]*status="rejected"[^}]*\} 1$`,
 		`(?m)^webhooks_verification_failures_total\{[^}]*reason="bad_signature"[^}]*\} 1$`,
 		`(?m)^webhooks_dead_lettered_total\{error_class="permanent",event_type="order.refund"[^}]*provider="demo"[^}]*\} 1$`,
-		`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created"[^}]*outcome="succeeded"[^}]*\} 1$`,
+		`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",handler="ledger"[^}]*outcome="succeeded"[^}]*\} 1$`,
+		`(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",handler="audit"[^}]*outcome="succeeded"[^}]*\} 1$`,
 		`(?m)^webhooks_enqueue_duration_seconds_bucket\{`,
 		`(?m)^webhooks_items\{[^}]*state="dead"[^}]*\} 1$`,
 		`(?m)^webhooks_dead_letters\{event_type="order.refund"[^}]*provider="demo"[^}]*\} 1$`,
