@@ -300,7 +300,8 @@ func TestPostgresDedupAcrossRestart(t *testing.T) {
 	first.stderr.waitFor(t, `"msg":"retention"`) // the hourly clean-up also runs at start
 	code, _ := first.post(t, "/webhooks/github", githubPayload, githubHeaders("restart-1"))
 	require.Equal(t, http.StatusAccepted, code)
-	first.stdout.waitFor(t, `"event_id":"restart-1"`)
+	first.stdout.waitFor(t, `"handler":"ledger","provider":"github","tenant":"","event_id":"restart-1"`)
+	first.stdout.waitFor(t, `"handler":"audit","provider":"github","tenant":"","event_id":"restart-1"`)
 	first.stop()
 
 	second := start(t, env, "-schema", schema)

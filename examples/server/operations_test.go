@@ -88,7 +88,7 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Contains(t, body, "demo handler rejects event type &#34;order.refund&#34; (-fail-types)")
 
 	// Replayed through the API: audited as the token's actor, it runs again.
-	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","event_id":"refund-1","reason":"refunds fixed","ticket":"INC-9"}`, asJSON...)
+	code, _, body = s.get(t, http.MethodPost, "/admin/api/replay", `{"provider":"demo","event_id":"refund-1","handler":"audit","reason":"refunds fixed","ticket":"INC-9"}`, asJSON...)
 	require.Equal(t, http.StatusOK, code, body)
 	var rr adminjson.ReplayResult
 	require.NoError(t, json.Unmarshal([]byte(body), &rr))
@@ -102,11 +102,11 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Equal(t, adminjson.Audit{Action: "replay", At: d.Audit[0].At, Actor: "admin-token", Reason: "refunds fixed", Ticket: "INC-9"}, d.Audit[0])
 
 	// The other one closed through the API.
-	code, _, body = s.get(t, http.MethodPost, "/admin/api/close", `{"provider":"demo","event_id":"refund-2","reason":"test order"}`, asJSON...)
+	code, _, body = s.get(t, http.MethodPost, "/admin/api/close", `{"provider":"demo","event_id":"refund-2","handler":"audit","reason":"test order"}`, asJSON...)
 	require.Equal(t, http.StatusOK, code, body)
 	var closed adminjson.CloseResult
 	require.NoError(t, json.Unmarshal([]byte(body), &closed))
-	assert.Equal(t, adminjson.CloseResult{Key: adminjson.Key{Provider: "demo", EventID: "refund-2"}, State: "closed", Actor: "admin-token"}, closed)
+	assert.Equal(t, adminjson.CloseResult{Key: adminjson.Key{Provider: "demo", EventID: "refund-2"}, Handler: "audit", State: "closed", Actor: "admin-token"}, closed)
 	d = item("refund-2")
 	assert.Equal(t, "closed", d.State)
 	require.Len(t, d.Audit, 1)
@@ -122,7 +122,7 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Regexp(t, `(?m)^1\s+dead_lettered\s+.*permanent: demo handler rejects event type "order.refund" \(-fail-types\)$`, out)
 	assert.Regexp(t, `(?m)^2\s+dead_lettered\s+.*permanent: demo handler rejects event type "order.refund" \(-fail-types\)$`, out)
 	assert.Regexp(t, `(?m)^\S+ \S+\s+replay\s+admin-token\s+refunds fixed\s+INC-9$`, out)
-	out = runCLI(t, cli, append([]string{"replay", "-provider", "demo", "-event-id", "refund-1", "-actor", "alice", "-reason", "second try"}, db...)...)
+	out = runCLI(t, cli, append([]string{"replay", "-provider", "demo", "-event-id", "refund-1", "-handler", "audit", "-actor", "alice", "-reason", "second try"}, db...)...)
 	assert.Contains(t, out, "replayed provider demo, tenant (none), event refund-1")
 	waitUntil("the refund-1 the command replayed ran again", func() bool {
 		d = item("refund-1")
@@ -132,15 +132,18 @@ func TestPostgresOperatorWalkthrough(t *testing.T) {
 	assert.Equal(t, "alice", d.Audit[1].Actor)
 	assert.Contains(t, runCLI(t, cli, append([]string{"dead-letters", "-closed"}, db...)...), "refund-2")
 
-	// /metrics: three received, four attempts that dead-lettered (refund-1
-	// three times, refund-2 once), one handled.
+	// /metrics: three received, four attempts of audit that dead-lettered
+	// (refund-1 three times, refund-2 once), the order handled by both
+	// handlers; ledger handled the refunds too.
 	code, _, body = s.get(t, http.MethodGet, "/metrics", "")
 	require.Equal(t, http.StatusOK, code)
 	assert.Regexp(t, `(?m)^webhooks_received_total\{provider="demo",status="accepted"\} 3$`, body)
-	assert.Regexp(t, `(?m)^webhooks_dead_lettered_total\{error_class="permanent",event_type="order.refund",provider="demo"\} 4$`, body)
-	assert.Regexp(t, `(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",outcome="succeeded",provider="demo"\} 1$`, body)
+	assert.Regexp(t, `(?m)^webhooks_dead_lettered_total\{error_class="permanent",event_type="order.refund",handler="audit",provider="demo"\} 4$`, body)
+	assert.Regexp(t, `(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",handler="audit",outcome="succeeded",provider="demo"\} 1$`, body)
+	assert.Regexp(t, `(?m)^webhooks_handler_duration_seconds_count\{event_type="order.created",handler="ledger",outcome="succeeded",provider="demo"\} 1$`, body)
+	assert.Regexp(t, `(?m)^webhooks_handler_duration_seconds_count\{event_type="order.refund",handler="ledger",outcome="succeeded",provider="demo"\} 2$`, body)
 	assert.Regexp(t, `(?m)^webhooks_items\{state="closed"\} 1$`, body)
-	assert.Regexp(t, `(?m)^webhooks_dead_letters\{event_type="order.refund",provider="demo"\} 1$`, body)
+	assert.Regexp(t, `(?m)^webhooks_dead_letters\{event_type="order.refund",handler="audit",provider="demo"\} 1$`, body)
 }
 
 // buildCLI builds cmd/hookinbox into a temporary directory.
