@@ -8,7 +8,6 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
-	"github.com/hookinbox/webhooks/internal/testing/pgtest"
 )
 
 // DrainLoad is the backlog of Drain.
@@ -112,13 +111,19 @@ func (s *system) fill(ctx context.Context, n, size int) error {
 	const chunk = 50_000 // rows per statement, to keep each one's memory small
 	for from := 1; from <= n; from += chunk {
 		to := min(n, from+chunk-1)
-		_, err := s.pool.Exec(ctx, pgtest.InsertItemsSQL(s.cfg.Schema, `provider, tenant, event_id, event_type, payload, headers,
-				payload_sha256, key_id, state, attempts, next_attempt_at, duplicate_count, last_seen_at,
-				occurred_at, received_at, updated_at, api_version`, `
+		// The event once (inbox_events), then its default handler's
+		// pending job (inbox_jobs), as pgstore's migration 0006 splits
+		// them, in one statement.
+		_, err := s.pool.Exec(ctx, `WITH ev AS (
+			INSERT INTO `+s.table("inbox_events")+` (provider, tenant, event_id, event_type, payload, headers,
+				payload_sha256, key_id, duplicate_count, last_seen_at, occurred_at, received_at, api_version)
 			SELECT 'stripe', '', 'evt_' || lpad(g::text, 9, '0'), 'invoice.paid', $1,
 				'{"Content-Type":["application/json; charset=utf-8"],"User-Agent":["Stripe/1.0 (+https://stripe.com/docs/webhooks)"]}',
-				$2, '0', 'pending', 0, $3, 0, $3, $3, $3, $3, '2024-06-20'
-			FROM generate_series($4::int, $5::int) AS g`), body, digest[:], time.Now(), from, to)
+				$2, '0', 0, $3, $3, $3, '2024-06-20'
+			FROM generate_series($4::int, $5::int) AS g
+			RETURNING provider, tenant, event_id, event_type)
+			INSERT INTO `+s.table("inbox_jobs")+` (provider, tenant, event_id, handler, event_type, state, attempts, next_attempt_at, updated_at)
+			SELECT provider, tenant, event_id, '', event_type, 'pending', 0, $3, $3 FROM ev`, body, digest[:], time.Now(), from, to)
 		if err != nil {
 			return fmt.Errorf("loadscenario: filling the inbox: %w", err)
 		}
