@@ -35,6 +35,7 @@ type groupHarness struct {
 	batchBytes []int64
 	waiting    map[int]chan struct{} // closed once queued reaches the key
 	onStart    func(n int)           // called as a batch of n starts
+	holder     int32                 // the backend of hold's transaction
 }
 
 func newGroupHarness(t *testing.T, opts ...Option) *groupHarness {
@@ -103,6 +104,7 @@ func (h *groupHarness) hold(eventID string) (release func()) {
 	require.NoError(h.t, err)
 	_, err = h.s.EnqueueTx(context.Background(), tx, envelopeOf(eventID, "held"))
 	require.NoError(h.t, err)
+	require.NoError(h.t, tx.QueryRow(context.Background(), "SELECT pg_backend_pid()").Scan(&h.holder))
 	var once sync.Once
 	release = func() { once.Do(func() { _ = tx.Rollback(context.Background()) }) }
 	h.t.Cleanup(release)
@@ -171,6 +173,16 @@ func (h *groupHarness) queueBehindHeldBatch(ctx context.Context, envs ...webhook
 	started := h.untilQueued(start + 1)
 	first := h.enqueue(context.Background(), envelopeOf("held", "held"))
 	h.wait(started, "the held batch")
+	// Queued is not yet running: wait until the held batch's statement
+	// waits for the held row, so that no call queued next can join it.
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(time.Millisecond) {
+		var blocked int
+		require.NoError(h.t, h.pool.QueryRow(ctx, "SELECT count(*) FROM pg_stat_activity WHERE $1::int = ANY(pg_blocking_pids(pid))", h.holder).Scan(&blocked))
+		if blocked > 0 {
+			break
+		}
+		require.True(h.t, time.Now().Before(deadline), "the held batch did not wait for the held row within 20s")
+	}
 	var calls []*call
 	for i, env := range envs {
 		queued := h.untilQueued(start + 2 + i)
