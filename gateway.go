@@ -200,6 +200,9 @@ type receiverConfig struct {
 	// (WithOrdering); a nil function turns keys off.
 	ordering map[string]OrderingFunc
 	fanOut   FanOutSupport // the inbox's
+	// routerChecked: the jobs come from Handlers (or a Processor's),
+	// checked against the inbox by NewReceiver.
+	routerChecked bool
 
 	redeliveryReplay bool
 	storeTimeout     time.Duration
@@ -482,6 +485,7 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, opts ...ReceiverOption) (*Re
 		if err := checkFanOut("NewReceiver", inbox, n.needs(), hs); err != nil {
 			return nil, err
 		}
+		cfg.routerChecked = true
 	}
 	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
 		return nil, err
@@ -753,6 +757,9 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 // so that nothing is stored with fewer jobs, or out of order, for want
 // of a capability.
 func (g *Receiver) checkJobs(jobs []Job, ordering Ordering) error {
+	if g.cfg.routerChecked || jobs == nil {
+		return CheckOrdering(ordering)
+	}
 	env := Envelope{Jobs: jobs, Ordering: ordering}
 	if err := env.CheckJobs(); err != nil {
 		return err

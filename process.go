@@ -40,17 +40,9 @@ func (p *Processor) process(r *run, lease *Lease) {
 	if p.retired[ev.Handler] {
 		// The handler was retired on purpose (Handler.Retired): its
 		// jobs end as dead letters, unrun, replayable if it returns.
-		if suspect {
-			r.iso.unqueue()
-		}
-		failure := Failure{Class: FailureHandlerGone, Message: fmt.Sprintf("handler %q is retired: the job was dead-lettered without running", ev.Handler)}
-		job := p.failed(lease, failure, RetryDecision{DeadLetter: true}, log)
-		if obs := p.cfg.observer; obs != nil {
-			s := job.s
-			s.Now = p.cfg.clock.Now()
-			obs.EndAttempt(r.ctx, AttemptEndData{Event: ev, Settlement: s})
-		}
-		r.settler.submit(job)
+		p.deadLetterUnrun(r, lease, ev, suspect, log,
+			Failure{Class: FailureHandlerGone, Message: fmt.Sprintf("handler %q is retired: the job was dead-lettered without running", ev.Handler)},
+			RetryDecision{DeadLetter: true})
 		return
 	}
 	if lease.Reclaimed && lease.Attempt > 1 {
@@ -67,16 +59,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 		}
 		if d := p.decide(lease, lease.Attempt-1, failure); d.DeadLetter {
 			failure.Message += "; the retry policy allows no more attempts"
-			if suspect {
-				r.iso.unqueue()
-			}
-			job := p.failed(lease, failure, d, log)
-			if obs := p.cfg.observer; obs != nil {
-				s := job.s
-				s.Now = p.cfg.clock.Now()
-				obs.EndAttempt(r.ctx, AttemptEndData{Event: ev, Settlement: s})
-			}
-			r.settler.submit(job)
+			p.deadLetterUnrun(r, lease, ev, suspect, log, failure, d)
 			return
 		}
 	}
@@ -206,22 +189,34 @@ func (p *Processor) process(r *run, lease *Lease) {
 	settle(job)
 }
 
+// deadLetterUnrun settles a lease as dead-lettered without running its
+// handler (a crash loop's end, a retired handler's job), telling the
+// observer, and takes a suspect out of the isolation queue.
+func (p *Processor) deadLetterUnrun(r *run, lease *Lease, ev Event, suspect bool, log *slog.Logger, failure Failure, d RetryDecision) {
+	if suspect {
+		r.iso.unqueue()
+	}
+	job := p.failed(lease, failure, d, log)
+	if obs := p.cfg.observer; obs != nil {
+		s := job.s
+		s.Now = p.cfg.clock.Now()
+		obs.EndAttempt(r.ctx, AttemptEndData{Event: ev, Settlement: s})
+	}
+	r.settler.submit(job)
+}
+
 // unhandled reports whether err says that no handler takes the event's
 // type: it wraps ErrNoHandler, and the handler did not classify it
 // itself (Permanent, RetryAfter), which keeps its say.
-func unhandled(err error) bool {
-	if !errors.Is(err, ErrNoHandler) {
-		return false
-	}
-	_, permanent := errors.AsType[*PermanentError](err)
-	_, retry := errors.AsType[*RetryAfterError](err)
-	return !permanent && !retry
-}
+func unhandled(err error) bool { return unclassified(err, ErrNoHandler) }
 
-// skipped reports whether err is a handler's Skip, unclassified
-// (Permanent and RetryAfter keep their meaning).
-func skipped(err error) bool {
-	if !errors.Is(err, ErrSkipped) {
+// skipped reports whether err is a handler's Skip, unclassified.
+func skipped(err error) bool { return unclassified(err, ErrSkipped) }
+
+// unclassified reports whether err wraps target and is neither Permanent
+// nor RetryAfter, whose classification wins.
+func unclassified(err, target error) bool {
+	if !errors.Is(err, target) {
 		return false
 	}
 	_, permanent := errors.AsType[*PermanentError](err)

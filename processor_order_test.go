@@ -32,8 +32,8 @@ func TestOrderedHandlerAcrossProcessors(t *testing.T) {
 	runOrderedAcrossProcessors(t, memstore.NewInbox(), events, keys)
 }
 
-// runOrderedAcrossProcessors is the test's body, for any store that
-// supports ordering keys.
+// runOrderedAcrossProcessors is the test's body on store, which must
+// support ordering keys.
 func runOrderedAcrossProcessors(t *testing.T, store webhooks.InboxStore, events, keys int) {
 	ctx := context.Background()
 	running := make([]atomic.Int32, keys)
@@ -68,11 +68,6 @@ func runOrderedAcrossProcessors(t *testing.T, store webhooks.InboxStore, events,
 		return nil
 	})
 	hs := webhooks.Handlers{{Name: "ledger", Dispatcher: ledger, Ordered: true}, {Name: "audit", Dispatcher: audit}}
-	for range 2 {
-		p, err := webhooks.NewProcessor(store, hs, webhooks.WithWorkers(32), webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLogger(discard))
-		require.NoError(t, err)
-		runProcessor(t, p)
-	}
 	for i := range events {
 		k, n := i%keys, i/keys
 		_, err := store.Enqueue(ctx, webhooks.Envelope{
@@ -81,6 +76,14 @@ func runOrderedAcrossProcessors(t *testing.T, store webhooks.InboxStore, events,
 			Ordering: webhooks.Ordering{Key: fmt.Sprintf("order-%d", k)},
 		})
 		require.NoError(t, err)
+	}
+	// The processors start once the whole backlog is stored, so every key
+	// has events queued to race through (enqueued while they run, each
+	// event could be handled before the next arrived, in order by luck).
+	for range 2 {
+		p, err := webhooks.NewProcessor(store, hs, webhooks.WithWorkers(32), webhooks.WithPollInterval(5*time.Millisecond), webhooks.WithLogger(discard))
+		require.NoError(t, err)
+		runProcessor(t, p)
 	}
 	finished := make(chan struct{})
 	go func() { done.Wait(); close(finished) }()

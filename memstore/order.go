@@ -137,40 +137,17 @@ func (s *Inbox) forgetKeysLocked(before time.Time) {
 	}
 }
 
-// waitQueue is a min-heap of a key's waiting jobs by (Ordering.Version,
-// arrival).
-type waitQueue []*entry
+// byVersion orders a key's waiting jobs by (Ordering.Version, arrival).
+type byVersion struct{}
 
-var _ heap.Interface = (*waitQueue)(nil)
-
-func (q waitQueue) Len() int { return len(q) }
-
-func (q waitQueue) Less(i, j int) bool {
-	a, b := q[i], q[j]
+func (byVersion) less(a, b *entry) bool {
 	if a.item.Ordering.Version != b.item.Ordering.Version {
 		return a.item.Ordering.Version < b.item.Ordering.Version
 	}
 	return a.seq < b.seq
 }
 
-func (q waitQueue) Swap(i, j int) {
-	q[i], q[j] = q[j], q[i]
-	q[i].index = i
-	q[j].index = j
-}
+// waitQueue is a min-heap of a key's waiting jobs, the next to run first.
+type waitQueue = entryHeap[byVersion]
 
-func (q *waitQueue) Push(x any) {
-	e := x.(*entry)
-	e.index = len(*q)
-	*q = append(*q, e)
-}
-
-func (q *waitQueue) Pop() any {
-	old := *q
-	n := len(old) - 1
-	e := old[n]
-	old[n] = nil
-	e.index = -1
-	*q = old[:n]
-	return e
-}
+var _ heap.Interface = (*waitQueue)(nil)

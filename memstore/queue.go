@@ -5,36 +5,32 @@ import (
 	"time"
 )
 
-// dueQueue is a min-heap of the pending and leased entries by due time
-// (Item.NextAttemptAt, which equals LeaseExpiresAt while leased), ties broken
-// by enqueue order. Succeeded and dead entries are not in it.
-type dueQueue []*entry
+// entryHeap is a min-heap of entries in the order O gives. Each entry
+// keeps its index in the heap, so it can be fixed or removed in place; an
+// entry is in one heap at most: the due queue while pending or leased,
+// its key's waiting queue while waiting.
+type entryHeap[O interface{ less(a, b *entry) bool }] []*entry
 
-var _ heap.Interface = (*dueQueue)(nil)
+func (q entryHeap[O]) Len() int { return len(q) }
 
-func (q dueQueue) Len() int { return len(q) }
-
-func (q dueQueue) Less(i, j int) bool {
-	a, b := q[i], q[j]
-	if !a.item.NextAttemptAt.Equal(b.item.NextAttemptAt) {
-		return a.item.NextAttemptAt.Before(b.item.NextAttemptAt)
-	}
-	return a.seq < b.seq
+func (q entryHeap[O]) Less(i, j int) bool {
+	var o O
+	return o.less(q[i], q[j])
 }
 
-func (q dueQueue) Swap(i, j int) {
+func (q entryHeap[O]) Swap(i, j int) {
 	q[i], q[j] = q[j], q[i]
 	q[i].index = i
 	q[j].index = j
 }
 
-func (q *dueQueue) Push(x any) {
+func (q *entryHeap[O]) Push(x any) {
 	e := x.(*entry)
 	e.index = len(*q)
 	*q = append(*q, e)
 }
 
-func (q *dueQueue) Pop() any {
+func (q *entryHeap[O]) Pop() any {
 	old := *q
 	n := len(old) - 1
 	e := old[n]
@@ -44,12 +40,29 @@ func (q *dueQueue) Pop() any {
 	return e
 }
 
+// byDue orders entries by due time (Item.NextAttemptAt, which equals
+// LeaseExpiresAt while leased), ties broken by enqueue order.
+type byDue struct{}
+
+func (byDue) less(a, b *entry) bool {
+	if !a.item.NextAttemptAt.Equal(b.item.NextAttemptAt) {
+		return a.item.NextAttemptAt.Before(b.item.NextAttemptAt)
+	}
+	return a.seq < b.seq
+}
+
+// dueQueue is a min-heap of one handler's pending and leased entries by
+// due time. Succeeded, dead and waiting entries are not in it.
+type dueQueue struct{ entryHeap[byDue] }
+
+var _ heap.Interface = (*dueQueue)(nil)
+
 // peekDue returns the entry due the longest if it is due at now, else nil.
 func (q dueQueue) peekDue(now time.Time) *entry {
-	if len(q) == 0 || q[0].item.NextAttemptAt.After(now) {
+	if len(q.entryHeap) == 0 || q.entryHeap[0].item.NextAttemptAt.After(now) {
 		return nil
 	}
-	return q[0]
+	return q.entryHeap[0]
 }
 
 // update restores heap order after e's due time changed, adding e if it is

@@ -25,7 +25,6 @@ var orderingCases = []inboxCase{
 	{"StaleGuard", testStaleGuard},
 	{"ReplayIntoBusyKey", testReplayIntoBusyKey},
 	fanOutOpsCase("HeldKeysInStats", testHeldKeysInStats),
-	{"TwoInstancesNoOverlap", testTwoInstancesNoOverlap},
 }
 
 // hasOrderingKeys reports whether s runs ordered jobs in key order.

@@ -42,6 +42,13 @@ type Features struct {
 	// A completion is an attempt like a settlement: the suite requires it
 	// in the item's history as succeeded, when the store is an ops.Store.
 	CompleteInTx func(t *testing.T, s webhooks.InboxStore, ev webhooks.Event, commit bool) (completeErr, commitErr error)
+
+	// OrderRace sizes OrderingKeys/TwoInstancesNoOverlap: the envelopes
+	// it races two instances through, over how many keys. Zero gives
+	// 10,000 over 100, or 1,000 over 20 with -short. A store whose round
+	// trips make the full size slow may run a smaller one in its quick
+	// runs and the full one in its long runs.
+	OrderRace struct{ Events, Keys int }
 }
 
 // opsStore is an inbox that operators can look into and steer: what the
@@ -89,7 +96,8 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	group("LeaseStarter", startCases, is[webhooks.LeaseStarter], "the store is not a webhooks.LeaseStarter")
 	group("AcquisitionRepeater", repeatCases, is[webhooks.AcquisitionRepeater], "the store is not a webhooks.AcquisitionRepeater")
 	group("Handlers", slices.Concat(handlerCases, handlerOpsCases), hasHandlers, "the store keeps one job per event (webhooks.FanOutOf(store).Handlers is false): the fan-out cases are skipped")
-	group("OrderingKeys", orderingCases, hasOrderingKeys, "the store does not run ordered jobs in key order (webhooks.FanOutOf(store).OrderingKeys is false): the ordering cases are skipped")
+	race := inboxCase{"TwoInstancesNoOverlap", func(t *testing.T, s webhooks.InboxStore) { testTwoInstancesNoOverlap(t, s, f.OrderRace) }}
+	group("OrderingKeys", append(slices.Clip(orderingCases), race), hasOrderingKeys, "the store does not run ordered jobs in key order (webhooks.FanOutOf(store).OrderingKeys is false): the ordering cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
 	t.Run("CompleteInTx", func(t *testing.T) {
 		if f.CompleteInTx == nil {
