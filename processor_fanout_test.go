@@ -210,8 +210,15 @@ func TestSkipSettlesSucceededAndSkipped(t *testing.T) {
 	})}}
 	p, err := webhooks.NewProcessor(store, hs, webhooks.WithClock(clock), webhooks.WithPollInterval(time.Hour), webhooks.WithLogger(discard))
 	require.NoError(t, err)
-	k5, k3, k7 := enq("v5", 5), enq("v3-late", 3), enq("v7", 7) // v5 is the head: v3 arrived after it started
-	_ = k7
+	k5 := enq("v5", 5)
+	// v5 is the head, and starts (a lease given back) before v3 arrives:
+	// an older version arriving behind a head that started waits behind it.
+	leases, err := store.Inbox.Acquire(ctx, webhooks.AcquireRequest{Now: base, LeaseDuration: time.Minute, Max: 1, Handler: "ledger"})
+	require.NoError(t, err)
+	require.Len(t, leases, 1)
+	require.NoError(t, store.Inbox.Settle(ctx, webhooks.Settlement{Lease: leases[0], Outcome: webhooks.AttemptAbandoned, Now: base}))
+	k3 := enq("v3-late", 3)
+	enq("v7", 7)
 	runProcessor(t, p)
 	for range 3 {
 		require.Equal(t, "succeeded", store.next(t).Op)

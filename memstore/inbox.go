@@ -75,8 +75,13 @@ type entry struct {
 	// it stays set only if the lease was given back unstarted: its crash
 	// is still to be judged. Any other settlement judged it.
 	reclaimed bool
-	seq       uint64 // enqueue order, breaks ties between equal due times
-	index     int    // position in its handler's due queue or its key's waiting queue, -1 when in neither
+	// leased is set once e is first leased, started or held, and stays
+	// set: a key's head that was never leased has not started, and an
+	// older version of its key arriving after it takes its place
+	// (demoteLocked).
+	leased bool
+	seq    uint64 // enqueue order, breaks ties between equal due times
+	index  int    // position in its handler's due queue or its key's waiting queue, -1 when in neither
 
 	// The current (or last) started lease, as the attempt history
 	// records it: its number, when it started and by whom.
@@ -212,15 +217,16 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 			Ordered:       j.Ordered,
 			OccurredAt:    env.OccurredAt,
 			ReceivedAt:    env.ReceivedAt,
-		}, env.ReceivedAt, env.ReceivedAt)
+		}, env.ReceivedAt, env.ReceivedAt, true)
 	}
 	return webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: ev.state()}, nil
 }
 
 // addJobLocked adds to ev the job of it (its event's fields, handler and
 // ordering set) at now, pending and due at due, or waiting behind its
-// ordering key's head, and returns it.
-func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now, due time.Time) *entry {
+// ordering key's head, and returns it. An enqueued job (arrived) demotes
+// an unstarted head of a newer version (see demoteLocked).
+func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now, due time.Time, arrived bool) *entry {
 	s.seq++
 	it.Seq = int64(s.seq)
 	it.UpdatedAt = now
@@ -228,7 +234,7 @@ func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now, due time.Time) *e
 	s.jobs[e.job()] = e
 	i, _ := slices.BinarySearchFunc(ev.jobs, it.Handler, func(e *entry, h string) int { return cmp.Compare(e.item.Handler, h) })
 	ev.jobs = slices.Insert(ev.jobs, i, e)
-	s.enterLocked(e, now, due)
+	s.enterLocked(e, now, due, arrived)
 	return e
 }
 
@@ -381,6 +387,7 @@ func (s *Inbox) leaseLocked(e *entry, req webhooks.AcquireRequest, start bool) *
 		s.byAcquisition[req.ID] = append(s.byAcquisition[req.ID], e)
 	}
 	e.token = rand.Text() // at least 128 random bits
+	e.leased = true
 	e.settledBy = ""
 	e.unstarted, e.reclaimed = true, reclaimed
 	e.worker, e.version = req.Worker, req.Version

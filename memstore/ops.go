@@ -245,7 +245,7 @@ func (s *Inbox) replayToLocked(ev *event, req ops.ReplayRequest, due time.Time, 
 		Ordered:       req.ToOrdered,
 		OccurredAt:    src.OccurredAt,
 		ReceivedAt:    src.ReceivedAt,
-	}, req.Now, due)
+	}, req.Now, due, false)
 	e.audit = append(e.audit, a)
 }
 
@@ -270,7 +270,7 @@ func (s *Inbox) replayLocked(e *entry, now, due time.Time, resetAttempts bool, a
 		e.item.Attempts = 0
 	}
 	e.audit = append(e.audit, a)
-	s.enterLocked(e, now, due)
+	s.enterLocked(e, now, due, false)
 }
 
 // CloseDeadLetter implements ops.Store.

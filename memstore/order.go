@@ -41,8 +41,10 @@ func keyOf(e *entry) (keyID, bool) {
 }
 
 // enterLocked makes the job e, new or replayed, pending and due at due;
-// or, if it runs in an ordering key that has a head, waiting behind it.
-func (s *Inbox) enterLocked(e *entry, now, due time.Time) {
+// or, if it runs in an ordering key that has a head, waiting behind it,
+// unless e arrived (a new event's job) and demotes that head
+// (demoteLocked).
+func (s *Inbox) enterLocked(e *entry, now, due time.Time, arrived bool) {
 	e.item.UpdatedAt = now
 	id, keyed := keyOf(e)
 	if !keyed {
@@ -57,6 +59,9 @@ func (s *Inbox) enterLocked(e *entry, now, due time.Time) {
 		s.keys[id] = ks
 	}
 	ks.updatedAt = now
+	if arrived && demotes(e, ks.head) {
+		s.demoteLocked(ks, now)
+	}
 	if ks.head != nil {
 		e.item.State = webhooks.StateWaiting
 		e.item.NextAttemptAt = time.Time{}
@@ -64,6 +69,30 @@ func (s *Inbox) enterLocked(e *entry, now, due time.Time) {
 		return
 	}
 	s.headLocked(ks, e, due)
+}
+
+// demotes reports whether the arriving job e takes the place of its
+// key's head: e has a version (Ordering.Version above 0), older than the
+// head's, and the head has not started: it is pending and was never
+// leased, started or held. A head that has started keeps its key; the
+// stale guard (Lease.Applied) tells the older job, which runs after it.
+func demotes(e, head *entry) bool {
+	return head != nil && e.item.Ordering.Version > 0 && head.item.Ordering.Version > e.item.Ordering.Version &&
+		head.item.State == webhooks.StatePending && !head.leased && head.attempt == 0
+}
+
+// demoteLocked puts the head of ks back among the key's waiting jobs at
+// now, leaving the key without a head; the head's version and arrival
+// keep its place in line.
+func (s *Inbox) demoteLocked(ks *keyState, now time.Time) {
+	h := ks.head
+	s.queue(h.item.Handler).remove(h)
+	h.item.State = webhooks.StateWaiting
+	h.item.NextAttemptAt = time.Time{}
+	h.item.Overtook = ""
+	h.item.UpdatedAt = now
+	heap.Push(&ks.waiting, h)
+	ks.head = nil
 }
 
 // headLocked makes e the head of its key ks, pending and due at due,

@@ -15,7 +15,8 @@ var _ webhooks.FanOutStore = (*Store)(nil)
 // of inbox_keys) only the head is pending or leased (inbox_jobs_head_idx
 // makes that a unique constraint), the others wait (state waiting, not in
 // the due index), so acquisition is unchanged. An enqueue adds its job to
-// the key's depth under the key row's lock; a settlement that ends a head
+// the key's depth under the key row's lock, and takes the place of a head
+// of a newer version that has not started (see demotable); a settlement that ends a head
 // (succeeded or dead-lettered) locks the key rows first (lockKeysSQL),
 // then, in the same transaction, settles and promotes each key's next
 // waiting job in (version, seq) order (settleBatchSQL); replay and close

@@ -57,10 +57,15 @@ func TestOrderingKeysRunOneAtATimeInOrder(t *testing.T) {
 	s := newStore(t)
 	ctx := t.Context()
 	now := baseTime
-	// Key K: a3 (version 3) arrives first and is the head; then a2, a1.
-	// Key L: b1 alone. An unkeyed event runs beside them.
+	// Key K: a3 (version 3) arrives first and is the head, and starts
+	// (leased) before a2 and a1 arrive, which wait behind it (an older
+	// version demotes only a head that has not started). Key L: b1 alone.
+	// An unkeyed event runs beside them.
+	mustEnqueueNew(t, s, orderedEnvelope("a3", "K", 3, now))
+	started := ledgerLeases(t, s, now.Add(time.Second))
+	require.Equal(t, []string{"a3"}, ids(started))
 	for _, env := range []webhooks.Envelope{
-		orderedEnvelope("a3", "K", 3, now), orderedEnvelope("a2", "K", 2, now.Add(time.Millisecond)),
+		orderedEnvelope("a2", "K", 2, now.Add(time.Millisecond)),
 		orderedEnvelope("a1", "K", 1, now.Add(2*time.Millisecond)), orderedEnvelope("b1", "L", 1, now.Add(3*time.Millisecond)),
 		orderedEnvelope("free", "", 0, now.Add(4*time.Millisecond)),
 	} {
@@ -77,7 +82,8 @@ func TestOrderingKeysRunOneAtATimeInOrder(t *testing.T) {
 
 	now = now.Add(time.Second)
 	got := ledgerLeases(t, s, now)
-	assert.ElementsMatch(t, []string{"a3", "b1", "free"}, ids(got), "one head per key, and the unkeyed job")
+	assert.ElementsMatch(t, []string{"b1", "free"}, ids(got), "one head per key (a3 is leased), and the unkeyed job")
+	got["a3"] = started["a3"]
 	assert.True(t, got["a3"].Item.Ordered)
 	assert.False(t, got["free"].Item.Ordered, "no key: unordered")
 	assert.Zero(t, got["a3"].Applied)
@@ -231,4 +237,39 @@ func TestDeleteSucceededSweepsIdleKeys(t *testing.T) {
 	got := ledgerLeases(t, s, baseTime.Add(time.Second))
 	require.Contains(t, got, "busy")
 	assert.Equal(t, int64(5), got["busy"].Applied, "E's guard is kept")
+}
+
+// TestOrderingKeysDemoteOneStatement: an enqueue of its own statement
+// (enqueueSQL with WithEnqueueBatch(1), enqueueNotifySQL in EnqueueTx)
+// demotes its key's head that has not started when it brings an older
+// version: the older job runs first, the demoted head next. (The
+// conformance suite's enqueues go through the group commit statement.)
+// Mutation: no demotion in jobsCTE.
+func TestOrderingKeysDemoteOneStatement(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewPool(t, storePoolConns)
+	s := newStoreOn(t, pool, pgtest.NewSchema(t, pool), pgstore.WithEnqueueBatch(1))
+	ctx := t.Context()
+	mustEnqueueNew(t, s, orderedEnvelope("k200", "K", 200, baseTime))
+	mustEnqueueNew(t, s, orderedEnvelope("k100", "K", 100, baseTime))
+	mustEnqueueNew(t, s, orderedEnvelope("l200", "L", 200, baseTime))
+	tx := pgtest.Begin(t, pool)
+	res, err := s.EnqueueTx(ctx, tx, orderedEnvelope("l100", "L", 100, baseTime))
+	require.NoError(t, err)
+	require.Equal(t, webhooks.EnqueueNew, res.Outcome)
+	require.NoError(t, tx.Commit(ctx))
+	for _, id := range []string{"k200", "l200"} {
+		d, err := s.Get(ctx, testKey(id))
+		require.NoError(t, err)
+		assert.Equal(t, webhooks.StateWaiting, d.State, "%s was demoted", id)
+	}
+	now := baseTime.Add(time.Second)
+	got := ledgerLeases(t, s, now)
+	require.ElementsMatch(t, []string{"k100", "l100"}, ids(got), "the older versions demoted the unstarted heads")
+	for _, l := range got {
+		require.NoError(t, s.Settle(ctx, succeeded(l, now)))
+	}
+	got = ledgerLeases(t, s, now)
+	require.ElementsMatch(t, []string{"k200", "l200"}, ids(got), "the demoted heads run next")
+	assert.Equal(t, int64(100), got["k200"].Applied)
 }

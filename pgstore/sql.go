@@ -120,7 +120,11 @@ quarantined AS (
 // is key order: the other statements that lock several (a settlement
 // batch, a group commit) lock them in key order too. Other jobs are
 // pending, due at $11. A duplicate adds none.
-const jobsCTE = `
+//
+// A job of a version ($17 above 0) older than its key's head, when that
+// head has not started, takes its place (demotedCTE): the head goes back
+// to waiting, and the job is the head.
+var jobsCTE = `
 wanted AS (
 	SELECT h.handler, h.o, CASE WHEN h.ordered THEN $16::text END AS okey
 	FROM upsert, unnest($14::text[], $15::boolean[]) WITH ORDINALITY AS h(handler, ordered, o)
@@ -135,20 +139,57 @@ wanted AS (
 		depth = k.depth + 1,
 		updated_at = EXCLUDED.updated_at
 	RETURNING k.handler, k.depth, k.dead_ahead, k.last_dead_event_id
+), demoted AS (
+	UPDATE {{schema}}.inbox_jobs AS j SET ` + demoteSet("coalesce($11::timestamptz, now())") + `
+	FROM keyed AS k
+	WHERE k.depth > 1 AND $17::bigint > 0
+		AND j.handler = k.handler AND j.provider = $1 AND j.tenant = $2 AND j.ordering_key = $16::text
+		AND ` + demotable("j", "$17::bigint") + `
+	RETURNING j.handler
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
 		ordering_key, order_version, overtook_event_id)
 	SELECT $1, $2, $3, w.handler, $4,
-		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($11::timestamptz, now()) END,
+		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL ELSE coalesce($11::timestamptz, now()) END,
 		coalesce($11::timestamptz, now()),
 		w.okey, $17::bigint,
-		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+		CASE WHEN (k.depth = 1 OR d.handler IS NOT NULL) AND k.dead_ahead > 0 THEN k.last_dead_event_id END
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON k.handler = w.handler
+	LEFT JOIN demoted AS d ON d.handler = w.handler
 	ORDER BY w.o
 )`
+
+// demotable is the condition, on the job alias of a key's head, under
+// which an enqueued job of the key of version (above 0) demotes it: the
+// head is of a newer version and has not started: pending, its attempt
+// counter (attempt_seq) never raised and never leased (an acquisition
+// always writes lease_worker, which nothing clears), so no instance ever
+// ran or held it. A head that has started keeps its key, and the stale
+// guard (webhooks.Lease.Applied) tells the older job, which runs after
+// it.
+//
+// The statement holds the key's row (the upsert's lock) when it updates
+// the head, and the UPDATE re-checks the condition on the head's latest
+// version when it gets the row's lock: an acquisition that leased the
+// head first (committed) leaves it leased, and the enqueued job waits.
+// An acquisition that comes to the head after the demotion skips it
+// while the enqueue holds its lock (SKIP LOCKED), and after it commits
+// re-checks its WHERE on the latest version, waiting, and does not take
+// it. A head committed after the statement's snapshot is not seen, and
+// is not demoted: the enqueued job then waits, as before demotion.
+func demotable(alias, version string) string {
+	return alias + `.state = 'pending' AND ` + alias + `.attempt_seq = 0 AND ` + alias + `.lease_worker IS NULL
+		AND ` + alias + `.order_version > ` + version
+}
+
+// demoteSet is the SET list of a demotion at now: the head waits, not
+// due, and flags no overtaking (it is flagged again when promoted).
+func demoteSet(now string) string {
+	return `state = 'waiting', next_attempt_at = NULL, overtook_event_id = NULL, updated_at = ` + now
+}
 
 // enqueueState is the state an enqueue reports: a new event's jobs are
 // pending; a duplicate's are summed up (jobStateSummary) as of the
@@ -198,7 +239,9 @@ SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1"
 // (handler, provider, tenant, ordering key) are counted (c) and ranked by
 // (version, position) (r); the key's row is upserted once, depth + c, in
 // key order, and a job is the key's head iff new depth - c + r = 1 (the
-// key had none, and it comes first), waiting otherwise (see jobsCTE).
+// key had none, and it comes first), or it is the first (r = 1) and
+// demoted the key's head, which has not started and is of a newer version
+// (see demotable); waiting otherwise (see jobsCTE).
 //
 // $1 provider, $2 tenant, $3 event_id, $4 event_type, $5 payload,
 // $6 headers, $7 digest, $8 key_id, $9 occurred_at, $10 received_at,
@@ -264,19 +307,34 @@ WITH input AS (
 		depth = k.depth + EXCLUDED.depth,
 		updated_at = EXCLUDED.updated_at
 	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id
+), demoted AS (
+	UPDATE {{schema}}.inbox_jobs AS j SET ` + demoteSet("coalesce(r.due_at, now())") + `
+	FROM ranked AS r
+	JOIN keyed AS k
+		ON k.handler = r.handler AND k.provider = r.provider AND k.tenant = r.tenant AND k.ordering_key = r.okey
+	WHERE r.r = 1 AND k.depth > r.c AND r.order_version > 0
+		AND j.handler = r.handler AND j.provider = r.provider AND j.tenant = r.tenant AND j.ordering_key = r.okey
+		AND ` + demotable("j", "r.order_version") + `
+	RETURNING j.handler, j.provider, j.tenant, j.ordering_key
+), heads AS (
+	SELECT r.o, k.dead_ahead, k.last_dead_event_id,
+		k.depth - r.c + r.r = 1 OR r.r = 1 AND EXISTS (SELECT 1 FROM demoted AS d
+			WHERE d.handler = r.handler AND d.provider = r.provider AND d.tenant = r.tenant AND d.ordering_key = r.okey) AS head
+	FROM ranked AS r
+	JOIN keyed AS k
+		ON k.handler = r.handler AND k.provider = r.provider AND k.tenant = r.tenant AND k.ordering_key = r.okey
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
 		ordering_key, order_version, overtook_event_id)
 	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
-		CASE WHEN k.depth - r.c + r.r > 1 THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN k.depth - r.c + r.r > 1 THEN NULL ELSE coalesce(r.due_at, now()) END,
+		CASE WHEN h.head IS false THEN 'waiting' ELSE 'pending' END,
+		CASE WHEN h.head IS false THEN NULL ELSE coalesce(r.due_at, now()) END,
 		coalesce(r.due_at, now()),
 		r.okey, r.order_version,
-		CASE WHEN k.depth - r.c + r.r = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+		CASE WHEN h.head AND h.dead_ahead > 0 THEN h.last_dead_event_id END
 	FROM ranked AS r
-	LEFT JOIN keyed AS k
-		ON k.handler = r.handler AND k.provider = r.provider AND k.tenant = r.tenant AND k.ordering_key = r.okey
+	LEFT JOIN heads AS h ON h.o = r.o
 	ORDER BY r.o
 )
 SELECT n, inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("m.provider", "m.tenant", "m.event_id")) + `

@@ -17,6 +17,8 @@ import (
 var orderingCases = []inboxCase{
 	{"OneAtATimePerKey", testOneAtATimePerKey},
 	{"OccurrenceOrder", testOccurrenceOrder},
+	{"OlderVersionDemotesUnstartedHead", testOlderVersionDemotesUnstartedHead},
+	{"StartedHeadKeepsKey", testStartedHeadKeepsKey},
 	{"RetryingHeadHoldsOnlyItsKey", testRetryingHeadHoldsOnlyItsKey},
 	{"CrashedHeadTakenOver", testCrashedHeadTakenOver},
 	{"AbandonKeepsHead", testAbandonKeepsHead},
@@ -130,6 +132,90 @@ func testOccurrenceOrder(t *testing.T, s webhooks.InboxStore) {
 		mustSettle(t, s, succeed(l, now))
 	}
 	wantNoJobDue(t, s, ledger, at(24*time.Hour), "every job succeeded")
+}
+
+// testOlderVersionDemotesUnstartedHead: an event of an older version that
+// arrives while its key's head is pending and was never leased takes the
+// head's place, and the old head waits, to run next: v200 then v100
+// arriving run v100, then v200. A job of no version (0) or of the head's
+// version demotes nothing. Mutation: never demote (v200 runs first), or
+// demote without the version check.
+func testOlderVersionDemotesUnstartedHead(t *testing.T, s webhooks.InboxStore) {
+	mustEnqueue(t, s, ordered("v200", "cus_1", 200, base))
+	wantEnqueue(t, s, ordered("v100", "cus_1", 100, at(time.Second)), webhooks.EnqueueResult{Outcome: webhooks.EnqueueNew, State: webhooks.StatePending}, "of an older version behind an unstarted head")
+	wantState(t, s, "v200", ledger, webhooks.StateWaiting, "v100, older, arrived before v200 started")
+	wantState(t, s, "v100", ledger, webhooks.StatePending, "it took the unstarted v200's place")
+	// Key cus_2: no version and the same version demote nothing.
+	mustEnqueue(t, s, ordered("w200", "cus_2", 200, base))
+	mustEnqueue(t, s, ordered("w0", "cus_2", 0, at(time.Second)))
+	mustEnqueue(t, s, ordered("w200b", "cus_2", 200, at(2*time.Second)))
+
+	now := at(3 * time.Second)
+	got := wantLeases(t, s, ledger, now, "v100 demoted the unstarted v200; w200 is cus_2's head", "v100", "w200")
+	if l := got["v100"]; l.Applied != 0 || l.Attempt != 1 || l.Item.Overtook != "" {
+		t.Errorf("the lease on v100: Applied %d, Attempt %d, Overtook %q; want 0, 1, none", l.Applied, l.Attempt, l.Item.Overtook)
+	}
+	wantNoJobDue(t, s, ledger, now, "v200 waits behind v100; w0 and w200b behind w200")
+	now = now.Add(time.Second)
+	mustSettle(t, s, succeed(got["v100"], now))
+	mustSettle(t, s, succeed(got["w200"], now))
+	got = wantLeases(t, s, ledger, now, "v100 succeeded: the demoted v200 is next; w0 (version 0) runs by version before w200b", "v200", "w0")
+	if l := got["v200"]; l.Applied != 100 || l.Attempt != 1 {
+		t.Errorf("the lease on the demoted v200: Applied %d, Attempt %d; want 100, 1", l.Applied, l.Attempt)
+	}
+	now = now.Add(time.Second)
+	mustSettle(t, s, succeed(got["v200"], now))
+	mustSettle(t, s, succeed(got["w0"], now))
+	mustSettle(t, s, succeed(wantLeases(t, s, ledger, now, "w0 succeeded", "w200b")["w200b"], now))
+	wantNoJobDue(t, s, ledger, at(24*time.Hour), "every job succeeded")
+}
+
+// testStartedHeadKeepsKey: a head that has started keeps its key when an
+// older version arrives: one leased and abandoned (its attempt not
+// counted), one retried, and, on a webhooks.LeaseStarter, one whose lease
+// was held and given back unstarted. The older job waits and runs after it, told by
+// the stale guard that the newer version was applied. Mutation: demote a
+// head whatever its leases (the older job runs first).
+func testStartedHeadKeepsKey(t *testing.T, s webhooks.InboxStore) {
+	mustEnqueue(t, s, ordered("a200", "cus_a", 200, base))
+	mustEnqueue(t, s, ordered("b200", "cus_b", 200, base))
+	got := wantLeases(t, s, ledger, base, "the heads", "a200", "b200")
+	mustSettle(t, s, abandon(got["a200"], at(time.Second)))
+	mustSettle(t, s, retry(got["b200"], transient, at(time.Second), at(time.Second)))
+	mustEnqueue(t, s, ordered("a100", "cus_a", 100, at(2*time.Second)))
+	mustEnqueue(t, s, ordered("b100", "cus_b", 100, at(2*time.Second)))
+	wantState(t, s, "a100", ledger, webhooks.StateWaiting, "a200 was leased before a100 arrived")
+	wantState(t, s, "b100", ledger, webhooks.StateWaiting, "b200 was attempted before b100 arrived")
+
+	now := at(3 * time.Second)
+	got = wantLeases(t, s, ledger, now, "the started heads keep their keys", "a200", "b200")
+	now = now.Add(time.Second)
+	mustSettle(t, s, succeed(got["a200"], now))
+	mustSettle(t, s, succeed(got["b200"], now))
+	got = wantLeases(t, s, ledger, now, "the older jobs run after the heads", "a100", "b100")
+	for _, id := range []string{"a100", "b100"} {
+		if got[id].Applied != 200 {
+			t.Errorf("the lease on %s, older than the head that ran before it: Applied %d; want 200", id, got[id].Applied)
+		}
+	}
+	if !is[webhooks.LeaseStarter](s) {
+		return
+	}
+	// A head whose lease was held and given back unstarted was leased: it
+	// keeps its key too, though no attempt of it started.
+	mustEnqueue(t, s, ordered("c200", "cus_c", 200, now))
+	held := acquireWith(t, s, webhooks.AcquireRequest{Now: now, LeaseDuration: leaseFor, Max: 1, Hold: true, Start: 0, Handler: ledger})
+	if len(held) != 1 || !held[0].Held {
+		t.Fatalf("Acquire(Hold, Start 0) leased %s; want c200, held", leaseKeys(held))
+	}
+	mustSettle(t, s, abandon(held[0], now))
+	mustEnqueue(t, s, ordered("c100", "cus_c", 100, now))
+	wantState(t, s, "c100", ledger, webhooks.StateWaiting, "c200 was leased (held) before c100 arrived")
+	got = wantLeases(t, s, ledger, now, "c200, given back unstarted, keeps cus_c", "c200")
+	mustSettle(t, s, succeed(got["c200"], now))
+	if l := wantLeases(t, s, ledger, now, "c200 succeeded", "c100")["c100"]; l.Applied != 200 {
+		t.Errorf("the lease on c100: Applied %d; want 200", l.Applied)
+	}
 }
 
 // testRetryingHeadHoldsOnlyItsKey: a head retried an hour later keeps its
@@ -269,10 +355,13 @@ func testDeadHeadReleasesAndFlags(t *testing.T, s webhooks.InboxStore) {
 // it); a success noted FailureSkipped leaves it. Mutation: a skipped
 // success raises it.
 func testStaleGuard(t *testing.T, s webhooks.InboxStore) {
+	mustEnqueue(t, s, ordered("v100", "cus_1", 100, base))
+	first := wantLeases(t, s, ledger, base, "the head", "v100")["v100"]
+	// v100 has started: the older v50 waits behind it.
 	for _, c := range []struct {
 		id      string
 		version int64
-	}{{"v100", 100}, {"v50", 50}, {"v200", 200}, {"v300", 300}} {
+	}{{"v50", 50}, {"v200", 200}, {"v300", 300}} {
 		mustEnqueue(t, s, ordered(c.id, "cus_1", c.version, base))
 	}
 	skipped := webhooks.Failure{Class: webhooks.FailureSkipped, Message: "the handler skipped it (webhooks.Skip)"}
@@ -282,7 +371,10 @@ func testStaleGuard(t *testing.T, s webhooks.InboxStore) {
 		applied int64
 		skip    bool
 	}{{"v100", 0, false}, {"v50", 100, false}, {"v200", 100, true}, {"v300", 100, false}} {
-		l := wantLeases(t, s, ledger, now, "the key's jobs run by version", step.id)[step.id]
+		l := first
+		if step.id != "v100" {
+			l = wantLeases(t, s, ledger, now, "the key's jobs run by version", step.id)[step.id]
+		}
 		if l.Applied != step.applied {
 			t.Errorf("the lease on %s: Applied %d; want %d", step.id, l.Applied, step.applied)
 		}
