@@ -76,6 +76,12 @@ type EventSource struct {
 	// non-empty string there, the type is left as it is: the suffix never
 	// rejects a request. Needs TypeHeader or TypePath. Defaults to none.
 	TypeSuffixPath string
+
+	// Order says where the event's ordering key and version are in the
+	// body, for ordered handlers (see Handler.Ordered and Ordering). Read
+	// only where the signature covers the body; the zero value gives
+	// every event no key.
+	Order OrderSource
 }
 
 // Validate reports every problem with the source. Exactly one ID source is
@@ -113,6 +119,7 @@ func (s EventSource) Validate() error {
 			bad("Event.%s %q is not a dotted path: use keys separated by single dots, for example \"data.object.id\"", p.field, p.path)
 		}
 	}
+	s.Order.problems(bad)
 	return errors.Join(problems...)
 }
 
@@ -133,7 +140,8 @@ func (s EventSource) Validate() error {
 // verifier that sets it afterwards).
 func (s EventSource) Extract(req *Request, v Verification, signed SignedParts) (Verification, error) {
 	var want jsonpath.Paths // one scan for every path
-	want.Set(s.IDPath, s.TypePath, s.TypeSuffixPath)
+	var paths [3 + 1 + 2*maxOrderPaths]string
+	want.Set(s.paths(paths[:0])...)
 	return s.extract(req, v, &jsonpath.Doc{Body: req.Body, Want: &want}, s.headerKeys(), signed)
 }
 
@@ -165,6 +173,13 @@ func (p SignedParts) covers(canonical string) bool {
 		}
 	}
 	return false
+}
+
+// paths appends the body paths the source reads, in the order a scan
+// should want them.
+func (s EventSource) paths(dst []string) []string {
+	dst = append(dst, s.IDPath, s.TypePath, s.TypeSuffixPath)
+	return s.Order.paths(dst)
 }
 
 // eventHeaderKeys are the canonical names of an EventSource's headers,
@@ -233,6 +248,9 @@ func (s EventSource) extract(req *Request, v Verification, doc *jsonpath.Doc, ke
 		return Verification{}, Reject(ReasonMissingEventID, "the request has no event ID")
 	}
 	v.EventID = id.value
+	if signed.Body {
+		v.Ordering = s.Order.read(doc)
+	}
 	// By source too: where IDFromBody stands in for an absent ID header,
 	// a copy that adds the header chooses the ID.
 	if s.IDHeader != "" {

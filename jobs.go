@@ -50,7 +50,7 @@ type Job struct {
 // (Version, arrival) order; a Key of "" puts the event in no key, and its
 // jobs run in parallel with everything. Keys and versions are read from
 // the signed content only: an unsigned input never decides the order
-// (see EventSource.OrderKeyPath).
+// (see EventSource.Order).
 type Ordering struct {
 	Key     string
 	Version int64

@@ -227,7 +227,7 @@ func (r SignedRequest) compile(size int, clock Clock, handshake HandshakeFunc, b
 			Base64: r.Encoding == EncodingBase64, Size: size, Max: MaxSignatures,
 		},
 		fallbacks:    r.HeaderFallbacks.compile(),
-		paths:        jsonpath.CompilePaths(r.Timestamp.Path, r.Event.IDPath, r.Event.TypePath, r.Event.TypeSuffixPath),
+		paths:        jsonpath.CompilePaths(r.Event.paths([]string{r.Timestamp.Path})...),
 		sigKey:       http.CanonicalHeaderKey(r.SignatureHeader),
 		idKey:        http.CanonicalHeaderKey(r.Event.IDHeader),
 		timestampKey: http.CanonicalHeaderKey(r.Timestamp.Header),

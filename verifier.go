@@ -98,7 +98,7 @@ type Verification struct {
 	// then be empty.
 	Handshake *Response
 	// Ordering is the event's ordering key and version, read from the
-	// signed content (see EventSource.OrderKeyPath); the Receiver stores
+	// signed content (see EventSource.Order); the Receiver stores
 	// it with the event, for ordered handlers. The zero value is no key.
 	Ordering Ordering
 	// Answer, when not nil, is what the provider expects in reply to an

@@ -102,10 +102,12 @@ func renderCatalog(t *testing.T) string {
 	b.WriteString("definition (the `HMACOptions`, `Ed25519Options` or `TokenOptions` its verifier and `webhookstest`'s\n")
 	b.WriteString("signer are built from), with notes only for what no field says; six verifiers of fixed formats\n")
 	b.WriteString("(figma, mailgun, msgraph, sendgrid, sns, twilio) are described in prose, which the harness and\n")
-	b.WriteString("`TestCatalogWindow` check against them.\n\n")
+	b.WriteString("`TestCatalogWindow` check against them. The *Ordering key* column says where an event's ordering key\n")
+	b.WriteString("and version come from (`webhooks.OrderSource`, for ordered handlers, [docs/handlers.md](../docs/handlers.md)),\n")
+	b.WriteString("always from the signed body; `TestCatalogOrdering` checks it against what each verifier stores.\n\n")
 	fmt.Fprintf(&b, "%d entries. The credential is read, by convention, from `<NAME>_WEBHOOK_SECRET` (`providers.Entry.SecretEnv`); `meta` also reads `META_WEBHOOK_VERIFY_TOKEN`.\n\n", len(providers.Names()))
-	b.WriteString("| Name | Provider | Scheme | Credential | Headers | Signed content | Window | Event ID | Signed fields | Handshakes | Answer | Vector | SDK cross-check |\n")
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	b.WriteString("| Name | Provider | Scheme | Credential | Headers | Signed content | Window | Event ID | Signed fields | Ordering key | Handshakes | Answer | Vector | SDK cross-check |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	sns := newSNSServer(t)
 	for _, e := range providers.Entries() {
 		b.WriteString(catalogRow(t, e, sns))
@@ -150,8 +152,8 @@ func catalogRow(t *testing.T, e providers.Entry, sns *snsServer) string {
 	if e.NeedsPublicURL {
 		env += " + `Config.PublicURL`"
 	}
-	return fmt.Sprintf("| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-		e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers(), e.Signed(), e.Window(), e.EventID(), signed, handshakes, answer, vec, sdkCheck(e.Name))
+	return fmt.Sprintf("| `%s` | [%s](%s) | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		e.Name, e.Title, e.Docs, e.Scheme, e.Credential, env, e.Headers(), e.Signed(), e.Window(), e.EventID(), signed, e.Ordering(), handshakes, answer, vec, sdkCheck(e.Name))
 }
 
 // TestCatalogPage checks that CATALOG.md is the catalog as the code has

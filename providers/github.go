@@ -15,6 +15,18 @@ import "github.com/hookinbox/webhooks"
 // two genuinely different deliveries with byte-identical bodies are stored
 // once).
 //
+// The ordering key (for ordered handlers) is the repository's "id", then
+// "/" and the number of the issue or pull request the event is about where
+// it has one ("1296269/1347"): GitHub numbers issues and pull requests in
+// one sequence per repository, so a pull request's own events and the
+// comments on it (issue_comment, whose "issue" is the pull request) share
+// a key. Its version is that issue's or pull request's "updated_at" (RFC
+// 3339). Events of a repository that name neither, such as push, have the
+// repository's key and no version: they run in received order. Form-encoded
+// deliveries have no key. Turn keys off for GitHub with
+// webhooks.WithOrdering("github", nil) where one repository's events
+// should not wait for each other.
+//
 // To have the body's action in the type ("pull_request.opened"), set
 // Event.TypeSuffixPath; events without an action, and form-encoded
 // deliveries, keep the plain type:
@@ -34,11 +46,16 @@ import "github.com/hookinbox/webhooks"
 func GitHubOptions() webhooks.HMACOptions {
 	return webhooks.HMACOptions{
 		SignedRequest: webhooks.SignedRequest{
-			SignatureHeader:       "X-Hub-Signature-256",
-			SignaturePrefix:       "sha256=",
-			Encoding:              webhooks.EncodingHex,
-			SignedContent:         "{body}",
-			Event:                 webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event"},
+			SignatureHeader: "X-Hub-Signature-256",
+			SignaturePrefix: "sha256=",
+			Encoding:        webhooks.EncodingHex,
+			SignedContent:   "{body}",
+			Event: webhooks.EventSource{IDHeader: "X-GitHub-Delivery", TypeHeader: "X-GitHub-Event", Order: webhooks.OrderSource{
+				ScopePath:     "repository.id",
+				KeyPaths:      []string{"issue.number", "pull_request.number"},
+				VersionPaths:  []string{"issue.updated_at", "pull_request.updated_at"},
+				VersionFormat: webhooks.TimestampRFC3339,
+			}},
 			OtherSignatureHeaders: []string{"X-Hub-Signature"},
 		},
 	}

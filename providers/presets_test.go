@@ -36,6 +36,8 @@ type presetCase struct {
 	// unsigned is what the signature leaves out, as the provider
 	// documents it.
 	unsigned webhooks.UnsignedFields
+	// ordering is the ordering key and version the message's body gives.
+	ordering webhooks.Ordering
 	// sign returns the headers of msg signed with secret as the
 	// provider's documentation says (not from opts: the case checks
 	// opts against it).
@@ -88,9 +90,10 @@ func presetCases() []presetCase {
 			secrets: [3]string{"whsec_current_a1b2c3", "whsec_next_d4e5f6", "whsec_retired_g7h8"},
 			message: func(at time.Time) webhookstest.SignedMessage {
 				return webhookstest.SignedMessage{ID: "evt_rt", Type: "invoice.paid", Timestamp: at,
-					Body: []byte(`{"id":"evt_rt","object":"event","type":"invoice.paid","data":{"object":{"id":"in_1"}}}`)}
+					Body: []byte(`{"id":"evt_rt","object":"event","created":1700000000,"type":"invoice.paid","data":{"object":{"id":"in_1"}}}`)}
 			},
 			wantID: presetFixedID("evt_rt"), wantType: "invoice.paid",
+			ordering: webhooks.Ordering{Key: "in_1", Version: 1700000000_000000},
 		},
 		{
 			name:     "github",
@@ -245,6 +248,7 @@ func TestPresets(t *testing.T) {
 					EventType: pc.wantType,
 					KeyID:     "static:0",
 					Unsigned:  pc.unsigned,
+					Ordering:  pc.ordering,
 				}
 				if presetTimestamped(pc.opts) {
 					want.OccurredAt = fixedNow

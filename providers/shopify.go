@@ -13,6 +13,14 @@ import "github.com/hookinbox/webhooks"
 // is X-Shopify-Webhook-Id, which identifies one webhook and is repeated
 // when Shopify retries it; the type is X-Shopify-Topic ("orders/create").
 //
+// The ordering key (for ordered handlers) is the body's
+// "admin_graphql_api_id" ("gid://shopify/Order/820982911946154508"),
+// which names the resource across types, and its version the resource's
+// "updated_at" (RFC 3339); Shopify does not deliver webhooks in order. The
+// payloads of deletions carry only the resource's "id", and the resource
+// type is only in the unsigned X-Shopify-Topic, so they have no key: use
+// webhooks.WithOrdering to key them yourself.
+//
 // Shopify also sends X-Shopify-Event-Id, shared by every webhook one
 // merchant action causes (one per subscription to the topic). To store
 // such an event once however many subscriptions deliver it, use it as the
@@ -37,7 +45,11 @@ func ShopifyOptions() webhooks.HMACOptions {
 			SignatureHeader: "X-Shopify-Hmac-Sha256",
 			Encoding:        webhooks.EncodingBase64,
 			SignedContent:   "{body}",
-			Event:           webhooks.EventSource{IDHeader: "X-Shopify-Webhook-Id", TypeHeader: "X-Shopify-Topic"},
+			Event: webhooks.EventSource{IDHeader: "X-Shopify-Webhook-Id", TypeHeader: "X-Shopify-Topic", Order: webhooks.OrderSource{
+				KeyPaths:      []string{"admin_graphql_api_id"},
+				VersionPaths:  []string{"updated_at"},
+				VersionFormat: webhooks.TimestampRFC3339,
+			}},
 		},
 		CheckSecret: shopifyWrongKind,
 	}

@@ -16,6 +16,13 @@ import "github.com/hookinbox/webhooks"
 // t must lie within webhooks.DefaultTolerance (five minutes) of the clock
 // in either direction; it becomes OccurredAt.
 //
+// The ordering key (for ordered handlers) is the body's "data.object.id",
+// the object the event is about ("in_…", "sub_…"), and its version the
+// event's "created" (Unix seconds): Stripe documents that it does not
+// deliver events in the order they were generated
+// (https://docs.stripe.com/webhooks#event-ordering). Events of one second
+// keep their received order.
+//
 //	webhooks.NewHMACVerifier(providers.StripeOptions(), webhooks.StaticSecrets(os.Getenv("STRIPE_WEBHOOK_SECRET")))
 //
 // Source: https://docs.stripe.com/webhooks#verify-manually — the header's
@@ -32,7 +39,10 @@ func StripeOptions() webhooks.HMACOptions {
 			Encoding:          webhooks.EncodingHex,
 			SignedContent:     "{timestamp}.{body}",
 			Timestamp:         webhooks.TimestampSource{Key: "t", Tolerance: webhooks.DefaultTolerance},
-			Event:             webhooks.EventSource{IDPath: "id", TypePath: "type"},
+			Event: webhooks.EventSource{IDPath: "id", TypePath: "type", Order: webhooks.OrderSource{
+				KeyPaths:     []string{"data.object.id"},
+				VersionPaths: []string{"created"},
+			}},
 		},
 		SecretPrefix: "whsec_",
 		CheckSecret:  stripeWrongKind,

@@ -64,7 +64,7 @@ var samples = map[string]sample{
 	"github": {"push", func(_ *Signer, _, _ string, _ time.Time) []byte {
 		// A commit of its own: GitHub's type header is not signed, and a
 		// body is refused under another type than it was first sent with.
-		return fmt.Appendf(nil, `{"ref":"refs/heads/main","before":"0000000000000000000000000000000000000000","after":"%s%s%s","repository":{"full_name":"acme/app"},"sender":{"login":"ada"}}`, rand16(), rand16(), rand16()[:8])
+		return fmt.Appendf(nil, `{"ref":"refs/heads/main","before":"0000000000000000000000000000000000000000","after":"%s%s%s","repository":{"id":1296269,"full_name":"acme/app"},"sender":{"login":"ada"}}`, rand16(), rand16(), rand16()[:8])
 	}},
 	"gitlab": {"Push Hook", func(_ *Signer, _, _ string, _ time.Time) []byte {
 		return []byte(`{"object_kind":"push","ref":"refs/heads/main","project":{"path_with_namespace":"acme/app"},"user_username":"ada"}`)
@@ -127,7 +127,7 @@ var samples = map[string]sample{
 		return []byte(`{"action":"created","installation":{"uuid":"a8e5d37a-696c-4c54-adb5-b3f28d64c7de"},"data":{"issue":{"id":"1170820242","title":"Error: boom","status":"unresolved"}},"actor":{"type":"application","id":"sentry","name":"Sentry"}}`)
 	}},
 	"shopify": {"orders/create", func(_ *Signer, _, _ string, _ time.Time) []byte {
-		return []byte(`{"id":820982911946154508,"email":"ada@example.com","total_price":"9.99","currency":"USD","financial_status":"paid"}`)
+		return []byte(`{"id":820982911946154508,"admin_graphql_api_id":"gid://shopify/Order/820982911946154508","updated_at":"2024-05-01T12:30:00-04:00","email":"ada@example.com","total_price":"9.99","currency":"USD","financial_status":"paid"}`)
 	}},
 	"slack": {"app_mention", func(_ *Signer, id, typ string, now time.Time) []byte {
 		return fmt.Appendf(nil, `{"token":%s,"team_id":"T061EG9R6","api_app_id":"A0PNCHHK2","event":{"type":%s,"user":"U061F7AUR","text":"<@U0LAN0Z89> hello","ts":"1515449522.000016","channel":"C0LAN2Q65"},"type":"event_callback","event_id":%s,"event_time":%s}`, q("vt"+rand16()), q(typ), q(id), unix(now))
