@@ -124,7 +124,8 @@ LIMIT `
 // the key's depth goes up by one, and the job is the key's head, pending,
 // when the key has no other unfinished job, and waits behind the head
 // otherwise (its "due time" is then the replay's now: it runs after what
-// runs now). A replayed dead letter no longer holds its key's later jobs'
+// runs now); a head copies its key's applied version (see jobsCTE).
+// A replayed dead letter no longer holds its key's later jobs'
 // overtaking (dead_ahead down by one). The job is locked first (target),
 // then its key: the order of every statement that takes a job and its key
 // but a settlement, which locks heads, never dead or finished jobs.
@@ -150,7 +151,7 @@ WITH target AS (
 		dead_ahead = greatest(k.dead_ahead - (SELECT count(*) FROM target AS t
 			WHERE t.handler = k.handler AND t.was = 'dead')::int, 0),
 		updated_at = EXCLUDED.updated_at
-	RETURNING k.handler, k.depth
+	RETURNING k.handler, k.depth, k.applied_version
 ), replayed AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET
 		state = CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
@@ -159,6 +160,7 @@ WITH target AS (
 		closed_at = NULL,
 		completed_at = NULL,
 		overtook_event_id = NULL,
+		applied_version = CASE WHEN k.depth = 1 THEN k.applied_version END,
 		updated_at = coalesce($4::timestamptz, now()),
 		attempts = CASE WHEN $5::boolean THEN 0 ELSE j.attempts END
 	FROM target AS t
@@ -449,17 +451,18 @@ WITH existing AS (
 	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
 		depth = k.depth + 1,
 		updated_at = EXCLUDED.updated_at
-	RETURNING k.depth, k.dead_ahead, k.last_dead_event_id
+	RETURNING k.depth, k.dead_ahead, k.last_dead_event_id, k.applied_version
 ), created AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
-		ordering_key, order_version, overtook_event_id)
+		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT w.provider, w.tenant, w.event_id, $11::text, w.event_type,
 		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
 		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
 		coalesce($4::timestamptz, now()),
 		w.okey, CASE WHEN w.okey IS NOT NULL THEN w.order_version ELSE 0 END,
-		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END,
+		CASE WHEN k.depth = 1 THEN k.applied_version END
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON true
 	RETURNING coalesce(next_attempt_at, $4::timestamptz, now()) AS due

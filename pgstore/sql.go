@@ -115,11 +115,12 @@ quarantined AS (
 // pending, when the key had no unfinished job (depth 1 now), and waits
 // behind the head otherwise; a head that starts while an earlier dead
 // letter of its key is neither replayed nor closed (dead_ahead) ran past
-// it, and says so (overtook_event_id), as a promoted one does. Key rows
-// are locked in handler order, which
-// is key order: the other statements that lock several (a settlement
-// batch, a group commit) lock them in key order too. Other jobs are
-// pending, due at $11. A duplicate adds none.
+// it, and says so (overtook_event_id), as a promoted one does; a head
+// copies its key's applied version (applied_version, which acquisition
+// returns as webhooks.Lease.Applied), as a promoted one does. Key rows
+// are locked in handler order, which is key order: the other statements
+// that lock several (a settlement batch, a group commit) lock them in key
+// order too. Other jobs are pending, due at $11. A duplicate adds none.
 //
 // A job of a version ($17 above 0) older than its key's head, when that
 // head has not started, takes its place (demotedCTE): the head goes back
@@ -138,7 +139,7 @@ wanted AS (
 	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
 		depth = k.depth + 1,
 		updated_at = EXCLUDED.updated_at
-	RETURNING k.handler, k.depth, k.dead_ahead, k.last_dead_event_id
+	RETURNING k.handler, k.depth, k.dead_ahead, k.last_dead_event_id, k.applied_version
 ), demoted AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET ` + demoteSet("coalesce($11::timestamptz, now())") + `
 	FROM keyed AS k
@@ -149,13 +150,14 @@ wanted AS (
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
-		ordering_key, order_version, overtook_event_id)
+		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT $1, $2, $3, w.handler, $4,
 		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN 'waiting' ELSE 'pending' END,
 		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL ELSE coalesce($11::timestamptz, now()) END,
 		coalesce($11::timestamptz, now()),
 		w.okey, $17::bigint,
-		CASE WHEN (k.depth = 1 OR d.handler IS NOT NULL) AND k.dead_ahead > 0 THEN k.last_dead_event_id END
+		CASE WHEN (k.depth = 1 OR d.handler IS NOT NULL) AND k.dead_ahead > 0 THEN k.last_dead_event_id END,
+		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN k.applied_version END
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON k.handler = w.handler
 	LEFT JOIN demoted AS d ON d.handler = w.handler
@@ -186,9 +188,10 @@ func demotable(alias, version string) string {
 }
 
 // demoteSet is the SET list of a demotion at now: the head waits, not
-// due, and flags no overtaking (it is flagged again when promoted).
+// due, and flags no overtaking nor applied version (it copies both again
+// when promoted).
 func demoteSet(now string) string {
-	return `state = 'waiting', next_attempt_at = NULL, overtook_event_id = NULL, updated_at = ` + now
+	return `state = 'waiting', next_attempt_at = NULL, overtook_event_id = NULL, applied_version = NULL, updated_at = ` + now
 }
 
 // enqueueState is the state an enqueue reports: a new event's jobs are
@@ -306,7 +309,8 @@ WITH input AS (
 	ON CONFLICT (handler, provider, tenant, ordering_key) DO UPDATE SET
 		depth = k.depth + EXCLUDED.depth,
 		updated_at = EXCLUDED.updated_at
-	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id
+	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id,
+		k.applied_version
 ), demoted AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET ` + demoteSet("coalesce(r.due_at, now())") + `
 	FROM ranked AS r
@@ -317,7 +321,7 @@ WITH input AS (
 		AND ` + demotable("j", "r.order_version") + `
 	RETURNING j.handler, j.provider, j.tenant, j.ordering_key
 ), heads AS (
-	SELECT r.o, k.dead_ahead, k.last_dead_event_id,
+	SELECT r.o, k.dead_ahead, k.last_dead_event_id, k.applied_version,
 		k.depth - r.c + r.r = 1 OR r.r = 1 AND EXISTS (SELECT 1 FROM demoted AS d
 			WHERE d.handler = r.handler AND d.provider = r.provider AND d.tenant = r.tenant AND d.ordering_key = r.okey) AS head
 	FROM ranked AS r
@@ -326,13 +330,14 @@ WITH input AS (
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
-		ordering_key, order_version, overtook_event_id)
+		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
 		CASE WHEN h.head IS false THEN 'waiting' ELSE 'pending' END,
 		CASE WHEN h.head IS false THEN NULL ELSE coalesce(r.due_at, now()) END,
 		coalesce(r.due_at, now()),
 		r.okey, r.order_version,
-		CASE WHEN h.head AND h.dead_ahead > 0 THEN h.last_dead_event_id END
+		CASE WHEN h.head AND h.dead_ahead > 0 THEN h.last_dead_event_id END,
+		CASE WHEN h.head THEN h.applied_version END
 	FROM ranked AS r
 	LEFT JOIN heads AS h ON h.o = r.o
 	ORDER BY r.o
@@ -367,9 +372,12 @@ func legacyReclaimedSQL(alias, number string) string {
 
 // appliedSQL reads, for the job i, its key's applied version
 // (webhooks.Lease.Applied): NULL for an unordered job or a key none has
-// succeeded in. No lock: only the key's head runs, and it is the job.
-const appliedSQL = `(SELECT k.applied_version FROM {{schema}}.inbox_keys AS k
-	WHERE k.handler = i.handler AND k.provider = i.provider AND k.tenant = i.tenant AND k.ordering_key = i.ordering_key) AS applied`
+// succeeded in. The job holds it: every statement that makes a job its
+// key's head (the enqueues, a settlement's promotion, a replay) copies
+// the key row's applied_version into the job, and only the head's own
+// success raises the key's, so the copy is the key's while the job is the
+// head, and acquisition reads no other table for it.
+const appliedSQL = `i.applied_version AS applied`
 
 // acquireSQL leases up to $3 due items, the longest due first. The due
 // CTE locks candidate rows, skipping rows another transaction holds; locking
@@ -697,7 +705,8 @@ WITH input AS (
 		updated_at = coalesce(e.now, now())
 	FROM ended AS e
 	WHERE k.handler = e.handler AND k.provider = e.provider AND k.tenant = e.tenant AND k.ordering_key = e.ordering_key
-	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id, e.now
+	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id,
+		k.applied_version, e.now
 ), nxt AS MATERIALIZED (
 	SELECT k.*, w.event_id, w.job
 	FROM keyed AS k
@@ -713,7 +722,8 @@ WITH input AS (
 		state = 'pending',
 		next_attempt_at = coalesce(n.now, now()),
 		updated_at = coalesce(n.now, now()),
-		overtook_event_id = CASE WHEN n.dead_ahead > 0 THEN n.last_dead_event_id END
+		overtook_event_id = CASE WHEN n.dead_ahead > 0 THEN n.last_dead_event_id END,
+		applied_version = n.applied_version
 	FROM nxt AS n
 	WHERE j.ctid = n.job AND j.provider = n.provider AND j.tenant = n.tenant AND j.event_id = n.event_id
 		AND j.handler = n.handler AND j.state = 'waiting'

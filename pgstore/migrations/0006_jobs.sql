@@ -77,6 +77,12 @@ CREATE TABLE {{schema}}.inbox_jobs (
     -- of the key was neither replayed nor closed: that dead letter's
     -- event ID.
     overtook_event_id  text COLLATE "C",
+    -- the key's applied version (inbox_keys.applied_version, the stale
+    -- guard webhooks.Lease.Applied) copied when the job became its key's
+    -- head: it cannot change while the job is the head (only the head's
+    -- own success raises it), so acquisition reads the job alone. NULL for
+    -- an unordered job, a waiting one, or a key none has succeeded in.
+    applied_version    bigint,
 
     CONSTRAINT inbox_jobs_state_check
         CHECK (state IN ('waiting', 'pending', 'leased', 'succeeded', 'dead', 'closed')),
