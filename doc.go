@@ -94,8 +94,10 @@
 // A Receiver given the Processor asks it, as a [JobRouter], for the jobs
 // of each event. An Ordered handler runs the jobs of one [Ordering] key
 // (one Stripe customer, one GitHub pull request) one at a time, in the
-// provider's order; the catalog derives the keys from signed content and
-// [WithOrdering] takes an [OrderingFunc] of the host's own. A handler that
+// provider's order; the catalog derives the keys from signed content, a
+// verifier of the host's own reads them where its [EventSource] has an
+// [OrderSource], and [WithOrdering] takes an [OrderingFunc] of the host's
+// own. A handler that
 // finds an event older than what it applied returns [Skip]
 // ([ErrSkipped]). Both need a store that supports them ([FanOutStore]);
 // NewProcessor and NewReceiver refuse one that does not.
