@@ -131,8 +131,12 @@ func escapeKeyPart(s string) string {
 	if !strings.ContainsAny(s, "%/") {
 		return s
 	}
-	return strings.NewReplacer("%", "%25", "/", "%2F").Replace(s)
+	return keyPartEscaper.Replace(s)
 }
+
+// keyPartEscaper writes "%" and "/" of a scoped key's part; built once,
+// as a Replacer is safe for concurrent use.
+var keyPartEscaper = strings.NewReplacer("%", "%25", "/", "%2F")
 
 // storableKey returns key when CheckOrdering takes it, else "sha256:" and
 // the hex of its SHA-256: a body's key longer than MaxOrderingKeyBytes, or
