@@ -163,10 +163,13 @@ func equalStrings(a, b []string) bool {
 func testStatsPerHandler(t *testing.T, s opsStore) {
 	mustEnqueue(t, s, envelope(key("d1"), "p", base)) // the default handler's, due
 	mustEnqueue(t, s, jobsEnvelope(key("e1"), "p", base, ledger, audit, "archive"))
-	mustEnqueue(t, s, jobsEnvelope(key("e2"), "p", base, ledger))
+	// e2 is due after e1: the contract leaves which of two jobs due at
+	// the same time one Acquire(Max 1) leases to the store.
+	later := at(time.Millisecond)
+	mustEnqueue(t, s, jobsEnvelope(key("e2"), "p", later, ledger))
 	mustSettle(t, s, succeed(mustAcquireJob(t, s, "archive", key("e1"), base, leaseFor), base))
 	mustSettle(t, s, deadLetter(mustAcquireJob(t, s, ledger, key("e1"), base, leaseFor), permanent, base))
-	mustAcquireJob(t, s, ledger, key("e2"), base, leaseFor) // leased, unexpired
+	mustAcquireJob(t, s, ledger, key("e2"), later, leaseFor) // leased, unexpired
 	mustSettle(t, s, retry(mustAcquireJob(t, s, audit, key("e1"), base, leaseFor), transient, at(time.Hour), base))
 
 	now := at(time.Second)
