@@ -166,8 +166,9 @@ type Item struct {
 	Seq int64
 	// Overtook is the event ID of an earlier dead letter of the job's
 	// ordering key (same handler, provider and tenant) that this job ran
-	// past: it became its key's head while that dead letter was neither
-	// replayed nor closed. Empty otherwise.
+	// past: it became its key's head while that dead letter, before it in
+	// key order (Ordering.Version, then arrival), was neither replayed nor
+	// closed. Of several, the nearest before it. Empty otherwise.
 	Overtook string
 
 	// DuplicateCount counts deliveries of the same event after the first.

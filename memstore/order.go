@@ -24,10 +24,10 @@ type keyState struct {
 	head    *entry
 	waiting waitQueue
 	applied int64 // the newest Ordering.Version that succeeded, not skipped; 0 none
-	// dead are the event IDs of the key's dead jobs that are neither
-	// replayed nor closed, in the order they died: a job that becomes the
-	// head while there is one ran past the last (Item.Overtook).
-	dead      []string
+	// dead are the key's dead jobs that are neither replayed nor closed:
+	// a job that becomes the head runs past those before it in key order
+	// (Item.Overtook names the nearest, see overtaken).
+	dead      []*entry
 	updatedAt time.Time
 }
 
@@ -102,10 +102,26 @@ func (s *Inbox) headLocked(ks *keyState, e *entry, due time.Time) {
 	e.item.State = webhooks.StatePending
 	e.item.NextAttemptAt = due
 	e.item.Overtook = ""
-	if n := len(ks.dead); n > 0 {
-		e.item.Overtook = ks.dead[n-1]
+	if d := overtaken(ks, e); d != nil {
+		e.item.Overtook = d.item.Key.EventID
 	}
 	s.queue(e.item.Handler).update(e)
+}
+
+// overtaken returns the dead letter of ks that the job e, becoming the
+// head, runs past: the one nearest before e in key order (byVersion), nil
+// when none is before it.
+func overtaken(ks *keyState, e *entry) *entry {
+	var (
+		order   byVersion
+		nearest *entry
+	)
+	for _, d := range ks.dead {
+		if order.less(d, e) && (nearest == nil || order.less(nearest, d)) {
+			nearest = d
+		}
+	}
+	return nearest
 }
 
 // leaveLocked hands the key of the job e, which succeeded (applied: and
@@ -122,7 +138,7 @@ func (s *Inbox) leaveLocked(e *entry, now time.Time, applied bool) {
 		ks.applied = max(ks.applied, e.item.Ordering.Version)
 	}
 	if e.item.State == webhooks.StateDead {
-		ks.dead = append(ks.dead, e.item.Key.EventID)
+		ks.dead = append(ks.dead, e)
 	}
 	ks.head = nil
 	ks.updatedAt = now
@@ -141,7 +157,7 @@ func (s *Inbox) resolveLocked(e *entry) {
 	if !keyed || ks == nil || e.item.State != webhooks.StateDead {
 		return
 	}
-	if i := slices.Index(ks.dead, e.item.Key.EventID); i >= 0 {
+	if i := slices.Index(ks.dead, e); i >= 0 {
 		ks.dead = slices.Delete(ks.dead, i, i+1)
 	}
 }

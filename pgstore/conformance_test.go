@@ -29,6 +29,17 @@ func TestInboxConformance(t *testing.T) {
 	runInboxConformance(t, newRecycledSchemas(t, nil))
 }
 
+// TestInboxConformanceOneStatementEnqueue runs the inbox suite on stores
+// that store each Enqueue in a statement of its own (WithEnqueueBatch(1):
+// enqueueSQL, whose jobsCTE keeps the ordering keys' bookkeeping apart
+// from the group commit's enqueueBatchSQL).
+func TestInboxConformanceOneStatementEnqueue(t *testing.T) {
+	t.Parallel()
+	schemas := newRecycledSchemas(t, nil)
+	schemas.options = []pgstore.Option{pgstore.WithEnqueueBatch(1)}
+	runInboxConformance(t, schemas)
+}
+
 // runInboxConformance runs storetest's inbox suite on stores in schemas.
 func runInboxConformance(t *testing.T, schemas *recycledSchemas) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
@@ -92,6 +103,7 @@ type recycledSchemas struct {
 	owner     *testing.T            // the whole run: the schemas live as long as it
 	dsn       string                // what each store's pool connects to
 	configure func(*pgxpool.Config) // applied to each store's pool, when not nil
+	options   []pgstore.Option      // given to each store, after its schema and logger
 	mu        sync.Mutex
 	free      []string
 }
@@ -134,7 +146,7 @@ func (r *recycledSchemas) store(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
 		r.mu.Unlock()
 	})
 	pool := pgtest.NewPoolAt(t, r.dsn, storePoolConns, r.configure)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t))}, r.options...)...)
 	require.NoError(t, err)
 	return s, pool
 }

@@ -125,16 +125,18 @@ LIMIT `
 // when the key has no other unfinished job, and waits behind the head
 // otherwise (its "due time" is then the replay's now: it runs after what
 // runs now); a head copies its key's applied version (see jobsCTE).
-// A replayed dead letter no longer holds its key's later jobs'
-// overtaking (dead_ahead down by one). The job is locked first (target),
+// A replayed dead letter is no longer run past (dead_ahead down by one,
+// and last_dead_event_id cleared when it names it); a replayed job that
+// becomes its key's head runs past the dead letters before it (see
+// overtookSQL). The job is locked first (target),
 // then its key: the order of every statement that takes a job and its key
 // but a settlement, which locks heads, never dead or finished jobs.
 //
 // $1..$3 key, $4 now, $5 reset attempts, $6 action, $7 actor, $8 reason,
 // $9 ticket, $10 due at (or NULL), $11 the states replayed, $12 handler.
-const replayOneSQL = `
+var replayOneSQL = `
 WITH target AS (
-	SELECT provider, tenant, event_id, handler, ordering_key, state AS was
+	SELECT provider, tenant, event_id, handler, ordering_key, order_version, seq, state AS was
 	FROM {{schema}}.inbox_jobs
 	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND ($12::text IS NULL OR handler = $12::text)
 		AND state = ANY($11::text[])
@@ -150,8 +152,10 @@ WITH target AS (
 		depth = k.depth + 1,
 		dead_ahead = greatest(k.dead_ahead - (SELECT count(*) FROM target AS t
 			WHERE t.handler = k.handler AND t.was = 'dead')::int, 0),
+		last_dead_event_id = CASE WHEN k.last_dead_event_id = $3 AND EXISTS (SELECT 1 FROM target AS t
+			WHERE t.handler = k.handler AND t.was = 'dead') THEN NULL ELSE k.last_dead_event_id END,
 		updated_at = EXCLUDED.updated_at
-	RETURNING k.handler, k.depth, k.applied_version
+	RETURNING k.handler, k.depth, k.dead_ahead, k.last_dead_event_id, k.applied_version
 ), replayed AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET
 		state = CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
@@ -159,7 +163,8 @@ WITH target AS (
 		dead_at = NULL,
 		closed_at = NULL,
 		completed_at = NULL,
-		overtook_event_id = NULL,
+		overtook_event_id = CASE WHEN k.depth = 1 THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id",
+	"t.handler", "t.provider", "t.tenant", "t.ordering_key", "(d.order_version, d.seq) < (t.order_version, t.seq)") + ` END,
 		applied_version = CASE WHEN k.depth = 1 THEN k.applied_version END,
 		updated_at = coalesce($4::timestamptz, now()),
 		attempts = CASE WHEN $5::boolean THEN 0 ELSE j.attempts END
@@ -232,11 +237,12 @@ SELECT provider, tenant, event_id, handler, next_attempt_at FROM replayed`
 // closeSQL closes the dead job $1..$3 of the handler $8 and records the
 // closing in its audit trail, in one statement. It returns whether it
 // closed the job, and otherwise its state, read like replayOneSQL's. A
-// closed dead letter of an ordered key no longer makes its key's next
-// heads overtakers (dead_ahead down by one).
+// closed dead letter of an ordered key is no longer run past by its
+// key's next heads (dead_ahead down by one, and last_dead_event_id
+// cleared when it names it).
 //
 // $4 now, $5 actor, $6 reason, $7 ticket, $8 handler.
-const closeSQL = `
+var closeSQL = `
 WITH closed AS (
 	UPDATE {{schema}}.inbox_jobs SET
 		state = 'closed',
@@ -247,6 +253,7 @@ WITH closed AS (
 ), released AS (
 	UPDATE {{schema}}.inbox_keys AS k SET
 		dead_ahead = greatest(k.dead_ahead - 1, 0),
+		last_dead_event_id = CASE WHEN k.last_dead_event_id = $3 THEN NULL ELSE k.last_dead_event_id END,
 		updated_at = coalesce($4::timestamptz, now())
 	FROM closed AS c
 	WHERE c.ordering_key IS NOT NULL AND k.handler = c.handler AND k.provider = c.provider
@@ -429,12 +436,12 @@ FOR UPDATE`
 // locked by lockEventSQL, when it has none: pending with no attempts,
 // due at $10 (NULL: now), or, when $5 (ToOrdered) and the event has an
 // ordering key, an ordered job entering its key as an enqueue's does
-// (jobsCTE); the creation is audited on it. It returns the new job's due
+// (jobsCTE, overtookSQL); the creation is audited on it. It returns the new job's due
 // time (now for a waiting one) when it made it; otherwise NULL and the
 // existing job's state (NULL: no job of that handler).
 //
 // $4 now, $6 action, $7 actor, $8 reason, $9 ticket.
-const replayToSQL = `
+var replayToSQL = `
 WITH existing AS (
 	SELECT state FROM {{schema}}.inbox_jobs
 	WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $11::text
@@ -461,7 +468,8 @@ WITH existing AS (
 		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
 		coalesce($4::timestamptz, now()),
 		w.okey, CASE WHEN w.okey IS NOT NULL THEN w.order_version ELSE 0 END,
-		CASE WHEN k.depth = 1 AND k.dead_ahead > 0 THEN k.last_dead_event_id END,
+		CASE WHEN k.depth = 1 THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id", "$11::text", "w.provider",
+	"w.tenant", "w.okey", arrivedBefore("w.order_version")) + ` END,
 		CASE WHEN k.depth = 1 THEN k.applied_version END
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON true

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -177,18 +178,7 @@ func TestSettlePromotesJobEnqueuedWhileKeyLocked(t *testing.T) {
 
 	settled := make(chan error, 1)
 	go func() { settled <- s.Settle(context.Background(), succeeded(head, now)) }()
-	// Until the settlement waits for the key row the transaction holds.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var waiting int
-		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE wait_event_type = 'Lock' AND state = 'active' AND position($1 in query) > 0`, s.Schema()).Scan(&waiting))
-		if waiting > 0 {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "the settlement never waited for the key's lock")
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitForLockWaiters(t, pool, s, 1, "the settlement waits for the key row the transaction holds")
 	require.NoError(t, tx.Commit(ctx))
 	require.NoError(t, <-settled)
 
@@ -197,6 +187,74 @@ func TestSettlePromotesJobEnqueuedWhileKeyLocked(t *testing.T) {
 	d, err := s.Get(ctx, testKey("k2"))
 	require.NoError(t, err)
 	assert.Equal(t, webhooks.StateLeased, d.State)
+}
+
+// waitForLockWaiters waits until n statements on s's schema wait for a
+// lock, failing t after 10 s.
+func waitForLockWaiters(t *testing.T, pool *pgxpool.Pool, s *pgstore.Store, n int, why string) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var waiting int
+		require.NoError(t, pool.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND state = 'active' AND position($1 in query) > 0`, s.Schema()).Scan(&waiting))
+		if waiting >= n {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "timed out: want %d statements waiting for a lock: %s", n, why)
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestOvertookSeesADeathAfterItsSnapshot: a job enqueued while its key's
+// head is being dead-lettered, whose statement took its snapshot before
+// that settlement committed and then waited for the key row, becomes the
+// head flagged Overtook with that dead letter, which its snapshot shows
+// still leased: the key row it locked names it (last_dead_event_id). Both
+// enqueue statements (the group commit's and one per Enqueue) are run.
+// Mutation: overtookSQL without its lastDead branch (the new head is not
+// flagged).
+func TestOvertookSeesADeathAfterItsSnapshot(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		opts []pgstore.Option
+	}{{"group commit", nil}, {"one statement", []pgstore.Option{pgstore.WithEnqueueBatch(1)}}} {
+		t.Run(c.name, func(t *testing.T) {
+			pool := pgtest.NewPool(t, 6)
+			s := newStoreOn(t, pool, pgtest.NewSchema(t, pool), c.opts...)
+			ctx := t.Context()
+			mustEnqueueNew(t, s, orderedEnvelope("k1", "K", 1, baseTime))
+			now := baseTime.Add(time.Second)
+			head := ledgerLeases(t, s, now)["k1"]
+			require.NotNil(t, head)
+
+			// The key row is held while the settlement, then the enqueue,
+			// queue for it: the enqueue's snapshot is taken while k1 is
+			// still leased.
+			tx := pgtest.Begin(t, pool)
+			_, err := tx.Exec(ctx, `SELECT 1 FROM `+quote(s.Schema())+`.inbox_keys WHERE ordering_key = 'K' FOR UPDATE`)
+			require.NoError(t, err)
+			settled := make(chan error, 1)
+			go func() {
+				settled <- s.Settle(context.Background(), deadLettered(head, webhooks.Failure{Class: webhooks.FailurePermanent}, now))
+			}()
+			waitForLockWaiters(t, pool, s, 1, "the settlement waits for the key row")
+			enqueued := make(chan error, 1)
+			go func() {
+				_, err := s.Enqueue(context.Background(), orderedEnvelope("k2", "K", 2, now))
+				enqueued <- err
+			}()
+			waitForLockWaiters(t, pool, s, 2, "the enqueue waits for the key row too")
+			require.NoError(t, tx.Commit(ctx))
+			require.NoError(t, <-settled)
+			require.NoError(t, <-enqueued)
+
+			got := ledgerLeases(t, s, now)
+			require.Contains(t, got, "k2", "k1 died: k2 is K's head")
+			assert.Equal(t, "k1", got["k2"].Item.Overtook, "k2 became K's head past the dead k1")
+		})
+	}
 }
 
 // TestDeleteSucceededSweepsIdleKeys: retention deletes the rows of keys

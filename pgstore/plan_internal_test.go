@@ -79,7 +79,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		args      []any
 		sorts     bool
 	}{
-		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_events_pkey"}, enqueueBatchArgs(enqueueReqs), true},
+		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_events_pkey", "inbox_jobs_dead_keys_idx"}, enqueueBatchArgs(enqueueReqs), true},
 		// An acquisition ranks the rows it locked (at most a batch) to
 		// start the first: the only sort in its plan (checked below).
 		{"acquire", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
@@ -107,7 +107,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 			[]any{[]string{"p"}, []string{"t"}, []string{"e"}, []int64{0}, now, false, "replay", "a", "r", "", "dead", []string{""}}, true},
 		// Its state, when it replays nothing, is that of one of the event's
 		// jobs (at most webhooks.MaxHandlers), sorted.
-		{"replay one", s.sql.replayOne, []string{"inbox_jobs_pkey"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil, operatorReplays, ""), true},
+		{"replay one", s.sql.replayOne, []string{"inbox_jobs_pkey", "inbox_jobs_dead_keys_idx"}, append(slices.Clone(keyArgs), now, false, "replay", "a", "r", "", nil, operatorReplays, ""), true},
 		{"close", s.sql.closeOne, []string{"inbox_jobs_pkey"}, append(slices.Clone(keyArgs), now, "a", "r", "", ""), false},
 		{"delete succeeded", s.sql.deleteSucceeded, []string{"inbox_jobs_succeeded_idx"}, []any{now, 100}, false},
 		{"delete closed", s.sql.deleteClosed, []string{"inbox_jobs_closed_idx"}, []any{now, 100}, false},
@@ -122,8 +122,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// A batch updates its rows in the order of its arrays (sorted by
 		// key): a nested loop into the primary key.
 		// ... and promotes each ended key's next job from the waiting
-		// index, in its order under a Limit: no sort.
-		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_jobs_pkey", "inbox_keys_pkey", "inbox_jobs_waiting_idx"}, settleBatchArgs, false},
+		// index, in its order under a Limit: no sort; the dead letter it
+		// runs past comes from its own index, backwards.
+		{"settle a batch", s.sql.settleBatch, []string{"Nested Loop", "Index Scan using inbox_jobs_pkey", "inbox_keys_pkey", "inbox_jobs_waiting_idx",
+			"Index Scan Backward using inbox_jobs_dead_keys_idx"}, settleBatchArgs, false},
 		{"lock the keys a batch ends", s.sql.lockKeys, []string{"inbox_keys_pkey"},
 			[]any{[]string{"h"}, []string{"p"}, []string{"t"}, []string{"k"}}, true},
 		{"extend lease", s.sql.extend, []string{"inbox_jobs_pkey"}, extendArgs, false},

@@ -113,9 +113,9 @@ quarantined AS (
 // depth, under the row's lock (ON CONFLICT DO UPDATE works on the row's
 // latest version, whatever the snapshot), and the job is the key's head,
 // pending, when the key had no unfinished job (depth 1 now), and waits
-// behind the head otherwise; a head that starts while an earlier dead
-// letter of its key is neither replayed nor closed (dead_ahead) ran past
-// it, and says so (overtook_event_id), as a promoted one does; a head
+// behind the head otherwise; a head that starts while a dead letter of
+// its key before it is neither replayed nor closed ran past it, and says
+// so (overtook_event_id, see overtookSQL), as a promoted one does; a head
 // copies its key's applied version (applied_version, which acquisition
 // returns as webhooks.Lease.Applied), as a promoted one does. Key rows
 // are locked in handler order, which is key order: the other statements
@@ -156,7 +156,8 @@ wanted AS (
 		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL ELSE coalesce($11::timestamptz, now()) END,
 		coalesce($11::timestamptz, now()),
 		w.okey, $17::bigint,
-		CASE WHEN (k.depth = 1 OR d.handler IS NOT NULL) AND k.dead_ahead > 0 THEN k.last_dead_event_id END,
+		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id",
+	"w.handler", "$1", "$2", "w.okey", arrivedBefore("$17::bigint")) + ` END,
 		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN k.applied_version END
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON k.handler = w.handler
@@ -193,6 +194,43 @@ func demotable(alias, version string) string {
 func demoteSet(now string) string {
 	return `state = 'waiting', next_attempt_at = NULL, overtook_event_id = NULL, applied_version = NULL, updated_at = ` + now
 }
+
+// overtookSQL is overtook_event_id for a job that becomes the head of
+// its ordering key (handler, provider, tenant, key): the key's dead
+// letter, neither replayed nor closed, nearest before the job in key
+// order (order_version, then seq), NULL when none is (webhooks.Item.Overtook).
+// before is the condition, on the alias d, that d comes before the job.
+//
+// The dead letters are the dead jobs of the statement's snapshot, and
+// lastDead, the key row's last_dead_event_id as the statement locked it:
+// the key's most recent death while it is neither replayed nor closed.
+// The row is the key's latest version, so it names a death the snapshot
+// does not show: one committed after the snapshot by the settlement the
+// statement waited for on the key row's lock, or the statement's own (a
+// settlement that dead-letters a head and promotes the next). A dead
+// letter replayed or closed by a transaction that committed after the
+// snapshot may still be named.
+//
+// deadAhead is the key row's dead_ahead: the subquery runs only when the
+// key has a dead letter, so a key without one pays nothing for it. It
+// reads inbox_jobs_dead_keys_idx and the primary key.
+func overtookSQL(deadAhead, lastDead, handler, provider, tenant, key, before string) string {
+	job := `d.handler = ` + handler + ` AND d.provider = ` + provider + ` AND d.tenant = ` + tenant +
+		` AND d.ordering_key = ` + key + ` AND ` + before
+	return `CASE WHEN ` + deadAhead + ` > 0 THEN (
+		SELECT CASE WHEN l.seq IS NOT NULL AND (a.seq IS NULL OR (l.order_version, l.seq) > (a.order_version, a.seq))
+			THEN l.event_id ELSE a.event_id END
+		FROM (SELECT d.event_id, d.order_version, d.seq FROM {{schema}}.inbox_jobs AS d
+			WHERE d.state = 'dead' AND ` + job + `
+			ORDER BY d.order_version DESC, d.seq DESC LIMIT 1) AS a
+		FULL JOIN (SELECT d.event_id, d.order_version, d.seq FROM {{schema}}.inbox_jobs AS d
+			WHERE d.event_id = ` + lastDead + ` AND ` + job + `) AS l ON true) END`
+}
+
+// arrivedBefore is overtookSQL's before for a job the statement inserts,
+// of version: a new job's seq is above every other's, so every job of
+// its version or an older one comes before it.
+func arrivedBefore(version string) string { return `d.order_version <= ` + version }
 
 // enqueueState is the state an enqueue reports: a new event's jobs are
 // pending; a duplicate's are summed up (jobStateSummary) as of the
@@ -321,7 +359,9 @@ WITH input AS (
 		AND ` + demotable("j", "r.order_version") + `
 	RETURNING j.handler, j.provider, j.tenant, j.ordering_key
 ), heads AS (
-	SELECT r.o, k.dead_ahead, k.last_dead_event_id, k.applied_version,
+	SELECT r.o, k.applied_version,
+		` + overtookSQL("k.dead_ahead", "k.last_dead_event_id", "r.handler", "r.provider", "r.tenant", "r.okey",
+	arrivedBefore("r.order_version")) + ` AS overtook,
 		k.depth - r.c + r.r = 1 OR r.r = 1 AND EXISTS (SELECT 1 FROM demoted AS d
 			WHERE d.handler = r.handler AND d.provider = r.provider AND d.tenant = r.tenant AND d.ordering_key = r.okey) AS head
 	FROM ranked AS r
@@ -336,7 +376,7 @@ WITH input AS (
 		CASE WHEN h.head IS false THEN NULL ELSE coalesce(r.due_at, now()) END,
 		coalesce(r.due_at, now()),
 		r.okey, r.order_version,
-		CASE WHEN h.head AND h.dead_ahead > 0 THEN h.last_dead_event_id END,
+		CASE WHEN h.head THEN h.overtook END,
 		CASE WHEN h.head THEN h.applied_version END
 	FROM ranked AS r
 	LEFT JOIN heads AS h ON h.o = r.o
@@ -708,10 +748,10 @@ WITH input AS (
 	RETURNING k.handler, k.provider, k.tenant, k.ordering_key, k.depth, k.dead_ahead, k.last_dead_event_id,
 		k.applied_version, e.now
 ), nxt AS MATERIALIZED (
-	SELECT k.*, w.event_id, w.job
+	SELECT k.*, w.event_id, w.order_version, w.seq, w.job
 	FROM keyed AS k
 	CROSS JOIN LATERAL (
-		SELECT j.event_id, j.ctid AS job FROM {{schema}}.inbox_jobs AS j
+		SELECT j.event_id, j.order_version, j.seq, j.ctid AS job FROM {{schema}}.inbox_jobs AS j
 		WHERE j.handler = k.handler AND j.provider = k.provider AND j.tenant = k.tenant
 			AND j.ordering_key = k.ordering_key AND j.state = 'waiting'
 		ORDER BY j.order_version, j.seq
@@ -722,7 +762,8 @@ WITH input AS (
 		state = 'pending',
 		next_attempt_at = coalesce(n.now, now()),
 		updated_at = coalesce(n.now, now()),
-		overtook_event_id = CASE WHEN n.dead_ahead > 0 THEN n.last_dead_event_id END,
+		overtook_event_id = ` + overtookSQL("n.dead_ahead", "n.last_dead_event_id", "n.handler", "n.provider", "n.tenant",
+	"n.ordering_key", "(d.order_version, d.seq) < (n.order_version, n.seq)") + `,
 		applied_version = n.applied_version
 	FROM nxt AS n
 	WHERE j.ctid = n.job AND j.provider = n.provider AND j.tenant = n.tenant AND j.event_id = n.event_id

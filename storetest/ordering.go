@@ -24,6 +24,7 @@ var orderingCases = []inboxCase{
 	{"AbandonKeepsHead", testAbandonKeepsHead},
 	{"UnorderedHandlerIgnoresKey", testUnorderedHandlerIgnoresKey},
 	{"DeadHeadReleasesAndFlags", testDeadHeadReleasesAndFlags},
+	fanOutOpsCase("OvertookNamesNearestDeadLetter", testOvertookNamesNearestDeadLetter),
 	{"StaleGuard", testStaleGuard},
 	{"ReplayIntoBusyKey", testReplayIntoBusyKey},
 	fanOutOpsCase("HeldKeysInStats", testHeldKeysInStats),
@@ -348,6 +349,82 @@ func testDeadHeadReleasesAndFlags(t *testing.T, s webhooks.InboxStore) {
 	if a4.Item.Overtook != "" {
 		t.Errorf("the lease on a4, promoted after a1 was closed: Item.Overtook %q; want none", a4.Item.Overtook)
 	}
+}
+
+// testOvertookNamesNearestDeadLetter: a job that becomes its key's head
+// is flagged with the dead letter of its key, neither replayed nor
+// closed, nearest before it in key order (version, then arrival); a dead
+// letter after it in that order, or one replayed or closed, is not named.
+// Each way a job becomes a head is tried: promoted, arrived to an idle
+// key, replayed into an idle key, made by a replay to its handler. Mutations: the last dead letter named
+// whatever its place (b2 is flagged b1); a replayed job never flagged (a2
+// is not flagged a1); a replayed or closed dead letter still named (a4 is
+// flagged a2, b4 b1).
+func testOvertookNamesNearestDeadLetter(t *testing.T, s opsStore) {
+	now := base
+	step := func() time.Time { now = now.Add(time.Second); return now }
+	die := func(id string) {
+		t.Helper()
+		l := wantLeases(t, s, ledger, now, "it is the head", id)[id]
+		mustSettle(t, s, deadLetter(l, permanent, step()))
+	}
+	run := func(id, overtook, why string) {
+		t.Helper()
+		l := wantLeases(t, s, ledger, now, "it is the head", id)[id]
+		if l.Item.Overtook != overtook {
+			t.Errorf("the lease on %s, %s: Item.Overtook %q; want %q", id, why, l.Item.Overtook, overtook)
+		}
+		mustSettle(t, s, succeed(l, step()))
+	}
+	replay := func(id string) {
+		t.Helper()
+		req := replayOf(key(id), step())
+		req.Handler = ledger
+		mustReplay(t, s, req)
+	}
+	for i, id := range []string{"a1", "a2", "a3"} {
+		mustEnqueue(t, s, ordered(id, "cus_a", int64(i+1), now))
+	}
+	die("a1")
+	die("a2")
+	run("a3", "a2", "promoted past the dead a1 and a2")
+	replay("a2")
+	run("a2", "a1", "replayed into an idle key while the older a1 is dead")
+	mustEnqueue(t, s, ordered("a4", "cus_a", 4, step()))
+	run("a4", "a1", "arrived while a1 is dead and a2, which died after it, was replayed")
+	replay("a1")
+	run("a1", "", "replayed while no older dead letter is left")
+	mustEnqueue(t, s, ordered("a5", "cus_a", 5, step()))
+	run("a5", "", "arrived after every dead letter was replayed")
+
+	for _, b := range []struct {
+		id      string
+		version int64
+	}{{"b0", 8}, {"b1", 10}} {
+		mustEnqueue(t, s, ordered(b.id, "cus_a", b.version, step()))
+		die(b.id)
+	}
+	mustEnqueue(t, s, ordered("b2", "cus_a", 6, step()))
+	mustEnqueue(t, s, ordered("b3", "cus_a", 20, step()))
+	run("b2", "", "arrived to an idle key, older (version 6) than the dead b0 and b1 (versions 8 and 10)")
+	run("b3", "b1", "promoted, newer (version 20) than the dead b0 and b1")
+	closing := closeOf(key("b1"), step())
+	closing.Handler = ledger
+	if err := s.CloseDeadLetter(t.Context(), closing); err != nil {
+		t.Fatalf("CloseDeadLetter(b1): %v", err)
+	}
+	mustEnqueue(t, s, ordered("b4", "cus_a", 30, step()))
+	run("b4", "b0", "arrived after b1, the last to die, was closed, while b0 is dead")
+
+	// A replay to ledger of an event that has no job of it makes one,
+	// ordered: the head of the idle key.
+	env := jobsEnvelope(key("c1"), "p c1", step(), audit)
+	env.Ordering = webhooks.Ordering{Key: "cus_a", Version: 40}
+	mustEnqueue(t, s, env)
+	to := replayOf(key("c1"), step())
+	to.ToHandler, to.ToOrdered = ledger, true
+	mustReplay(t, s, to)
+	run("c1", "b0", "its job of ledger was made by a replay to ledger while b0 is dead")
 }
 
 // testStaleGuard: a lease's Applied is the newest version of its key that

@@ -176,7 +176,8 @@ CREATE TABLE {{schema}}.inbox_keys (
     -- the newest order_version > 0 that succeeded, not skipped (the stale
     -- guard, webhooks.Lease.Applied); NULL for none.
     applied_version    bigint,
-    -- dead letters of the key neither replayed nor closed, and the latest.
+    -- dead letters of the key neither replayed nor closed, and the one
+    -- that died last while it is neither (NULL otherwise).
     dead_ahead         integer NOT NULL DEFAULT 0,
     last_dead_event_id text COLLATE "C",
     updated_at         timestamptz NOT NULL,
@@ -227,6 +228,13 @@ CREATE INDEX inbox_jobs_succeeded_idx
 CREATE INDEX inbox_jobs_dead_type_idx
     ON {{schema}}.inbox_jobs (handler, provider, event_type)
     WHERE state = 'dead';
+
+-- The dead letter a new head of a key runs past: WHERE handler, provider,
+-- tenant, ordering_key = … AND state = 'dead' AND (order_version, seq) <
+-- … ORDER BY order_version DESC, seq DESC LIMIT 1.
+CREATE INDEX inbox_jobs_dead_keys_idx
+    ON {{schema}}.inbox_jobs (handler, provider, tenant, ordering_key, order_version, seq)
+    WHERE state = 'dead' AND ordering_key IS NOT NULL;
 
 -- The jobs that ran past a dead letter of their key.
 CREATE INDEX inbox_jobs_overtook_idx
