@@ -100,11 +100,15 @@
 // own. A handler that
 // finds an event older than what it applied returns [Skip]
 // ([ErrSkipped]). Both need a store that supports them ([FanOutStore]);
-// NewProcessor and NewReceiver refuse one that does not.
+// NewProcessor and NewReceiver refuse one that does not. A handler's
+// [Limits] cap how many of its jobs run at once and how many start per
+// second over every processor sharing the store (up to [MaxLimitCount]
+// and [MaxLimitRate]), so a slow or rate-limited downstream takes only
+// its share of the workers; they need a [FlowStore].
 //
 //	processor, err := webhooks.NewProcessor(store, webhooks.Handlers{
 //		{Name: "ledger", Dispatcher: ledgerMux, Ordered: true},
-//		{Name: "audit", Dispatcher: auditMux},
+//		{Name: "audit", Dispatcher: auditMux, Limits: webhooks.Limits{MaxRunning: 4, Rate: 20}},
 //	})
 //
 // Verification on its own. [VerifyHTTPRequest] and [VerifyMiddleware]
@@ -150,7 +154,9 @@
 // handler and may run ordering keys, as its [FanOutSupport] says
 // ([FanOutOf] asks); [Envelope.CheckJobs] and [CheckOrdering] validate
 // what it is given, and [EnvelopeJobs] lists an envelope's jobs with the
-// default handler's for nil. Every method takes its time from its
+// default handler's for nil. A [FlowStore] keeps [AcquireRequest.Limits]
+// over every caller, as its [FlowSupport] says ([FlowOf] asks). Every
+// method takes its time from its
 // request, so a store never reads a clock of its own. Package storetest is
 // the conformance suite every store runs; memstore and pgstore pass it.
 //

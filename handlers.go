@@ -33,6 +33,12 @@ type Handler struct {
 	// since a processor that does not know a handler may be one of an
 	// older release during a rolling deploy.
 	Retired bool
+	// Limits bound how many of the handler's jobs run at once and how
+	// many start per second, over every processor sharing the store
+	// (see Limits); they need a store with FlowSupport.Limits. Give
+	// every processor the same Limits: each acquisition is counted
+	// against the Limits of the processor making it.
+	Limits Limits
 }
 
 // Handlers are the handlers a Processor runs, each event going to every
@@ -106,8 +112,8 @@ func handles(d Dispatcher, eventType string) bool {
 }
 
 // Check reports what makes hs unusable: no handler, more than MaxHandlers,
-// a name CheckHandlerName refuses or given twice, a nil Dispatcher, or
-// every handler retired.
+// a name CheckHandlerName refuses or given twice, a nil Dispatcher,
+// Limits that Limits.Check refuses, or every handler retired.
 func (hs Handlers) Check() error {
 	var problems []error
 	if len(hs) == 0 {
@@ -131,6 +137,9 @@ func (hs Handlers) Check() error {
 		}
 		if !h.Retired {
 			live++
+		}
+		if err := h.Limits.Check(); err != nil {
+			problems = append(problems, fmt.Errorf("handler %q: %w", h.Name, err))
 		}
 	}
 	if live == 0 {
@@ -171,6 +180,22 @@ func checkFanOut(who string, store any, need FanOutSupport, hs Handlers) error {
 	case need.OrderingKeys && !have.OrderingKeys:
 		return fmt.Errorf("webhooks: %s: the store (%T) does not run ordering keys: handlers %s are Ordered; use memstore or pgstore, or unordered handlers",
 			who, store, strings.Join(ordered, ", "))
+	}
+	return nil
+}
+
+// checkFlow refuses Limits on a store that cannot keep them across
+// instances, naming the handlers that have them.
+func checkFlow(who string, store any, hs Handlers) error {
+	var limited []string
+	for _, h := range hs {
+		if !h.Limits.IsZero() && !h.Retired {
+			limited = append(limited, fmt.Sprintf("%q", h.Name))
+		}
+	}
+	if len(limited) > 0 && !FlowOf(store).Limits {
+		return fmt.Errorf("webhooks: %s: the store (%T) does not keep Limits across processors: handlers %s have them; use memstore or pgstore, or no Limits",
+			who, store, strings.Join(limited, ", "))
 	}
 	return nil
 }

@@ -258,12 +258,18 @@ type AcquireRequest struct {
 	// Handler leases only that handler's jobs ("" the default handler's);
 	// a store without FanOutStore keeps only those.
 	Handler string
+	// Limits bounds the leases of Handler's jobs over every caller (see
+	// FlowSupport.Limits): the acquisition may grant fewer than Max, or
+	// none, while the handler is at its cap or out of tokens. Stores
+	// without the capability ignore it.
+	Limits Limits
 }
 
 // Check reports what makes req invalid, for a store to refuse it before
 // changing anything: a LeaseDuration that is not positive, a Max below 1,
-// or, with Hold, a Start outside [0, Max]. A store adds the bounds of its
-// own (pgstore keeps microseconds) after it.
+// or, with Hold, a Start outside [0, Max], or Limits that Limits.Check
+// refuses. A store adds the bounds of its own (pgstore keeps
+// microseconds) after it.
 func (req *AcquireRequest) Check() error {
 	switch {
 	case req.LeaseDuration <= 0:
@@ -273,7 +279,7 @@ func (req *AcquireRequest) Check() error {
 	case req.Hold && (req.Start < 0 || req.Start > req.Max):
 		return fmt.Errorf("webhooks: AcquireRequest.Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
 	}
-	return nil
+	return req.Limits.Check()
 }
 
 // AttemptOutcome says how a processing attempt ended.

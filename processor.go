@@ -103,7 +103,10 @@ type Processor struct {
 	// round them in turn.
 	handlers Handlers
 	retired  map[string]bool
-	cfg      processorConfig
+	// capped are the handlers with Limits.MaxRunning: a settlement of
+	// one of their leases makes room, and wakes the processor.
+	capped map[string]bool
+	cfg    processorConfig
 
 	wake    chan struct{}
 	running atomic.Bool
@@ -226,10 +229,16 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	if err := checkFanOut("NewProcessor", store, handlers.needs(), handlers); err != nil {
 		return nil, err
 	}
-	retired := make(map[string]bool)
+	if err := checkFlow("NewProcessor", store, handlers); err != nil {
+		return nil, err
+	}
+	retired, capped := make(map[string]bool), make(map[string]bool)
 	for _, h := range handlers {
 		if h.Retired {
 			retired[h.Name] = true
+		}
+		if h.Limits.MaxRunning > 0 {
+			capped[h.Name] = true
 		}
 	}
 	cfg := processorConfig{
@@ -268,7 +277,7 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 			return nil, err
 		}
 	}
-	return &Processor{store: store, dispatcher: dispatcher, handlers: handlers, retired: retired, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	return &Processor{store: store, dispatcher: dispatcher, handlers: handlers, retired: retired, capped: capped, cfg: cfg, wake: make(chan struct{}, 1)}, nil
 }
 
 // Handles reports whether one of the processor's handlers that is not
@@ -455,7 +464,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	// starves another nor leaves workers idle.
 	acqs := make([]acquisition, len(p.handlers))
 	for i, h := range p.handlers {
-		acqs[i].handler = h.Name
+		acqs[i].handler, acqs[i].limits = h.Name, h.Limits
 	}
 	turn := 0
 	for {
@@ -493,15 +502,49 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		if more {
 			continue
 		}
-		// Nothing more is due: sleep until woken or the next poll. (Since
-		// Go 1.23, Reset discards a stale expiry.)
-		poll.Reset(p.cfg.pollInterval)
+		// Nothing more is due: sleep until woken, the next poll, or the
+		// next look at a rate-limited handler. (Since Go 1.23, Reset
+		// discards a stale expiry.)
+		sleep := p.cfg.pollInterval
+		for i := range acqs {
+			if d := acqs[i].again; d > 0 {
+				sleep = min(sleep, d)
+			}
+		}
+		poll.Reset(sleep)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-p.wake:
+			for i := range acqs {
+				acqs[i].again = min(acqs[i].again, acqs[i].limits.TokenInterval())
+			}
 		case <-poll.C:
 		}
+	}
+}
+
+// minLimitedLook is the shortest wait before a rate-limited handler's
+// next acquisition: at high rates, tokens are taken a few at a time, not
+// one statement per token.
+const minLimitedLook = 10 * time.Millisecond
+
+// limited notes the outcome of an acquisition of a's handler that got
+// got leases of want: with a Rate, a short one may have run out of
+// tokens, so the handler is looked at again once the next is due (at
+// least minLimitedLook, at most the poll interval), and an empty one
+// may mean nothing is due, so the wait doubles each time (up to the
+// poll interval) until one grants a lease or a wake-up comes; other
+// handlers wait for the poll or a wake-up as usual.
+func (p *Processor) limited(a *acquisition, got, want int) {
+	every := a.limits.TokenInterval()
+	switch {
+	case every == 0 || got == want:
+		a.again = 0
+	case got > 0 || a.again == 0:
+		a.again = min(p.cfg.pollInterval, max(every, minLimitedLook))
+	default:
+		a.again = min(p.cfg.pollInterval, 2*a.again)
 	}
 }
 
@@ -509,8 +552,13 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 // to ask for again, and when it first failed.
 type acquisition struct {
 	handler string
+	limits  Limits
 	id      string    // the acquisition to make, or to ask for again
 	failed  time.Time // when the acquisition id first failed
+	// again is when to look at a rate-limited handler again after an
+	// acquisition that got fewer leases than it asked for (see limited),
+	// 0 when the poll interval will do.
+	again time.Duration
 }
 
 // acquireFor makes one acquisition of a's handler for up to free leases,
@@ -540,8 +588,11 @@ func (p *Processor) acquireFor(ctx, detached context.Context, r *run, jobs chan<
 	if r.iso != nil && r.iso.waiting() {
 		start = 0
 	}
-	leases, err := p.acquire(actx, a.handler, want, start, a.id, repeat)
+	leases, err := p.acquire(actx, a, want, start, repeat)
 	cancel()
+	if err == nil {
+		p.limited(a, len(leases), want)
+	}
 	if len(leases) > want {
 		p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
 			"acquisition_id", a.id, "leases", len(leases), "free", want)
@@ -586,13 +637,14 @@ func (p *Processor) acquireFor(ctx, detached context.Context, r *run, jobs chan<
 	return len(leases), err == nil && len(leases) == want, nil
 }
 
-// acquire leases up to n due jobs of handler in the acquisition id, start
-// of them started and the others held when the store is a LeaseStarter;
-// asked to repeat id, it returns the leases an AcquisitionRepeater still
-// grants under id instead, when there are any.
-func (p *Processor) acquire(ctx context.Context, handler string, n, start int, id string, repeat bool) ([]*Lease, error) {
+// acquire leases up to n due jobs of a's handler, within its Limits, in
+// the acquisition a.id, start of them started and the others held when
+// the store is a LeaseStarter; asked to repeat a.id, it returns the
+// leases an AcquisitionRepeater still grants under it instead, when
+// there are any.
+func (p *Processor) acquire(ctx context.Context, a *acquisition, n, start int, repeat bool) ([]*Lease, error) {
 	if r, ok := p.store.(AcquisitionRepeater); ok && repeat {
-		leases, err := r.RepeatAcquisition(ctx, RepeatRequest{ID: id, Now: p.cfg.clock.Now(), Handler: handler})
+		leases, err := r.RepeatAcquisition(ctx, RepeatRequest{ID: a.id, Now: p.cfg.clock.Now(), Handler: a.handler})
 		if err != nil || len(leases) > 0 {
 			return leases, err
 		}
@@ -606,8 +658,9 @@ func (p *Processor) acquire(ctx context.Context, handler string, n, start int, i
 		Max:           n,
 		Worker:        p.cfg.worker,
 		Version:       p.cfg.version,
-		ID:            id,
-		Handler:       handler,
+		ID:            a.id,
+		Handler:       a.handler,
+		Limits:        a.limits,
 	})
 }
 

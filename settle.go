@@ -160,10 +160,15 @@ func (s *settler) finish(detached context.Context, j settleJob, err error) {
 		}
 	}
 	s.r.remove(st.Lease)
-	if (err == nil || errors.Is(err, ErrAlreadySettled)) && st.Lease.Item.Ordered && (st.Outcome == AttemptSucceeded || st.Outcome == AttemptDeadLettered) {
+	switch {
+	case (err == nil || errors.Is(err, ErrAlreadySettled)) && st.Lease.Item.Ordered && (st.Outcome == AttemptSucceeded || st.Outcome == AttemptDeadLettered):
 		// The head of an ordering key ended: the store made the next job
 		// of its key due now. A store with a wake source (pgstore) tells
 		// every processor; this one looks at once in any case.
+		s.p.Wake()
+	case s.p.capped[st.Lease.Item.Handler]:
+		// A lease of a handler at its cap (Limits.MaxRunning) ended, or
+		// will expire: there may be room for another.
 		s.p.Wake()
 	}
 	switch {

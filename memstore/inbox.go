@@ -38,6 +38,9 @@ type Inbox struct {
 	// entries leased under it, in the order they were leased, until each
 	// is settled or leased again.
 	byAcquisition map[string][]*entry
+	// buckets holds, by handler, when the next token of its rate limit
+	// is due (see allowedLocked).
+	buckets map[string]time.Time
 }
 
 // event is one stored event: what its jobs share. Its payload and headers
@@ -120,6 +123,7 @@ var (
 	_ webhooks.LeaseStarter        = (*Inbox)(nil)
 	_ webhooks.AcquisitionRepeater = (*Inbox)(nil)
 	_ webhooks.FanOutStore         = (*Inbox)(nil)
+	_ webhooks.FlowStore           = (*Inbox)(nil)
 	_ ops.Store                    = (*Inbox)(nil)
 )
 
@@ -133,6 +137,7 @@ func NewInbox() *Inbox {
 		closed:        make(map[webhooks.JobKey]*entry),
 		keys:          make(map[keyID]*keyState),
 		byAcquisition: make(map[string][]*entry),
+		buckets:       make(map[string]time.Time),
 	}
 }
 
@@ -276,7 +281,8 @@ const (
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
 // jobs of req.Handler, the longest due first, each with its own token; asked for held
 // leases (req.Hold), it starts only the first req.Start, except the
-// Reclaimed ones (see webhooks.LeaseStarter). Ties in due time keep the
+// Reclaimed ones (see webhooks.LeaseStarter), and no more than
+// req.Limits allow (see webhooks.FlowSupport). Ties in due time keep the
 // order of enqueueing. An item taken from an expired started lease has
 // that lease's attempt recorded as crashed. The leases are granted under
 // req.ID, for RepeatAcquisition.
@@ -292,7 +298,11 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 
 	var leases []*webhooks.Lease
 	q := s.due[req.Handler]
-	for q != nil && len(leases) < req.Max {
+	n := req.Max
+	if !req.Limits.IsZero() {
+		n = s.allowedLocked(q, req, n)
+	}
+	for q != nil && len(leases) < n {
 		// A leased entry is due again only at now+leaseDuration, after now,
 		// so the loop never takes one entry twice.
 		e := q.peekDue(req.Now)
@@ -301,6 +311,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		}
 		leases = append(leases, s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start))
 	}
+	s.spendLocked(req, len(leases))
 	return leases, nil
 }
 

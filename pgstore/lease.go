@@ -31,7 +31,7 @@ import (
 // req.Max items while more are due.
 //
 // With req.ID, the leases are granted under that ID, for
-// RepeatAcquisition.
+// RepeatAcquisition. With req.Limits, no more than they allow (see Flow).
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -63,8 +63,15 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if err := webhooks.CheckHandlerName(req.Handler); err != nil {
 		return nil, fmt.Errorf("pgstore: Acquire: %w", err)
 	}
-	leases, err := s.leases(ctx, "Acquire", req.Now, s.sql.acquire,
-		s.now(req.Now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Hold, start, req.Handler)
+	args := []any{s.now(req.Now), req.LeaseDuration.Microseconds(), req.Max, req.Worker, req.Version, id, req.Hold, start, req.Handler}
+	query := func() (pgx.Rows, func() error, error) {
+		rows, err := s.pool.Query(ctx, s.sql.acquire, args...)
+		return rows, nil, err
+	}
+	if !req.Limits.IsZero() {
+		query = func() (pgx.Rows, func() error, error) { return s.acquireLimited(ctx, req, args) }
+	}
+	leases, err := s.leases(ctx, "Acquire", req.Now, query)
 	if err != nil && len(leases) == 0 {
 		err = s.explainMissing(ctx, err)
 	}
@@ -86,7 +93,10 @@ func (s *Store) RepeatAcquisition(ctx context.Context, req webhooks.RepeatReques
 	if webhooks.CheckHandlerName(req.Handler) != nil {
 		return nil, nil // no job has such a handler
 	}
-	return s.leases(ctx, "RepeatAcquisition", req.Now, s.sql.repeat, s.now(req.Now), req.ID, req.Handler)
+	return s.leases(ctx, "RepeatAcquisition", req.Now, func() (pgx.Rows, func() error, error) {
+		rows, err := s.pool.Query(ctx, s.sql.repeat, s.now(req.Now), req.ID, req.Handler)
+		return rows, nil, err
+	})
 }
 
 // releaseTimeout bounds giving back an unreadable row.
@@ -99,11 +109,13 @@ type unreadable struct {
 	err   error
 }
 
-// leases runs sql (acquireSQL or repeatSQL) with args and returns the
-// leases of the rows it returns, in the order of their rank; rows that
-// cannot be read are given back as of now.
-func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string, args ...any) ([]*webhooks.Lease, error) {
-	rows, err := s.pool.Query(ctx, sql, args...)
+// leases runs query (of acquireSQL, acquireLimitedSQL or repeatSQL) and
+// returns the leases of the rows it returns, in the order of their rank;
+// rows that cannot be read are given back as of now. The query may
+// return a finish function, called once its rows are read (the commit of
+// a batch): when it fails, nothing was leased.
+func (s *Store) leases(ctx context.Context, op string, now time.Time, query func() (pgx.Rows, func() error, error)) ([]*webhooks.Lease, error) {
+	rows, finish, err := query()
 	if err != nil {
 		return nil, wrapErr(op, err)
 	}
@@ -161,7 +173,15 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, sql string
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
+		if finish != nil {
+			_ = finish()
+		}
 		return nil, wrapErr(op, err)
+	}
+	if finish != nil {
+		if err := finish(); err != nil {
+			return nil, wrapErr(op, err)
+		}
 	}
 	for _, u := range bad {
 		s.release(ctx, op, u, now)

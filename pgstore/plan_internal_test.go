@@ -84,6 +84,8 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// start the first: the only sort in its plan (checked below).
 		{"acquire", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
 		{"acquire with database clock", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
+		{"acquire under limits", s.sql.acquireLimited, []string{"inbox_jobs_due_idx", "inbox_jobs_leased_idx", "inbox_limits_pkey"},
+			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", 2, int64(20_000), 10}, true},
 		{"acquire with an ID", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", true, 5, ""}, true},
 		// A repeat looks the leases held under its ID up among the rows
 		// not yet due, through the same index, and their Reclaimed in the
@@ -258,7 +260,9 @@ func explain(t *testing.T, s *Store, sql string, args []any, noSeqScan bool) str
 
 // TestAcquirePlanBesideManySucceeded: with many succeeded rows (1,000,000
 // with WEBHOOKS_TEST_LONG=1, 100,000 otherwise), ANALYZEd, the planner
-// left to itself reaches the due items through inbox_jobs_due_idx alone,
+// left to itself reaches the due items through inbox_jobs_due_idx alone
+// (and, under Limits, counts the running leases from
+// inbox_jobs_leased_idx),
 // whose predicate leaves succeeded rows out: no scan of the table, and
 // the pages the statement touches (counted, not timed) do not grow with
 // the succeeded rows.
@@ -286,36 +290,51 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	_, err = pool.Exec(ctx, "ANALYZE "+table+", "+quoteSchema(s.schema)+".inbox_events")
 	require.NoError(t, err)
 
-	var lines []string
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
-			now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", true, 5, "")
-		if err != nil {
-			return err
+	args := []any{now.Add(time.Minute), int64(60e6), 10, "w", "v", "acq-1", true, 5, ""}
+	for _, c := range []struct {
+		name, sql string
+		args      []any
+		indexes   []string
+	}{
+		{"Acquire", s.sql.acquire, args, nil},
+		// Under Limits (a cap of 20, 50 tokens a second, a bucket of 100),
+		// the running leases are counted from their own index.
+		{"Acquire under Limits", s.sql.acquireLimited, append(slices.Clone(args), 20, int64(20_000), 100),
+			[]string{"inbox_jobs_leased_idx", "inbox_limits_pkey"}},
+	} {
+		var lines []string
+		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+c.sql, c.args...)
+			if err != nil {
+				return err
+			}
+			lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+		plan := strings.Join(lines, "\n")
+		t.Logf("%s (10 items) beside %d succeeded items:\n%s", c.name, succeeded, plan)
+		assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
+		for _, index := range c.indexes {
+			assert.Contains(t, plan, index, "plan:\n%s", plan)
 		}
-		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
+		for _, scan := range []string{"Seq Scan on inbox_jobs", "Bitmap Heap Scan on inbox_jobs", "Seq Scan on inbox_events", "Bitmap Heap Scan on inbox_events"} {
+			assert.NotContains(t, plan, scan, "plan:\n%s", plan)
 		}
-		return errRollback
-	})
-	require.ErrorIs(t, err, errRollback)
-	plan := strings.Join(lines, "\n")
-	t.Logf("Acquire (10 items) beside %d succeeded items:\n%s", succeeded, plan)
-	assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
-	for _, scan := range []string{"Seq Scan on inbox_jobs", "Bitmap Heap Scan on inbox_jobs", "Seq Scan on inbox_events", "Bitmap Heap Scan on inbox_events"} {
-		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
+		assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
+		// The whole statement: ten items leased, each read, locked, updated
+		// and looked up by key, touches some dozens of pages, whatever the
+		// number of succeeded rows.
+		total := 0
+		for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
+			n, _ := strconv.Atoi(m)
+			total += n
+		}
+		assert.Less(t, total, 400, "pages touched by the statement, beside %d succeeded rows:\n%s", succeeded, plan)
 	}
-	assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
-	// The whole statement: ten items leased, each read, locked, updated
-	// and looked up by key, touches some dozens of pages, whatever the
-	// number of succeeded rows.
-	total := 0
-	for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
-		n, _ := strconv.Atoi(m)
-		total += n
-	}
-	assert.Less(t, total, 400, "pages touched by the statement, beside %d succeeded rows:\n%s", succeeded, plan)
 }
 
 var errRollback = errors.New("roll back")

@@ -520,6 +520,51 @@ JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent
 
 // repeatSQL returns the leases granted under the acquisition ID $2 and
 // still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
+// lockLimitsSQL takes the transaction-level advisory lock of the handler
+// $2 in the schema's class $1 (see Store.limitsClass), which every
+// acquisition of the handler under Limits takes first: they count its
+// running leases and spend its tokens one after the other. It is a
+// statement of its own, so that the acquisition after it, in the same
+// transaction, takes its snapshot once the lock is held and sees every
+// lease the acquisition before it granted.
+const lockLimitsSQL = `SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))`
+
+// acquireLimitedSQL is acquireSQL under webhooks.Limits, after
+// lockLimitsSQL: it leases no more than the handler's room under
+// MaxRunning ($10, 0 none; its leased rows not expired, counted from
+// inbox_jobs_leased_idx) and the tokens of its bucket (inbox_limits:
+// $12 tokens, one every $11 µs, 0 none), and spends a token per lease.
+var acquireLimitedSQL = strings.Replace(strings.Replace(strings.Replace(acquireSQL, `
+WITH due AS (`, `
+WITH bucket AS (
+	SELECT greatest(coalesce((SELECT full_at FROM {{schema}}.inbox_limits WHERE handler = $9::text), '-infinity'),
+		coalesce($1::timestamptz, now())) AS from_at
+), allowance AS (
+	SELECT least($3::int,
+		CASE WHEN $10::int > 0 THEN greatest(0, $10::int - (SELECT count(*) FROM {{schema}}.inbox_jobs
+			WHERE handler = $9::text AND state = 'leased' AND lease_expires_at > coalesce($1::timestamptz, now())))
+			ELSE $3::int END,
+		CASE WHEN $11::bigint > 0 THEN greatest(0, $12::int
+			- ceil(extract(epoch FROM b.from_at - coalesce($1::timestamptz, now())) * 1000000 / $11::bigint))
+			ELSE $3::int END)::int AS n,
+		b.from_at
+	FROM bucket AS b
+), due AS (`, 1), `
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED`, `
+	LIMIT (SELECT n FROM allowance)
+	FOR UPDATE SKIP LOCKED`, 1), `
+)
+SELECT i.rank, `, `
+), spent AS (
+	INSERT INTO {{schema}}.inbox_limits AS l (handler, full_at)
+	SELECT $9::text, a.from_at + (SELECT count(*) FROM leased) * $11::bigint * interval '1 microsecond'
+	FROM allowance AS a
+	WHERE $11::bigint > 0 AND EXISTS (SELECT 1 FROM leased)
+	ON CONFLICT (handler) DO UPDATE SET full_at = EXCLUDED.full_at
+)
+SELECT i.rank, `, 1)
+
 // acquireSQL's result, changing nothing: rows leased, due (their lease
 // expiry) after now, whose acquisition_id is the ID followed by their
 // current token. It goes through the leased rows and the retries not yet
@@ -1018,7 +1063,8 @@ SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
 // statements are the SQL texts with the schema filled in.
 type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
-	acquire, repeat, release                      string
+	acquire, acquireLimited, lockLimits           string
+	repeat, release                               string
 	succeed, retry, deadLetter, abandon, extend   string
 	settleBatch, start, lockKeys                  string
 	leaseLost                                     string
@@ -1042,6 +1088,8 @@ func renderStatements(quotedSchema string) statements {
 		enqueueBatch:            r.Replace(enqueueBatchSQL),
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
+		acquireLimited:          r.Replace(acquireLimitedSQL),
+		lockLimits:              r.Replace(lockLimitsSQL),
 		repeat:                  r.Replace(repeatSQL),
 		succeed:                 r.Replace(succeedSQL),
 		retry:                   r.Replace(retrySQL),

@@ -42,6 +42,9 @@ type Store struct {
 	notifier   *notifier
 	committer  *committer // nil with WithEnqueueBatch(1)
 	sql        statements
+	// limitsClass is the first key of the advisory locks of Limits
+	// (see lockLimitsSQL).
+	limitsClass int32
 	// hostNow reads the host's clock where a call gives no now of its own
 	// (DeleteSucceeded with the database clock). Tests replace it.
 	hostNow func() time.Time
@@ -163,14 +166,15 @@ func New(pool *pgxpool.Pool, opts ...Option) (*Store, error) {
 		logger = slog.Default()
 	}
 	s := &Store{
-		pool:       pool,
-		schema:     c.schema,
-		channel:    notifyChannel(c.schema),
-		dbClock:    c.dbClock,
-		notifyInTx: !c.noNotifyInTx,
-		logger:     logger,
-		sql:        renderStatements(quoteSchema(c.schema)),
-		hostNow:    time.Now,
+		pool:        pool,
+		schema:      c.schema,
+		channel:     notifyChannel(c.schema),
+		dbClock:     c.dbClock,
+		notifyInTx:  !c.noNotifyInTx,
+		logger:      logger,
+		sql:         renderStatements(quoteSchema(c.schema)),
+		limitsClass: limitsClass(c.schema),
+		hostNow:     time.Now,
 	}
 	s.notifier = newNotifier(s.sendNotify, logger, s.channel)
 	if c.enqueueBatch > 1 {

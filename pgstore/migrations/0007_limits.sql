@@ -1,0 +1,21 @@
+-- Flow control (webhooks.Limits, webhooks.FlowSupport.Limits).
+
+-- A handler's rate limit: the bucket of Limits.Rate is full at full_at
+-- (the generic cell rate algorithm): at now it lacks one token for each
+-- token interval (1/Rate) of full_at - now, so a handler quiet for a
+-- bucket's worth of intervals has a full bucket. A row is made by the
+-- first acquisition that spends a token; without one, the bucket is full.
+-- Acquisitions of a handler under Limits take a transaction-level advisory
+-- lock first, so they count one after the other.
+CREATE TABLE {{schema}}.inbox_limits (
+    handler text COLLATE "C" NOT NULL,
+    full_at timestamptz NOT NULL,
+    CONSTRAINT inbox_limits_pkey PRIMARY KEY (handler)
+) WITH (fillfactor = 50);
+
+-- Limits.MaxRunning: WHERE handler = $h AND state = 'leased' AND
+-- lease_expires_at > now counts the handler's running leases from a small
+-- index (only leased rows are in it).
+CREATE INDEX inbox_jobs_leased_idx
+    ON {{schema}}.inbox_jobs (handler, lease_expires_at)
+    WHERE state = 'leased';
