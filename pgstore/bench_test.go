@@ -305,6 +305,58 @@ func BenchmarkAcquireKeys(b *testing.B) {
 	}
 }
 
+// BenchmarkAcquireLimits is BenchmarkAcquireKeys' unordered acquisition
+// under webhooks.Limits that do not bind (a cap and a rate far above what
+// runs), with the previous acquisition's 100 leases still running, so the
+// cap counts them: the cost of the advisory lock, the count and the
+// bucket over a plain acquisition (limits=none). Acquire (Max 100)
+// timed; the enqueue and the settlement untimed. The gate:
+// limited ≥ 0.8× plain.
+func BenchmarkAcquireLimits(b *testing.B) {
+	for _, c := range []struct {
+		name   string
+		limits webhooks.Limits
+	}{
+		{"none", webhooks.Limits{}},
+		{"cap", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount}},
+		{"rate", webhooks.Limits{Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}},
+		{"cap+rate", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount, Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}},
+	} {
+		b.Run("limits="+c.name, func(b *testing.B) {
+			pool := pgtest.NewPool(b, 2)
+			s := newStoreOn(b, pool, pgtest.NewSchema(b, pool))
+			const batch = 100
+			now := baseTime.Add(time.Second)
+			next, done := 0, 0
+			var running []*webhooks.Lease
+			for b.Loop() {
+				enqueueKeyed(b, pool, s, "none", next, batch)
+				next += batch
+				req := acquireReq(now, time.Minute, batch)
+				req.Handler, req.Limits = "ledger", c.limits
+				leases, err := s.Acquire(b.Context(), req)
+				if err != nil || len(leases) != batch {
+					b.Fatalf("Acquire: %d leases, %v", len(leases), err)
+				}
+				done += batch
+				b.StopTimer()
+				sts := make([]webhooks.Settlement, len(running))
+				for i, l := range running {
+					sts[i] = succeeded(l, now)
+				}
+				for i, err := range s.SettleBatch(b.Context(), sts) {
+					if err != nil {
+						b.Fatalf("SettleBatch entry %d: %v", i, err)
+					}
+				}
+				running = leases
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(done), "ns/item")
+		})
+	}
+}
+
 // BenchmarkEnqueueKeys is BenchmarkEnqueue with one job of handler
 // "ledger", unordered or in ordering keys as keyedEnvelope makes them: the
 // cost of the key row's upsert at enqueue.

@@ -12,13 +12,14 @@ import (
 )
 
 // limitsCases pin webhooks.FlowSupport.Limits: an acquisition grants no
-// more than its Limits allow, counted over every caller of the store.
-var limitsCases = []inboxCase{
+// more than its Limits allow, counted over every caller of the store;
+// and processorLimitsCases, Processors under them.
+var limitsCases = append([]inboxCase{
 	{"MaxRunning", testMaxRunning},
 	{"RateBucket", testRateBucket},
 	{"TwoInstancesUnderCap", testTwoInstancesUnderCap},
 	{"TwoInstancesUnderRate", testTwoInstancesUnderRate},
-}
+}, processorLimitsCases...)
 
 // hasLimits reports whether s keeps Limits over its callers.
 func hasLimits(s webhooks.InboxStore) bool { return webhooks.FlowOf(s).Limits }
