@@ -104,7 +104,12 @@
 // [Limits] cap how many of its jobs run at once and how many start per
 // second over every processor sharing the store (up to [MaxLimitCount]
 // and [MaxLimitRate]), so a slow or rate-limited downstream takes only
-// its share of the workers; they need a [FlowStore].
+// its share of the workers; they need a [FlowStore]. A handler's
+// [Breaker] pauses it over every processor when its dependency seems
+// down, so its jobs wait instead of spending their retries; an operator
+// pauses and resumes a handler too. A [Pause] ([PauseCause]) is kept by a
+// [PauseStore], which [PauseRequest] and [ResumeRequest] ask
+// ([ErrPaused], [ErrNotPaused]).
 //
 //	processor, err := webhooks.NewProcessor(store, webhooks.Handlers{
 //		{Name: "ledger", Dispatcher: ledgerMux, Ordered: true},
@@ -155,7 +160,9 @@
 // ([FanOutOf] asks); [Envelope.CheckJobs] and [CheckOrdering] validate
 // what it is given, and [EnvelopeJobs] lists an envelope's jobs with the
 // default handler's for nil. A [FlowStore] keeps [AcquireRequest.Limits]
-// over every caller, as its [FlowSupport] says ([FlowOf] asks). Every
+// over every caller, as its [FlowSupport] says ([FlowOf] asks); a
+// [PauseStore] leases nothing of a paused handler but a breaker's probe
+// ([Lease.Probe]). Every
 // method takes its time from its
 // request, so a store never reads a clock of its own. Package storetest is
 // the conformance suite every store runs; memstore and pgstore pass it.

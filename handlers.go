@@ -39,6 +39,9 @@ type Handler struct {
 	// every processor the same Limits: each acquisition is counted
 	// against the Limits of the processor making it.
 	Limits Limits
+	// Breaker pauses the handler, over every processor, when its
+	// dependency seems down (see Breaker); it needs a PauseStore.
+	Breaker Breaker
 }
 
 // Handlers are the handlers a Processor runs, each event going to every
@@ -113,7 +116,7 @@ func handles(d Dispatcher, eventType string) bool {
 
 // Check reports what makes hs unusable: no handler, more than MaxHandlers,
 // a name CheckHandlerName refuses or given twice, a nil Dispatcher,
-// Limits that Limits.Check refuses, or every handler retired.
+// Limits or a Breaker their Check refuses, or every handler retired.
 func (hs Handlers) Check() error {
 	var problems []error
 	if len(hs) == 0 {
@@ -139,6 +142,9 @@ func (hs Handlers) Check() error {
 			live++
 		}
 		if err := h.Limits.Check(); err != nil {
+			problems = append(problems, fmt.Errorf("handler %q: %w", h.Name, err))
+		}
+		if err := h.Breaker.Check(); err != nil {
 			problems = append(problems, fmt.Errorf("handler %q: %w", h.Name, err))
 		}
 	}
@@ -184,14 +190,21 @@ func checkFanOut(who string, store any, need FanOutSupport, hs Handlers) error {
 	return nil
 }
 
-// checkFlow refuses Limits on a store that cannot keep them across
-// instances, naming the handlers that have them.
+// checkFlow refuses Limits or a Breaker on a store that cannot keep them
+// across instances, naming the handlers that have them.
 func checkFlow(who string, store any, hs Handlers) error {
-	var limited []string
+	var limited, breakers []string
 	for _, h := range hs {
 		if !h.Limits.IsZero() && !h.Retired {
 			limited = append(limited, fmt.Sprintf("%q", h.Name))
 		}
+		if h.Breaker.Failures > 0 && !h.Retired {
+			breakers = append(breakers, fmt.Sprintf("%q", h.Name))
+		}
+	}
+	if _, ok := store.(PauseStore); len(breakers) > 0 && !ok {
+		return fmt.Errorf("webhooks: %s: the store (%T) cannot pause handlers: handlers %s have a Breaker; use memstore or pgstore, or no Breaker",
+			who, store, strings.Join(breakers, ", "))
 	}
 	if len(limited) > 0 && !FlowOf(store).Limits {
 		return fmt.Errorf("webhooks: %s: the store (%T) does not keep Limits across processors: handlers %s have them; use memstore or pgstore, or no Limits",

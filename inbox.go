@@ -213,6 +213,10 @@ type Lease struct {
 	// starts it (LeaseStarter) before its handler runs. Attempt is then
 	// the number the attempt will have.
 	Held bool
+	// Probe reports the probe of a breaker's pause (see Pause): the one
+	// lease its handler may have while the pause holds. Its outcome
+	// closes the breaker or opens it again.
+	Probe bool
 	// Applied is, for an ordered job, the newest Ordering.Version its
 	// handler applied for the key (succeeded and not skipped), 0 when
 	// none: a job whose version is not newer is stale (see Skip).

@@ -41,6 +41,10 @@ type Inbox struct {
 	// buckets holds, by handler, when the next token of its rate limit
 	// is due (see allowedLocked).
 	buckets map[string]time.Time
+	// pauses are the handlers' pauses in force; pauseTrail those that
+	// ended, in the order they did.
+	pauses     map[string]*webhooks.Pause
+	pauseTrail []webhooks.Pause
 }
 
 // event is one stored event: what its jobs share. Its payload and headers
@@ -138,6 +142,7 @@ func NewInbox() *Inbox {
 		keys:          make(map[keyID]*keyState),
 		byAcquisition: make(map[string][]*entry),
 		buckets:       make(map[string]time.Time),
+		pauses:        make(map[string]*webhooks.Pause),
 	}
 }
 
@@ -302,6 +307,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if !req.Limits.IsZero() {
 		n = s.allowedLocked(q, req, n)
 	}
+	n, probe := s.pausedLocked(q, req, n)
 	for q != nil && len(leases) < n {
 		// A leased entry is due again only at now+leaseDuration, after now,
 		// so the loop never takes one entry twice.
@@ -312,6 +318,9 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		leases = append(leases, s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start))
 	}
 	s.spendLocked(req, len(leases))
+	if probe && len(leases) == 1 {
+		leases[0].Probe = true
+	}
 	return leases, nil
 }
 

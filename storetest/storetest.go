@@ -62,8 +62,8 @@ type opsStore interface {
 // returned by newStore, each case on a store of its own, and the cases of
 // every capability the store has: [ops.Store] (the operators' cases),
 // [webhooks.BatchSettler], [webhooks.LeaseStarter],
-// [webhooks.AcquisitionRepeater], [webhooks.FlowStore], and those f
-// describes. See the package
+// [webhooks.AcquisitionRepeater], [webhooks.FlowStore],
+// [webhooks.PauseStore], and those f describes. See the package
 // documentation for what newStore must do.
 func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f Features) {
 	t.Helper()
@@ -100,6 +100,7 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	race := inboxCase{"TwoInstancesNoOverlap", func(t *testing.T, s webhooks.InboxStore) { testTwoInstancesNoOverlap(t, s, f.OrderRace) }}
 	group("OrderingKeys", append(slices.Clip(orderingCases), race), hasOrderingKeys, "the store does not run ordered jobs in key order (webhooks.FanOutOf(store).OrderingKeys is false): the ordering cases are skipped")
 	group("Limits", limitsCases, hasLimits, "the store does not keep Limits over its callers (webhooks.FlowOf(store).Limits is false): the limits cases are skipped")
+	group("Pauses", pauseCases, is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
 	t.Run("CompleteInTx", func(t *testing.T) {
 		if f.CompleteInTx == nil {
