@@ -37,6 +37,15 @@ func (p *Processor) process(r *run, lease *Lease) {
 		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
 		return
 	}
+	if p.breakerHolds(lease) {
+		// Its handler's breaker opened since it was acquired: it waits
+		// with the others, unrun, its attempt not counted.
+		if suspect {
+			r.iso.unqueue()
+		}
+		r.settler.submit(settleJob{s: Settlement{Lease: lease, Outcome: AttemptAbandoned}, log: log})
+		return
+	}
 	if p.retired[ev.Handler] {
 		// The handler was retired on purpose (Handler.Retired): its
 		// jobs end as dead letters, unrun, replayable if it returns.
@@ -186,6 +195,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 		s.Now = p.cfg.clock.Now()
 		obs.EndAttempt(hctx, AttemptEndData{Event: ev, Settlement: s})
 	}
+	p.noteBreaker(r.ctx, lease, job.s, log)
 	settle(job)
 }
 

@@ -106,7 +106,9 @@ type Processor struct {
 	// capped are the handlers with Limits.MaxRunning: a settlement of
 	// one of their leases makes room, and wakes the processor.
 	capped map[string]bool
-	cfg    processorConfig
+	// breakers are the handlers with a Breaker (see breaker.go).
+	breakers map[string]*breaker
+	cfg      processorConfig
 
 	wake    chan struct{}
 	running atomic.Bool
@@ -232,8 +234,11 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 	if err := checkFlow("NewProcessor", store, handlers); err != nil {
 		return nil, err
 	}
-	retired, capped := make(map[string]bool), make(map[string]bool)
+	retired, capped, breakers := make(map[string]bool), make(map[string]bool), make(map[string]*breaker)
 	for _, h := range handlers {
+		if h.Breaker.Failures > 0 && !h.Retired {
+			breakers[h.Name] = &breaker{cfg: h.Breaker}
+		}
 		if h.Retired {
 			retired[h.Name] = true
 		}
@@ -277,7 +282,7 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 			return nil, err
 		}
 	}
-	return &Processor{store: store, dispatcher: dispatcher, handlers: handlers, retired: retired, capped: capped, cfg: cfg, wake: make(chan struct{}, 1)}, nil
+	return &Processor{store: store, dispatcher: dispatcher, handlers: handlers, retired: retired, capped: capped, breakers: breakers, cfg: cfg, wake: make(chan struct{}, 1)}, nil
 }
 
 // Handles reports whether one of the processor's handlers that is not

@@ -1,7 +1,13 @@
 package storetest
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -13,6 +19,7 @@ import (
 var pauseCases = []inboxCase{
 	{"OperatorPause", testOperatorPause},
 	{"BreakerProbe", testBreakerProbe},
+	{"BreakerOpensProbesCloses", testBreakerOpensProbesCloses},
 }
 
 func pauseOf(handler string, cause webhooks.PauseCause, now, until time.Time) webhooks.PauseRequest {
@@ -138,5 +145,130 @@ func testBreakerProbe(t *testing.T, s webhooks.InboxStore) {
 	if len(p) != 3 || p[0].Cause != webhooks.PauseOperator || !p[0].EndedAt.IsZero() || p[1].Cause != webhooks.PauseBreaker || p[1].EndedAt.IsZero() ||
 		p[2].Cause != webhooks.PauseBreaker || !p[2].EndedAt.Equal(now) || !p[1].Until.Equal(now.Add(time.Minute)) {
 		t.Errorf("Pauses: %+v (causes %v); want the operator's in force, then the second breaker's and the first, ended", p, causes)
+	}
+}
+
+// testBreakerOpensProbesCloses runs a Processor (one worker, so that no
+// attempt is in flight when the breaker opens) on a handler whose
+// dependency is down, with a Breaker of 3 failures and a short cool-down
+// and a retry policy that would dead-letter every event within the
+// outage: the breaker opens after 3 failures; no attempt starts during
+// the cool-down; after it, exactly one, the probe, which fails and opens
+// the breaker again; the dependency back, the next probe succeeds and
+// ends the pause, and every event succeeds, none dead-lettered.
+// Mutations: the Processor without its breaker (events dead-lettered);
+// no probe; the probe's success not ending the pause.
+func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
+	ps := s.(webhooks.PauseStore)
+	const events = 10
+	for i := range events {
+		mustEnqueue(t, s, envelope(key(fmt.Sprintf("e%02d", i)), "p", base))
+	}
+	var (
+		down    atomic.Bool
+		mu      sync.Mutex
+		starts  []time.Time
+		handled = map[string]bool{}
+	)
+	down.Store(true)
+	d := webhooks.DispatcherFunc(func(_ context.Context, ev webhooks.Event) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		if down.Load() {
+			return errors.New("dependency unavailable")
+		}
+		mu.Lock()
+		handled[ev.ID] = true
+		mu.Unlock()
+		return nil
+	})
+	const coolDown = 300 * time.Millisecond
+	policy := webhooks.ExponentialPolicy{MaxAttempts: 4, InitialDelay: 5 * time.Millisecond, Multiplier: 1}
+	p, err := webhooks.NewProcessor(s, webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: coolDown}}},
+		webhooks.WithWorkers(1), webhooks.WithPollInterval(10*time.Millisecond), webhooks.WithRetryPolicy(policy),
+		webhooks.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		t.Fatalf("NewProcessor: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	ran := make(chan error, 1)
+	go func() { ran <- p.Run(ctx) }()
+	defer func() {
+		cancel()
+		if err := <-ran; err != nil {
+			t.Errorf("Processor.Run: %v", err)
+		}
+	}()
+	// waitPauses polls the trail until cond holds.
+	waitPauses := func(why string, cond func([]webhooks.Pause) bool) []webhooks.Pause {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			if got := mustPauses(t, ps, 10); cond(got) {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("after 20 s, %s: Pauses %+v", why, mustPauses(t, ps, 10))
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	// startsIn counts the attempts that started in [from, to).
+	startsIn := func(from, to time.Time) int {
+		mu.Lock()
+		defer mu.Unlock()
+		n := 0
+		for _, at := range starts {
+			if !at.Before(from) && at.Before(to) {
+				n++
+			}
+		}
+		return n
+	}
+	first := waitPauses("the breaker never opened, then opened again", func(p []webhooks.Pause) bool {
+		return len(p) == 2 && p[0].EndedAt.IsZero() && !p[1].EndedAt.IsZero()
+	})[1]
+	if first.Cause != webhooks.PauseBreaker || !first.Until.Equal(first.Since.Add(coolDown)) {
+		t.Errorf("the first pause: %+v; want a breaker's, for the cool-down (%v)", first, coolDown)
+	}
+	mu.Lock()
+	before := len(starts)
+	mu.Unlock()
+	if n := startsIn(time.Time{}, first.Since); n != 3 || before != 4 {
+		t.Errorf("attempts before the breaker opened: %d, and %d in all by the time the probe failed; want 3 (Failures), then the probe", n, before)
+	}
+	if n := startsIn(first.Since, first.Until); n != 0 {
+		t.Errorf("attempts during the cool-down: %d; want none", n)
+	}
+	if n := startsIn(first.Until, first.EndedAt.Add(time.Microsecond)); n != 1 {
+		t.Errorf("attempts after the cool-down, until the probe failed: %d; want 1, the probe", n)
+	}
+	down.Store(false)
+	trail := waitPauses("the breaker never closed", func(p []webhooks.Pause) bool {
+		return len(p) == 2 && !p[0].EndedAt.IsZero() && !p[1].EndedAt.IsZero()
+	})
+	second := trail[0]
+	if n := startsIn(second.Since, second.Until); n != 0 {
+		t.Errorf("attempts during the second cool-down: %d; want none", n)
+	}
+	if second.EndReason != "the probe succeeded" {
+		t.Errorf("the second pause ended with %q; want \"the probe succeeded\"", second.EndReason)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		n := len(handled)
+		mu.Unlock()
+		if n == events {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after 20 s, %d of %d events were handled", n, events)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for i := range events {
+		wantState(t, s, fmt.Sprintf("e%02d", i), "", webhooks.StateSucceeded, "the dependency returned: none dead-lettered")
 	}
 }
