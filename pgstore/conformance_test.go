@@ -157,6 +157,6 @@ func (r *recycledSchemas) empty(schema string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	q := pgx.Identifier{schema}.Sanitize()
-	_, err := r.admin.Exec(ctx, "DELETE FROM "+q+".inbox_events; DELETE FROM "+q+".inbox_keys; DELETE FROM "+q+".inbox_limits; DELETE FROM "+q+".replay_keys")
+	_, err := r.admin.Exec(ctx, "DELETE FROM "+q+".inbox_events; DELETE FROM "+q+".inbox_keys; DELETE FROM "+q+".inbox_limits; DELETE FROM "+q+".inbox_pauses; DELETE FROM "+q+".replay_keys")
 	return err
 }

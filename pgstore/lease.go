@@ -135,12 +135,13 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, query func
 		var (
 			a                    acquired
 			reclaimed, unstarted bool
+			probe                bool
 			token                string
 			applied              *int64
 			r                    itemRow
 		)
-		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token, &applied)
-		const keyColumns = 8 // rank, reclaimed, unstarted, token, applied, provider, tenant, event_id
+		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token, &probe, &applied)
+		const keyColumns = 9 // rank, reclaimed, unstarted, token, probe, applied, provider, tenant, event_id
 		failed, err := decodeRow(rows, dest)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
@@ -165,7 +166,7 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, query func
 		if unstarted {
 			attempt++ // the number it will have
 		}
-		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: attempt, Reclaimed: reclaimed, Held: unstarted, Item: it}
+		a.lease = &webhooks.Lease{Token: token, ExpiresAt: it.LeaseExpiresAt, Attempt: attempt, Reclaimed: reclaimed, Held: unstarted, Probe: probe, Item: it}
 		if applied != nil {
 			a.lease.Applied = *applied
 		}

@@ -82,7 +82,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"enqueue a batch", s.sql.enqueueBatch, []string{"inbox_events_pkey", "inbox_jobs_dead_keys_idx"}, enqueueBatchArgs(enqueueReqs), true},
 		// An acquisition ranks the rows it locked (at most a batch) to
 		// start the first: the only sort in its plan (checked below).
-		{"acquire", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
+		{"acquire", s.sql.acquire, []string{"inbox_jobs_due_idx", "inbox_pauses_in_force_idx"}, []any{now, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
 		{"acquire with database clock", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
 		{"acquire under limits", s.sql.acquireLimited, []string{"inbox_jobs_due_idx", "inbox_jobs_leased_idx", "inbox_limits_pkey"},
 			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", 2, int64(20_000), 10}, true},

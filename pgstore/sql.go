@@ -466,8 +466,33 @@ const appliedSQL = `i.applied_version AS applied`
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
 // $6 acquisition ID, $7 hold, $8 how many to start, $9 handler.
-var acquireSQL = `
-WITH due AS (
+var acquireSQL = acquireStatement(false)
+
+// acquireStatement makes acquireSQL and, limited, acquireLimitedSQL.
+func acquireStatement(limited bool) string {
+	// most is how many may be leased, before the pause: Max, or what the
+	// Limits allow.
+	most := `$3::int`
+	head := `
+WITH `
+	if limited {
+		most = `(SELECT n FROM allowance)`
+		head += limitsCTEs + `, `
+	}
+	return head + `probe AS (
+	UPDATE {{schema}}.inbox_pauses AS p SET probe_until = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond'
+	WHERE p.handler = $9::text AND p.ended_at IS NULL AND p.cause = 'breaker'
+		AND p.until <= coalesce($1::timestamptz, now())
+		AND (p.probe_until IS NULL OR p.probe_until <= coalesce($1::timestamptz, now()))
+		AND ` + most + ` > 0
+		AND EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs
+			WHERE handler = $9::text AND state IN ('pending', 'leased') AND next_attempt_at <= coalesce($1::timestamptz, now()))
+	RETURNING 1
+), gate AS (
+	SELECT CASE WHEN EXISTS (SELECT 1 FROM probe) THEN 1
+		WHEN EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses WHERE handler = $9::text AND ended_at IS NULL) THEN 0
+		ELSE ` + most + ` END AS n
+), due AS (
 	SELECT provider, tenant, event_id, handler, next_attempt_at AS due_at, state = 'leased' AS expired,
 		NOT ` + held + ` AS was_started, lease_reclaimed,
 		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
@@ -476,7 +501,7 @@ WITH due AS (
 	WHERE handler = $9::text AND state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
 	ORDER BY next_attempt_at
-	LIMIT $3
+	LIMIT (SELECT n FROM gate)
 	FOR UPDATE SKIP LOCKED
 ), ranked AS (
 	SELECT d.*,
@@ -513,13 +538,46 @@ WITH due AS (
 	FROM planned AS p
 	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id AND i.handler = p.handler
 	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, i.*
-)
-SELECT i.rank, i.reclaimed, i.unstarted, i.token, ` + appliedSQL + `, ` + itemColumns + `
+)` + spent(limited) + `
+SELECT i.rank, i.reclaimed, i.unstarted, i.token, EXISTS (SELECT 1 FROM probe) AS probe, ` + appliedSQL + `, ` + itemColumns + `
 FROM leased AS i
-JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent
+JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
+`
+}
 
 // repeatSQL returns the leases granted under the acquisition ID $2 and
 // still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
+// pauseInForceSQL locks the pause in force of the handler $1, and
+// returns its ID and cause.
+const pauseInForceSQL = `
+SELECT id, cause FROM {{schema}}.inbox_pauses WHERE handler = $1::text AND ended_at IS NULL FOR UPDATE`
+
+// endPauseSQL ends the pause $1 at $2, by $3, for the reason $4.
+const endPauseSQL = `
+UPDATE {{schema}}.inbox_pauses SET ended_at = $2, ended_by = $3, end_reason = $4, probe_until = NULL WHERE id = $1`
+
+// insertPauseSQL starts a pause of the handler $1: cause $2, actor $3,
+// reason $4, at $5, until $6 (NULL for an operator's).
+const insertPauseSQL = `
+INSERT INTO {{schema}}.inbox_pauses (handler, cause, actor, reason, since, until)
+VALUES ($1::text, $2::text, $3::text, $4::text, $5, $6)`
+
+// resumeSQL ends the pause in force of the handler $1 at $3, by $4, for
+// the reason $5: any pause when $2 is 'operator', a breaker's only when
+// it is 'breaker'.
+const resumeSQL = `
+UPDATE {{schema}}.inbox_pauses SET ended_at = $3, ended_by = $4::text, end_reason = $5::text, probe_until = NULL
+WHERE handler = $1::text AND ended_at IS NULL AND ($2::text = 'operator' OR cause = 'breaker')`
+
+// pausesSQL lists the pauses in force by handler, then the $1 that ended
+// last, the latest first.
+const pausesSQL = `
+(SELECT handler, cause, actor, reason, since, until, probe_until, ended_at, ended_by, end_reason
+	FROM {{schema}}.inbox_pauses WHERE ended_at IS NULL ORDER BY handler)
+UNION ALL
+(SELECT handler, cause, actor, reason, since, until, probe_until, ended_at, ended_by, end_reason
+	FROM {{schema}}.inbox_pauses WHERE ended_at IS NOT NULL ORDER BY ended_at DESC, id DESC LIMIT $1)`
+
 // lockLimitsSQL takes the transaction-level advisory lock of the handler
 // $2 in the schema's class $1 (see Store.limitsClass), which every
 // acquisition of the handler under Limits takes first: they count its
@@ -534,9 +592,11 @@ const lockLimitsSQL = `SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))
 // MaxRunning ($10, 0 none; its leased rows not expired, counted from
 // inbox_jobs_leased_idx) and the tokens of its bucket (inbox_limits:
 // $12 tokens, one every $11 µs, 0 none), and spends a token per lease.
-var acquireLimitedSQL = strings.Replace(strings.Replace(strings.Replace(acquireSQL, `
-WITH due AS (`, `
-WITH bucket AS (
+var acquireLimitedSQL = acquireStatement(true)
+
+// limitsCTEs are acquireLimitedSQL's first: the handler's bucket, and
+// how many its Limits allow (allowance.n).
+const limitsCTEs = `bucket AS (
 	SELECT greatest(coalesce((SELECT full_at FROM {{schema}}.inbox_limits WHERE handler = $9::text), '-infinity'),
 		coalesce($1::timestamptz, now())) AS from_at
 ), allowance AS (
@@ -549,21 +609,22 @@ WITH bucket AS (
 			ELSE $3::int END)::int AS n,
 		b.from_at
 	FROM bucket AS b
-), due AS (`, 1), `
-	LIMIT $3
-	FOR UPDATE SKIP LOCKED`, `
-	LIMIT (SELECT n FROM allowance)
-	FOR UPDATE SKIP LOCKED`, 1), `
-)
-SELECT i.rank, `, `
-), spent AS (
+)`
+
+// spent is, limited, acquireLimitedSQL's last CTE, which spends a token
+// of the handler's bucket per lease; nothing otherwise.
+func spent(limited bool) string {
+	if !limited {
+		return ``
+	}
+	return `, spent AS (
 	INSERT INTO {{schema}}.inbox_limits AS l (handler, full_at)
 	SELECT $9::text, a.from_at + (SELECT count(*) FROM leased) * $11::bigint * interval '1 microsecond'
 	FROM allowance AS a
 	WHERE $11::bigint > 0 AND EXISTS (SELECT 1 FROM leased)
 	ON CONFLICT (handler) DO UPDATE SET full_at = EXCLUDED.full_at
-)
-SELECT i.rank, `, 1)
+)`
+}
 
 // acquireSQL's result, changing nothing: rows leased, due (their lease
 // expiry) after now, whose acquisition_id is the ID followed by their
@@ -579,7 +640,7 @@ var repeatSQL = `
 SELECT 0::bigint AS rank,
 	coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
 	` + heldI + ` AS unstarted,
-	i.lease_token::text AS token, ` + appliedSQL + `, ` + itemColumns + `
+	i.lease_token::text AS token, false AS probe, ` + appliedSQL + `, ` + itemColumns + `
 FROM {{schema}}.inbox_jobs AS i
 JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
 WHERE i.handler = $3::text AND i.state = 'leased'
@@ -1064,6 +1125,8 @@ SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
 type statements struct {
 	enqueue, enqueueNotify, enqueueBatch          string
 	acquire, acquireLimited, lockLimits           string
+	pauseInForce, endPause, insertPause           string
+	resume, pauses                                string
 	repeat, release                               string
 	succeed, retry, deadLetter, abandon, extend   string
 	settleBatch, start, lockKeys                  string
@@ -1090,6 +1153,11 @@ func renderStatements(quotedSchema string) statements {
 		acquire:                 r.Replace(acquireSQL),
 		acquireLimited:          r.Replace(acquireLimitedSQL),
 		lockLimits:              r.Replace(lockLimitsSQL),
+		pauseInForce:            r.Replace(pauseInForceSQL),
+		endPause:                r.Replace(endPauseSQL),
+		insertPause:             r.Replace(insertPauseSQL),
+		resume:                  r.Replace(resumeSQL),
+		pauses:                  r.Replace(pausesSQL),
 		repeat:                  r.Replace(repeatSQL),
 		succeed:                 r.Replace(succeedSQL),
 		retry:                   r.Replace(retrySQL),

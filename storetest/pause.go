@@ -19,6 +19,7 @@ import (
 var pauseCases = []inboxCase{
 	{"OperatorPause", testOperatorPause},
 	{"BreakerProbe", testBreakerProbe},
+	{"OneProbeAmongCallers", testOneProbeAmongCallers},
 	{"BreakerOpensProbesCloses", testBreakerOpensProbesCloses},
 }
 
@@ -270,5 +271,39 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	}
 	for i := range events {
 		wantState(t, s, fmt.Sprintf("e%02d", i), "", webhooks.StateSucceeded, "the dependency returned: none dead-lettered")
+	}
+}
+
+// testOneProbeAmongCallers: after a breaker's cool-down, eight callers
+// acquire the handler's jobs at once: one lease in all, the probe.
+// Mutation: the probe claimed without looking at a concurrent claim.
+func testOneProbeAmongCallers(t *testing.T, s webhooks.InboxStore) {
+	ps := s.(webhooks.PauseStore)
+	enqueueJobs(t, s, "l", 10, base, ledger)
+	if err := ps.Pause(t.Context(), pauseOf(ledger, webhooks.PauseBreaker, base, at(time.Second))); err != nil {
+		t.Fatalf("Pause(ledger, breaker): %v", err)
+	}
+	var (
+		wg             sync.WaitGroup
+		leased, probes atomic.Int64
+	)
+	for range 8 {
+		wg.Go(func() {
+			leases, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: at(2 * time.Second), LeaseDuration: leaseFor, Max: 10,
+				Worker: worker, Version: version, Handler: ledger})
+			if err != nil {
+				t.Errorf("Acquire: %v", err)
+			}
+			leased.Add(int64(len(leases)))
+			for _, l := range leases {
+				if l.Probe {
+					probes.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if leased.Load() != 1 || probes.Load() != 1 {
+		t.Errorf("eight callers after the cool-down leased %d, %d of them probes; want one lease, the probe", leased.Load(), probes.Load())
 	}
 }
