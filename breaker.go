@@ -9,20 +9,24 @@ import (
 )
 
 // breaker is a Processor's state of one handler's Breaker: the attempts
-// it ran that failed in a row, and until when it knows the breaker open.
+// it ran that failed in a row, and when it last opened the breaker and
+// until when.
 type breaker struct {
-	cfg       Breaker
-	mu        sync.Mutex
-	failures  int
-	openUntil time.Time
+	cfg                 Breaker
+	mu                  sync.Mutex
+	failures            int
+	openedAt, openUntil time.Time
 }
 
-// isOpen reports whether the processor opened b, or saw it open, and its
-// cool-down has not ended at now.
-func (b *breaker) isOpen(now time.Time) bool {
+// holdsBack reports whether a lease acquired at acquired must be given
+// back unrun at now: the processor opened the breaker after that
+// acquisition, and its cool-down has not ended. A lease acquired after it
+// opened was granted by the store, which knows whether the handler is
+// paused (another processor's probe may have closed the breaker since).
+func (b *breaker) holdsBack(acquired, now time.Time) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return now.Before(b.openUntil)
+	return now.Before(b.openUntil) && acquired.Before(b.openedAt)
 }
 
 // note counts an attempt's outcome against b: it returns true when the
@@ -44,15 +48,16 @@ func (b *breaker) note(counted bool, now time.Time) bool {
 		return false
 	}
 	b.failures = 0
-	b.openUntil = now.Add(b.cfg.coolDown())
+	b.openedAt, b.openUntil = now, now.Add(b.cfg.coolDown())
 	return true
 }
 
-// opened notes that the breaker is open until until (a probe failed).
-func (b *breaker) opened(until time.Time) {
+// opened notes that the breaker opened again at now, until until (a
+// probe failed).
+func (b *breaker) opened(now, until time.Time) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.failures, b.openUntil = 0, until
+	b.failures, b.openedAt, b.openUntil = 0, now, until
 }
 
 // closed notes that a probe succeeded.
@@ -63,11 +68,12 @@ func (b *breaker) closed() {
 }
 
 // breakerHolds reports whether lease must be given back unrun: its
-// handler's breaker opened here after it was acquired, and it is not the
+// handler's breaker opened here after it was acquired (Item.UpdatedAt is
+// the acquisition's time, from this processor's clock), and it is not the
 // breaker's probe.
 func (p *Processor) breakerHolds(lease *Lease) bool {
 	b := p.breakers[lease.Item.Handler]
-	return b != nil && !lease.Probe && b.isOpen(p.cfg.clock.Now())
+	return b != nil && !lease.Probe && b.holdsBack(lease.Item.UpdatedAt, p.cfg.clock.Now())
 }
 
 // noteBreaker counts the outcome st of lease's attempt against its
@@ -104,7 +110,7 @@ func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement
 	case lease.Probe && counted:
 		until := now.Add(cfg.coolDown())
 		if b != nil {
-			b.opened(until)
+			b.opened(now, until)
 		}
 		err := call(func(ctx context.Context) error {
 			return ps.Pause(ctx, PauseRequest{Handler: handler, Cause: PauseBreaker, Actor: p.cfg.worker, Now: now, Until: until,

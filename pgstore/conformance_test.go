@@ -45,7 +45,7 @@ func runInboxConformance(t *testing.T, schemas *recycledSchemas) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
-	}, storetest.Features{CompleteInTx: completeInTx, OrderRace: orderRace()})
+	}, storetest.Features{CompleteInTx: completeInTx, OrderRace: orderRace(), Outage: outage()})
 }
 
 // orderRace is the size of storetest's two-instance ordering race: the
@@ -58,6 +58,16 @@ func orderRace() (size struct{ Events, Keys int }) {
 	}
 	size.Events, size.Keys = 2_000, 40
 	return size
+}
+
+// outage is how long storetest's breaker case keeps its dependency down:
+// the minute with WEBHOOKS_TEST_LONG=1 (.ci/run's long step), the
+// suite's 3 s otherwise.
+func outage() time.Duration {
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		return time.Minute
+	}
+	return 0
 }
 
 // completeInTx is storetest's hook for CompleteTx: it completes ev in a

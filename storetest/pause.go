@@ -12,6 +12,7 @@ import (
 	"time"
 
 	webhooks "github.com/hookinbox/webhooks"
+	"github.com/hookinbox/webhooks/ops"
 )
 
 // pauseCases pin webhooks.PauseStore: a paused handler's jobs are not
@@ -305,5 +306,87 @@ func testOneProbeAmongCallers(t *testing.T, s webhooks.InboxStore) {
 	wg.Wait()
 	if leased.Load() != 1 || probes.Load() != 1 {
 		t.Errorf("eight callers after the cool-down leased %d, %d of them probes; want one lease, the probe", leased.Load(), probes.Load())
+	}
+}
+
+// testBreakerRidesOutAnOutage: two Processors of four workers run a
+// handler with a Breaker while events keep arriving; its dependency is
+// down for outage (3 s when zero), with a retry policy that gives up
+// within a second, so without the breaker most events would die. None
+// does: the breaker holds them while it is down, and every event
+// succeeds once it is back. Mutation: no Breaker (events dead-lettered).
+func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage time.Duration) {
+	if outage == 0 {
+		outage = 3 * time.Second
+	}
+	var (
+		down    atomic.Bool
+		mu      sync.Mutex
+		handled = map[string]bool{}
+	)
+	down.Store(true)
+	d := webhooks.DispatcherFunc(func(_ context.Context, ev webhooks.Event) error {
+		if down.Load() {
+			return errors.New("dependency unavailable")
+		}
+		mu.Lock()
+		handled[ev.ID] = true
+		mu.Unlock()
+		return nil
+	})
+	policy := webhooks.ExponentialPolicy{MaxAttempts: 4, InitialDelay: 50 * time.Millisecond, Multiplier: 2}
+	hs := webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: 200 * time.Millisecond}}}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	defer func() {
+		cancel()
+		wg.Wait()
+	}()
+	for i := range 2 {
+		p, err := webhooks.NewProcessor(s, hs, webhooks.WithWorkers(4), webhooks.WithPollInterval(10*time.Millisecond), webhooks.WithRetryPolicy(policy),
+			webhooks.WithWorkerIdentity(fmt.Sprintf("instance-%d", i), version), webhooks.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		if err != nil {
+			t.Fatalf("NewProcessor: %v", err)
+		}
+		wg.Go(func() {
+			if err := p.Run(ctx); err != nil {
+				t.Errorf("Processor.Run: %v", err)
+			}
+		})
+	}
+	// The load: an event every 10 ms through the outage and a second
+	// after it.
+	var sent int
+	end := time.Now().Add(outage + time.Second)
+	back := time.Now().Add(outage)
+	for time.Now().Before(end) {
+		if down.Load() && !time.Now().Before(back) {
+			down.Store(false)
+		}
+		mustEnqueue(t, s, envelope(key(fmt.Sprintf("e%05d", sent)), "p", time.Now()))
+		sent++
+		time.Sleep(10 * time.Millisecond)
+	}
+	o, _ := s.(ops.Store)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		mu.Lock()
+		n := len(handled)
+		mu.Unlock()
+		if n == sent {
+			break
+		}
+		if o != nil {
+			if page, err := o.List(t.Context(), ops.Query{Limit: 1}); err != nil || len(page.Items) > 0 {
+				t.Fatalf("after the outage, with %d of %d events handled: List(dead letters) = %+v, %v; want none", n, sent, page.Items, err)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30 s after the outage, %d of %d events were handled", n, sent)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for i := range sent {
+		wantState(t, s, fmt.Sprintf("e%05d", i), "", webhooks.StateSucceeded, "the breaker held it through the outage")
 	}
 }

@@ -49,6 +49,11 @@ type Features struct {
 	// trips make the full size slow may run a smaller one in its quick
 	// runs and the full one in its long runs.
 	OrderRace struct{ Events, Keys int }
+
+	// Outage is how long Pauses/BreakerRidesOutAnOutage keeps its
+	// handler's dependency down: 3 s when zero. The test is a
+	// minute, for a store's long runs.
+	Outage time.Duration
 }
 
 // opsStore is an inbox that operators can look into and steer: what the
@@ -100,7 +105,8 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	race := inboxCase{"TwoInstancesNoOverlap", func(t *testing.T, s webhooks.InboxStore) { testTwoInstancesNoOverlap(t, s, f.OrderRace) }}
 	group("OrderingKeys", append(slices.Clip(orderingCases), race), hasOrderingKeys, "the store does not run ordered jobs in key order (webhooks.FanOutOf(store).OrderingKeys is false): the ordering cases are skipped")
 	group("Limits", limitsCases, hasLimits, "the store does not keep Limits over its callers (webhooks.FlowOf(store).Limits is false): the limits cases are skipped")
-	group("Pauses", pauseCases, is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
+	outage := inboxCase{"BreakerRidesOutAnOutage", func(t *testing.T, s webhooks.InboxStore) { testBreakerRidesOutAnOutage(t, s, f.Outage) }}
+	group("Pauses", append(slices.Clip(pauseCases), outage), is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
 	t.Run("CompleteInTx", func(t *testing.T) {
 		if f.CompleteInTx == nil {

@@ -25,7 +25,7 @@ import (
 func runOn(t *testing.T, store ops.Store, now time.Time, args ...string) (string, string, int) {
 	t.Helper()
 	var spec opsSpec
-	for _, s := range []opsSpec{statsCmd, deadLettersCmd, showCmd, replayCmd, closeCmd} {
+	for _, s := range []opsSpec{statsCmd, deadLettersCmd, showCmd, replayCmd, closeCmd, pauseCmd, resumeCmd, pausesCmd} {
 		if s.name == args[0] {
 			spec = s
 		}

@@ -13,6 +13,9 @@
 //	show          show one item: its state, attempts, audit trail and quarantined deliveries
 //	replay        replay one item, or the dead letters a query selects, audited with an actor and a reason
 //	close         close one dead letter on purpose, audited with an actor and a reason
+//	pause         pause a handler over every processor, audited with an actor and a reason
+//	resume        resume a paused handler, audited with an actor and a reason
+//	pauses        list the handlers' pauses in force, then those that ended: who paused, why, and who resumed
 //	purge         delete old succeeded items, old closed dead letters and expired replay keys (retention)
 //	help          print this help, or a subcommand's
 //
@@ -41,7 +44,8 @@
 //	2  usage error: a bad flag or value, a cursor the store did not make
 //	3  not found: no item with that provider, tenant and event ID
 //	4  refused: the item's state does not allow it (closing an item that
-//	   is not a dead letter, replaying one that is pending or running)
+//	   is not a dead letter, replaying one that is pending or running),
+//	   or resuming a handler that is not paused
 //	5  unavailable: the database could not be reached, or did not answer
 //	   within -timeout; trying again later may work
 package main
@@ -96,6 +100,9 @@ func init() {
 		showCmd.command(),
 		replayCmd.command(),
 		closeCmd.command(),
+		pauseCmd.command(),
+		resumeCmd.command(),
+		pausesCmd.command(),
 		purgeCmd.command(),
 		{name: "help", summary: "print this help, or a subcommand's (hookinbox help send)", run: runHelp, usage: usage},
 	}

@@ -241,7 +241,7 @@ func exitCode(err error) int {
 		return exitUsage
 	case errors.Is(err, ops.ErrNotFound):
 		return exitNotFound
-	case errors.Is(err, ops.ErrNotDead), errors.Is(err, ops.ErrNotFinished):
+	case errors.Is(err, ops.ErrNotDead), errors.Is(err, ops.ErrNotFinished), errors.Is(err, webhooks.ErrNotPaused):
 		return exitRefused
 	case unavailable(err):
 		return exitUnavailable
