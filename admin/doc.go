@@ -150,7 +150,10 @@
 //	                   oldest_due_age_seconds, retrying, leases_held,
 //	                   dead_letters ([Count], the largest groups first),
 //	                   more_dead_letters (More), handlers ([HandlerStats]),
-//	                   held_keys ([HeldKey], the deepest first), more_held_keys
+//	                   held_keys ([HeldKey], the deepest first), more_held_keys,
+//	                   paused ([Pause], by handler)
+//	Pause              handler, cause (operator, breaker), actor, reason, since,
+//	                   until? (a breaker's cool-down), probe_until? (its probe's lease)
 //	HandlerStats       handler, states (state: jobs, succeeded left out), due,
 //	                   oldest_due?, oldest_due_age_seconds, retrying, leases_held
 //	HeldKey            handler, provider, tenant, key, depth (the head and those waiting),

@@ -41,6 +41,7 @@ var jsonShapes = map[string]reflect.Type{
 	"Job":               reflect.TypeFor[adminjson.Job](),
 	"HandlerStats":      reflect.TypeFor[adminjson.HandlerStats](),
 	"HeldKey":           reflect.TypeFor[adminjson.HeldKey](),
+	"Pause":             reflect.TypeFor[adminjson.Pause](),
 }
 
 // documentedShapes reads the objects the package doc's JSON section lists:

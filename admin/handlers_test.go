@@ -125,6 +125,24 @@ func TestStatsPerHandlerAndHeldKeys(t *testing.T) {
 	assert.Contains(t, body, `<td class="handler">audit</td><td>stripe</td><td>customer.updated</td>`, "dead-letter groups by handler")
 	body = page(t, h, "/?provider=nobody", http.StatusOK)
 	assert.Contains(t, body, `id="handlers"`, "the stats' handlers name the inbox's handlers, whatever the list shows")
+	assert.NotContains(t, body, `id="paused-handlers"`, "no handler is paused")
+	assert.Empty(t, st.Paused)
+}
+
+// TestPausedHandlers: the stats list the handlers paused, with cause,
+// actor and reason, in the API and on the page.
+func TestPausedHandlers(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	require.NoError(t, f.s.Pause(t.Context(), webhooks.PauseRequest{Handler: "audit", Cause: webhooks.PauseBreaker,
+		Actor: "host-1:42", Reason: "3 attempts failed in a row, the last (error): crm down", Now: base, Until: base.Add(time.Minute)}))
+	h := newHandler(t, f.s)
+	st := decode[adminjson.Stats](t, do(h, http.MethodGet, "/api/stats", ""), http.StatusOK)
+	assert.Equal(t, []adminjson.Pause{{Handler: "audit", Cause: "breaker", Actor: "host-1:42", Reason: "3 attempts failed in a row, the last (error): crm down",
+		Since: base, Until: base.Add(time.Minute)}}, st.Paused)
+	body := page(t, h, "/", http.StatusOK)
+	assert.Contains(t, body, `id="paused-handlers"`)
+	assert.Regexp(t, `<tr data-handler="audit"><td class="handler">audit</td><td>breaker</td><td>\d{4}-\d\d-\d\d \d\d:\d\d:\d\dZ</td><td>host-1:42</td><td class="err">3 attempts failed in a row, the last \(error\): crm down</td>`, body)
 }
 
 func TestSingleHandlerPageShowsNoHandlers(t *testing.T) {

@@ -307,7 +307,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	if !req.Limits.IsZero() {
 		n = s.allowedLocked(q, req, n)
 	}
-	n, probe := s.pausedLocked(q, req, n)
+	n, probe := s.allowedByPauseLocked(q, req, n)
 	for q != nil && len(leases) < n {
 		// A leased entry is due again only at now+leaseDuration, after now,
 		// so the loop never takes one entry twice.

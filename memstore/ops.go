@@ -385,6 +385,7 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		st.MoreHeldKeys = int64(len(st.HeldKeys) - heldLimit)
 		st.HeldKeys = st.HeldKeys[:heldLimit]
 	}
+	st.Paused = s.pausedLocked()
 	return st, nil
 }
 

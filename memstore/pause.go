@@ -71,11 +71,7 @@ func (s *Inbox) Pauses(ctx context.Context, ended int) ([]webhooks.Pause, error)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make([]webhooks.Pause, 0, len(s.pauses))
-	for _, p := range s.pauses {
-		out = append(out, *p)
-	}
-	slices.SortFunc(out, func(a, b webhooks.Pause) int { return strings.Compare(a.Handler, b.Handler) })
+	out := s.pausedLocked()
 	for i := len(s.pauseTrail) - 1; i >= 0 && ended > 0; i-- {
 		out = append(out, s.pauseTrail[i])
 		ended--
@@ -83,11 +79,21 @@ func (s *Inbox) Pauses(ctx context.Context, ended int) ([]webhooks.Pause, error)
 	return out, nil
 }
 
-// pausedLocked returns how many of n leases of req's handler its pause
+// pausedLocked returns the pauses in force, by handler.
+func (s *Inbox) pausedLocked() []webhooks.Pause {
+	out := make([]webhooks.Pause, 0, len(s.pauses))
+	for _, p := range s.pauses {
+		out = append(out, *p)
+	}
+	slices.SortFunc(out, func(a, b webhooks.Pause) int { return strings.Compare(a.Handler, b.Handler) })
+	return out
+}
+
+// allowedByPauseLocked returns how many of n leases of req's handler its pause
 // allows at req.Now: all without one; while a breaker's pause waits for
 // its probe, one (the probe) when a job is due; none otherwise. probe
 // reports the one.
-func (s *Inbox) pausedLocked(q *dueQueue, req webhooks.AcquireRequest, n int) (allowed int, probe bool) {
+func (s *Inbox) allowedByPauseLocked(q *dueQueue, req webhooks.AcquireRequest, n int) (allowed int, probe bool) {
 	p := s.pauses[req.Handler]
 	switch {
 	case p == nil:

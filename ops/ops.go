@@ -509,6 +509,10 @@ type Stats struct {
 	// out.
 	HeldKeys     []HeldKey
 	MoreHeldKeys int64
+	// Paused are the handlers' pauses in force, by handler, of a store
+	// that is a webhooks.PauseStore: while one holds, the handler's jobs
+	// are received and stored but not run (see webhooks.Pause).
+	Paused []webhooks.Pause
 }
 
 // HandlerStats counts one handler's jobs, as Stats counts all of them.

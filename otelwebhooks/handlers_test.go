@@ -124,3 +124,19 @@ func TestHandlerAndHeldKeyGauges(t *testing.T) {
 		}
 	}
 }
+
+// TestPausedGauge: a paused handler has a series of the paused gauge, 1,
+// with its cause.
+func TestPausedGauge(t *testing.T) {
+	t.Parallel()
+	inbox := memstore.NewInbox()
+	now := time.Now()
+	require.NoError(t, inbox.Pause(t.Context(), webhooks.PauseRequest{Handler: "audit", Cause: webhooks.PauseBreaker, Actor: "w", Reason: "r",
+		Now: now, Until: now.Add(time.Minute)}))
+	require.NoError(t, inbox.Pause(t.Context(), webhooks.PauseRequest{Handler: "ledger", Cause: webhooks.PauseOperator, Actor: "w", Reason: "r", Now: now}))
+	s := newSDK(t)
+	_, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithStats(inbox))
+	require.NoError(t, err)
+	assert.Equal(t, map[string]float64{"cause=breaker,handler=audit": 1, "cause=operator,handler=ledger": 1},
+		counts(t, find(t, s.collect(t), "webhooks.handler.paused")))
+}

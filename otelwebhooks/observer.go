@@ -53,6 +53,7 @@ const (
 	labelErrorClass = attribute.Key("error_class")
 	labelState      = attribute.Key("state")
 	labelHandler    = attribute.Key("handler")
+	labelCause      = attribute.Key("cause")
 )
 
 // HandlerOther is the handler label value of the attempts, and gauges, of

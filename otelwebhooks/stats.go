@@ -59,7 +59,8 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 	hbacklog, err8 := m.Int64ObservableGauge("webhooks.handler.backlog", metric.WithUnit("{job}"), metric.WithDescription("Handlers' jobs due now, by handler."))
 	holdest, err9 := m.Float64ObservableGauge("webhooks.handler.oldest_due.age", metric.WithUnit("s"), metric.WithDescription("How long each handler's longest-waiting due job has waited; 0 when none is due."))
 	held, err10 := m.Int64ObservableGauge("webhooks.held_keys", metric.WithUnit("{key}"), metric.WithDescription("Ordering keys whose failing head holds jobs back, by handler: the keys Stats lists, and the rest as handler other."))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10); err != nil {
+	paused, err11 := m.Int64ObservableGauge("webhooks.handler.paused", metric.WithUnit("{handler}"), metric.WithDescription("Handlers paused now, by handler and cause (operator, breaker): their jobs are stored and wait."))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11); err != nil {
 		return nil, err
 	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -89,11 +90,35 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 			}
 		}
 		c.observeHandlers(o, &st, jobs, hbacklog, holdest, held)
+		observePaused(o, &st, paused)
 		if st.MoreDeadLetters.Groups > 0 {
 			o.ObserveInt64(dead, st.MoreDeadLetters.N, metric.WithAttributes(labelProvider.String(otherGroups), labelEventType.String(otherGroups)))
 		}
 		return nil
-	}, items, backlog, oldest, retrying, leases, dead, jobs, hbacklog, holdest, held)
+	}, items, backlog, oldest, retrying, leases, dead, jobs, hbacklog, holdest, held, paused)
+}
+
+// observePaused observes a series per paused handler and cause, 1 each:
+// the first webhooks.MaxHandlers pauses Stats lists have one of their
+// own, the others are counted under HandlerOther (an operator may pause
+// any name).
+func observePaused(o metric.Observer, st *ops.Stats, paused metric.Int64ObservableGauge) {
+	type series struct{ handler, cause string }
+	n := map[series]int64{}
+	var order []series
+	for i, p := range st.Paused {
+		k := series{p.Handler, string(p.Cause)}
+		if i >= webhooks.MaxHandlers {
+			k.handler = HandlerOther
+		}
+		if n[k] == 0 {
+			order = append(order, k)
+		}
+		n[k]++
+	}
+	for _, k := range order {
+		o.ObserveInt64(paused, n[k], metric.WithAttributes(labelHandler.String(k.handler), labelCause.String(k.cause)))
+	}
 }
 
 // observeHandlers observes the handlers' gauges: the first

@@ -804,5 +804,8 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		st.HeldKeys = append(st.HeldKeys, hk)
 	}
 	st.MoreHeldKeys = moreHeld
+	if st.Paused, err = s.Pauses(ctx, 0); err != nil {
+		return ops.Stats{}, err
+	}
 	return st, nil
 }

@@ -72,6 +72,11 @@ func testOperatorPause(t *testing.T, s webhooks.InboxStore) {
 		!p[0].Since.Equal(base) || p[0].Actor != "ops@example.com" || p[0].Reason != "downstream maintenance" || !p[0].EndedAt.IsZero() {
 		t.Errorf("Pauses while ledger is paused: %+v; want ledger's operator pause since %s, in force", p, fmtTime(base))
 	}
+	if o, ok := s.(opsStore); ok {
+		if st := mustStats(t, o, at(time.Minute)); len(st.Paused) != 1 || st.Paused[0].Handler != ledger || st.Paused[0].Cause != webhooks.PauseOperator {
+			t.Errorf("Stats.Paused while ledger is paused: %+v; want ledger's operator pause", st.Paused)
+		}
+	}
 	wantNoJobDue(t, s, ledger, at(time.Hour), "ledger is still paused")
 	if err := ps.Resume(t.Context(), resumeOf(ledger, webhooks.PauseOperator, at(2*time.Hour))); err != nil {
 		t.Fatalf("Resume(ledger): %v", err)
@@ -94,6 +99,11 @@ func testOperatorPause(t *testing.T, s webhooks.InboxStore) {
 	}
 	if p := mustPauses(t, ps, 0); len(p) != 0 {
 		t.Errorf("Pauses(0) after the resume: %+v; want none", p)
+	}
+	if o, ok := s.(opsStore); ok {
+		if st := mustStats(t, o, at(3*time.Hour)); len(st.Paused) != 0 {
+			t.Errorf("Stats.Paused after the resume: %+v; want none", st.Paused)
+		}
 	}
 }
 

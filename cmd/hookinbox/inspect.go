@@ -126,6 +126,17 @@ var statsCmd = opsSpec{
 			if s.MoreHeldKeys > 0 {
 				fmt.Fprintf(c.stdout, "and %d more held keys\n", s.MoreHeldKeys)
 			}
+			if len(s.Paused) > 0 {
+				fmt.Fprintln(c.stdout)
+				tw = table(c.stdout)
+				fmt.Fprintln(tw, "PAUSED\tCAUSE\tSINCE\tBY\tUNTIL\tREASON")
+				for _, p := range s.Paused {
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", handlerName(p.Handler), clean(p.Cause), when(p.Since), oneLine(p.Actor, 40), when(p.Until), oneLine(p.Reason, 80))
+				}
+				if err := tw.Flush(); err != nil {
+					return err
+				}
+			}
 			return nil
 		}
 	},

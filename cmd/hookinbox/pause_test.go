@@ -35,6 +35,9 @@ func TestPauseResume(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "paused handler ledger at 2026-03-01 12:00:00Z\n", out)
 	assert.Zero(t, acquire(now.Add(time.Minute)), "ledger is paused")
+	out, errOut, code = runOn(t, s, now, "stats")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `PAUSED\s+CAUSE\s+SINCE\s+BY\s+UNTIL\s+REASON\nledger\s+operator\s+2026-03-01 12:00:00Z\s+alice\s+-\s+the ledger API`, out)
 
 	out, errOut, code = runOn(t, s, now, "pauses")
 	require.Equal(t, exitOK, code, errOut)

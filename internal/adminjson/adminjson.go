@@ -318,6 +318,22 @@ type Stats struct {
 	// MoreHeldKeys counts those left out.
 	HeldKeys     []HeldKey `json:"held_keys"`
 	MoreHeldKeys int64     `json:"more_held_keys"`
+	// Paused are the handlers paused now, by handler: by an operator or
+	// by their breaker.
+	Paused []Pause `json:"paused"`
+}
+
+// Pause is a handler's pause in force (webhooks.Pause).
+type Pause struct {
+	Handler string    `json:"handler"`
+	Cause   string    `json:"cause"`
+	Actor   string    `json:"actor"`
+	Reason  string    `json:"reason"`
+	Since   time.Time `json:"since"`
+	// Until is the end of a breaker's cool-down; ProbeUntil, while its
+	// probe runs, when the probe's lease expires.
+	Until      time.Time `json:"until,omitzero"`
+	ProbeUntil time.Time `json:"probe_until,omitzero"`
 }
 
 // HandlerStats counts one handler's jobs. States leaves out succeeded
@@ -410,6 +426,11 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 		out.HeldKeys = append(out.HeldKeys, hk)
 	}
 	out.MoreHeldKeys = s.MoreHeldKeys
+	out.Paused = make([]Pause, 0, len(s.Paused))
+	for _, p := range s.Paused {
+		out.Paused = append(out.Paused, Pause{Handler: p.Handler, Cause: string(p.Cause), Actor: p.Actor, Reason: p.Reason,
+			Since: utc(p.Since), Until: utc(p.Until), ProbeUntil: utc(p.ProbeUntil)})
+	}
 	return out
 }
 
