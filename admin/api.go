@@ -187,6 +187,56 @@ func (h *Handler) serveClose(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, adminjson.CloseResult{Key: req.Key, Handler: req.Handler, State: string(webhooks.StateClosed), Actor: actor})
 }
 
+// errNoPauses is the error of a pause or resume on a store that is not a
+// webhooks.PauseStore.
+var errNoPauses = errors.New("the store cannot pause handlers (it is not a webhooks.PauseStore)")
+
+// servePause pauses a handler (an operator's pause), audited with the
+// request's actor and reason.
+func (h *Handler) servePause(w http.ResponseWriter, r *http.Request) {
+	h.servePauseOrResume(w, r, true)
+}
+
+// serveResume ends a handler's pause, an operator's or a breaker's.
+func (h *Handler) serveResume(w http.ResponseWriter, r *http.Request) {
+	h.servePauseOrResume(w, r, false)
+}
+
+func (h *Handler) servePauseOrResume(w http.ResponseWriter, r *http.Request, pause bool) {
+	actor, ok := h.mutation(w, r)
+	if !ok {
+		return
+	}
+	var req adminjson.PauseRequest
+	if !h.decode(w, r, &req) {
+		return
+	}
+	if err := errors.Join(needReason(req.Reason), checkHandler("handler", req.Handler)); err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	ps, ok := h.store.(webhooks.PauseStore)
+	if !ok {
+		h.storeError(w, r, errNoPauses)
+		return
+	}
+	reason, now := req.Reason, h.cfg.clock.Now()
+	if req.Ticket != "" {
+		reason += " (ticket " + req.Ticket + ")"
+	}
+	var err error
+	if pause {
+		err = ps.Pause(r.Context(), webhooks.PauseRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
+	} else {
+		err = ps.Resume(r.Context(), webhooks.ResumeRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
+	}
+	if err != nil {
+		h.storeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, adminjson.PauseResult{Handler: req.Handler, Paused: pause, Actor: actor, At: now.UTC()})
+}
+
 // checkToHandler validates a replay to another handler.
 func checkToHandler(to string, ordered, keepAttempts bool) error {
 	switch {

@@ -44,8 +44,18 @@
 //	POST {prefix}api/replay        ReplayRequest → ReplayResult
 //	POST {prefix}api/bulk-replay   BulkReplayRequest → ReplayResult, a batch at a time
 //	POST {prefix}api/close         CloseRequest → CloseResult
+//	POST {prefix}api/pause         PauseRequest → PauseResult
+//	POST {prefix}api/resume        PauseRequest → PauseResult
 //
-// (The objects are those of the JSON section below.)
+// (The objects are those of the JSON section below.) api/pause pauses a
+// handler over every processor (an operator's webhooks.Pause: its jobs
+// are stored and wait, spending no attempts), api/resume ends its pause,
+// an operator's or a breaker's; both are audited with the actor and the
+// reason, in the pauses' trail (webhooks.PauseStore.Pauses, hookinbox
+// pauses). A resume of a handler that is not paused answers 409
+// not_paused; on a store that cannot pause, both answer 501
+// not_implemented. The stats' paused lists the pauses in force; the page
+// shows them.
 //
 // # Handlers and ordering keys
 //
@@ -173,6 +183,8 @@
 //	Replayed           Key, handler, due_at
 //	CloseRequest       Key, handler?, reason, ticket?
 //	CloseResult        Key, handler, state, actor
+//	PauseRequest       handler, reason, ticket?
+//	PauseResult        handler, paused (whether it is paused now), actor, at
 //	ErrorResponse      error (a code), message
 //
 // A request's reason is required; its actor comes from the host

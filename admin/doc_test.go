@@ -42,6 +42,8 @@ var jsonShapes = map[string]reflect.Type{
 	"HandlerStats":      reflect.TypeFor[adminjson.HandlerStats](),
 	"HeldKey":           reflect.TypeFor[adminjson.HeldKey](),
 	"Pause":             reflect.TypeFor[adminjson.Pause](),
+	"PauseRequest":      reflect.TypeFor[adminjson.PauseRequest](),
+	"PauseResult":       reflect.TypeFor[adminjson.PauseResult](),
 }
 
 // documentedShapes reads the objects the package doc's JSON section lists:

@@ -118,6 +118,8 @@ func NewHandler(store ops.Store, opts ...Option) (*Handler, error) {
 		"api/replay":       {methods: post, serve: h.serveReplay, api: true},
 		"api/bulk-replay":  {methods: post, serve: h.serveBulkReplay, api: true},
 		"api/close":        {methods: post, serve: h.serveClose, api: true},
+		"api/pause":        {methods: post, serve: h.servePause, api: true},
+		"api/resume":       {methods: post, serve: h.serveResume, api: true},
 	}
 	return h, nil
 }
@@ -224,6 +226,10 @@ func statusOf(err error) (int, string) {
 		return http.StatusConflict, "not_dead"
 	case errors.Is(err, ops.ErrNotFinished):
 		return http.StatusConflict, "not_finished"
+	case errors.Is(err, webhooks.ErrNotPaused):
+		return http.StatusConflict, "not_paused"
+	case errors.Is(err, errNoPauses):
+		return http.StatusNotImplemented, "not_implemented"
 	}
 	return http.StatusInternalServerError, "internal"
 }

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
@@ -385,4 +386,40 @@ func TestPageEscapesOrderingKeys(t *testing.T) {
 	body := page(t, h, "/", http.StatusOK)
 	assert.Contains(t, body, ">&lt;script&gt;alert(1)&lt;/script&gt;"+strings.Repeat("k", 64-len(`<script>alert(1)</script>`))+"…</td>", "shortened in the table")
 	assert.NotContains(t, body, ">"+strings.Repeat("k", 100), "only the title holds it whole")
+}
+
+// TestPauseAndResumeThroughTheAPI: api/pause pauses a handler, audited
+// with the request's actor and reason; api/resume ends it; a second
+// resume is 409 not_paused; without an actor both are refused.
+func TestPauseAndResumeThroughTheAPI(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	as := func(path, body string) *httptest.ResponseRecorder {
+		return do(h, http.MethodPost, path, body, "Content-Type", "application/json", "X-Test-User", "carol")
+	}
+	e := decode[adminjson.ErrorResponse](t, do(h, http.MethodPost, "/api/pause", `{"handler":"audit","reason":"r"}`, "Content-Type", "application/json"), http.StatusForbidden)
+	assert.Equal(t, "forbidden", e.Error, "no actor: refused")
+	res := decode[adminjson.PauseResult](t, as("/api/pause", `{"handler":"audit","reason":"crm maintenance","ticket":"OPS-9"}`), http.StatusOK)
+	assert.Equal(t, "audit", res.Handler)
+	assert.True(t, res.Paused)
+	assert.Equal(t, "carol", res.Actor)
+	pauses, err := f.s.Pauses(t.Context(), 10)
+	require.NoError(t, err)
+	require.Len(t, pauses, 1)
+	assert.Equal(t, webhooks.Pause{Handler: "audit", Cause: webhooks.PauseOperator, Actor: "carol", Reason: "crm maintenance (ticket OPS-9)", Since: pauses[0].Since}, pauses[0])
+	leases, err := f.s.Acquire(t.Context(), webhooks.AcquireRequest{Now: base.Add(time.Hour), LeaseDuration: time.Minute, Max: 10, Handler: "audit"})
+	require.NoError(t, err)
+	assert.Empty(t, leases, "audit is paused")
+	decode[adminjson.ErrorResponse](t, as("/api/pause", `{"handler":"audit"}`), http.StatusBadRequest)
+
+	res = decode[adminjson.PauseResult](t, as("/api/resume", `{"handler":"audit","reason":"done"}`), http.StatusOK)
+	assert.False(t, res.Paused)
+	e = decode[adminjson.ErrorResponse](t, as("/api/resume", `{"handler":"audit","reason":"again"}`), http.StatusConflict)
+	assert.Equal(t, "not_paused", e.Error)
+	pauses, err = f.s.Pauses(t.Context(), 10)
+	require.NoError(t, err)
+	require.Len(t, pauses, 1)
+	assert.Equal(t, "carol", pauses[0].EndedBy)
+	assert.Equal(t, "done", pauses[0].EndReason)
 }

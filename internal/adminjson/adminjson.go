@@ -566,9 +566,26 @@ type CloseResult struct {
 	Actor   string `json:"actor"`
 }
 
+// PauseRequest asks to pause a handler, or to resume it.
+type PauseRequest struct {
+	Handler string `json:"handler"`
+	Reason  string `json:"reason"`
+	Ticket  string `json:"ticket,omitempty"`
+}
+
+// PauseResult answers a pause or a resume: the handler is paused now, or
+// not.
+type PauseResult struct {
+	Handler string    `json:"handler"`
+	Paused  bool      `json:"paused"`
+	Actor   string    `json:"actor"`
+	At      time.Time `json:"at"`
+}
+
 // ErrorResponse is the body of every error answer. Error is a code
 // (bad_request, forbidden, not_found, method_not_allowed, not_dead,
-// not_finished, unsupported_media_type, internal); Message says what to
+// not_finished, not_paused, not_implemented, unsupported_media_type,
+// internal); Message says what to
 // do. An internal error's message gives a reference that the handler's
 // log line of the failure holds, never the store's error.
 type ErrorResponse struct {
