@@ -42,6 +42,13 @@ type Handler struct {
 	// Breaker pauses the handler, over every processor, when its
 	// dependency seems down (see Breaker); it needs a PauseStore.
 	Breaker Breaker
+	// Priority orders the handlers' acquisitions in a Processor: when
+	// workers are free, the handlers of a higher Priority are asked for
+	// their due jobs first, and those of a lower one get the workers
+	// left, so a payment handler's events start before an analytics
+	// handler's when both wait. Handlers of one Priority (all of them,
+	// at the default 0) take turns.
+	Priority int
 }
 
 // Handlers are the handlers a Processor runs, each event going to every

@@ -463,13 +463,25 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	batch := min(maxAcquire, max(1, cap(slots)/2))
 	free := 0
 	// One acquisition state per handler, retired ones included (their
-	// jobs are dead-lettered unrun): the handlers take turns to start a
-	// round, and a handler that comes up short leaves the free slots to
-	// the next in the same round, so one handler's backlog neither
-	// starves another nor leaves workers idle.
+	// jobs are dead-lettered unrun), by Priority, highest first: the
+	// handlers of a priority are asked before those of a lower one, and
+	// those of one priority take turns to start a round; a handler that
+	// comes up short leaves the free slots to the next in the same
+	// round, so one handler's backlog neither starves another of its
+	// priority nor leaves workers idle.
 	acqs := make([]acquisition, len(p.handlers))
 	for i, h := range p.handlers {
-		acqs[i].handler, acqs[i].limits = h.Name, h.Limits
+		acqs[i].handler, acqs[i].limits, acqs[i].priority = h.Name, h.Limits, h.Priority
+	}
+	slices.SortStableFunc(acqs, func(a, b acquisition) int { return cmp.Compare(b.priority, a.priority) })
+	var tiers [][]acquisition // of one priority each, sharing acqs
+	for i := 0; i < len(acqs); {
+		j := i + 1
+		for j < len(acqs) && acqs[j].priority == acqs[i].priority {
+			j++
+		}
+		tiers = append(tiers, acqs[i:j])
+		i = j
 	}
 	turn := 0
 	for {
@@ -494,16 +506,18 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			return nil
 		}
 		more := false // some handler may have more due work
-		for i := 0; i < len(acqs) && free > 0; i++ {
-			a := &acqs[(turn+i)%len(acqs)]
-			got, full, err := p.acquireFor(ctx, detached, r, jobs, a, free)
-			free -= got
-			if err != nil {
-				return err
+		for _, tier := range tiers {
+			for i := 0; i < len(tier) && free > 0; i++ {
+				a := &tier[(turn+i)%len(tier)]
+				got, full, err := p.acquireFor(ctx, detached, r, jobs, a, free)
+				free -= got
+				if err != nil {
+					return err
+				}
+				more = more || full
 			}
-			more = more || full
 		}
-		turn = (turn + 1) % len(acqs)
+		turn++
 		if more {
 			continue
 		}
@@ -556,10 +570,11 @@ func (p *Processor) limited(a *acquisition, got, want int) {
 // acquisition is the state of one handler's acquisitions: the ID of one
 // to ask for again, and when it first failed.
 type acquisition struct {
-	handler string
-	limits  Limits
-	id      string    // the acquisition to make, or to ask for again
-	failed  time.Time // when the acquisition id first failed
+	handler  string
+	limits   Limits
+	priority int
+	id       string    // the acquisition to make, or to ask for again
+	failed   time.Time // when the acquisition id first failed
 	// again is when to look at a rate-limited handler again after an
 	// acquisition that got fewer leases than it asked for (see limited),
 	// 0 when the poll interval will do.

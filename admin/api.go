@@ -131,6 +131,10 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 		errs = append(errs, badf("state %q: give dead (the default), closed or succeeded", req.State))
 	}
 	errs = append(errs, needReason(req.Reason), checkFilter(&req.Filter), checkToHandler(req.ToHandler, req.ToOrdered, req.KeepAttempts))
+	if req.Rate != 0 && (req.Spread != "" || req.Rate < 0 || req.Rate > webhooks.MaxLimitRate || float64(limit)/req.Rate > ops.MaxReplaySpread.Seconds()) {
+		errs = append(errs, badf("rate %v: give items a second, above 0 and at most %g, without spread, so that limit (%d) items fit in %v",
+			req.Rate, float64(webhooks.MaxLimitRate), limit, ops.MaxReplaySpread))
+	}
 	if req.ToHandler != "" && req.Filter.Handler == "" && !req.Filter.DefaultHandler {
 		errs = append(errs, badf("to_handler %q needs the filter to select one handler (handler, or default_handler), so that each event is taken once", req.ToHandler))
 	}
@@ -148,6 +152,7 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 		KeepAttempts: req.KeepAttempts,
 		DryRun:       req.DryRun,
 		Spread:       spread,
+		Rate:         req.Rate,
 		ToHandler:    req.ToHandler,
 		ToOrdered:    req.ToOrdered,
 		Now:          h.cfg.clock.Now(),

@@ -174,7 +174,7 @@
 //	ReplayRequest      Key, handler?, reason, ticket?, keep_attempts?, to_handler?,
 //	                   to_ordered?
 //	BulkReplayRequest  filter (Filter), state?, limit?, reason, ticket?,
-//	                   keep_attempts?, dry_run?, spread?, after?, to_handler?, to_ordered?
+//	                   keep_attempts?, dry_run?, spread?, rate?, after?, to_handler?, to_ordered?
 //	Filter             provider?, tenant?, no_tenant?, event_type?, error_class?,
 //	                   api_version?, from? (included), to? (excluded), handler?,
 //	                   default_handler?

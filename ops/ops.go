@@ -15,6 +15,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"fmt"
+	"math"
 	"net/http"
 	"strings"
 	"time"
@@ -301,6 +302,14 @@ type ReplayRequest struct {
 	// the window. Zero makes every item due at Now. At most
 	// MaxReplaySpread.
 	Spread time.Duration
+	// Rate, in items per second, spaces the replayed items' due times
+	// 1/Rate apart instead: the one a call takes after i others (as for
+	// Spread) is due at Now+i/Rate, so a bulk replay starts no faster
+	// than Rate however many processors run, on top of the handlers'
+	// own Limits, which replayed jobs go through like any other. Zero
+	// leaves it to Spread; it cannot be given with Spread, and a query's
+	// Limit/Rate must be at most MaxReplaySpread.
+	Rate float64
 	// Redelivery records the replay as a provider's redelivery
 	// (ActionRedelivery) instead of an operator's (ActionReplay).
 	Redelivery bool
@@ -335,6 +344,10 @@ func (req *ReplayRequest) Check() error {
 		return invalid("Spread is %v; it must not be negative", req.Spread)
 	case req.Spread > MaxReplaySpread:
 		return invalid("Spread is %v; it must be at most %v (ops.MaxReplaySpread)", req.Spread, MaxReplaySpread)
+	case math.IsNaN(req.Rate) || req.Rate < 0 || req.Rate > webhooks.MaxLimitRate:
+		return invalid("Rate is %v; it must be from 0 (none) to %g items a second", req.Rate, float64(webhooks.MaxLimitRate))
+	case req.Rate > 0 && req.Spread > 0:
+		return invalid("both Spread and Rate are set; give one")
 	case webhooks.CheckHandlerName(req.Handler) != nil:
 		return invalid("Handler: %v", webhooks.CheckHandlerName(req.Handler))
 	case webhooks.CheckHandlerName(req.ToHandler) != nil:
@@ -364,13 +377,20 @@ func (req *ReplayRequest) Check() error {
 	if l := req.Query.Limit; l < 1 || l > MaxReplayLimit {
 		return invalid("Query.Limit is %d; it must be from 1 to %d (ops.MaxReplayLimit)", l, MaxReplayLimit)
 	}
+	if req.Rate > 0 && float64(req.Query.Limit)/req.Rate > MaxReplaySpread.Seconds() {
+		return invalid("Rate %v for up to %d items would take %v; the replay must fit in %v (ops.MaxReplaySpread): raise Rate or lower Query.Limit",
+			req.Rate, req.Query.Limit, time.Duration(float64(req.Query.Limit)/req.Rate*float64(time.Second)), MaxReplaySpread)
+	}
 	return nil
 }
 
 // SpreadOffset is the due time, as an offset from Now, of the item a bulk
 // replay takes after i others of the n it selected: Spread*i/n (see
-// Spread), computed without overflowing; zero without a spread.
+// Spread), computed without overflowing, or i/Rate; zero without either.
 func (req *ReplayRequest) SpreadOffset(i, n int) time.Duration {
+	if req.Rate > 0 {
+		return time.Duration(float64(i) / req.Rate * float64(time.Second))
+	}
 	if req.Spread <= 0 || n <= 0 {
 		return 0
 	}

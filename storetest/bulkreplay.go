@@ -15,6 +15,7 @@ var bulkReplayCases = []inboxCase{
 	opsCase("BulkReplaySelects", testBulkReplaySelects),
 	opsCase("BulkReplayLimitNewestFirst", testBulkReplayLimitNewestFirst),
 	opsCase("BulkReplaySpread", testBulkReplaySpread),
+	opsCase("BulkReplayRate", testBulkReplayRate),
 	opsCase("BulkReplayNeverReplaysClosed", testBulkReplayNeverReplaysClosed),
 	opsCase("BulkReplayConcurrent", testBulkReplayConcurrent),
 }
@@ -203,6 +204,37 @@ func testBulkReplaySpread(t *testing.T, s opsStore) {
 		if it := mustGet(t, s, r.Key); !it.NextAttemptAt.Equal(r.DueAt) {
 			t.Errorf("Get(%s).NextAttemptAt = %s; want %s, as Replay reported", fmtKey(r.Key), fmtTime(it.NextAttemptAt), fmtTime(r.DueAt))
 		}
+	}
+}
+
+// testBulkReplayRate: with Rate, item i is due at Now + i/Rate; and the
+// replayed jobs go through the handler's Limits like any other, on a
+// store that keeps them. Mutations: Rate ignored; replayed jobs leased
+// past the Limits.
+func testBulkReplayRate(t *testing.T, s opsStore) {
+	var specs []deadSpec
+	for i := range 10 {
+		specs = append(specs, deadSpec{key(fmt.Sprintf("e%02d", i)), "invoice.paid", at(time.Duration(i) * time.Second)})
+	}
+	makeDeadLetters(t, s, specs)
+	now := at(time.Hour)
+	req := bulkReplay(ops.Query{Limit: 100}, now)
+	req.Rate = 4
+	var want []ops.Replayed
+	for i, k := range newestFirst(specs, ops.Query{}) {
+		want = append(want, ops.Replayed{Key: k, DueAt: now.Add(time.Duration(i) * 250 * time.Millisecond)})
+	}
+	wantReplayed(t, "Replay(10 items, Rate 4)", mustReplay(t, s, req), want)
+	if leases, err := acquire(t, s, now.Add(time.Second), leaseFor, 100); err != nil || len(leases) != 5 {
+		t.Errorf("Acquire a second after a replay at Rate 4 = %d leases, %v; want 5 (due at 0, 250, 500, 750 ms and 1 s)", len(leases), err)
+	}
+	if !webhooks.FlowOf(s).Limits {
+		return
+	}
+	limited, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now.Add(time.Hour), LeaseDuration: leaseFor, Max: 100,
+		Worker: worker, Version: version, Limits: webhooks.Limits{Rate: 1, Burst: 2}})
+	if err != nil || len(limited) != 2 {
+		t.Errorf("Acquire under Limits {Rate 1, Burst 2} of 5 replayed jobs due = %d leases, %v; want 2: a replay goes through the limits", len(limited), err)
 	}
 }
 

@@ -35,7 +35,7 @@ func (a *auditFlags) check() error {
 var replayCmd = opsSpec{
 	name:     "replay",
 	summary:  "replay one item, or the dead letters a query selects, audited with an actor and a reason",
-	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID [-handler H] | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-to-handler H [-to-ordered]] [-dry-run] [-spread D] [-keep-attempts] [-json]",
+	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID [-handler H] | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-to-handler H [-to-ordered]] [-dry-run] [-spread D | -rate R] [-keep-attempts] [-json]",
 	about: []string{
 		"With -event-id, replays that item: it becomes pending, due now, and runs again with",
 		"the retry policy's whole budget (-keep-attempts: only what is left of it); the",
@@ -51,7 +51,9 @@ var replayCmd = opsSpec{
 		"a new replay of what is dead then (what it replayed is not, unless it died",
 		"again). -dry-run lists what would be replayed and changes nothing. -spread 30m",
 		"makes the replayed items fall due evenly over 30 minutes (at most 24h) instead of",
-		"all at once, so their handlers' downstream is not stampeded. Every replay is",
+		"all at once, so their handlers' downstream is not stampeded; -rate 20 spaces them",
+		"so that at most 20 a second fall due, however many processors run. Either way",
+		"the replayed jobs go through their handlers' Limits like any other. Every replay is",
 		"recorded in the item's audit trail with -actor, -reason and -ticket.",
 		"",
 		"An event has a job per handler, each replayed on its own: with -event-id,",
@@ -72,6 +74,7 @@ var replayCmd = opsSpec{
 		after := fs.String("after", "", "go on with a replay stopped halfway: the cursor it printed")
 		dryRun := fs.Bool("dry-run", false, "list what would be replayed, and change nothing")
 		spread := fs.Duration("spread", 0, "spread the replayed items' due times evenly over this long from now (at most 24h)")
+		rate := fs.Float64("rate", 0, "space the replayed items' due times so that at most this many a second fall due (not with -spread)")
 		keep := fs.Bool("keep-attempts", false, "keep each item's attempt count: it gets only what is left of the retry policy's budget")
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's replay result)")
 		toHandler := fs.String("to-handler", "", "replay the selected events to this handler, creating its job where the event has none")
@@ -92,7 +95,10 @@ var replayCmd = opsSpec{
 			if *spread < 0 || *spread > ops.MaxReplaySpread {
 				return usagef("-spread %v: give a duration from 0 to %v", *spread, ops.MaxReplaySpread)
 			}
-			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, KeepAttempts: *keep, DryRun: *dryRun, Spread: *spread,
+			if *rate < 0 || *rate > webhooks.MaxLimitRate || *rate > 0 && *spread > 0 {
+				return usagef("-rate %v: give items a second, above 0 and at most %g, and not with -spread", *rate, float64(webhooks.MaxLimitRate))
+			}
+			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, KeepAttempts: *keep, DryRun: *dryRun, Spread: *spread, Rate: *rate,
 				ToHandler: *toHandler, ToOrdered: *toOrdered, Now: c.now}
 			if *eventID != "" {
 				if given := append(f.given(c.fs), givenFlags(c.fs, "limit", "closed", "succeeded", "after")...); len(given) > 0 {

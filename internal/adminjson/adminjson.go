@@ -507,7 +507,10 @@ type BulkReplayRequest struct {
 	KeepAttempts bool   `json:"keep_attempts,omitempty"`
 	DryRun       bool   `json:"dry_run,omitempty"`
 	Spread       string `json:"spread,omitempty"`
-	After        string `json:"after,omitempty"`
+	// Rate spaces the replayed items' due times 1/rate seconds apart
+	// (ops.ReplayRequest.Rate); not with spread.
+	Rate  float64 `json:"rate,omitempty"`
+	After string  `json:"after,omitempty"`
 	// ToHandler replays the selected events to that handler (see
 	// ops.ReplayRequest.ToHandler), ToOrdered making the jobs it creates
 	// ordered; it needs the filter to select one handler.

@@ -1,5 +1,10 @@
 -- Flow control: webhooks.Limits (webhooks.FlowSupport.Limits) and pauses
 -- (webhooks.PauseStore).
+--
+-- Instances of the previous version (0006) keep working beside it: they
+-- do not read the new tables, so they acquire a paused handler's jobs and
+-- ignore Limits until they stop. Building inbox_jobs_leased_idx reads
+-- inbox_jobs once under a SHARE lock: writes to it wait that long.
 
 -- A handler's rate limit: the bucket of Limits.Rate is full at full_at
 -- (the generic cell rate algorithm): at now it lacks one token for each
