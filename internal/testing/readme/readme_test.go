@@ -87,8 +87,8 @@ var (
 	// PostgreSQL.
 	pooled, direct *pgxpool.Pool
 
-	// docs/handlers.md: two handlers' muxes and a ledger's write.
-	ledgerMux, auditMux *webhooks.Mux
+	// docs/handlers.md: three handlers' muxes and a ledger's write.
+	ledgerMux, auditMux, crmMux *webhooks.Mux
 	applyToLedger       func(context.Context, []byte) error
 )
 `
