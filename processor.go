@@ -484,6 +484,13 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 		i = j
 	}
 	turn := 0
+	// onlyLimited is set when the loop slept until a rate-limited
+	// handler's next look, not the poll or a wake-up: that round asks
+	// only the handlers waiting for a token; the others found nothing
+	// due last time, and wait for the poll (a poll interval after the
+	// last round that asked them, lastFull) or a wake-up as ever.
+	onlyLimited := false
+	lastFull := time.Now()
 	for {
 		for free == 0 || (free < batch && len(jobs) > 0) {
 			select {
@@ -506,9 +513,15 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			return nil
 		}
 		more := false // some handler may have more due work
+		if !onlyLimited {
+			lastFull = time.Now()
+		}
 		for _, tier := range tiers {
 			for i := 0; i < len(tier) && free > 0; i++ {
 				a := &tier[(turn+i)%len(tier)]
+				if onlyLimited && a.again == 0 {
+					continue
+				}
 				got, full, err := p.acquireFor(ctx, detached, r, jobs, a, free)
 				free -= got
 				if err != nil {
@@ -518,13 +531,15 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 			}
 		}
 		turn++
+		onlyLimited = false
 		if more {
 			continue
 		}
 		// Nothing more is due: sleep until woken, the next poll, or the
 		// next look at a rate-limited handler. (Since Go 1.23, Reset
 		// discards a stale expiry.)
-		sleep := p.cfg.pollInterval
+		untilPoll := max(0, p.cfg.pollInterval-time.Since(lastFull))
+		sleep := untilPoll
 		for i := range acqs {
 			if d := acqs[i].again; d > 0 {
 				sleep = min(sleep, d)
@@ -539,6 +554,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 				acqs[i].again = min(acqs[i].again, acqs[i].limits.TokenInterval())
 			}
 		case <-poll.C:
+			onlyLimited = sleep < untilPoll
 		}
 	}
 }
