@@ -701,7 +701,8 @@ func (s *Store) CloseDeadLetter(ctx context.Context, req ops.CloseRequest) error
 // Stats.SucceededEstimated is set.
 const SucceededCountedExactly = 1000
 
-// Stats implements ops.Store in one statement (statsSQL): every count but
+// Stats implements ops.Store in one statement (statsSQL), and a second
+// for the pauses in force (pausesSQL, a few rows): every count but
 // the succeeded one is exact and read through a partial index, so its
 // cost grows with the items that are not succeeded (the backlog, the
 // leases, the dead letters), not with the table, and its answer with
