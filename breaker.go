@@ -85,10 +85,16 @@ func (p *Processor) breakerHolds(lease *Lease) bool {
 // unrun counts for nothing. The store is told with the processor's store
 // timeout; its errors are logged, and the breaker then acts on this
 // processor only.
-func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement, log *slog.Logger) {
+//
+// It reports whether the lease was a probe that failed and opened the
+// breaker again: its attempt is then given back (AttemptAbandoned), not
+// counted, since the job ran only to test the dependency; otherwise the
+// same job, the longest due, would be the probe of every cool-down and
+// spend its whole budget during a long outage.
+func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement, log *slog.Logger) (reopened bool) {
 	b := p.breakers[lease.Item.Handler]
 	if b == nil && !lease.Probe || st.Outcome == AttemptAbandoned {
-		return
+		return false
 	}
 	cfg := Breaker{}
 	if b != nil {
@@ -116,8 +122,9 @@ func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement
 			return ps.Pause(ctx, PauseRequest{Handler: handler, Cause: PauseBreaker, Actor: p.cfg.worker, Now: now, Until: until,
 				Reason: fmt.Sprintf("the probe failed (%s): %s", st.Failure.Class, cutUTF8(st.Failure.Message, 200))})
 		})
-		log.WarnContext(ctx, "the breaker's probe failed: the handler stays paused, over every processor, for another cool-down",
-			"until", until, "err", err)
+		log.WarnContext(ctx, "the breaker's probe failed: the handler stays paused, over every processor, for another cool-down; "+
+			"the probe's attempt is given back, not counted", "until", until, "failure_class", string(st.Failure.Class), "failure", st.Failure.Message, "err", err)
+		return true
 	case lease.Probe:
 		if b != nil {
 			b.closed()
@@ -136,6 +143,7 @@ func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement
 		log.WarnContext(ctx, "the handler's breaker opened: its jobs wait, over every processor, without spending attempts, until a probe succeeds after the cool-down",
 			"failures", cfg.Failures, "until", until, "err", err)
 	}
+	return false
 }
 
 // probeOutcome says how a probe that closes the breaker ended.

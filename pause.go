@@ -139,8 +139,11 @@ var ErrPaused = errors.New("webhooks: the handler is paused by an operator")
 // attempts of the handler failed with one of Classes, the Processor
 // pauses it (PauseBreaker) over every processor for CoolDown; then one
 // job runs as a probe: its success resumes the handler, its failure (of
-// one of Classes) pauses it for another CoolDown. Each Processor counts
-// the attempts it runs. The zero Breaker is off.
+// one of Classes) pauses it for another CoolDown and is given back
+// (AttemptAbandoned: its history shows an abandoned attempt and its
+// budget is not spent, as the job ran only to test the dependency; the
+// pause's reason has the failure). Each Processor counts the attempts it
+// runs. The zero Breaker is off.
 type Breaker struct {
 	// Failures opens the breaker; 0 is off.
 	Failures int

@@ -195,7 +195,9 @@ func (p *Processor) process(r *run, lease *Lease) {
 		s.Now = p.cfg.clock.Now()
 		obs.EndAttempt(hctx, AttemptEndData{Event: ev, Settlement: s})
 	}
-	p.noteBreaker(r.ctx, lease, job.s, log)
+	if p.noteBreaker(r.ctx, lease, job.s, log) {
+		job.s = Settlement{Lease: lease, Outcome: AttemptAbandoned}
+	}
 	settle(job)
 }
 

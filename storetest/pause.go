@@ -165,11 +165,12 @@ func testBreakerProbe(t *testing.T, s webhooks.InboxStore) {
 // dependency is down, with a Breaker of 3 failures and a short cool-down
 // and a retry policy that would dead-letter every event within the
 // outage: the breaker opens after 3 failures; no attempt starts during
-// the cool-down; after it, exactly one, the probe, which fails and opens
-// the breaker again; the dependency back, the next probe succeeds and
+// the cool-down; after it, exactly one, the probe, which fails, opens
+// the breaker again and is given back uncounted; the dependency back, the next probe succeeds and
 // ends the pause, and every event succeeds, none dead-lettered.
 // Mutations: the Processor without its breaker (events dead-lettered);
-// no probe; the probe's success not ending the pause.
+// no probe; the probe's success not ending the pause; the failed probe
+// counted.
 func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	ps := s.(webhooks.PauseStore)
 	const events = 10
@@ -180,12 +181,14 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 		down    atomic.Bool
 		mu      sync.Mutex
 		starts  []time.Time
+		started []string // the event IDs, in the order their attempts started
 		handled = map[string]bool{}
 	)
 	down.Store(true)
 	d := webhooks.DispatcherFunc(func(_ context.Context, ev webhooks.Event) error {
 		mu.Lock()
 		starts = append(starts, time.Now())
+		started = append(started, ev.ID)
 		mu.Unlock()
 		if down.Load() {
 			return errors.New("dependency unavailable")
@@ -255,6 +258,22 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	}
 	if n := startsIn(first.Until, first.EndedAt.Add(time.Microsecond)); n != 1 {
 		t.Errorf("attempts after the cool-down, until the probe failed: %d; want 1, the probe", n)
+	}
+	// The failed probe was given back: its job's budget is not spent
+	// (its first attempt: the count is back to 0).
+	if o, ok := s.(ops.Store); ok {
+		mu.Lock()
+		probed := started[3]
+		mu.Unlock()
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			j := jobOf(t, mustDetail(t, o, key(probed)), "")
+			if j.State == webhooks.StatePending && j.Attempts == 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the failed probe's job %s: %s with %d attempts; want pending with 0: a probe's failure is given back, not counted", probed, j.State, j.Attempts)
+			}
+		}
 	}
 	down.Store(false)
 	trail := waitPauses("the breaker never closed", func(p []webhooks.Pause) bool {
