@@ -464,6 +464,13 @@ const appliedSQL = `i.applied_version AS applied`
 // It leases the jobs of the handler $9 only (webhooks.AcquireRequest.Handler),
 // through inbox_jobs_due_idx, which leads with the handler.
 //
+// A handler paused (a row of inbox_pauses in force, webhooks.PauseStore)
+// gets no lease (gate), but after a breaker's cool-down, while a job is
+// due and no probe's lease holds, the probe CTE claims the probe by
+// setting probe_until, and one job is leased, returned with probe true.
+// The claim is an UPDATE: a concurrent acquisition waits for the row,
+// re-checks probe_until on its latest version, and claims nothing.
+//
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
 // $6 acquisition ID, $7 hold, $8 how many to start, $9 handler.
 var acquireSQL = acquireStatement(false)
