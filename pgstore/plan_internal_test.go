@@ -459,3 +459,72 @@ func TestPlansBesideManyWaitingJobs(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE state = 'pending' AND ordering_key IN (SELECT ordering_key FROM `+q+`.inbox_jobs WHERE state = 'succeeded')`).Scan(&leased))
 	assert.Equal(t, len(leases), leased, "one new head in each key that ended one")
 }
+
+// TestLimitedAcquirePlanBesidePendingBacklog: beside 20,000 pending jobs
+// of the handler (200,000 with WEBHOOKS_TEST_LONG=1), half of them
+// retries due later, and 100 running leases, ANALYZEd, the planner left
+// to itself joins the rows it leases by their key (no scan of
+// inbox_jobs: with a LIMIT it could not read, it once planned a tenth of
+// the backlog and hashed the table), under a cap counts the running
+// leases from inbox_jobs_leased_idx, not by walking the backlog, and the
+// statement's pages stay few.
+func TestLimitedAcquirePlanBesidePendingBacklog(t *testing.T) {
+	t.Parallel()
+	pending := 20_000
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		pending = 200_000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, next_attempt_at, lease_expires_at, lease_token, last_seen_at, received_at, updated_at`,
+		`SELECT 'acme', '', 'p_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', CASE WHEN g <= 100 THEN 'leased' ELSE 'pending' END,
+			CASE WHEN g <= 100 OR g % 2 = 0 THEN $1::timestamptz + interval '1 hour' ELSE $1::timestamptz - interval '1 hour' END,
+			CASE WHEN g <= 100 THEN $1::timestamptz + interval '1 hour' END,
+			CASE WHEN g <= 100 THEN gen_random_uuid() END,
+			$1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM generate_series(1, $2::int) AS g`), now, pending+100)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events")
+	require.NoError(t, err)
+	args := []any{now, int64(60e6), 10, "w", "v", nil, false, 10, ""}
+	for _, c := range []struct {
+		name, sql string
+		args      []any
+		indexes   []string
+	}{
+		{"Acquire", s.sql.acquire, args, nil},
+		{"Acquire under a cap", s.sql.acquireLimited, append(slices.Clone(args), 200, int64(0), 0), []string{"inbox_jobs_leased_idx"}},
+	} {
+		var lines []string
+		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+c.sql, c.args...)
+			if err != nil {
+				return err
+			}
+			lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+			if err != nil {
+				return err
+			}
+			return errRollback
+		})
+		require.ErrorIs(t, err, errRollback)
+		plan := strings.Join(lines, "\n")
+		t.Logf("%s beside %d pending jobs and 100 leases:\n%s", c.name, pending, plan)
+		for _, index := range c.indexes {
+			assert.Contains(t, plan, index, "plan:\n%s", plan)
+		}
+		assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
+		assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
+		total := 0
+		for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
+			n, _ := strconv.Atoi(m)
+			total += n
+		}
+		assert.Less(t, total, 400, "%s: pages touched beside %d pending jobs", c.name, pending)
+	}
+}

@@ -471,6 +471,16 @@ const appliedSQL = `i.applied_version AS applied`
 // The claim is an UPDATE: a concurrent acquisition waits for the row,
 // re-checks probe_until on its latest version, and claims nothing.
 //
+// The gate's n (and, under Limits, what they allow) bounds the leases in
+// planned, by rank, not in due's LIMIT, which stays the parameter $3: a
+// LIMIT the planner cannot read is planned as a tenth of the due rows,
+// and beside a large backlog it then joins the leased rows by a scan of
+// inbox_jobs (TestLimitedAcquirePlanBesidePendingBacklog). So due may
+// lock up to $3 rows and lease fewer, the others unlocked at commit;
+// acquisitions that lease fewer than $3 (a probe, a limited handler's)
+// run one at a time anyway (the pause row's lock, the advisory lock).
+// A gate of 0 (paused) locks nothing: due's one-time filter.
+//
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
 // $6 acquisition ID, $7 hold, $8 how many to start, $9 handler.
 var acquireSQL = acquireStatement(false)
@@ -492,8 +502,8 @@ WITH `
 		AND p.until <= coalesce($1::timestamptz, now())
 		AND (p.probe_until IS NULL OR p.probe_until <= coalesce($1::timestamptz, now()))
 		AND ` + most + ` > 0
-		AND EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs
-			WHERE handler = $9::text AND state IN ('pending', 'leased') AND next_attempt_at <= coalesce($1::timestamptz, now()))
+		AND EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS j
+			WHERE j.handler = p.handler AND j.state IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now()))
 	RETURNING 1
 ), gate AS (
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM probe) THEN 1
@@ -507,8 +517,9 @@ WITH `
 	FROM {{schema}}.inbox_jobs
 	WHERE handler = $9::text AND state IN ('pending', 'leased')
 		AND next_attempt_at <= coalesce($1::timestamptz, now())
+		AND (SELECT n FROM gate) > 0
 	ORDER BY next_attempt_at
-	LIMIT (SELECT n FROM gate)
+	LIMIT $3
 	FOR UPDATE SKIP LOCKED
 ), ranked AS (
 	SELECT d.*,
@@ -519,6 +530,7 @@ WITH `
 ), planned AS (
 	SELECT r.*, NOT ($7::boolean AND (r.reclaimed OR r.rank > $8::int)) AS start
 	FROM ranked AS r
+	WHERE r.rank <= (SELECT n FROM gate)
 ), crashed AS (
 	INSERT INTO {{schema}}.inbox_attempts (
 		provider, tenant, event_id, handler, number, outcome, started_at, finished_at, worker, version, lease_token)
