@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -258,6 +259,34 @@ func explain(t *testing.T, s *Store, sql string, args []any, noSeqScan bool) str
 	return strings.Join(lines, "\n")
 }
 
+// analyzed runs sql with args under EXPLAIN (ANALYZE, BUFFERS) in a
+// transaction it rolls back, and returns the plan and the pages the
+// statement touched (its top node's shared buffers, hit and read).
+func analyzed(t *testing.T, pool *pgxpool.Pool, sql string, args []any) (plan string, pages int) {
+	t.Helper()
+	var lines []string
+	err := pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(t.Context(), "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+sql, args...)
+		if err != nil {
+			return err
+		}
+		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		return errRollback
+	})
+	require.ErrorIs(t, err, errRollback)
+	plan = strings.Join(lines, "\n")
+	if m := regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan); m != nil {
+		for _, n := range m[1:] {
+			v, _ := strconv.Atoi(n)
+			pages += v
+		}
+	}
+	return plan, pages
+}
+
 // TestAcquirePlanBesideManySucceeded: with many succeeded rows (1,000,000
 // with WEBHOOKS_TEST_LONG=1, 100,000 otherwise), ANALYZEd, the planner
 // left to itself reaches the due items through inbox_jobs_due_idx alone
@@ -302,20 +331,7 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 		{"Acquire under Limits", s.sql.acquireLimited, append(slices.Clone(args), 20, int64(20_000), 100),
 			[]string{"inbox_jobs_leased_idx", "inbox_limits_pkey"}},
 	} {
-		var lines []string
-		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+c.sql, c.args...)
-			if err != nil {
-				return err
-			}
-			lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			return errRollback
-		})
-		require.ErrorIs(t, err, errRollback)
-		plan := strings.Join(lines, "\n")
+		plan, total := analyzed(t, pool, c.sql, c.args)
 		t.Logf("%s (10 items) beside %d succeeded items:\n%s", c.name, succeeded, plan)
 		assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
 		for _, index := range c.indexes {
@@ -328,11 +344,6 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 		// The whole statement: ten items leased, each read, locked, updated
 		// and looked up by key, touches some dozens of pages, whatever the
 		// number of succeeded rows.
-		total := 0
-		for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
-			n, _ := strconv.Atoi(m)
-			total += n
-		}
 		assert.Less(t, total, 400, "pages touched by the statement, beside %d succeeded rows:\n%s", succeeded, plan)
 	}
 }
@@ -404,30 +415,11 @@ func TestPlansBesideManyWaitingJobs(t *testing.T) {
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events, "+q+".inbox_keys")
 	require.NoError(t, err)
 
-	var lines []string
-	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+s.sql.acquire,
-			now, int64(60e6), 10, "w", "v", nil, false, 10, "ledger")
-		if err != nil {
-			return err
-		}
-		lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
-		if err != nil {
-			return err
-		}
-		return errRollback
-	})
-	require.ErrorIs(t, err, errRollback)
-	plan := strings.Join(lines, "\n")
+	plan, total := analyzed(t, pool, s.sql.acquire, []any{now, int64(60e6), 10, "w", "v", nil, false, 10, "ledger"})
 	t.Logf("Acquire (10 heads) beside %d waiting jobs:\n%s", keys*perKey, plan)
 	assert.Contains(t, plan, "Index Scan using inbox_jobs_due_idx on inbox_jobs", "plan:\n%s", plan)
 	for _, scan := range []string{"Seq Scan on inbox_jobs", "Bitmap Heap Scan on inbox_jobs"} {
 		assert.NotContains(t, plan, scan, "plan:\n%s", plan)
-	}
-	total := 0
-	for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
-		n, _ := strconv.Atoi(m)
-		total += n
 	}
 	assert.Less(t, total, 400, "pages touched beside %d waiting jobs", keys*perKey)
 
@@ -500,31 +492,13 @@ func TestLimitedAcquirePlanBesidePendingBacklog(t *testing.T) {
 		{"Acquire", s.sql.acquire, args, nil},
 		{"Acquire under a cap", s.sql.acquireLimited, append(slices.Clone(args), 200, int64(0), 0), []string{"inbox_jobs_leased_idx"}},
 	} {
-		var lines []string
-		err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-			rows, err := tx.Query(ctx, "EXPLAIN (ANALYZE, BUFFERS, COSTS OFF, TIMING OFF) "+c.sql, c.args...)
-			if err != nil {
-				return err
-			}
-			lines, err = pgx.CollectRows(rows, pgx.RowTo[string])
-			if err != nil {
-				return err
-			}
-			return errRollback
-		})
-		require.ErrorIs(t, err, errRollback)
-		plan := strings.Join(lines, "\n")
+		plan, total := analyzed(t, pool, c.sql, c.args)
 		t.Logf("%s beside %d pending jobs and 100 leases:\n%s", c.name, pending, plan)
 		for _, index := range c.indexes {
 			assert.Contains(t, plan, index, "plan:\n%s", plan)
 		}
 		assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
 		assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
-		total := 0
-		for _, m := range regexp.MustCompile(`Buffers: shared hit=(\d+)(?: read=(\d+))?`).FindStringSubmatch(plan)[1:] {
-			n, _ := strconv.Atoi(m)
-			total += n
-		}
 		assert.Less(t, total, 400, "%s: pages touched beside %d pending jobs", c.name, pending)
 	}
 }

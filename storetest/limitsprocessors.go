@@ -20,9 +20,9 @@ var processorLimitsCases = []inboxCase{
 	{"TwoProcessorsUnderRate", testTwoProcessorsUnderRate},
 }
 
-// runProcessors runs n Processors of workers each, polling every poll, on
-// s with handlers, until the case ends.
-func runProcessors(t *testing.T, s webhooks.InboxStore, hs webhooks.Handlers, n, workers int, poll time.Duration) {
+// runProcessors runs n Processors of workers each, polling every poll,
+// with opts, on s with handlers, until the case ends.
+func runProcessors(t *testing.T, s webhooks.InboxStore, hs webhooks.Handlers, n, workers int, poll time.Duration, opts ...webhooks.ProcessorOption) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -31,8 +31,8 @@ func runProcessors(t *testing.T, s webhooks.InboxStore, hs webhooks.Handlers, n,
 		wg.Wait()
 	})
 	for i := range n {
-		p, err := webhooks.NewProcessor(s, hs, webhooks.WithWorkers(workers), webhooks.WithPollInterval(poll),
-			webhooks.WithWorkerIdentity(fmt.Sprintf("instance-%d", i), version), webhooks.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+		p, err := webhooks.NewProcessor(s, hs, append([]webhooks.ProcessorOption{webhooks.WithWorkers(workers), webhooks.WithPollInterval(poll),
+			webhooks.WithWorkerIdentity(fmt.Sprintf("instance-%d", i), version), webhooks.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil)))}, opts...)...)
 		if err != nil {
 			t.Fatalf("NewProcessor: %v", err)
 		}

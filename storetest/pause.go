@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -200,21 +198,8 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	})
 	const coolDown = 300 * time.Millisecond
 	policy := webhooks.ExponentialPolicy{MaxAttempts: 4, InitialDelay: 5 * time.Millisecond, Multiplier: 1}
-	p, err := webhooks.NewProcessor(s, webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: coolDown}}},
-		webhooks.WithWorkers(1), webhooks.WithPollInterval(10*time.Millisecond), webhooks.WithRetryPolicy(policy),
-		webhooks.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-	if err != nil {
-		t.Fatalf("NewProcessor: %v", err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	ran := make(chan error, 1)
-	go func() { ran <- p.Run(ctx) }()
-	defer func() {
-		cancel()
-		if err := <-ran; err != nil {
-			t.Errorf("Processor.Run: %v", err)
-		}
-	}()
+	runProcessors(t, s, webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: coolDown}}}, 1, 1,
+		10*time.Millisecond, webhooks.WithRetryPolicy(policy))
 	// waitPauses polls the trail until cond holds.
 	waitPauses := func(why string, cond func([]webhooks.Pause) bool) []webhooks.Pause {
 		t.Helper()
@@ -388,25 +373,8 @@ func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage tim
 		return nil
 	})
 	policy := webhooks.ExponentialPolicy{MaxAttempts: 4, InitialDelay: 50 * time.Millisecond, Multiplier: 2}
-	hs := webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: 200 * time.Millisecond}}}
-	ctx, cancel := context.WithCancel(context.Background())
-	var wg sync.WaitGroup
-	defer func() {
-		cancel()
-		wg.Wait()
-	}()
-	for i := range 2 {
-		p, err := webhooks.NewProcessor(s, hs, webhooks.WithWorkers(4), webhooks.WithPollInterval(10*time.Millisecond), webhooks.WithRetryPolicy(policy),
-			webhooks.WithWorkerIdentity(fmt.Sprintf("instance-%d", i), version), webhooks.WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
-		if err != nil {
-			t.Fatalf("NewProcessor: %v", err)
-		}
-		wg.Go(func() {
-			if err := p.Run(ctx); err != nil {
-				t.Errorf("Processor.Run: %v", err)
-			}
-		})
-	}
+	runProcessors(t, s, webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: 200 * time.Millisecond}}}, 2, 4,
+		10*time.Millisecond, webhooks.WithRetryPolicy(policy))
 	// The load: an event every 10 ms through the outage and a second
 	// after it.
 	var sent int
