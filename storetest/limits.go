@@ -119,7 +119,7 @@ func testRateBucket(t *testing.T, s webhooks.InboxStore) {
 // a concurrent caller's leases.
 func testTwoInstancesUnderCap(t *testing.T, s webhooks.InboxStore) {
 	const (
-		events  = 200
+		events  = 100
 		workers = 2 * 4
 		limit   = 2
 	)
@@ -153,7 +153,7 @@ func testTwoInstancesUnderCap(t *testing.T, s webhooks.InboxStore) {
 					return
 				}
 				if len(leases) == 0 {
-					time.Sleep(50 * time.Microsecond)
+					time.Sleep(time.Millisecond) // at the cap: a lease ends within a few hundred µs
 					continue
 				}
 				n := running.Add(int64(len(leases)))
@@ -181,14 +181,14 @@ func testTwoInstancesUnderCap(t *testing.T, s webhooks.InboxStore) {
 }
 
 // testTwoInstancesUnderRate: two instances acquire a rate-limited
-// handler's jobs at the same moments, every 50 ms of a 10 s run: together
+// handler's jobs at the same moments, every 200 ms of a 10 s run: together
 // they lease the Rate's 500, plus the full bucket they start with, no
 // more. Mutation: a bucket read by both callers before either spends.
 func testTwoInstancesUnderRate(t *testing.T, s webhooks.InboxStore) {
 	const (
 		rate, burst = 50, 10
 		run         = 10 * time.Second
-		step        = 50 * time.Millisecond
+		step        = 200 * time.Millisecond
 	)
 	l := webhooks.Limits{Rate: rate, Burst: burst}
 	enqueueJobs(t, s, "e", 600, base, ledger)

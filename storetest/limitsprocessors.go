@@ -82,15 +82,15 @@ func testTwoProcessorsUnderCap(t *testing.T, s webhooks.InboxStore) {
 }
 
 // testTwoProcessorsUnderRate: two Processors run a handler with Rate 50
-// and Burst 10 on a backlog for two seconds: the events that start in
-// those two seconds are the rate's 100, within one burst. Mutation: the
+// and Burst 10 on a backlog for a second and a half: the events that
+// start in it are the rate's 75, within one burst. Mutation: the
 // Processor acquires without its handler's Limits (all 300 start), or
 // waits for the poll interval once its tokens are spent (too few).
 func testTwoProcessorsUnderRate(t *testing.T, s webhooks.InboxStore) {
 	const (
 		events      = 300
 		rate, burst = 50, 10
-		window      = 2 * time.Second
+		window      = 1500 * time.Millisecond
 	)
 	for i := range events {
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("e%03d", i)), "p", base))

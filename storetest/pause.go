@@ -349,13 +349,13 @@ func testOneProbeAmongCallers(t *testing.T, s webhooks.InboxStore) {
 
 // testBreakerRidesOutAnOutage: two Processors of four workers run a
 // handler with a Breaker while events keep arriving; its dependency is
-// down for outage (2 s when zero), with a retry policy that gives up
+// down for outage (1 s when zero), with a retry policy that gives up
 // within a second, so without the breaker most events would die. None
 // does: the breaker holds them while it is down, and every event
 // succeeds once it is back. Mutation: no Breaker (events dead-lettered).
 func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage time.Duration) {
 	if outage == 0 {
-		outage = 2 * time.Second
+		outage = time.Second
 	}
 	var (
 		down    atomic.Bool

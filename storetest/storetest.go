@@ -51,7 +51,7 @@ type Features struct {
 	OrderRace struct{ Events, Keys int }
 
 	// Outage is how long Pauses/BreakerRidesOutAnOutage keeps its
-	// handler's dependency down: 2 s when zero. The test is a
+	// handler's dependency down: 1 s when zero. The test is a
 	// minute, for a store's long runs.
 	Outage time.Duration
 
