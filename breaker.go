@@ -2,6 +2,7 @@ package webhooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -48,8 +49,22 @@ func (b *breaker) note(counted bool, now time.Time) bool {
 		return false
 	}
 	b.failures = 0
-	b.openedAt, b.openUntil = now, now.Add(b.cfg.coolDown())
+	// Until the store has the pause (confirmed), every lease acquired
+	// before the cool-down's end is held back: the store may still grant
+	// some meanwhile.
+	b.openUntil = now.Add(b.cfg.coolDown())
+	b.openedAt = b.openUntil
 	return true
+}
+
+// confirmed notes that the store holds the breaker's pause from at: the
+// leases acquired since were granted by a store that knew of it.
+func (b *breaker) confirmed(at time.Time) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if at.Before(b.openedAt) {
+		b.openedAt = at
+	}
 }
 
 // opened notes that the breaker opened again at now, until until (a
@@ -140,6 +155,9 @@ func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement
 			return ps.Pause(ctx, PauseRequest{Handler: handler, Cause: PauseBreaker, Actor: p.cfg.worker, Now: now, Until: until,
 				Reason: fmt.Sprintf("%d attempts failed in a row, the last (%s): %s", cfg.Failures, st.Failure.Class, cutUTF8(st.Failure.Message, 200))})
 		})
+		if err == nil || errors.Is(err, ErrPaused) {
+			b.confirmed(p.cfg.clock.Now())
+		}
 		log.WarnContext(ctx, "the handler's breaker opened: its jobs wait, over every processor, without spending attempts, until a probe succeeds after the cool-down",
 			"failures", cfg.Failures, "until", until, "err", err)
 	}

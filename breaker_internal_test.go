@@ -6,10 +6,10 @@ import (
 )
 
 // TestBreakerHoldsBackOnlyEarlierLeases: once a processor has opened a
-// breaker, it gives back the leases acquired before it opened, until the
-// cool-down ends; a lease acquired after it opened was granted by the
-// store (another processor's probe may have resumed the handler), and
-// runs. A probe closes it; a failed probe opens it again from then.
+// breaker, it gives back every lease until the store holds the pause,
+// then those acquired before that, until the cool-down ends; a lease
+// acquired after the store held it was granted by a store that knew
+// (another processor's probe may have resumed the handler), and runs. A probe closes it; a failed probe opens it again from then.
 func TestBreakerHoldsBackOnlyEarlierLeases(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	b := &breaker{cfg: Breaker{Failures: 2, CoolDown: time.Minute}}
@@ -17,6 +17,10 @@ func TestBreakerHoldsBackOnlyEarlierLeases(t *testing.T) {
 		t.Fatal("two counted failures in a row: want the second to open the breaker")
 	}
 	opened := t0.Add(time.Second)
+	if !b.holdsBack(opened.Add(time.Millisecond), opened.Add(time.Second)) {
+		t.Error("before the store holds the pause, a lease acquired after the breaker opened: want it held back (the store may have granted it)")
+	}
+	b.confirmed(opened)
 	for _, c := range []struct {
 		acquired, now time.Time
 		want          bool
