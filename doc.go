@@ -104,7 +104,9 @@
 // [Limits] cap how many of its jobs run at once and how many start per
 // second over every processor sharing the store (up to [MaxLimitCount]
 // and [MaxLimitRate]), so a slow or rate-limited downstream takes only
-// its share of the workers; they need a [FlowStore]. A handler's
+// its share of the workers; they need a [FlowStore]. A Fair handler's
+// jobs are leased by tenant in turns, so one tenant's backlog delays
+// another's new event by one acquisition, not by the backlog. A handler's
 // [Breaker] pauses it over every processor when its dependency seems
 // down, so its jobs wait instead of spending their retries; an operator
 // pauses and resumes a handler too. A [Pause] ([PauseCause]) is kept by a
@@ -160,7 +162,9 @@
 // ([FanOutOf] asks); [Envelope.CheckJobs] and [CheckOrdering] validate
 // what it is given, and [EnvelopeJobs] lists an envelope's jobs with the
 // default handler's for nil. A [FlowStore] keeps [AcquireRequest.Limits]
-// over every caller, as its [FlowSupport] says ([FlowOf] asks); a
+// over every caller, and leases by tenant in turns for
+// [AcquireRequest.Fair] (visiting up to [AcquireRequest.FairVisits]
+// tenants), as its [FlowSupport] says ([FlowOf] asks); a
 // [PauseStore] leases nothing of a paused handler but a breaker's probe
 // ([Lease.Probe]). Every
 // method takes its time from its

@@ -42,6 +42,13 @@ type Handler struct {
 	// Breaker pauses the handler, over every processor, when its
 	// dependency seems down (see Breaker); it needs a PauseStore.
 	Breaker Breaker
+	// Fair leases the handler's due jobs by tenant, in turns, instead of
+	// the longest due first, so that one tenant's backlog delays another
+	// tenant's new event by one acquisition, not by the backlog (see
+	// FlowSupport.Fair; a tenant is a provider and a tenant of InboxKey).
+	// It needs a store with FlowSupport.Fair; give every processor the
+	// same Fair.
+	Fair bool
 	// Priority orders the handlers' acquisitions in a Processor: when
 	// workers are free, the handlers of a higher Priority are asked for
 	// their due jobs first, and those of a lower one get the workers
@@ -197,11 +204,14 @@ func checkFanOut(who string, store any, need FanOutSupport, hs Handlers) error {
 	return nil
 }
 
-// checkFlow refuses Limits or a Breaker on a store that cannot keep them
-// across instances, naming the handlers that have them.
+// checkFlow refuses Limits, Fair or a Breaker on a store that cannot keep
+// them across instances, naming the handlers that have them.
 func checkFlow(who string, store any, hs Handlers) error {
-	var limited, breakers []string
+	var limited, breakers, fair []string
 	for _, h := range hs {
+		if h.Fair && !h.Retired {
+			fair = append(fair, fmt.Sprintf("%q", h.Name))
+		}
 		if !h.Limits.IsZero() && !h.Retired {
 			limited = append(limited, fmt.Sprintf("%q", h.Name))
 		}
@@ -216,6 +226,10 @@ func checkFlow(who string, store any, hs Handlers) error {
 	if len(limited) > 0 && !FlowOf(store).Limits {
 		return fmt.Errorf("webhooks: %s: the store (%T) does not keep Limits across processors: handlers %s have them; use memstore or pgstore, or no Limits",
 			who, store, strings.Join(limited, ", "))
+	}
+	if len(fair) > 0 && !FlowOf(store).Fair {
+		return fmt.Errorf("webhooks: %s: the store (%T) does not lease by tenant in turns: handlers %s are Fair; use memstore or pgstore, or no Fair",
+			who, store, strings.Join(fair, ", "))
 	}
 	return nil
 }

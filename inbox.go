@@ -267,7 +267,15 @@ type AcquireRequest struct {
 	// none, while the handler is at its cap or out of tokens. Stores
 	// without the capability ignore it.
 	Limits Limits
+	// Fair leases Handler's due jobs by tenant, in turns (see
+	// FlowSupport.Fair), instead of the longest due first. Stores
+	// without the capability ignore it.
+	Fair bool
 }
+
+// FairVisits is the most tenants a Fair acquisition visits, for Max: four
+// for each lease asked for, and 64 (see FlowSupport.Fair).
+func (req *AcquireRequest) FairVisits() int { return 4*req.Max + 64 }
 
 // Check reports what makes req invalid, for a store to refuse it before
 // changing anything: a LeaseDuration that is not positive, a Max below 1,

@@ -96,6 +96,22 @@ type FlowSupport struct {
 	// taken per lease. A RepeatAcquisition returns leases already
 	// counted and takes no token.
 	Limits bool
+	// Fair: an acquisition with AcquireRequest.Fair leases the handler's
+	// due jobs by tenant (an InboxKey's Provider and Tenant, ordered by
+	// their bytes), in turns, instead of the longest due first. It
+	// visits the tenants that have pending or leased jobs of the
+	// handler, in order, starting after the tenant the handler's last
+	// Fair acquisition (of any caller) visited last and coming round to
+	// the start, until it has found Max tenants with a due job, has
+	// visited every tenant, or has visited FairVisits; then it leases
+	// the longest-due job of each tenant found, in the order found, then
+	// the second of each, and so on, up to Max (and what Limits and a
+	// pause allow). So with T tenants waiting, each gets a lease within
+	// T/Max acquisitions (rounded up) however large the backlogs of the
+	// others; within a tenant, the longest due goes first. Fair
+	// acquisitions of one handler are counted one after the other, as
+	// those under Limits.
+	Fair bool
 }
 
 // FlowOf returns what store supports: its Flow, or nothing when it is not

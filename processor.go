@@ -471,7 +471,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	// priority nor leaves workers idle.
 	acqs := make([]acquisition, len(p.handlers))
 	for i, h := range p.handlers {
-		acqs[i].handler, acqs[i].limits, acqs[i].priority = h.Name, h.Limits, h.Priority
+		acqs[i].handler, acqs[i].limits, acqs[i].fair, acqs[i].priority = h.Name, h.Limits, h.Fair, h.Priority
 	}
 	slices.SortStableFunc(acqs, func(a, b acquisition) int { return cmp.Compare(b.priority, a.priority) })
 	var tiers [][]acquisition // of one priority each, sharing acqs
@@ -588,6 +588,7 @@ func (p *Processor) limited(a *acquisition, got, want int) {
 type acquisition struct {
 	handler  string
 	limits   Limits
+	fair     bool
 	priority int
 	id       string    // the acquisition to make, or to ask for again
 	failed   time.Time // when the acquisition id first failed
@@ -697,6 +698,7 @@ func (p *Processor) acquire(ctx context.Context, a *acquisition, n, start int, r
 		ID:            a.id,
 		Handler:       a.handler,
 		Limits:        a.limits,
+		Fair:          a.fair,
 	})
 }
 

@@ -64,6 +64,25 @@ func TestNewProcessorChecksHandlers(t *testing.T) {
 	assert.NoError(t, err, "the default handler alone needs nothing")
 	_, err = webhooks.NewProcessor(pipelineOnly{store}, d)
 	assert.NoError(t, err)
+
+	// Flow control kept in the store, likewise.
+	for _, c := range []struct {
+		h    webhooks.Handler
+		want string
+	}{
+		{webhooks.Handler{Name: "ledger", Limits: webhooks.Limits{MaxRunning: 2}}, `handlers "ledger" have them`},
+		{webhooks.Handler{Name: "ledger", Breaker: webhooks.Breaker{Failures: 3}}, `handlers "ledger" have a Breaker`},
+		{webhooks.Handler{Name: "ledger", Fair: true}, `handlers "ledger" are Fair`},
+	} {
+		c.h.Dispatcher = d
+		_, err = webhooks.NewProcessor(handlersOnly{store}, webhooks.Handlers{c.h})
+		assert.ErrorContains(t, err, c.want)
+		c.h.Retired = true
+		_, err = webhooks.NewProcessor(handlersOnly{store}, webhooks.Handlers{c.h, {Name: "audit", Dispatcher: d}})
+		assert.NoError(t, err, "a retired handler's flow control is not kept")
+	}
+	_, err = webhooks.NewProcessor(store, webhooks.Handlers{{Name: "ledger", Dispatcher: d, Fair: true, Limits: webhooks.Limits{MaxRunning: 2}, Breaker: webhooks.Breaker{Failures: 3}}})
+	assert.NoError(t, err, "memstore keeps them all")
 }
 
 // jobsOf returns the jobs of key's event by handler.

@@ -284,7 +284,8 @@ const (
 )
 
 // Acquire implements webhooks.LeaseStore: it leases up to req.Max due
-// jobs of req.Handler, the longest due first, each with its own token; asked for held
+// jobs of req.Handler, the longest due first (or, with req.Fair, by
+// tenant in turns: see webhooks.FlowSupport.Fair), each with its own token; asked for held
 // leases (req.Hold), it starts only the first req.Start, except the
 // Reclaimed ones (see webhooks.LeaseStarter), and no more than
 // req.Limits allow (see webhooks.FlowSupport). Ties in due time keep the
@@ -308,14 +309,36 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		n = s.allowedLocked(q, req, n)
 	}
 	n, probe := s.allowedByPauseLocked(q, req, n)
-	for q != nil && len(leases) < n {
-		// A leased entry is due again only at now+leaseDuration, after now,
-		// so the loop never takes one entry twice.
-		e := q.peekDue(req.Now)
-		if e == nil {
-			break
-		}
+	lease := func(e *entry) {
 		leases = append(leases, s.leaseLocked(e, req, !req.Hold || len(leases) < req.Start))
+	}
+	switch {
+	case q == nil || n == 0:
+	case req.Fair:
+		// Turns among the tenants found: a leased entry is due again only
+		// at now+leaseDuration, after now, so each turn takes the
+		// tenant's next.
+		tenants := q.fairTenants(req.Now, req.Max, req.FairVisits())
+		for len(leases) < n && len(tenants) > 0 {
+			left := tenants[:0]
+			for _, t := range tenants {
+				if e := t.peekDue(req.Now); e != nil && len(leases) < n {
+					lease(e)
+					left = append(left, t)
+				}
+			}
+			tenants = left
+		}
+	default:
+		// The longest due first; as above, the loop never takes one entry
+		// twice.
+		for len(leases) < n {
+			e := q.peekDue(req.Now)
+			if e == nil {
+				break
+			}
+			lease(e)
+		}
 	}
 	s.spendLocked(req, len(leases))
 	if probe && len(leases) == 1 {

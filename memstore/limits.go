@@ -7,8 +7,9 @@ import (
 )
 
 // Flow implements webhooks.FlowStore: the Inbox keeps each handler's
-// Limits over every caller, one acquisition at a time.
-func (s *Inbox) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits: true} }
+// Limits, and the tenant its Fair acquisitions visited last, over every
+// caller, one acquisition at a time.
+func (s *Inbox) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits: true, Fair: true} }
 
 // allowedLocked returns how many of the want leases the Limits of req
 // allow for its handler at req.Now: the room under MaxRunning (the
@@ -26,11 +27,7 @@ func (s *Inbox) allowedLocked(q *dueQueue, req webhooks.AcquireRequest, want int
 	if l.MaxRunning > 0 {
 		running := 0
 		if q != nil {
-			for _, e := range q.entryHeap {
-				if e.item.State == webhooks.StateLeased && e.item.LeaseExpiresAt.After(req.Now) {
-					running++
-				}
-			}
+			running = q.running(req.Now)
 		}
 		want = min(want, max(0, l.MaxRunning-running))
 	}

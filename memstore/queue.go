@@ -2,7 +2,11 @@ package memstore
 
 import (
 	"container/heap"
+	"slices"
+	"strings"
 	"time"
+
+	webhooks "github.com/hookinbox/webhooks"
 )
 
 // entryHeap is a min-heap of entries in the order O gives. Each entry
@@ -51,35 +55,165 @@ func (byDue) less(a, b *entry) bool {
 	return a.seq < b.seq
 }
 
-// dueQueue is a min-heap of one handler's pending and leased entries by
-// due time. Succeeded, dead and waiting entries are not in it.
-type dueQueue struct{ entryHeap[byDue] }
+// tenantID names a tenant: an event's provider and tenant.
+type tenantID struct{ provider, tenant string }
 
-var _ heap.Interface = (*dueQueue)(nil)
+// tenantOf returns the tenant of e's event.
+func tenantOf(e *entry) tenantID { return tenantID{e.item.Key.Provider, e.item.Key.Tenant} }
+
+// compare orders tenants by their bytes, provider first.
+func (a tenantID) compare(b tenantID) int {
+	if c := strings.Compare(a.provider, b.provider); c != 0 {
+		return c
+	}
+	return strings.Compare(a.tenant, b.tenant)
+}
+
+// tenantQueue is a min-heap of one tenant's pending and leased entries of
+// a handler by due time, with its place in the handler's heap of tenants.
+type tenantQueue struct {
+	id    tenantID
+	jobs  entryHeap[byDue]
+	index int // in dueQueue.heads, -1 when not in it
+}
+
+// headHeap is a min-heap of tenant queues by their longest-due entry.
+type headHeap []*tenantQueue
+
+func (h headHeap) Len() int           { return len(h) }
+func (h headHeap) Less(i, j int) bool { return byDue{}.less(h[i].jobs[0], h[j].jobs[0]) }
+func (h headHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index = i
+	h[j].index = j
+}
+func (h *headHeap) Push(x any) {
+	t := x.(*tenantQueue)
+	t.index = len(*h)
+	*h = append(*h, t)
+}
+func (h *headHeap) Pop() any {
+	old := *h
+	n := len(old) - 1
+	t := old[n]
+	old[n] = nil
+	t.index = -1
+	*h = old[:n]
+	return t
+}
+
+// dueQueue is one handler's pending and leased entries by due time, kept
+// by tenant: a min-heap of each tenant's entries, a min-heap of the
+// tenants by their longest-due entry (so the longest due of all is the
+// first tenant's first), and the tenants in byte order, for Fair
+// acquisitions, with where the last one ended. Succeeded, dead and
+// waiting entries are not in it.
+type dueQueue struct {
+	tenants map[tenantID]*tenantQueue // those with entries
+	heads   headHeap
+	sorted  []tenantID // the keys of tenants, in order
+	cursor  tenantID   // the tenant the last Fair acquisition visited last
+}
+
+var (
+	_ heap.Interface = (*entryHeap[byDue])(nil)
+	_ heap.Interface = (*headHeap)(nil)
+)
 
 // peekDue returns the entry due the longest if it is due at now, else nil.
-func (q dueQueue) peekDue(now time.Time) *entry {
-	if len(q.entryHeap) == 0 || q.entryHeap[0].item.NextAttemptAt.After(now) {
+func (q *dueQueue) peekDue(now time.Time) *entry {
+	if len(q.heads) == 0 {
 		return nil
 	}
-	return q.entryHeap[0]
+	return q.heads[0].peekDue(now)
+}
+
+// peekDue returns t's entry due the longest if it is due at now, else nil.
+func (t *tenantQueue) peekDue(now time.Time) *entry {
+	if len(t.jobs) == 0 || t.jobs[0].item.NextAttemptAt.After(now) {
+		return nil
+	}
+	return t.jobs[0]
 }
 
 // update restores heap order after e's due time changed, adding e if it is
 // not queued.
 func (q *dueQueue) update(e *entry) {
-	if e.index < 0 {
-		heap.Push(q, e)
-		return
+	id := tenantOf(e)
+	t := q.tenants[id]
+	if t == nil {
+		if q.tenants == nil {
+			q.tenants = make(map[tenantID]*tenantQueue)
+		}
+		t = &tenantQueue{id: id, index: -1}
+		q.tenants[id] = t
+		i, _ := slices.BinarySearchFunc(q.sorted, id, tenantID.compare)
+		q.sorted = slices.Insert(q.sorted, i, id)
 	}
-	heap.Fix(q, e.index)
+	if e.index < 0 {
+		heap.Push(&t.jobs, e)
+	} else {
+		heap.Fix(&t.jobs, e.index)
+	}
+	if t.index < 0 {
+		heap.Push(&q.heads, t)
+	} else {
+		heap.Fix(&q.heads, t.index)
+	}
 }
 
 // remove takes e out of the queue if it is in it.
 func (q *dueQueue) remove(e *entry) {
-	if e.index >= 0 {
-		heap.Remove(q, e.index)
+	if e.index < 0 {
+		return
 	}
+	id := tenantOf(e)
+	t := q.tenants[id]
+	heap.Remove(&t.jobs, e.index)
+	if len(t.jobs) > 0 {
+		heap.Fix(&q.heads, t.index)
+		return
+	}
+	heap.Remove(&q.heads, t.index)
+	delete(q.tenants, id)
+	if i, ok := slices.BinarySearchFunc(q.sorted, id, tenantID.compare); ok {
+		q.sorted = slices.Delete(q.sorted, i, i+1)
+	}
+}
+
+// running counts the entries leased and unexpired at now.
+func (q *dueQueue) running(now time.Time) int {
+	n := 0
+	for _, t := range q.tenants {
+		for _, e := range t.jobs {
+			if e.item.State == webhooks.StateLeased && e.item.LeaseExpiresAt.After(now) {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// fairTenants returns the tenants a Fair acquisition of up to max leases
+// at now takes its turns among (see webhooks.FlowSupport.Fair): from the
+// tenant after q.cursor, coming round to the start, those with a due
+// entry, until max are found, every tenant was visited, or visits were;
+// and it moves q.cursor to the last tenant visited.
+func (q *dueQueue) fairTenants(now time.Time, max, visits int) []*tenantQueue {
+	var found []*tenantQueue
+	n := len(q.sorted)
+	from, ok := slices.BinarySearchFunc(q.sorted, q.cursor, tenantID.compare)
+	if ok {
+		from++
+	}
+	for i := 0; i < n && i < visits && len(found) < max; i++ {
+		t := q.tenants[q.sorted[(from+i)%n]]
+		q.cursor = t.id
+		if t.peekDue(now) != nil {
+			found = append(found, t)
+		}
+	}
+	return found
 }
 
 // expiryQueue is a min-heap of replay registrations by expiry. It may hold

@@ -188,11 +188,15 @@ func BenchmarkRegister(b *testing.B) {
 
 // keyedEnvelope is the benchmarks' envelope i with one job of handler
 // "ledger": unordered for keys "none", ordered in a key of its own for
-// "distinct", and in one of 100 keys (i mod 100) for "100".
+// "distinct", and in one of 100 keys (i mod 100) for "100"; unordered,
+// of one of 1,000 tenants (i mod 1,000), for "tenants".
 func keyedEnvelope(keys string, i int) webhooks.Envelope {
 	env := testEnvelope(testKey(fmt.Sprintf("evt-%09d", i)), `{"id":"evt","type":"invoice.paid"}`, baseTime)
 	env.Jobs = []webhooks.Job{{Handler: "ledger", Ordered: keys != "none"}}
 	switch keys {
+	case "tenants":
+		env.Key.Tenant = fmt.Sprintf("tenant-%04d", i%1000)
+		env.Jobs[0].Ordered = false
 	case "distinct":
 		env.Ordering = webhooks.Ordering{Key: fmt.Sprint("obj-", i), Version: int64(i)}
 	case "100":
@@ -310,17 +314,27 @@ func BenchmarkAcquireKeys(b *testing.B) {
 // runs), with the previous acquisition's 100 leases still running, so the
 // cap counts them: the cost of the advisory lock, the count and the
 // bucket over a plain acquisition (limits=none). Acquire (Max 100)
-// timed; the enqueue and the settlement untimed. The issue's gate:
-// limited ≥ 0.8× plain.
+// timed; the enqueue and the settlement untimed. The fair cases spread
+// the events over 1,000 tenants (each batch, 100 of them), and acquire
+// with Fair, which walks the tenants: those of the running leases and
+// those of the new batch (tenants=1000 is the plain acquisition of the
+// same events). The issue's gates: limited ≥ 0.8× plain, and Fair with
+// caps among many tenants ≥ 0.8× plain.
 func BenchmarkAcquireLimits(b *testing.B) {
+	all := webhooks.Limits{MaxRunning: webhooks.MaxLimitCount, Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}
 	for _, c := range []struct {
 		name   string
 		limits webhooks.Limits
+		fair   bool
+		keys   string // keyedEnvelope's
 	}{
-		{"none", webhooks.Limits{}},
-		{"cap", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount}},
-		{"rate", webhooks.Limits{Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}},
-		{"cap+rate", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount, Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}},
+		{"none", webhooks.Limits{}, false, "none"},
+		{"cap", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount}, false, "none"},
+		{"rate", webhooks.Limits{Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}, false, "none"},
+		{"cap+rate", all, false, "none"},
+		{"none/tenants=1000", webhooks.Limits{}, false, "tenants"},
+		{"fair/tenants=1000", webhooks.Limits{}, true, "tenants"},
+		{"fair+cap+rate/tenants=1000", all, true, "tenants"},
 	} {
 		b.Run("limits="+c.name, func(b *testing.B) {
 			pool := pgtest.NewPool(b, 2)
@@ -330,10 +344,10 @@ func BenchmarkAcquireLimits(b *testing.B) {
 			next, done := 0, 0
 			var running []*webhooks.Lease
 			for b.Loop() {
-				enqueueKeyed(b, pool, s, "none", next, batch)
+				enqueueKeyed(b, pool, s, c.keys, next, batch)
 				next += batch
 				req := acquireReq(now, time.Minute, batch)
-				req.Handler, req.Limits = "ledger", c.limits
+				req.Handler, req.Limits, req.Fair = "ledger", c.limits, c.fair
 				leases, err := s.Acquire(b.Context(), req)
 				if err != nil || len(leases) != batch {
 					b.Fatalf("Acquire: %d leases, %v", len(leases), err)

@@ -56,7 +56,7 @@ func runInboxConformance(t *testing.T, schemas *recycledSchemas) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
-	}, storetest.Features{CompleteInTx: completeInTx, OrderRace: orderRace(), Outage: outage()})
+	}, storetest.Features{CompleteInTx: completeInTx, OrderRace: orderRace(), Outage: outage(), FairBacklog: fairBacklog()})
 }
 
 // orderRace is the size of storetest's two-instance ordering race: the
@@ -73,12 +73,23 @@ func orderRace() (size struct{ Events, Keys int }) {
 
 // outage is how long storetest's breaker case keeps its dependency down:
 // the minute with WEBHOOKS_TEST_LONG=1 (.ci/run's long step), the
-// suite's 3 s otherwise.
+// suite's 1 s otherwise.
 func outage() time.Duration {
 	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
 		return time.Minute
 	}
 	return 0
+}
+
+// fairBacklog is the backlog of storetest's fairness case with two
+// Processors: the 100,000 with WEBHOOKS_TEST_LONG=1 (.ci/run's
+// long step), 2,000 otherwise (enqueueing 100,000 takes most of a
+// minute here).
+func fairBacklog() int {
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		return 100_000
+	}
+	return 2_000
 }
 
 // completeInTx is storetest's hook for CompleteTx: it completes ev in a
@@ -178,6 +189,6 @@ func (r *recycledSchemas) empty(schema string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	q := pgx.Identifier{schema}.Sanitize()
-	_, err := r.admin.Exec(ctx, "DELETE FROM "+q+".inbox_events; DELETE FROM "+q+".inbox_keys; DELETE FROM "+q+".inbox_limits; DELETE FROM "+q+".inbox_pauses; DELETE FROM "+q+".replay_keys")
+	_, err := r.admin.Exec(ctx, "DELETE FROM "+q+".inbox_events; DELETE FROM "+q+".inbox_keys; DELETE FROM "+q+".inbox_limits; DELETE FROM "+q+".inbox_fair; DELETE FROM "+q+".inbox_pauses; DELETE FROM "+q+".replay_keys")
 	return err
 }

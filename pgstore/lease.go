@@ -68,7 +68,7 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		rows, err := s.pool.Query(ctx, s.sql.acquire, args...)
 		return rows, nil, err
 	}
-	if !req.Limits.IsZero() {
+	if !req.Limits.IsZero() || req.Fair {
 		query = func() (pgx.Rows, func() error, error) { return s.acquireLimited(ctx, req, args) }
 	}
 	leases, err := s.leases(ctx, "Acquire", req.Now, query)

@@ -17,8 +17,10 @@ var _ webhooks.FlowStore = (*Store)(nil)
 // more than both allow and spends the tokens (acquireLimitedSQL). The
 // acquisitions of one handler under Limits, from every instance, so run
 // one after the other; those without Limits take no lock and run as
-// before.
-func (s *Store) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits: true} }
+// before. A Fair acquisition takes the same lock and makes its turns
+// among the tenants in the same statement (acquireFairSQL), which moves
+// the handler's row of inbox_fair.
+func (s *Store) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits: true, Fair: true} }
 
 // limitsClass is the first key of the advisory locks of the store's
 // limits (the second is the handler's hashtext), one per schema, so two
@@ -26,14 +28,20 @@ func (s *Store) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits
 // (unless their hashes meet, which only serializes them).
 func limitsClass(schema string) int32 { return int32(fnv64("hookinbox limits " + schema)) }
 
-// acquireLimited runs acquireLimitedSQL with args after lockLimitsSQL, in
+// acquireLimited runs acquireLimitedSQL (acquireFairSQL for a Fair
+// acquisition) with args after lockLimitsSQL, in
 // one transaction sent as a batch: the rows of the second statement are
 // read while the transaction is open, and it commits when they are.
 func (s *Store) acquireLimited(ctx context.Context, req webhooks.AcquireRequest, args []any) (pgx.Rows, func() error, error) {
 	b := &pgx.Batch{}
 	b.Queue(s.sql.lockLimits, s.limitsClass, req.Handler)
 	l := req.Limits
-	b.Queue(s.sql.acquireLimited, append(args, l.MaxRunning, l.TokenInterval().Microseconds(), l.BucketSize())...)
+	args = append(args, l.MaxRunning, l.TokenInterval().Microseconds(), l.BucketSize())
+	if req.Fair {
+		b.Queue(s.sql.acquireFair, append(args, req.FairVisits())...)
+	} else {
+		b.Queue(s.sql.acquireLimited, args...)
+	}
 	br := s.pool.SendBatch(ctx, b)
 	if _, err := br.Exec(); err != nil {
 		_ = br.Close()

@@ -330,7 +330,8 @@ func TestOlderSchemaRefusesToServe(t *testing.T) {
 	err = s.CheckSchema(ctx)
 	require.ErrorIs(t, err, webhooks.ErrStoreNotReady)
 	assert.Equal(t, want, err.Error())
-	_, err = s.Acquire(ctx, webhooks.AcquireRequest{Now: time.Now(), LeaseDuration: time.Minute, Max: 1, ID: "acq-1"})
+	// A Fair acquisition reads inbox_fair, of the last migration (0008).
+	_, err = s.Acquire(ctx, webhooks.AcquireRequest{Now: time.Now(), LeaseDuration: time.Minute, Max: 1, ID: "acq-1", Fair: true})
 	require.ErrorIs(t, err, webhooks.ErrStoreNotReady)
 	assert.Contains(t, err.Error(), want)
 

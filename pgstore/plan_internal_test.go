@@ -87,6 +87,11 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"acquire with database clock", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{nil, int64(60e6), 10, "w", "v", nil, true, 5, ""}, true},
 		{"acquire under limits", s.sql.acquireLimited, []string{"inbox_jobs_due_idx", "inbox_jobs_leased_idx", "inbox_limits_pkey"},
 			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", 2, int64(20_000), 10}, true},
+		// A Fair acquisition walks the tenants and reads their due jobs
+		// from one index, and sorts its candidates (at most a batch's
+		// square over four) by turn.
+		{"acquire fair", s.sql.acquireFair, []string{"inbox_jobs_tenant_due_idx", "inbox_fair_pkey"},
+			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", 0, int64(0), 0, 104}, true},
 		{"acquire with an ID", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", true, 5, ""}, true},
 		// A repeat looks the leases held under its ID up among the rows
 		// not yet due, through the same index, and their Reclaimed in the
@@ -136,7 +141,10 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"start leases", s.sql.start, []string{"Index Scan using inbox_jobs_pkey"},
 			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok}, now, int64(60e6), []string{"", ""}}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
-		{"stats", s.sql.stats, []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx",
+		// (Its counts of the pending and leased jobs by handler may come
+		// from either partial index of them, inbox_jobs_due_idx or
+		// inbox_jobs_tenant_due_idx: both lead with the handler.)
+		{"stats", s.sql.stats, []string{"due_idx on inbox_jobs", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx",
 			"inbox_jobs_waiting_idx", "inbox_jobs_held_idx"},
 			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, true},
 	} {
@@ -216,7 +224,9 @@ func TestStatsPlanBesideManySucceeded(t *testing.T) {
 	plan := explain(t, s, s.sql.stats, []any{now.Add(time.Minute), SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, false)
 	t.Logf("Stats beside %d succeeded items:\n%s", succeeded, plan)
 	assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
-	for _, index := range []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx"} {
+	// (The pending and leased jobs from either of their partial indexes,
+	// as in TestQueriesUseTheirIndexes.)
+	for _, index := range []string{"due_idx on inbox_jobs", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx"} {
 		assert.Contains(t, plan, index, "plan:\n%s", plan)
 	}
 
@@ -500,5 +510,73 @@ func TestLimitedAcquirePlanBesidePendingBacklog(t *testing.T) {
 		assert.NotContains(t, plan, "Seq Scan on inbox_jobs", "plan:\n%s", plan)
 		assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
 		assert.Less(t, total, 400, "%s: pages touched beside %d pending jobs", c.name, pending)
+	}
+}
+
+// TestFairAcquirePlanBesideBacklogs: beside one tenant's backlog of due
+// jobs (50,000, or 1,000,000 with WEBHOOKS_TEST_LONG=1), 2,000 other
+// tenants with a due job and retries scheduled, and 200 with only
+// running leases, ANALYZEd, a Fair acquisition of 10 walks the tenants
+// and reads their due jobs through inbox_jobs_tenant_due_idx: no scan of
+// the table, no step that reads a thousand rows, ten leases, and as many
+// pages touched whatever the backlog (the walk visits at most 104
+// tenants, two probes each).
+func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
+	t.Parallel()
+	backlog := 50_000
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		backlog = 1_000_000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	// g <= backlog: tenant big, due; then 2,000 tenants of five jobs, one
+	// due and four retries; then 200 tenants of one running lease.
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, next_attempt_at, lease_expires_at, lease_token, last_seen_at, received_at, updated_at`,
+		`SELECT 'acme', tenant, 'e_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', CASE WHEN running THEN 'leased' ELSE 'pending' END,
+			CASE WHEN due THEN $1::timestamptz - interval '1 hour' ELSE $1::timestamptz + interval '1 hour' END,
+			CASE WHEN running THEN $1::timestamptz + interval '1 hour' END,
+			CASE WHEN running THEN gen_random_uuid() END,
+			$1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM (SELECT g,
+				CASE WHEN g <= $2 THEN 'big'
+					WHEN g <= $2 + 10000 THEN 't' || lpad(((g - $2 - 1) / 5)::text, 4, '0')
+					ELSE 'r' || lpad((g - $2 - 10000)::text, 4, '0') END AS tenant,
+				g <= $2 OR (g <= $2 + 10000 AND (g - $2) % 5 = 1) AS due,
+				g > $2 + 10000 AS running
+			FROM generate_series(1, $2::int + 10200) AS g) AS src`), now, backlog)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name   string
+		cursor string // the tenant the last Fair acquisition visited last
+	}{
+		{"from the first tenant", ""},
+		{"past the running tenants, round to the start", "r0150"},
+		{"in the middle of the tenants with retries", "t1000"},
+	} {
+		if c.cursor != "" {
+			_, err := pool.Exec(ctx, "INSERT INTO "+q+".inbox_fair (handler, provider, tenant) VALUES ('', 'acme', $1) "+
+				"ON CONFLICT (handler) DO UPDATE SET tenant = EXCLUDED.tenant", c.cursor)
+			require.NoError(t, err)
+		}
+		plan, total := analyzed(t, pool, s.sql.acquireFair, []any{now, int64(60e6), 10, "w", "v", nil, false, 10, "", 0, int64(0), 0, 104})
+		t.Logf("Fair acquisition %s, beside a backlog of %d: %d pages\n%s", c.name, backlog, total, plan)
+		assert.Contains(t, plan, "inbox_jobs_tenant_due_idx", "plan:\n%s", plan)
+		// (The probe's look for a due job, run only after a breaker's
+		// cool-down, may be planned as a scan that stops at the first due
+		// row: most are.)
+		assert.NotRegexp(t, `Seq Scan on inbox_jobs \w+ \(actual`, plan, "plan:\n%s", plan)
+		assert.Contains(t, plan, "rows=10 loops=1", "leased 10 items")
+		for _, m := range regexp.MustCompile(`actual rows=(\d+)`).FindAllStringSubmatch(plan, -1) {
+			n, _ := strconv.Atoi(m[1])
+			assert.Less(t, n, 1000, "%s: a step of the plan reads %d rows beside a backlog of %d", c.name, n, backlog)
+		}
+		assert.Less(t, total, 1500, "%s: pages touched beside a backlog of %d", c.name, backlog)
 	}
 }

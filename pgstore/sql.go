@@ -483,10 +483,20 @@ const appliedSQL = `i.applied_version AS applied`
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
 // $6 acquisition ID, $7 hold, $8 how many to start, $9 handler.
-var acquireSQL = acquireStatement(false)
+var acquireSQL = acquireStatement(plainAcquisition)
 
-// acquireStatement makes acquireSQL and, limited, acquireLimitedSQL.
-func acquireStatement(limited bool) string {
+// An acquisition's kind: which statement acquireStatement makes.
+type acquisitionKind int
+
+const (
+	plainAcquisition   acquisitionKind = iota // acquireSQL
+	limitedAcquisition                        // acquireLimitedSQL
+	fairAcquisition                           // acquireFairSQL
+)
+
+// acquireStatement makes acquireSQL, acquireLimitedSQL or acquireFairSQL.
+func acquireStatement(kind acquisitionKind) string {
+	limited := kind != plainAcquisition
 	// most is how many may be leased, before the pause: Max, or what the
 	// Limits allow.
 	most := `$3::int`
@@ -495,6 +505,12 @@ WITH `
 	if limited {
 		most = `(SELECT n FROM allowance)`
 		head += limitsCTEs + `, `
+	}
+	due, rankOrder := dueCTE, `d.due_at, d.provider, d.tenant, d.event_id, d.handler`
+	if kind == fairAcquisition {
+		head = `
+WITH RECURSIVE ` + head[len("\nWITH "):]
+		due, rankOrder = fairCTEs, `d.turn, d.step`
 	}
 	return head + `probe AS (
 	UPDATE {{schema}}.inbox_pauses AS p SET probe_until = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond'
@@ -509,23 +525,11 @@ WITH `
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM probe) THEN 1
 		WHEN EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses WHERE handler = $9::text AND ended_at IS NULL) THEN 0
 		ELSE ` + most + ` END AS n
-), due AS (
-	SELECT provider, tenant, event_id, handler, next_attempt_at AS due_at, state = 'leased' AS expired,
-		NOT ` + held + ` AS was_started, lease_reclaimed,
-		attempt_seq, lease_token, lease_started_at, lease_expires_at, lease_worker, lease_version,
-		gen_random_uuid() AS new_token
-	FROM {{schema}}.inbox_jobs
-	WHERE handler = $9::text AND state IN ('pending', 'leased')
-		AND next_attempt_at <= coalesce($1::timestamptz, now())
-		AND (SELECT n FROM gate) > 0
-	ORDER BY next_attempt_at
-	LIMIT $3
-	FOR UPDATE SKIP LOCKED
-), ranked AS (
+), ` + due + `, ranked AS (
 	SELECT d.*,
 		CASE WHEN d.was_started THEN d.expired
 			ELSE coalesce(d.lease_reclaimed, d.expired AND ` + legacyReclaimedSQL("d", "d.attempt_seq") + `) END AS reclaimed,
-		row_number() OVER (ORDER BY d.due_at, d.provider, d.tenant, d.event_id, d.handler) AS rank
+		row_number() OVER (ORDER BY ` + rankOrder + `) AS rank
 	FROM due AS d
 ), planned AS (
 	SELECT r.*, NOT ($7::boolean AND (r.reclaimed OR r.rank > $8::int)) AS start
@@ -557,15 +561,13 @@ WITH `
 	FROM planned AS p
 	WHERE i.provider = p.provider AND i.tenant = p.tenant AND i.event_id = p.event_id AND i.handler = p.handler
 	RETURNING p.rank, p.reclaimed, NOT p.start AS unstarted, i.lease_token::text AS token, i.*
-)` + spent(limited) + `
+)` + spent(limited) + moved(kind) + `
 SELECT i.rank, i.reclaimed, i.unstarted, i.token, EXISTS (SELECT 1 FROM probe) AS probe, ` + appliedSQL + `, ` + itemColumns + `
 FROM leased AS i
 JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
 `
 }
 
-// repeatSQL returns the leases granted under the acquisition ID $2 and
-// still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
 // pauseInForceSQL locks the pause in force of the handler $1, and
 // returns its ID and cause.
 const pauseInForceSQL = `
@@ -611,7 +613,7 @@ const lockLimitsSQL = `SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))
 // MaxRunning ($10, 0 none; its leased rows not expired, counted from
 // inbox_jobs_leased_idx) and the tokens of its bucket (inbox_limits:
 // $12 tokens, one every $11 µs, 0 none), and spends a token per lease.
-var acquireLimitedSQL = acquireStatement(true)
+var acquireLimitedSQL = acquireStatement(limitedAcquisition)
 
 // limitsCTEs are acquireLimitedSQL's first: the handler's bucket, and
 // how many its Limits allow (allowance.n).
@@ -645,6 +647,113 @@ func spent(limited bool) string {
 )`
 }
 
+// dueCTE is acquireSQL's due CTE: the handler's due jobs, the longest
+// due first, locked.
+const dueCTE = `due AS (
+	SELECT ` + dueColumns + `
+	FROM {{schema}}.inbox_jobs AS i
+	WHERE i.handler = $9::text AND i.state IN ('pending', 'leased')
+		AND i.next_attempt_at <= coalesce($1::timestamptz, now())
+		AND (SELECT n FROM gate) > 0
+	ORDER BY i.next_attempt_at
+	LIMIT $3
+	FOR UPDATE SKIP LOCKED
+)`
+
+// dueColumns are the columns of a due CTE, of the job i.
+const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_at AS due_at, i.state = 'leased' AS expired,
+		NOT ` + heldI + ` AS was_started, i.lease_reclaimed,
+		i.attempt_seq, i.lease_token, i.lease_started_at, i.lease_expires_at, i.lease_worker, i.lease_version,
+		gen_random_uuid() AS new_token`
+
+// acquireFairSQL is acquireLimitedSQL with webhooks.AcquireRequest.Fair
+// (see webhooks.FlowSupport.Fair), after lockLimitsSQL, which makes the
+// handler's Fair acquisitions run one after the other. Its due CTE is
+// fairCTEs': the walk CTE visits the tenants of the handler with pending
+// or leased jobs, from the one after the tenant of its row of inbox_fair
+// (the cursor CTE; the first without one) and coming round to the start,
+// one probe of inbox_jobs_tenant_due_idx for the next tenant and one for
+// whether it has a due job, until it has found $3 with one, or visited
+// $13 (webhooks.AcquireRequest.FairVisits) or all of them. cand reads the
+// due jobs of each tenant found, in due order, no more than $3 - found +
+// 1 of each (every other tenant found takes one in the first turn), from
+// the same index, and numbers them in that order (their turn; ties by
+// event ID), sorting no more than it read: a window over the index scan
+// would read a tie to its end, as many rows as a replay makes due at
+// once, before the LIMIT; due locks the first $3 by turn, then visit
+// order, skipping locked rows and re-checking each row's latest version,
+// and ranks them so. The moved CTE keeps the tenant visited last.
+var acquireFairSQL = acquireStatement(fairAcquisition)
+
+// fairCTEs are acquireFairSQL's in place of dueCTE.
+const fairCTEs = `cursor AS (
+	SELECT coalesce((SELECT provider FROM {{schema}}.inbox_fair WHERE handler = $9::text), '') AS provider,
+		coalesce((SELECT tenant FROM {{schema}}.inbox_fair WHERE handler = $9::text), '') AS tenant
+), walk AS (
+	SELECT 0 AS step, 0 AS found, false AS wrapped, false AS due, c.provider, c.tenant
+	FROM cursor AS c
+	UNION ALL
+	SELECT w.step + 1, w.found + n.due::int, n.wrapped, n.due, n.provider, n.tenant
+	FROM walk AS w
+	CROSS JOIN LATERAL (
+		SELECT t.provider, t.tenant, t.wrapped,
+			EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS d
+				WHERE d.handler = $9::text AND d.provider = t.provider AND d.tenant = t.tenant
+					AND d.state IN ('pending', 'leased') AND d.next_attempt_at <= coalesce($1::timestamptz, now())) AS due
+		FROM ((SELECT j.provider, j.tenant, w.wrapped AS wrapped
+				FROM {{schema}}.inbox_jobs AS j
+				WHERE j.handler = $9::text AND j.state IN ('pending', 'leased') AND (j.provider, j.tenant) > (w.provider, w.tenant)
+				ORDER BY j.provider, j.tenant
+				LIMIT 1)
+			UNION ALL
+			(SELECT j.provider, j.tenant, true
+				FROM {{schema}}.inbox_jobs AS j
+				WHERE NOT w.wrapped AND j.handler = $9::text AND j.state IN ('pending', 'leased')
+				ORDER BY j.provider, j.tenant
+				LIMIT 1)
+			LIMIT 1) AS t
+		WHERE NOT (t.wrapped AND (t.provider, t.tenant) > (SELECT c.provider, c.tenant FROM cursor AS c))
+	) AS n
+	WHERE w.found < $3::int AND w.step < $13::int AND (SELECT n FROM gate) > 0
+), cand AS (
+	SELECT c.provider, c.tenant, c.event_id, c.handler, w.step,
+		row_number() OVER (PARTITION BY w.step ORDER BY c.next_attempt_at, c.event_id) AS turn
+	FROM walk AS w
+	CROSS JOIN LATERAL (
+		SELECT j.provider, j.tenant, j.event_id, j.handler, j.next_attempt_at
+		FROM {{schema}}.inbox_jobs AS j
+		WHERE j.handler = $9::text AND j.provider = w.provider AND j.tenant = w.tenant
+			AND j.state IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now())
+		ORDER BY j.next_attempt_at
+		LIMIT $3::int - (SELECT max(found) FROM walk) + 1
+	) AS c
+	WHERE w.due
+), due AS (
+	SELECT ` + dueColumns + `, c.turn, c.step
+	FROM cand AS c
+	JOIN {{schema}}.inbox_jobs AS i
+		ON i.provider = c.provider AND i.tenant = c.tenant AND i.event_id = c.event_id AND i.handler = c.handler
+	WHERE i.state IN ('pending', 'leased') AND i.next_attempt_at <= coalesce($1::timestamptz, now())
+	ORDER BY c.turn, c.step
+	LIMIT $3
+	FOR UPDATE OF i SKIP LOCKED
+)`
+
+// moved is, for a Fair acquisition, its CTE that keeps the tenant it
+// visited last in inbox_fair; nothing otherwise.
+func moved(kind acquisitionKind) string {
+	if kind != fairAcquisition {
+		return ``
+	}
+	return `, moved AS (
+	INSERT INTO {{schema}}.inbox_fair AS f (handler, provider, tenant)
+	SELECT $9::text, w.provider, w.tenant FROM walk AS w WHERE w.step > 0 ORDER BY w.step DESC LIMIT 1
+	ON CONFLICT (handler) DO UPDATE SET provider = EXCLUDED.provider, tenant = EXCLUDED.tenant
+)`
+}
+
+// repeatSQL returns the leases granted under the acquisition ID $2 and
+// still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
 // acquireSQL's result, changing nothing: rows leased, due (their lease
 // expiry) after now, whose acquisition_id is the ID followed by their
 // current token. It goes through the leased rows and the retries not yet
@@ -1142,24 +1251,24 @@ SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
 
 // statements are the SQL texts with the schema filled in.
 type statements struct {
-	enqueue, enqueueNotify, enqueueBatch          string
-	acquire, acquireLimited, lockLimits           string
-	pauseInForce, endPause, insertPause           string
-	resume, pauses                                string
-	repeat, release                               string
-	succeed, retry, deadLetter, abandon, extend   string
-	settleBatch, start, lockKeys                  string
-	leaseLost                                     string
-	get, history, audit, quarantine               string
-	listDead, listClosed                          string
-	selectReplay                                  map[webhooks.State]string
-	replayOne, replayBatch, peek, closeOne, stats string
-	register                                      string
-	deleteSucceeded, deleteClosed, deleteEvents   string
-	sweepKeys                                     string
-	lockEvent, replayTo                           string
-	deleteExpiredReplayKeys                       string
-	settledHere                                   string
+	enqueue, enqueueNotify, enqueueBatch             string
+	acquire, acquireLimited, acquireFair, lockLimits string
+	pauseInForce, endPause, insertPause              string
+	resume, pauses                                   string
+	repeat, release                                  string
+	succeed, retry, deadLetter, abandon, extend      string
+	settleBatch, start, lockKeys                     string
+	leaseLost                                        string
+	get, history, audit, quarantine                  string
+	listDead, listClosed                             string
+	selectReplay                                     map[webhooks.State]string
+	replayOne, replayBatch, peek, closeOne, stats    string
+	register                                         string
+	deleteSucceeded, deleteClosed, deleteEvents      string
+	sweepKeys                                        string
+	lockEvent, replayTo                              string
+	deleteExpiredReplayKeys                          string
+	settledHere                                      string
 }
 
 func renderStatements(quotedSchema string) statements {
@@ -1171,6 +1280,7 @@ func renderStatements(quotedSchema string) statements {
 		release:                 r.Replace(releaseSQL),
 		acquire:                 r.Replace(acquireSQL),
 		acquireLimited:          r.Replace(acquireLimitedSQL),
+		acquireFair:             r.Replace(acquireFairSQL),
 		lockLimits:              r.Replace(lockLimitsSQL),
 		pauseInForce:            r.Replace(pauseInForceSQL),
 		endPause:                r.Replace(endPauseSQL),

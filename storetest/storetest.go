@@ -55,6 +55,11 @@ type Features struct {
 	// minute, for a store's long runs.
 	Outage time.Duration
 
+	// FairBacklog sizes Fairness/TwoProcessorsNewcomer: the events of the
+	// backlog beside which another tenant's event must start at once.
+	// Zero gives 100,000, or 2,000 with -short.
+	FairBacklog int
+
 	// Groups, when not empty, names the only groups of cases to run
 	// (Pipeline, Handlers, OrderingKeys, …: the first level of subtests),
 	// for a second run of a store in another configuration that changes
@@ -73,7 +78,7 @@ type opsStore interface {
 // returned by newStore, each case on a store of its own, and the cases of
 // every capability the store has: [ops.Store] (the operators' cases),
 // [webhooks.BatchSettler], [webhooks.LeaseStarter],
-// [webhooks.AcquisitionRepeater], [webhooks.FlowStore],
+// [webhooks.AcquisitionRepeater], [webhooks.FlowStore] (Limits, Fair),
 // [webhooks.PauseStore], and those f describes. See the package
 // documentation for what newStore must do.
 func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f Features) {
@@ -114,6 +119,8 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	race := inboxCase{"TwoInstancesNoOverlap", func(t *testing.T, s webhooks.InboxStore) { testTwoInstancesNoOverlap(t, s, f.OrderRace) }}
 	group("OrderingKeys", append(slices.Clip(orderingCases), race), hasOrderingKeys, "the store does not run ordered jobs in key order (webhooks.FanOutOf(store).OrderingKeys is false): the ordering cases are skipped")
 	group("Limits", limitsCases, hasLimits, "the store does not keep Limits over its callers (webhooks.FlowOf(store).Limits is false): the limits cases are skipped")
+	fairProcs := inboxCase{"TwoProcessorsNewcomer", func(t *testing.T, s webhooks.InboxStore) { testFairProcessors(t, s, f.FairBacklog) }}
+	group("Fairness", append(slices.Clip(fairCases), fairProcs), hasFair, "the store does not lease by tenant in turns (webhooks.FlowOf(store).Fair is false): the fairness cases are skipped")
 	outage := inboxCase{"BreakerRidesOutAnOutage", func(t *testing.T, s webhooks.InboxStore) { testBreakerRidesOutAnOutage(t, s, f.Outage) }}
 	group("Pauses", append(slices.Clip(pauseCases), outage), is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
