@@ -216,30 +216,33 @@ func (h *Handler) servePauseOrResume(w http.ResponseWriter, r *http.Request, pau
 	if !h.decode(w, r, &req) {
 		return
 	}
-	if err := errors.Join(needReason(req.Reason), checkHandler("handler", req.Handler)); err != nil {
-		h.storeError(w, r, err)
-		return
-	}
-	ps, ok := h.store.(webhooks.PauseStore)
-	if !ok {
-		h.storeError(w, r, errNoPauses)
-		return
-	}
-	reason, now := req.Reason, h.cfg.clock.Now()
-	if req.Ticket != "" {
-		reason += " (ticket " + req.Ticket + ")"
-	}
-	var err error
-	if pause {
-		err = ps.Pause(r.Context(), webhooks.PauseRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
-	} else {
-		err = ps.Resume(r.Context(), webhooks.ResumeRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
-	}
+	now, err := h.pauseOrResume(r, pause, actor, req)
 	if err != nil {
 		h.storeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, adminjson.PauseResult{Handler: req.Handler, Paused: pause, Actor: actor, At: now.UTC()})
+}
+
+// pauseOrResume pauses req's handler (an operator's pause), or ends its
+// pause, for actor, at the handler's clock's now, which it returns: what
+// the API's endpoints and the page's forms do.
+func (h *Handler) pauseOrResume(r *http.Request, pause bool, actor string, req adminjson.PauseRequest) (time.Time, error) {
+	if err := errors.Join(needReason(req.Reason), checkHandler("handler", req.Handler)); err != nil {
+		return time.Time{}, err
+	}
+	ps, ok := h.store.(webhooks.PauseStore)
+	if !ok {
+		return time.Time{}, errNoPauses
+	}
+	reason, now := req.Reason, h.cfg.clock.Now()
+	if req.Ticket != "" {
+		reason += " (ticket " + req.Ticket + ")"
+	}
+	if pause {
+		return now, ps.Pause(r.Context(), webhooks.PauseRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
+	}
+	return now, ps.Resume(r.Context(), webhooks.ResumeRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
 }
 
 // checkToHandler validates a replay to another handler.
@@ -264,20 +267,28 @@ func needReason(reason string) error {
 // cross-origin browser request, and the host names its actor. It answers
 // the request and returns false when not.
 func (h *Handler) mutation(w http.ResponseWriter, r *http.Request) (string, bool) {
-	if err := h.cop.Check(r); err != nil {
-		writeError(w, http.StatusForbidden, "forbidden", "cross-origin requests cannot replay or close: "+err.Error())
-		return "", false
-	}
-	if h.cfg.actor == nil {
-		writeError(w, http.StatusForbidden, "forbidden", "this admin handler is read-only: the host did not say who acts (admin.WithActor), so nothing can be replayed or closed through it")
-		return "", false
-	}
-	actor := h.cfg.actor(r)
-	if actor == "" {
-		writeError(w, http.StatusForbidden, "forbidden", "the request's authentication names no actor, and replays and closings are audited with one")
+	actor, refusal := h.actorOf(r)
+	if refusal != "" {
+		writeError(w, http.StatusForbidden, "forbidden", refusal)
 		return "", false
 	}
 	return actor, true
+}
+
+// actorOf returns the actor of a request that changes the inbox, or why
+// it may not (403): it is a cross-origin browser request, or the host
+// names no actor for it.
+func (h *Handler) actorOf(r *http.Request) (actor, refusal string) {
+	if err := h.cop.Check(r); err != nil {
+		return "", "cross-origin requests cannot replay, close, pause or resume: " + err.Error()
+	}
+	if h.cfg.actor == nil {
+		return "", "this admin handler is read-only: the host did not say who acts (admin.WithActor), so nothing can be replayed, closed, paused or resumed through it"
+	}
+	if actor = h.cfg.actor(r); actor == "" {
+		return "", "the request's authentication names no actor, and replays, closings and pauses are audited with one"
+	}
+	return actor, ""
 }
 
 // decode reads a JSON body into v, refusing other content types, unknown

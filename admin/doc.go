@@ -1,6 +1,7 @@
 // Package admin is an operator's window on an inbox: a JSON API and a small
-// read-only HTML page, served by one http.Handler over any [ops.Store]
-// (memstore, pgstore, a host's own store).
+// HTML page, which shows the inbox and pauses and resumes handlers,
+// served by one http.Handler over any [ops.Store] (memstore, pgstore, a
+// host's own store).
 //
 // # Never mount it in public
 //
@@ -27,7 +28,12 @@
 // WithActor, or when it returns "", the mutating endpoints answer 403 and
 // the handler is read-only. They also accept only JSON bodies and refuse
 // cross-origin browser requests ([net/http.CrossOriginProtection]), so a
-// page elsewhere cannot replay through an operator's session.
+// page elsewhere cannot replay through an operator's session. The page's
+// pause and resume forms (shown only to a request WithActor names an
+// actor for, on a webhooks.PauseStore) post to the page's own pause and
+// resume paths, which refuse what the API refuses (cross-origin
+// requests, no actor, no reason) and take the form's handler and reason
+// only.
 //
 // # Mounting
 //
@@ -38,6 +44,8 @@
 //
 //	GET  {prefix}                  the page: stats and dead letters, filtered and paged
 //	GET  {prefix}item?provider=…&tenant=…&event_id=…   the page of one item
+//	POST {prefix}pause             the page's pause form (handler, reason) → 303 to the page
+//	POST {prefix}resume            the page's resume form (handler, reason) → 303 to the page
 //	GET  {prefix}api/stats         Stats
 //	GET  {prefix}api/dead-letters  Page of dead letters (state=closed: closed ones)
 //	GET  {prefix}api/item?provider=…&tenant=…&event_id=…   Detail
@@ -55,7 +63,7 @@
 // pauses). A resume of a handler that is not paused answers 409
 // not_paused; on a store that cannot pause, both answer 501
 // not_implemented. The stats' paused lists the pauses in force; the page
-// shows them.
+// shows them, with a Resume button each and a form to pause a handler.
 //
 // # Handlers and ordering keys
 //

@@ -112,6 +112,8 @@ func NewHandler(store ops.Store, opts ...Option) (*Handler, error) {
 		"":                 {methods: get, serve: h.servePage},
 		"item":             {methods: get, serve: h.serveItemPage},
 		"admin.css":        {methods: get, serve: serveCSS},
+		"pause":            {methods: post, serve: h.servePauseForm},
+		"resume":           {methods: post, serve: h.serveResumeForm},
 		"api/stats":        {methods: get, serve: h.serveStats, api: true},
 		"api/dead-letters": {methods: get, serve: h.serveDeadLetters, api: true},
 		"api/item":         {methods: get, serve: h.serveItem, api: true},

@@ -423,3 +423,71 @@ func TestPauseAndResumeThroughTheAPI(t *testing.T) {
 	assert.Equal(t, "carol", pauses[0].EndedBy)
 	assert.Equal(t, "done", pauses[0].EndReason)
 }
+
+// TestPauseAndResumeFromThePage: the page offers the pause form and the
+// Resume buttons only to a request with an actor; the forms pause and
+// resume the handler in the store, audited with the request's actor and
+// the form's reason, answering 303 to the page; a cross-origin form post,
+// one without an actor or a reason, a JSON body, a repeated or unknown
+// field are refused and change nothing.
+func TestPauseAndResumeFromThePage(t *testing.T) {
+	t.Parallel()
+	f := newFanOut(t)
+	h := newHandler(t, f.s)
+	form := func(path, body string, header ...string) *httptest.ResponseRecorder {
+		return do(h, http.MethodPost, path, body, append([]string{"Content-Type", "application/x-www-form-urlencoded"}, header...)...)
+	}
+	carol := []string{"X-Test-User", "carol"}
+	inForce := func() []webhooks.Pause {
+		t.Helper()
+		ps, err := f.s.Pauses(t.Context(), 0)
+		require.NoError(t, err)
+		return ps
+	}
+
+	body := page(t, h, "/", http.StatusOK)
+	assert.NotContains(t, body, `id="pause-form"`, "no actor: no form")
+	rec := do(h, http.MethodGet, "/", "", carol...)
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `<form class="pause" id="pause-form" method="post" action="pause">`)
+	assert.Contains(t, rec.Body.String(), `<option value="audit">audit</option>`)
+
+	for _, c := range []struct {
+		name   string
+		rec    *httptest.ResponseRecorder
+		status int
+	}{
+		{"no actor", form("/pause", "handler=audit&reason=r"), http.StatusForbidden},
+		{"cross-origin", form("/pause", "handler=audit&reason=r", append(carol, "Sec-Fetch-Site", "cross-site")...), http.StatusForbidden},
+		{"no reason", form("/pause", "handler=audit&reason=+", carol...), http.StatusBadRequest},
+		{"JSON", do(h, http.MethodPost, "/pause", `{"handler":"audit","reason":"r"}`, "Content-Type", "application/json", "X-Test-User", "carol"), http.StatusUnsupportedMediaType},
+		{"handler twice", form("/pause", "handler=audit&handler=ledger&reason=r", carol...), http.StatusBadRequest},
+		{"an actor field", form("/pause", "handler=audit&reason=r&actor=mallory", carol...), http.StatusBadRequest},
+		{"a bad handler name", form("/pause", "handler=Audit&reason=r", carol...), http.StatusBadRequest},
+		{"GET", do(h, http.MethodGet, "/pause?handler=audit&reason=r", "", carol...), http.StatusMethodNotAllowed},
+	} {
+		assert.Equal(t, c.status, c.rec.Code, "%s: %s", c.name, c.rec.Body)
+		assert.Empty(t, inForce(), "%s: nothing paused", c.name)
+	}
+
+	rec = form("/pause", "handler=audit&reason=crm+maintenance", carol...)
+	require.Equal(t, http.StatusSeeOther, rec.Code, "answer: %s", rec.Body)
+	assert.Equal(t, "./#pauses", rec.Header().Get("Location"))
+	ps := inForce()
+	require.Len(t, ps, 1)
+	assert.Equal(t, webhooks.Pause{Handler: "audit", Cause: webhooks.PauseOperator, Actor: "carol", Reason: "crm maintenance", Since: base.Add(time.Hour)}, ps[0])
+
+	rec = do(h, http.MethodGet, "/", "", carol...)
+	assert.Contains(t, rec.Body.String(), `<form class="resume" method="post" action="resume"><input type="hidden" name="handler" value="audit">`)
+	assert.NotContains(t, rec.Body.String(), `<option value="audit">`, "a paused handler is not offered to pause")
+
+	rec = form("/resume", "handler=audit&reason=done", "X-Test-User", "dave")
+	require.Equal(t, http.StatusSeeOther, rec.Code, "answer: %s", rec.Body)
+	assert.Empty(t, inForce())
+	trail, err := f.s.Pauses(t.Context(), 10)
+	require.NoError(t, err)
+	require.Len(t, trail, 1)
+	assert.Equal(t, []string{"carol", "dave", "done"}, []string{trail[0].Actor, trail[0].EndedBy, trail[0].EndReason})
+	rec = form("/resume", "handler=audit&reason=again", carol...)
+	assert.Equal(t, http.StatusConflict, rec.Code, "not paused: %s", rec.Body)
+}

@@ -181,7 +181,9 @@ type heldKeyRow struct {
 }
 
 type indexData struct {
-	Title  string
+	Title string
+	// Pause is set when the request may pause and resume handlers.
+	Pause  *pauseForms
 	Stats  adminjson.Stats
 	States []stateCount
 	Groups []groupRow
@@ -234,6 +236,7 @@ func (h *Handler) servePage(w http.ResponseWriter, r *http.Request) {
 		Filtered:     l.Filter != (adminjson.Filter{}),
 		Paged:        l.After != "",
 	}
+	d.Pause = h.pauseFormsFor(r, &d.Stats)
 	for _, s := range states {
 		d.States = append(d.States, stateCount{Name: string(s), N: st.States[s]})
 	}

@@ -317,7 +317,7 @@ func BenchmarkAcquireKeys(b *testing.B) {
 // timed; the enqueue and the settlement untimed. The fair cases spread
 // the events over 1,000 tenants (each batch, 100 of them), and acquire
 // with Fair, which walks the tenants: those of the running leases and
-// those of the new batch (tenants=1000 is the plain acquisition of the
+// those of the new batch (none,tenants=1000 is the plain acquisition of the
 // same events). The gates: limited ≥ 0.8× plain, and Fair with
 // caps among many tenants ≥ 0.8× plain.
 func BenchmarkAcquireLimits(b *testing.B) {
@@ -332,9 +332,9 @@ func BenchmarkAcquireLimits(b *testing.B) {
 		{"cap", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount}, false, "none"},
 		{"rate", webhooks.Limits{Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}, false, "none"},
 		{"cap+rate", all, false, "none"},
-		{"none/tenants=1000", webhooks.Limits{}, false, "tenants"},
-		{"fair/tenants=1000", webhooks.Limits{}, true, "tenants"},
-		{"fair+cap+rate/tenants=1000", all, true, "tenants"},
+		{"none,tenants=1000", webhooks.Limits{}, false, "tenants"},
+		{"fair,tenants=1000", webhooks.Limits{}, true, "tenants"},
+		{"fair+cap+rate,tenants=1000", all, true, "tenants"},
 	} {
 		b.Run("limits="+c.name, func(b *testing.B) {
 			pool := pgtest.NewPool(b, 2)

@@ -175,27 +175,8 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	for i := range events {
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("e%02d", i)), "p", base))
 	}
-	var (
-		down    atomic.Bool
-		mu      sync.Mutex
-		starts  []time.Time
-		started []string // the event IDs, in the order their attempts started
-		handled = map[string]bool{}
-	)
-	down.Store(true)
-	d := webhooks.DispatcherFunc(func(_ context.Context, ev webhooks.Event) error {
-		mu.Lock()
-		starts = append(starts, time.Now())
-		started = append(started, ev.ID)
-		mu.Unlock()
-		if down.Load() {
-			return errors.New("dependency unavailable")
-		}
-		mu.Lock()
-		handled[ev.ID] = true
-		mu.Unlock()
-		return nil
-	})
+	d := newDependency()
+	mu := &d.mu
 	const coolDown = 300 * time.Millisecond
 	policy := webhooks.ExponentialPolicy{MaxAttempts: 4, InitialDelay: 5 * time.Millisecond, Multiplier: 1}
 	runProcessors(t, s, webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: coolDown}}}, 1, 1,
@@ -219,7 +200,7 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 		mu.Lock()
 		defer mu.Unlock()
 		n := 0
-		for _, at := range starts {
+		for _, at := range d.starts {
 			if !at.Before(from) && at.Before(to) {
 				n++
 			}
@@ -233,7 +214,7 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 		t.Errorf("the first pause: %+v; want a breaker's, for the cool-down (%v)", first, coolDown)
 	}
 	mu.Lock()
-	before := len(starts)
+	before := len(d.starts)
 	mu.Unlock()
 	if n := startsIn(time.Time{}, first.Since); n != 3 || before != 4 {
 		t.Errorf("attempts before the breaker opened: %d, and %d in all by the time the probe failed; want 3 (Failures), then the probe", n, before)
@@ -248,7 +229,7 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	// (its first attempt: the count is back to 0).
 	if o, ok := s.(ops.Store); ok {
 		mu.Lock()
-		probed := started[3]
+		probed := d.started[3]
 		mu.Unlock()
 		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
 			j := jobOf(t, mustDetail(t, o, key(probed)), "")
@@ -260,7 +241,7 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 			}
 		}
 	}
-	down.Store(false)
+	d.down.Store(false)
 	trail := waitPauses("the breaker never closed", func(p []webhooks.Pause) bool {
 		return len(p) == 2 && !p[0].EndedAt.IsZero() && !p[1].EndedAt.IsZero()
 	})
@@ -274,7 +255,7 @@ func testBreakerOpensProbesCloses(t *testing.T, s webhooks.InboxStore) {
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		mu.Lock()
-		n := len(handled)
+		n := len(d.handled)
 		mu.Unlock()
 		if n == events {
 			break
@@ -357,21 +338,8 @@ func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage tim
 	if outage == 0 {
 		outage = time.Second
 	}
-	var (
-		down    atomic.Bool
-		mu      sync.Mutex
-		handled = map[string]bool{}
-	)
-	down.Store(true)
-	d := webhooks.DispatcherFunc(func(_ context.Context, ev webhooks.Event) error {
-		if down.Load() {
-			return errors.New("dependency unavailable")
-		}
-		mu.Lock()
-		handled[ev.ID] = true
-		mu.Unlock()
-		return nil
-	})
+	d := newDependency()
+	mu := &d.mu
 	policy := webhooks.ExponentialPolicy{MaxAttempts: 4, InitialDelay: 50 * time.Millisecond, Multiplier: 2}
 	runProcessors(t, s, webhooks.Handlers{{Dispatcher: d, Breaker: webhooks.Breaker{Failures: 3, CoolDown: 200 * time.Millisecond}}}, 2, 4,
 		10*time.Millisecond, webhooks.WithRetryPolicy(policy))
@@ -381,8 +349,8 @@ func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage tim
 	end := time.Now().Add(outage + time.Second)
 	back := time.Now().Add(outage)
 	for time.Now().Before(end) {
-		if down.Load() && !time.Now().Before(back) {
-			down.Store(false)
+		if d.down.Load() && !time.Now().Before(back) {
+			d.down.Store(false)
 		}
 		mustEnqueue(t, s, envelope(key(fmt.Sprintf("e%05d", sent)), "p", time.Now()))
 		sent++
@@ -392,7 +360,7 @@ func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage tim
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		mu.Lock()
-		n := len(handled)
+		n := len(d.handled)
 		mu.Unlock()
 		if n == sent {
 			break
@@ -408,4 +376,35 @@ func testBreakerRidesOutAnOutage(t *testing.T, s webhooks.InboxStore, outage tim
 		time.Sleep(10 * time.Millisecond)
 	}
 	waitSucceeded(t, s, "e%05d", sent, "the breaker held it through the outage")
+}
+
+// dependency is a breaker case's downstream: a Dispatcher that fails
+// while down (from the start until the case stores false), noting when
+// each attempt started and which event it ran, and the events handled
+// once it is back.
+type dependency struct {
+	down    atomic.Bool
+	mu      sync.Mutex
+	starts  []time.Time
+	started []string // the event IDs, in the order their attempts started
+	handled map[string]bool
+}
+
+func newDependency() *dependency {
+	d := &dependency{handled: map[string]bool{}}
+	d.down.Store(true)
+	return d
+}
+
+// Dispatch fails while d is down, and handles ev otherwise.
+func (d *dependency) Dispatch(_ context.Context, ev webhooks.Event) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.starts = append(d.starts, time.Now())
+	d.started = append(d.started, ev.ID)
+	if d.down.Load() {
+		return errors.New("dependency unavailable")
+	}
+	d.handled[ev.ID] = true
+	return nil
 }

@@ -30,27 +30,7 @@ var pauseCmd = opsSpec{
 		"this one, which only resume ends; a handler paused already stays as it is. The",
 		"pause and its end are kept, with who and why: pauses lists them.",
 	},
-	define: func(fs *flag.FlagSet) func(*opsContext) error {
-		handler := fs.String("handler", "", "the handler to pause (default the default handler)")
-		a := addAuditFlags(fs, "pauses")
-		return func(c *opsContext) error {
-			if err := a.check(); err != nil {
-				return err
-			}
-			if err := webhooks.CheckHandlerName(*handler); err != nil {
-				return usagef("-handler: %v", err)
-			}
-			ps, err := pauseStore(c)
-			if err != nil {
-				return err
-			}
-			if err := ps.Pause(c.ctx, webhooks.PauseRequest{Handler: *handler, Cause: webhooks.PauseOperator, Actor: a.actor, Reason: auditReason(a), Now: c.now}); err != nil {
-				return err
-			}
-			fmt.Fprintf(c.stdout, "paused handler %s at %s\n", handlerName(*handler), when(c.now))
-			return nil
-		}
-	},
+	define: pauseOrResume(true),
 }
 
 var resumeCmd = opsSpec{
@@ -61,9 +41,18 @@ var resumeCmd = opsSpec{
 		"Ends the handler's pause, an operator's or a breaker's (then its jobs run again",
 		"at once, without waiting for a probe). Exits 4 when the handler is not paused.",
 	},
-	define: func(fs *flag.FlagSet) func(*opsContext) error {
-		handler := fs.String("handler", "", "the handler to resume (default the default handler)")
-		a := addAuditFlags(fs, "resumes")
+	define: pauseOrResume(false),
+}
+
+// pauseOrResume defines the flags and the run of pause, or of resume.
+func pauseOrResume(pause bool) func(fs *flag.FlagSet) func(*opsContext) error {
+	verb, done, audited := "resume", "resumed", "resumes"
+	if pause {
+		verb, done, audited = "pause", "paused", "pauses"
+	}
+	return func(fs *flag.FlagSet) func(*opsContext) error {
+		handler := fs.String("handler", "", "the handler to "+verb+" (default the default handler)")
+		a := addAuditFlags(fs, audited)
 		return func(c *opsContext) error {
 			if err := a.check(); err != nil {
 				return err
@@ -75,17 +64,21 @@ var resumeCmd = opsSpec{
 			if err != nil {
 				return err
 			}
-			err = ps.Resume(c.ctx, webhooks.ResumeRequest{Handler: *handler, Cause: webhooks.PauseOperator, Actor: a.actor, Reason: auditReason(a), Now: c.now})
+			if pause {
+				err = ps.Pause(c.ctx, webhooks.PauseRequest{Handler: *handler, Cause: webhooks.PauseOperator, Actor: a.actor, Reason: auditReason(a), Now: c.now})
+			} else {
+				err = ps.Resume(c.ctx, webhooks.ResumeRequest{Handler: *handler, Cause: webhooks.PauseOperator, Actor: a.actor, Reason: auditReason(a), Now: c.now})
+			}
 			if errors.Is(err, webhooks.ErrNotPaused) {
 				return fmt.Errorf("handler %s is not paused (%w)", handlerName(*handler), err)
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.stdout, "resumed handler %s at %s\n", handlerName(*handler), when(c.now))
+			fmt.Fprintf(c.stdout, "%s handler %s at %s\n", done, handlerName(*handler), when(c.now))
 			return nil
 		}
-	},
+	}
 }
 
 var pausesCmd = opsSpec{

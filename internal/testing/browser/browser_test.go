@@ -105,46 +105,7 @@ func TestPageInBrowser(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	defer srv.Close()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Headless,
-		chromedp.NoSandbox,
-		chromedp.DisableGPU,
-		chromedp.NoFirstRun,
-		chromedp.NoDefaultBrowserCheck,
-		// The machine may have no network: nothing may phone home.
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true),
-		chromedp.Flag("disable-default-apps", true),
-		chromedp.Flag("disable-extensions", true),
-		chromedp.Flag("disable-dev-shm-usage", true),
-		chromedp.Flag("metrics-recording-only", true),
-	)
-	defer cancelAlloc()
-	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
-	defer cancelBrowser()
-
-	// Console subscribes now (starting the browser) and reports calls of
-	// the console API, uncaught exceptions and the browser log's entries
-	// (refused resources, policy violations); a goroutine collects them.
-	messages := chromedp.Console(bctx)
-	var problems []string
-	collected := make(chan struct{})
-	go func() {
-		defer close(collected)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			problems = append(problems, fmt.Sprintf("%s (%s %s)", m, m.Source, m.URL))
-		}
-	}()
-	_, err = chromedp.Call(bctx, cdplog.Enable, cdp.Empty{})
-	require.NoError(t, err, "starting %s", path)
+	bctx, finish := newBrowser(t, path)
 
 	text := func(sel chromedp.ID) string {
 		t.Helper()
@@ -176,7 +137,113 @@ func TestPageInBrowser(t *testing.T) {
 	assert.Contains(t, item, "handler said no to evt_1")
 	assert.True(t, strings.HasPrefix(location, srv.URL+"/admin/item?"), "the item's page is under the prefix: %s", location)
 
-	cancelBrowser() // ends the subscription once the browser is closed
-	<-collected
-	assert.Empty(t, problems, "the page logs nothing to the console")
+	assert.Empty(t, finish(), "the page logs nothing to the console")
+}
+
+// newBrowser starts headless Chromium at path for the test, and returns
+// its context and finish, which closes it and returns what it logged to
+// the console: calls of the console API, uncaught exceptions and the
+// browser log's entries (refused resources, policy violations).
+func newBrowser(t *testing.T, path string) (bctx context.Context, finish func() []string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx,
+		chromedp.ExecPath(path),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.NoDefaultBrowserCheck,
+		// The machine may have no network: nothing may phone home.
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-default-apps", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("metrics-recording-only", true),
+	)
+	t.Cleanup(cancelAlloc)
+	bctx, cancelBrowser := chromedp.NewContext(allocCtx)
+	t.Cleanup(cancelBrowser)
+
+	// Console subscribes now (starting the browser) and reports calls of
+	// the console API, uncaught exceptions and the browser log's entries
+	// (refused resources, policy violations); a goroutine collects them.
+	messages := chromedp.Console(bctx)
+	var problems []string
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			problems = append(problems, fmt.Sprintf("%s (%s %s)", m, m.Source, m.URL))
+		}
+	}()
+	_, err := chromedp.Call(bctx, cdplog.Enable, cdp.Empty{})
+	require.NoError(t, err, "starting %s", path)
+	return bctx, func() []string {
+		cancelBrowser() // ends the subscription once the browser is closed
+		<-collected
+		return problems
+	}
+}
+
+// TestPauseAndResumeInBrowser: an operator (the host names the actor)
+// pauses the default handler from the page's form with a reason, sees it
+// in the paused handlers' table, and resumes it with its Resume button;
+// the store's pauses' trail has both ends, by the operator, with the
+// reasons typed, and the page logs nothing to the console.
+func TestPauseAndResumeInBrowser(t *testing.T) {
+	path := browserPath()
+	if path == "" {
+		if os.Getenv("WEBHOOKS_TEST_REQUIRE_BROWSER") == "1" {
+			t.Fatal("WEBHOOKS_TEST_REQUIRE_BROWSER=1 but no Chromium was found: install it (apt-get install chromium) or set WEBHOOKS_TEST_BROWSER")
+		}
+		t.Skip("no Chromium or Chrome on $PATH (apt-get install chromium, or set WEBHOOKS_TEST_BROWSER): skipping the browser test of the admin page")
+	}
+	t.Parallel()
+	store := fixture(t)
+	h, err := admin.NewHandler(store, admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))),
+		admin.WithActor(func(*http.Request) string { return "carol" }))
+	require.NoError(t, err)
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", http.StripPrefix("/admin", h))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	bctx, finish := newBrowser(t, path)
+
+	paused := chromedp.ID("paused-handlers")
+	require.NoError(t, chromedp.Do(bctx, chromedp.Navigate(srv.URL+"/admin/"), chromedp.WaitVisible(chromedp.ID("pause-form"))))
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.CSS(`#pause-form input[name="reason"]`), "billing API maintenance"),
+		chromedp.Click(chromedp.CSS(`#pause-form button`)),
+		chromedp.WaitVisible(paused)))
+	table, err := chromedp.Run(bctx, chromedp.Text(paused))
+	require.NoError(t, err)
+	location, err := chromedp.Run(bctx, chromedp.Location())
+	require.NoError(t, err)
+	assert.Contains(t, table, "default")
+	assert.Contains(t, table, "carol")
+	assert.Contains(t, table, "billing API maintenance")
+	assert.Equal(t, srv.URL+"/admin/#pauses", location, "back on the page, under the prefix")
+	inForce, err := store.Pauses(t.Context(), 0)
+	require.NoError(t, err)
+	require.Len(t, inForce, 1, "the handler is paused in the store")
+
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.CSS(`form.resume input[name="reason"]`), "maintenance over"),
+		chromedp.Click(chromedp.CSS(`form.resume button`)),
+		chromedp.WaitVisible(chromedp.ID("pause-form")),
+		chromedp.WaitNotPresent(paused)))
+	trail, err := store.Pauses(t.Context(), 10)
+	require.NoError(t, err)
+	require.Len(t, trail, 1)
+	assert.Equal(t, webhooks.Pause{Handler: "", Cause: webhooks.PauseOperator, Actor: "carol", Reason: "billing API maintenance",
+		Since: base.Add(time.Hour), EndedAt: base.Add(time.Hour), EndedBy: "carol", EndReason: "maintenance over"}, trail[0])
+	assert.Empty(t, finish(), "the page logs nothing to the console")
 }
