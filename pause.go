@@ -26,10 +26,11 @@ const (
 // sharing the store (a PauseStore): while it holds, Acquire with that
 // Handler leases nothing, so the handler's jobs keep being received and
 // stored, keep their order, and spend no attempts. A breaker's pause
-// holds until Until, its cool-down's end; then one acquisition (of any
-// caller) may lease one job, the probe (Lease.Probe), and no other
-// acquisition leases one while the probe's lease is unexpired
-// (ProbeUntil).
+// holds until Until, its cool-down's end; then, once no lease of the
+// handler is unexpired (one granted before the pause may still run), one
+// acquisition (of any caller) may lease one job, the probe (Lease.Probe),
+// and no other acquisition leases one while the probe's lease, or any
+// other of the handler's, is unexpired, however often it is extended.
 type Pause struct {
 	Handler string
 	Cause   PauseCause
@@ -42,8 +43,9 @@ type Pause struct {
 	// Until is, for a breaker's pause, when its cool-down ends; zero for
 	// an operator's.
 	Until time.Time
-	// ProbeUntil is, while a breaker's probe runs, when its lease
-	// expires; zero otherwise.
+	// ProbeUntil is, while a breaker's probe runs, when its lease first
+	// expires (its acquisition's Now plus LeaseDuration; extending the
+	// lease does not move it); zero otherwise.
 	ProbeUntil time.Time
 	// EndedAt, EndedBy and EndReason say when, by whom and why the
 	// pause ended; zero while it holds.

@@ -376,7 +376,12 @@ func (s *Inbox) acquiredLocked(id, handler string, now time.Time) []*webhooks.Le
 		}
 		still = append(still, e)
 		if e.item.LeaseExpiresAt.After(now) && e.item.Handler == handler {
-			leases = append(leases, s.leaseOf(e))
+			l := s.leaseOf(e)
+			// The probe's lease expires when the pause's claim of it
+			// does, until it is extended.
+			p := s.pauses[handler]
+			l.Probe = p != nil && p.Cause == webhooks.PauseBreaker && p.ProbeUntil.Equal(e.item.LeaseExpiresAt)
+			leases = append(leases, l)
 		}
 	}
 	if len(still) == 0 {

@@ -91,8 +91,8 @@ func (s *Inbox) pausedLocked() []webhooks.Pause {
 
 // allowedByPauseLocked returns how many of n leases of req's handler its pause
 // allows at req.Now: all without one; while a breaker's pause waits for
-// its probe, one (the probe) when a job is due; none otherwise. probe
-// reports the one.
+// its probe, one (the probe) when a job is due and no lease of the
+// handler is unexpired; none otherwise. probe reports the one.
 func (s *Inbox) allowedByPauseLocked(q *dueQueue, req webhooks.AcquireRequest, n int) (allowed int, probe bool) {
 	p := s.pauses[req.Handler]
 	switch {
@@ -100,8 +100,8 @@ func (s *Inbox) allowedByPauseLocked(q *dueQueue, req webhooks.AcquireRequest, n
 		return n, false
 	case p.Cause != webhooks.PauseBreaker || req.Now.Before(p.Until) || req.Now.Before(p.ProbeUntil):
 		return 0, false
-	case n == 0 || q == nil || q.peekDue(req.Now) == nil:
-		return 0, false
+	case n == 0 || q == nil || q.peekDue(req.Now) == nil || q.running(req.Now) > 0:
+		return 0, false // nothing to probe, or a lease (the probe's, or one from before the pause) runs
 	}
 	p.ProbeUntil = req.Now.Add(req.LeaseDuration)
 	return min(n, 1), true

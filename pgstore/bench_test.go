@@ -189,13 +189,17 @@ func BenchmarkRegister(b *testing.B) {
 // keyedEnvelope is the benchmarks' envelope i with one job of handler
 // "ledger": unordered for keys "none", ordered in a key of its own for
 // "distinct", and in one of 100 keys (i mod 100) for "100"; unordered,
-// of one of 1,000 tenants (i mod 1,000), for "tenants".
+// of one of 1,000 tenants (i mod 1,000), for "tenants", of one of 10
+// for "tenants10".
 func keyedEnvelope(keys string, i int) webhooks.Envelope {
 	env := testEnvelope(testKey(fmt.Sprintf("evt-%09d", i)), `{"id":"evt","type":"invoice.paid"}`, baseTime)
 	env.Jobs = []webhooks.Job{{Handler: "ledger", Ordered: keys != "none"}}
 	switch keys {
 	case "tenants":
 		env.Key.Tenant = fmt.Sprintf("tenant-%04d", i%1000)
+		env.Jobs[0].Ordered = false
+	case "tenants10":
+		env.Key.Tenant = fmt.Sprintf("tenant-%04d", i%10)
 		env.Jobs[0].Ordered = false
 	case "distinct":
 		env.Ordering = webhooks.Ordering{Key: fmt.Sprint("obj-", i), Version: int64(i)}
@@ -315,10 +319,11 @@ func BenchmarkAcquireKeys(b *testing.B) {
 // cap counts them: the cost of the advisory lock, the count and the
 // bucket over a plain acquisition (limits=none). Acquire (Max 100)
 // timed; the enqueue and the settlement untimed. The fair cases spread
-// the events over 1,000 tenants (each batch, 100 of them), and acquire
-// with Fair, which walks the tenants: those of the running leases and
-// those of the new batch (none,tenants=1000 is the plain acquisition of the
-// same events). The issue's gates: limited ≥ 0.8× plain, and Fair with
+// the events over 1,000 tenants (each batch, 100 of them, one job each:
+// the walk's worst case) or 10 (ten jobs each), and acquire with Fair,
+// which walks the tenants: those of the running leases and those of the
+// new batch (none,tenants=… is the plain acquisition of the same
+// events). The issue's gates: limited ≥ 0.8× plain, and Fair with
 // caps among many tenants ≥ 0.8× plain.
 func BenchmarkAcquireLimits(b *testing.B) {
 	all := webhooks.Limits{MaxRunning: webhooks.MaxLimitCount, Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}
@@ -335,6 +340,8 @@ func BenchmarkAcquireLimits(b *testing.B) {
 		{"none,tenants=1000", webhooks.Limits{}, false, "tenants"},
 		{"fair,tenants=1000", webhooks.Limits{}, true, "tenants"},
 		{"fair+cap+rate,tenants=1000", all, true, "tenants"},
+		{"none,tenants=10", webhooks.Limits{}, false, "tenants10"},
+		{"fair+cap+rate,tenants=10", all, true, "tenants10"},
 	} {
 		b.Run("limits="+c.name, func(b *testing.B) {
 			pool := pgtest.NewPool(b, 2)

@@ -466,8 +466,10 @@ const appliedSQL = `i.applied_version AS applied`
 //
 // A handler paused (a row of inbox_pauses in force, webhooks.PauseStore)
 // gets no lease (gate), but after a breaker's cool-down, while a job is
-// due and no probe's lease holds, the probe CTE claims the probe by
-// setting probe_until, and one job is leased, returned with probe true.
+// due and no lease of the handler is unexpired (the probe's, extended
+// past probe_until, or one granted before the pause; counted from
+// inbox_jobs_leased_idx), the probe CTE claims the probe by setting
+// probe_until, and one job is leased, returned with probe true.
 // The claim is an UPDATE: a concurrent acquisition waits for the row,
 // re-checks probe_until on its latest version, and claims nothing.
 //
@@ -518,6 +520,8 @@ WITH RECURSIVE ` + head[len("\nWITH "):]
 		AND p.until <= coalesce($1::timestamptz, now())
 		AND (p.probe_until IS NULL OR p.probe_until <= coalesce($1::timestamptz, now()))
 		AND ` + most + ` > 0
+		AND NOT EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS r
+			WHERE r.handler = p.handler AND r.state = 'leased' AND r.lease_expires_at > coalesce($1::timestamptz, now()))
 		AND EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS j
 			WHERE j.handler = p.handler AND j.state IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now()))
 	RETURNING 1
@@ -682,7 +686,10 @@ const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_
 // would read a tie to its end, as many rows as a replay makes due at
 // once, before the LIMIT; due locks the first $3 by turn, then visit
 // order, skipping locked rows and re-checking each row's latest version,
-// and ranks them so. The moved CTE keeps the tenant visited last.
+// and ranks them so. The moved CTE keeps the tenant visited last. The
+// walk and cand name the state's collation as the index's predicate does
+// (see migration 0008), so that they read that index whatever the
+// table's statistics say.
 var acquireFairSQL = acquireStatement(fairAcquisition)
 
 // fairCTEs are acquireFairSQL's in place of dueCTE.
@@ -696,34 +703,34 @@ const fairCTEs = `cursor AS (
 	SELECT w.step + 1, w.found + n.due::int, n.wrapped, n.due, n.provider, n.tenant
 	FROM walk AS w
 	CROSS JOIN LATERAL (
-		SELECT t.provider, t.tenant, t.wrapped,
-			EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS d
-				WHERE d.handler = $9::text AND d.provider = t.provider AND d.tenant = t.tenant
-					AND d.state IN ('pending', 'leased') AND d.next_attempt_at <= coalesce($1::timestamptz, now())) AS due
+		SELECT t.provider, t.tenant, t.wrapped, d.due
 		FROM ((SELECT j.provider, j.tenant, w.wrapped AS wrapped
 				FROM {{schema}}.inbox_jobs AS j
-				WHERE j.handler = $9::text AND j.state IN ('pending', 'leased') AND (j.provider, j.tenant) > (w.provider, w.tenant)
+				WHERE j.handler = $9::text AND j.state COLLATE "C" IN ('pending', 'leased') AND (j.provider, j.tenant) > (w.provider, w.tenant)
 				ORDER BY j.provider, j.tenant
 				LIMIT 1)
 			UNION ALL
 			(SELECT j.provider, j.tenant, true
 				FROM {{schema}}.inbox_jobs AS j
-				WHERE NOT w.wrapped AND j.handler = $9::text AND j.state IN ('pending', 'leased')
+				WHERE NOT w.wrapped AND j.handler = $9::text AND j.state COLLATE "C" IN ('pending', 'leased')
 				ORDER BY j.provider, j.tenant
 				LIMIT 1)
 			LIMIT 1) AS t
+		CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS d
+				WHERE d.handler = $9::text AND d.provider = t.provider AND d.tenant = t.tenant
+					AND d.state COLLATE "C" IN ('pending', 'leased') AND d.next_attempt_at <= coalesce($1::timestamptz, now())) AS due) AS d
 		WHERE NOT (t.wrapped AND (t.provider, t.tenant) > (SELECT c.provider, c.tenant FROM cursor AS c))
 	) AS n
 	WHERE w.found < $3::int AND w.step < $13::int AND (SELECT n FROM gate) > 0
-), cand AS (
-	SELECT c.provider, c.tenant, c.event_id, c.handler, w.step,
+), cand AS MATERIALIZED (
+	SELECT c.provider, c.tenant, c.event_id, w.step,
 		row_number() OVER (PARTITION BY w.step ORDER BY c.next_attempt_at, c.event_id) AS turn
 	FROM walk AS w
 	CROSS JOIN LATERAL (
-		SELECT j.provider, j.tenant, j.event_id, j.handler, j.next_attempt_at
+		SELECT j.provider, j.tenant, j.event_id, j.next_attempt_at
 		FROM {{schema}}.inbox_jobs AS j
 		WHERE j.handler = $9::text AND j.provider = w.provider AND j.tenant = w.tenant
-			AND j.state IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now())
+			AND j.state COLLATE "C" IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now())
 		ORDER BY j.next_attempt_at
 		LIMIT $3::int - (SELECT max(found) FROM walk) + 1
 	) AS c
@@ -732,7 +739,7 @@ const fairCTEs = `cursor AS (
 	SELECT ` + dueColumns + `, c.turn, c.step
 	FROM cand AS c
 	JOIN {{schema}}.inbox_jobs AS i
-		ON i.provider = c.provider AND i.tenant = c.tenant AND i.event_id = c.event_id AND i.handler = c.handler
+		ON i.provider = c.provider AND i.tenant = c.tenant AND i.event_id = c.event_id AND i.handler = $9::text
 	WHERE i.state IN ('pending', 'leased') AND i.next_attempt_at <= coalesce($1::timestamptz, now())
 	ORDER BY c.turn, c.step
 	LIMIT $3
@@ -763,12 +770,19 @@ func moved(kind acquisitionKind) string {
 // the order the planner may find the primary key, which holds the handler
 // but not first, as cheap on a small table. The token in the value makes a
 // row leased since by an instance that does not write the column (the
-// previous version, during a rolling upgrade) match nothing.
+// previous version, during a rolling upgrade) match nothing. A lease is
+// the probe when it expires when the pause in force of a breaker says its
+// probe's lease does (probe_until, which the probe's acquisition set to
+// the same expiry; a repeat follows an acquisition whose reply was lost,
+// so the lease was not extended since).
 var repeatSQL = `
 SELECT 0::bigint AS rank,
 	coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
 	` + heldI + ` AS unstarted,
-	i.lease_token::text AS token, false AS probe, ` + appliedSQL + `, ` + itemColumns + `
+	i.lease_token::text AS token,
+	EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses AS p
+		WHERE p.handler = i.handler AND p.ended_at IS NULL AND p.cause = 'breaker' AND p.probe_until = i.lease_expires_at) AS probe,
+	` + appliedSQL + `, ` + itemColumns + `
 FROM {{schema}}.inbox_jobs AS i
 JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
 WHERE i.handler = $3::text AND i.state = 'leased'

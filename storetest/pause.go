@@ -18,6 +18,7 @@ import (
 var pauseCases = []inboxCase{
 	{"OperatorPause", testOperatorPause},
 	{"BreakerProbe", testBreakerProbe},
+	{"ProbeWaitsForRunningLeases", testProbeWaitsForRunningLeases},
 	{"OneProbeAmongCallers", testOneProbeAmongCallers},
 	{"BreakerOpensProbesCloses", testBreakerOpensProbesCloses},
 }
@@ -155,6 +156,47 @@ func testBreakerProbe(t *testing.T, s webhooks.InboxStore) {
 	if len(p) != 3 || p[0].Cause != webhooks.PauseOperator || !p[0].EndedAt.IsZero() || p[1].Cause != webhooks.PauseBreaker || p[1].EndedAt.IsZero() ||
 		p[2].Cause != webhooks.PauseBreaker || !p[2].EndedAt.Equal(now) || !p[1].Until.Equal(now.Add(time.Minute)) {
 		t.Errorf("Pauses: %+v (causes %v); want the operator's in force, then the second breaker's and the first, ended", p, causes)
+	}
+}
+
+// testProbeWaitsForRunningLeases: after a breaker's cool-down, no probe
+// is leased while a lease of the handler is unexpired (a job leased
+// before the pause, or the probe itself, extended past its first
+// expiry); a repeat of the probe's acquisition says it is the probe.
+// Mutations: the probe once the cool-down is over, whatever runs; a
+// second probe once the first's lease is extended past ProbeUntil; the
+// repeat's lease not marked.
+func testProbeWaitsForRunningLeases(t *testing.T, s webhooks.InboxStore) {
+	ps := s.(webhooks.PauseStore)
+	enqueueJobs(t, s, "l", 3, base, ledger)
+	running := acquireFor(t, s, ledger, base, leaseFor, 1)
+	if err := ps.Pause(t.Context(), pauseOf(ledger, webhooks.PauseBreaker, at(time.Second), at(10*time.Second))); err != nil {
+		t.Fatalf("Pause(ledger, breaker): %v", err)
+	}
+	wantNoJobDue(t, s, ledger, at(20*time.Second), "a job leased before the pause still runs, its lease unexpired")
+	if err := extend(t, s, running[0], at(30*time.Second), leaseFor); err != nil {
+		t.Fatalf("ExtendLease of the job leased before the pause: %v", err)
+	}
+	wantNoJobDue(t, s, ledger, base.Add(leaseFor).Add(time.Second), "that lease was extended")
+	mustSettle(t, s, webhooks.Settlement{Lease: running[0], Outcome: webhooks.AttemptAbandoned, Now: at(40 * time.Second)})
+	now := at(41 * time.Second)
+	probe, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: leaseFor, Max: 10,
+		Worker: worker, Version: version, Handler: ledger, ID: "acq-probe"})
+	if err != nil || len(probe) != 1 || !probe[0].Probe {
+		t.Fatalf("Acquire(ledger) once nothing runs: %s, %v; want one lease, the probe", leaseKeys(probe), err)
+	}
+	if r, ok := s.(webhooks.AcquisitionRepeater); ok {
+		again, err := r.RepeatAcquisition(t.Context(), webhooks.RepeatRequest{ID: "acq-probe", Now: now, Handler: ledger})
+		if err != nil || len(again) != 1 || !again[0].Probe {
+			t.Errorf("RepeatAcquisition of the probe's acquisition: %s, %v (probe %v); want the probe's lease, marked Probe", leaseKeys(again), err, len(again) == 1 && again[0].Probe)
+		}
+	}
+	if err := extend(t, s, probe[0], now.Add(leaseFor/2), leaseFor); err != nil {
+		t.Fatalf("ExtendLease of the probe: %v", err)
+	}
+	wantNoJobDue(t, s, ledger, now.Add(leaseFor).Add(time.Second), "the probe runs on, its lease extended past ProbeUntil")
+	if got := acquireFor(t, s, ledger, now.Add(leaseFor/2).Add(leaseFor), leaseFor, 10); len(got) != 1 || !got[0].Probe {
+		t.Fatalf("Acquire(ledger) once the probe's extended lease expired leased %s; want one probe", leaseKeys(got))
 	}
 }
 
