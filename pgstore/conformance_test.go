@@ -53,10 +53,22 @@ func TestInboxConformanceOneStatementEnqueue(t *testing.T) {
 
 // runInboxConformance runs storetest's inbox suite on stores in schemas.
 func runInboxConformance(t *testing.T, schemas *recycledSchemas) {
+	runInboxConformanceWith(t, schemas, inboxFeatures())
+}
+
+// runInboxConformanceWith runs storetest's inbox suite on stores in
+// schemas, with f.
+func runInboxConformanceWith(t *testing.T, schemas *recycledSchemas, f storetest.Features) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
-	}, storetest.Features{CompleteInTx: completeInTx, OrderRace: orderRace(), Outage: outage(), FairBacklog: fairBacklog()})
+	}, f)
+}
+
+// inboxFeatures are the suite's features for pgstore, sized for the run
+// (WEBHOOKS_TEST_LONG=1 or not).
+func inboxFeatures() storetest.Features {
+	return storetest.Features{CompleteInTx: completeInTx, OrderRace: orderRace(), Outage: outage(), FairBacklog: fairBacklog()}
 }
 
 // orderRace is the size of storetest's two-instance ordering race: the

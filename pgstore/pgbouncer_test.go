@@ -26,6 +26,7 @@ import (
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/providers"
+	"github.com/hookinbox/webhooks/storetest"
 	"github.com/hookinbox/webhooks/webhookstest"
 )
 
@@ -58,12 +59,29 @@ var transactionPoolingModes = []struct {
 	{"cache_describe", true},
 }
 
-// runConformance runs the inbox and replay conformance suites on stores
-// whose pools, the one that migrates the schemas too, connect to dsn.
-func runConformance(t *testing.T, dsn string) {
+// runConformance runs the inbox and replay conformance suites, with f,
+// on stores whose pools, the one that migrates the schemas too, connect
+// to dsn.
+func runConformance(t *testing.T, dsn string, f storetest.Features) {
 	schemas := newRecycledSchemasAt(t, dsn, nil)
-	runInboxConformance(t, schemas)
+	runInboxConformanceWith(t, schemas, f)
 	runReplayConformance(t, schemas)
+}
+
+// pooledFeatures are the suite's features through a pooler: those of the
+// direct run, but, without WEBHOOKS_TEST_LONG=1, the two-instance races
+// sized down (400 events over 20 keys, a backlog of 500): every case
+// runs, every statement goes through the pooler, and the races' full
+// sizes, most of the suite's time through the pooler and no statement of
+// another kind, run directly and, under WEBHOOKS_TEST_LONG=1, through the
+// pooler in every mode.
+func pooledFeatures() storetest.Features {
+	f := inboxFeatures()
+	if os.Getenv("WEBHOOKS_TEST_LONG") != "1" {
+		f.OrderRace.Events, f.OrderRace.Keys = 400, 20
+		f.FairBacklog = 500
+	}
+	return f
 }
 
 // TestPgBouncerTransactionPoolingConformance runs the conformance suites
@@ -77,7 +95,7 @@ func TestPgBouncerTransactionPoolingConformance(t *testing.T) {
 				t.Skipf("the conformance suites through transaction pooling in pgx's %s mode run under WEBHOOKS_TEST_LONG=1 (exec runs always)", m.mode)
 			}
 			b := pgtest.StartPgBouncer(t, pgtest.PgBouncerConfig{Mode: pgtest.TransactionPooling})
-			runConformance(t, pgtest.WithParam(t, b.DSN, "default_query_exec_mode", m.mode))
+			runConformance(t, pgtest.WithParam(t, b.DSN, "default_query_exec_mode", m.mode), pooledFeatures())
 		})
 	}
 }
@@ -98,7 +116,7 @@ func TestPgBouncerSessionPoolingConformance(t *testing.T) {
 	parallel := flag.Lookup("test.parallel").Value.(flag.Getter).Get().(int)
 	size := 2 + storePoolConns*(parallel+1)
 	b := pgtest.StartPgBouncer(t, pgtest.PgBouncerConfig{Mode: pgtest.SessionPooling, PoolSize: size})
-	runConformance(t, b.DSN)
+	runConformance(t, b.DSN, pooledFeatures())
 }
 
 // bouncedPool returns a pool of storePoolConns connections through b, in

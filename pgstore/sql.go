@@ -676,8 +676,9 @@ const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_
 // fairCTEs': the walk CTE visits the tenants of the handler with pending
 // or leased jobs, from the one after the tenant of its row of inbox_fair
 // (the cursor CTE; the first without one) and coming round to the start,
-// one probe of inbox_jobs_tenant_due_idx for the next tenant and one for
-// whether it has a due job, until it has found $3 with one, or visited
+// one probe of inbox_jobs_tenant_due_idx for the next tenant, whose first
+// entry there is its longest due job (due or not: a tenant has a due job
+// when that one is), until it has found $3 with one, or visited
 // $13 (webhooks.AcquireRequest.FairVisits) or all of them. cand reads the
 // due jobs of each tenant found, in due order, no more than $3 - found +
 // 1 of each (every other tenant found takes one in the first turn), from
@@ -703,22 +704,19 @@ const fairCTEs = `cursor AS (
 	SELECT w.step + 1, w.found + n.due::int, n.wrapped, n.due, n.provider, n.tenant
 	FROM walk AS w
 	CROSS JOIN LATERAL (
-		SELECT t.provider, t.tenant, t.wrapped, d.due
-		FROM ((SELECT j.provider, j.tenant, w.wrapped AS wrapped
+		SELECT t.provider, t.tenant, t.wrapped, t.next_attempt_at <= coalesce($1::timestamptz, now()) AS due
+		FROM ((SELECT j.provider, j.tenant, j.next_attempt_at, w.wrapped AS wrapped
 				FROM {{schema}}.inbox_jobs AS j
 				WHERE j.handler = $9::text AND j.state COLLATE "C" IN ('pending', 'leased') AND (j.provider, j.tenant) > (w.provider, w.tenant)
-				ORDER BY j.provider, j.tenant
+				ORDER BY j.provider, j.tenant, j.next_attempt_at
 				LIMIT 1)
 			UNION ALL
-			(SELECT j.provider, j.tenant, true
+			(SELECT j.provider, j.tenant, j.next_attempt_at, true
 				FROM {{schema}}.inbox_jobs AS j
 				WHERE NOT w.wrapped AND j.handler = $9::text AND j.state COLLATE "C" IN ('pending', 'leased')
-				ORDER BY j.provider, j.tenant
+				ORDER BY j.provider, j.tenant, j.next_attempt_at
 				LIMIT 1)
 			LIMIT 1) AS t
-		CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS d
-				WHERE d.handler = $9::text AND d.provider = t.provider AND d.tenant = t.tenant
-					AND d.state COLLATE "C" IN ('pending', 'leased') AND d.next_attempt_at <= coalesce($1::timestamptz, now())) AS due) AS d
 		WHERE NOT (t.wrapped AND (t.provider, t.tenant) > (SELECT c.provider, c.tenant FROM cursor AS c))
 	) AS n
 	WHERE w.found < $3::int AND w.step < $13::int AND (SELECT n FROM gate) > 0

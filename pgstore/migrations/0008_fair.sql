@@ -21,8 +21,9 @@ CREATE TABLE {{schema}}.inbox_fair (
 -- A Fair acquisition walks the tenants of a handler that have pending or
 -- leased jobs, one index probe each (WHERE handler = $h AND state COLLATE
 -- "C" IN ('pending', 'leased') AND (provider, tenant) > $last ORDER BY
--- provider, tenant LIMIT 1), then reads each tenant's due jobs in due
--- order (provider = $p AND tenant = $t AND next_attempt_at <= now ORDER
+-- provider, tenant, next_attempt_at LIMIT 1: the next tenant's longest
+-- due job, which says whether it has one due), then reads each tenant's
+-- due jobs in due order (provider = $p AND tenant = $t AND next_attempt_at <= now ORDER
 -- BY next_attempt_at), from the same index. The predicate names the
 -- state's collation, as the walk does: the same rows as
 -- inbox_jobs_due_idx's predicate, but a clause the planner cannot prove
