@@ -102,13 +102,14 @@ type FlowSupport struct {
 	// visits the tenants that have pending or leased jobs of the
 	// handler, in order, starting after the tenant the handler's last
 	// Fair acquisition (of any caller) visited last and coming round to
-	// the start, until it has found Max tenants with a due job, has
-	// visited every tenant, or has visited FairVisits; then it leases
-	// the longest-due job of each tenant found, in the order found, then
-	// the second of each, and so on, up to Max (and what Limits and a
-	// pause allow). So with T tenants waiting, each gets a lease within
-	// T/Max acquisitions (rounded up) however large the backlogs of the
-	// others; within a tenant, the longest due goes first. Fair
+	// the start, until it has found as many tenants with a due job as it
+	// may lease (Max, or fewer when Limits or a pause's probe allow
+	// fewer), has visited every tenant, or has visited FairVisits; then
+	// it leases the longest-due job of each tenant found, in the order
+	// found, then the second of each, and so on, up to that many. So
+	// with T tenants waiting, each gets a lease within T/n acquisitions
+	// of n leases (rounded up) however large the backlogs of the others;
+	// within a tenant, the longest due goes first. Fair
 	// acquisitions of one handler are counted one after the other, as
 	// those under Limits.
 	Fair bool

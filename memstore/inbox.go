@@ -318,7 +318,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		// Turns among the tenants found: a leased entry is due again only
 		// at now+leaseDuration, after now, so each turn takes the
 		// tenant's next.
-		tenants := q.fairTenants(req.Now, req.Max, req.FairVisits())
+		tenants := q.fairTenants(req.Now, n, req.FairVisits())
 		for len(leases) < n && len(tenants) > 0 {
 			left := tenants[:0]
 			for _, t := range tenants {

@@ -195,7 +195,8 @@ func (q *dueQueue) running(now time.Time) int {
 }
 
 // fairTenants returns the tenants a Fair acquisition of up to max leases
-// at now takes its turns among (see webhooks.FlowSupport.Fair): from the
+// (what its Limits and pause allow of its Max) at now takes its turns
+// among (see webhooks.FlowSupport.Fair): from the
 // tenant after q.cursor, coming round to the start, those with a due
 // entry, until max are found, every tenant was visited, or visits were;
 // and it moves q.cursor to the last tenant visited.

@@ -678,9 +678,10 @@ const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_
 // (the cursor CTE; the first without one) and coming round to the start,
 // one probe of inbox_jobs_tenant_due_idx for the next tenant, whose first
 // entry there is its longest due job (due or not: a tenant has a due job
-// when that one is), until it has found $3 with one, or visited
+// when that one is), until it has found as many with one as it may lease
+// (the gate's n: $3, or fewer under Limits or for a probe), or visited
 // $13 (webhooks.AcquireRequest.FairVisits) or all of them. cand reads the
-// due jobs of each tenant found, in due order, no more than $3 - found +
+// due jobs of each tenant found, in due order, no more than n - found +
 // 1 of each (every other tenant found takes one in the first turn), from
 // the same index, and numbers them in that order (their turn; ties by
 // event ID), sorting no more than it read: a window over the index scan
@@ -719,7 +720,7 @@ const fairCTEs = `cursor AS (
 			LIMIT 1) AS t
 		WHERE NOT (t.wrapped AND (t.provider, t.tenant) > (SELECT c.provider, c.tenant FROM cursor AS c))
 	) AS n
-	WHERE w.found < $3::int AND w.step < $13::int AND (SELECT n FROM gate) > 0
+	WHERE w.found < (SELECT n FROM gate) AND w.step < $13::int
 ), cand AS MATERIALIZED (
 	SELECT c.provider, c.tenant, c.event_id, w.step,
 		row_number() OVER (PARTITION BY w.step ORDER BY c.next_attempt_at, c.event_id) AS turn
@@ -730,7 +731,7 @@ const fairCTEs = `cursor AS (
 		WHERE j.handler = $9::text AND j.provider = w.provider AND j.tenant = w.tenant
 			AND j.state COLLATE "C" IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now())
 		ORDER BY j.next_attempt_at
-		LIMIT $3::int - (SELECT max(found) FROM walk) + 1
+		LIMIT (SELECT n FROM gate) - (SELECT max(found) FROM walk) + 1
 	) AS c
 	WHERE w.due
 ), due AS (

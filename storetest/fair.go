@@ -137,7 +137,9 @@ func testFairVisitsBounded(t *testing.T, s webhooks.InboxStore) {
 }
 
 // testFairWithinLimits: a Fair acquisition leases no more than Limits
-// and a pause allow, in turns. Mutation: Fair bypassing Limits.
+// and a pause allow, in turns, and visits only as many tenants as it may
+// lease, so that a cap does not skip tenants. Mutations: Fair bypassing
+// Limits; the walk finding Max tenants whatever the cap.
 func testFairWithinLimits(t *testing.T, s webhooks.InboxStore) {
 	if !hasLimits(s) {
 		t.Skip("the store does not keep Limits")
@@ -150,6 +152,18 @@ func testFairWithinLimits(t *testing.T, s webhooks.InboxStore) {
 	}
 	if got := acquireFair(t, s, ledger, now, 10, webhooks.Limits{MaxRunning: 2}); len(got) != 0 {
 		t.Errorf("Fair Acquire(Max 10, MaxRunning 2) beside two running leased %v; want none", leaseKeys(got))
+	}
+	// Under a cap of one, the turns go round one tenant an acquisition:
+	// each visits as many tenants as it may lease.
+	for _, tenant := range []string{"x", "y", "z"} {
+		enqueueTenant(t, s, tenant, 2, base, audit)
+	}
+	for i, want := range []string{"x-0", "y-0", "z-0", "x-1"} {
+		got := acquireFair(t, s, audit, now, 10, webhooks.Limits{MaxRunning: 1})
+		if len(got) != 1 || got[0].Item.Key.EventID != want {
+			t.Fatalf("Fair Acquire(Max 10, MaxRunning 1) number %d over tenants x, y, z leased %v; want [%s]: one tenant a turn, in order", i+1, leaseIDs(got), want)
+		}
+		mustSettle(t, s, succeed(got[0], now))
 	}
 	ps, ok := s.(webhooks.PauseStore)
 	if !ok {

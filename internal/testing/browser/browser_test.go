@@ -85,11 +85,10 @@ func browserPath() string {
 	return ""
 }
 
-// TestPageInBrowser loads the page in headless Chromium: it shows the
-// stats and the dead letters the test made, its next-page links page
-// through them, an item's link shows its attempts, and nothing is logged
-// to the console (no script error, no refused asset or style).
-func TestPageInBrowser(t *testing.T) {
+// needBrowser returns browserPath, or skips the test when there is none
+// (fails it under WEBHOOKS_TEST_REQUIRE_BROWSER=1).
+func needBrowser(t *testing.T) string {
+	t.Helper()
 	path := browserPath()
 	if path == "" {
 		if os.Getenv("WEBHOOKS_TEST_REQUIRE_BROWSER") == "1" {
@@ -97,6 +96,15 @@ func TestPageInBrowser(t *testing.T) {
 		}
 		t.Skip("no Chromium or Chrome on $PATH (apt-get install chromium, or set WEBHOOKS_TEST_BROWSER): skipping the browser test of the admin page")
 	}
+	return path
+}
+
+// TestPageInBrowser loads the page in headless Chromium: it shows the
+// stats and the dead letters the test made, its next-page links page
+// through them, an item's link shows its attempts, and nothing is logged
+// to the console (no script error, no refused asset or style).
+func TestPageInBrowser(t *testing.T) {
+	path := needBrowser(t)
 	t.Parallel()
 	h, err := admin.NewHandler(fixture(t), admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))))
 	require.NoError(t, err)
@@ -199,13 +207,7 @@ func newBrowser(t *testing.T, path string) (bctx context.Context, finish func() 
 // the store's pauses' trail has both ends, by the operator, with the
 // reasons typed, and the page logs nothing to the console.
 func TestPauseAndResumeInBrowser(t *testing.T) {
-	path := browserPath()
-	if path == "" {
-		if os.Getenv("WEBHOOKS_TEST_REQUIRE_BROWSER") == "1" {
-			t.Fatal("WEBHOOKS_TEST_REQUIRE_BROWSER=1 but no Chromium was found: install it (apt-get install chromium) or set WEBHOOKS_TEST_BROWSER")
-		}
-		t.Skip("no Chromium or Chrome on $PATH (apt-get install chromium, or set WEBHOOKS_TEST_BROWSER): skipping the browser test of the admin page")
-	}
+	path := needBrowser(t)
 	t.Parallel()
 	store := fixture(t)
 	h, err := admin.NewHandler(store, admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))),
