@@ -73,7 +73,7 @@ func TestExecModes(t *testing.T) {
 				}
 				t.Parallel()
 				schemas := newRecycledSchemas(t, configure)
-				runInboxConformance(t, schemas)
+				runInboxConformanceWith(t, schemas, otherRunFeatures())
 				runReplayConformance(t, schemas)
 			})
 		})

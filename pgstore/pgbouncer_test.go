@@ -68,15 +68,15 @@ func runConformance(t *testing.T, dsn string, f storetest.Features) {
 	runReplayConformance(t, schemas)
 }
 
-// pooledFeatures are the suite's features through a pooler: those of the
-// direct run, but, without WEBHOOKS_TEST_LONG=1, the two-instance races
-// sized down (400 events over 20 keys, a backlog of 500): every case
+// pooledFeatures are the suite's features through a pooler:
+// otherRunFeatures, and, without WEBHOOKS_TEST_LONG=1, the two-instance
+// races sized down (400 events over 20 keys, a backlog of 500): every case
 // runs, every statement goes through the pooler, and the races' full
 // sizes, most of the suite's time through the pooler and no statement of
 // another kind, run directly and, under WEBHOOKS_TEST_LONG=1, through the
 // pooler in every mode.
 func pooledFeatures() storetest.Features {
-	f := inboxFeatures()
+	f := otherRunFeatures()
 	if os.Getenv("WEBHOOKS_TEST_LONG") != "1" {
 		f.OrderRace.Events, f.OrderRace.Keys = 400, 20
 		f.FairBacklog = 500
