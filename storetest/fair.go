@@ -305,6 +305,9 @@ func testFairProcessors(t *testing.T, s webhooks.InboxStore, backlog int) {
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.leasedBy < 0 {
+		t.Fatal("the newcomer was handled but no Acquire returned its lease")
+	}
 	if over := w.passedOver(); len(over) > 0 {
 		t.Errorf("%d acquisitions ran after the newcomer was stored and before the one that leased it (number %d of %d) started, and passed it over, beside the backlog of %d",
 			len(over), w.leasedBy, len(w.starts), backlog)

@@ -85,6 +85,17 @@ func browserPath() string {
 	return ""
 }
 
+// serveAdmin serves h under /admin/ (through http.StripPrefix, as a host
+// mounts it) until the test ends.
+func serveAdmin(t *testing.T, h http.Handler) *httptest.Server {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.Handle("/admin/", http.StripPrefix("/admin", h))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
 // needBrowser returns browserPath, or skips the test when there is none
 // (fails it under WEBHOOKS_TEST_REQUIRE_BROWSER=1).
 func needBrowser(t *testing.T) string {
@@ -108,10 +119,7 @@ func TestPageInBrowser(t *testing.T) {
 	t.Parallel()
 	h, err := admin.NewHandler(fixture(t), admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))))
 	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle("/admin/", http.StripPrefix("/admin", h))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	srv := serveAdmin(t, h)
 
 	bctx, finish := newBrowser(t, path)
 
@@ -213,10 +221,7 @@ func TestPauseAndResumeInBrowser(t *testing.T) {
 	h, err := admin.NewHandler(store, admin.WithClock(webhookstest.NewClock(base.Add(time.Hour))),
 		admin.WithActor(func(*http.Request) string { return "carol" }))
 	require.NoError(t, err)
-	mux := http.NewServeMux()
-	mux.Handle("/admin/", http.StripPrefix("/admin", h))
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	srv := serveAdmin(t, h)
 	bctx, finish := newBrowser(t, path)
 
 	paused := chromedp.ID("paused-handlers")
