@@ -14,6 +14,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -62,7 +63,7 @@ func testEnvelope(k webhooks.InboxKey, payload string, receivedAt time.Time) web
 // testLogger logs to the test's output, which go test shows for a failed
 // test or with -v.
 func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), nil))
+	return testlog.Logger(t)
 }
 
 // baseTime is a fixed time at microsecond precision.

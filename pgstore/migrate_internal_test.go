@@ -3,7 +3,6 @@ package pgstore
 import (
 	"crypto/sha256"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/ops"
 )
 
@@ -42,7 +42,7 @@ func TestMigrateUpgrades(t *testing.T) {
 
 func testMigrateUpgrade(t *testing.T, from int) {
 	pool := pgtest.NewPool(t, 2)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	ctx := t.Context()
 	ms, err := Migrations(s.schema)
@@ -258,7 +258,7 @@ func testMigrateUpgrade(t *testing.T, from int) {
 func TestMigrateKeepsReclaimedOfHeldLeases(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	ctx := t.Context()
 	ms, err := Migrations(s.schema)
@@ -351,7 +351,7 @@ func TestOlderSchemaRefusesToServe(t *testing.T) {
 func TestMigrateJobsKeepsHistoryAuditAndQuarantine(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
-	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil))))
+	s, err := New(pool, WithSchema(pgtest.NewSchema(t, pool)), WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	ctx := t.Context()
 	ms, err := Migrations(s.schema)

@@ -23,6 +23,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/providers"
@@ -140,7 +141,7 @@ type warnLog struct {
 }
 
 func newWarnLog(t *testing.T) (*slog.Logger, *warnLog) {
-	w := &warnLog{Handler: slog.NewTextHandler(t.Output(), nil), seen: make(chan string, 100)}
+	w := &warnLog{Handler: slog.NewTextHandler(testlog.Output(t), nil), seen: make(chan string, 100)}
 	return slog.New(w), w
 }
 

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -10,13 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 )
 
 // newMigratedStore returns a migrated store on pool, in a fresh schema
 // dropped when t ends: the internal tests' newStoreOn.
 func newMigratedStore(t testing.TB, pool *pgxpool.Pool, opts ...Option) *Store {
 	t.Helper()
-	s, err := New(pool, append([]Option{WithSchema(pgtest.NewSchema(t, pool)), WithLogger(slog.New(slog.NewTextHandler(t.Output(), nil)))}, opts...)...)
+	s, err := New(pool, append([]Option{WithSchema(pgtest.NewSchema(t, pool)), WithLogger(testlog.Logger(t))}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

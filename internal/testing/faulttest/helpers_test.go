@@ -30,6 +30,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 )
@@ -148,7 +149,7 @@ func (in *inbox) awaitSettled(t *testing.T, within time.Duration) {
 }
 
 // testLogger logs to the test's output, shown when it fails or with -v.
-func testLogger(t *testing.T) *slog.Logger { return slog.New(slog.NewTextHandler(t.Output(), nil)) }
+func testLogger(t *testing.T) *slog.Logger { return testlog.Logger(t) }
 
 // lineLog collects a process's output, line by line, and lets a test wait
 // for a line instead of sleeping.
