@@ -109,9 +109,11 @@
 // another's new event by one acquisition, not by the backlog. A handler's
 // [Breaker] pauses it over every processor when its dependency seems
 // down, so its jobs wait instead of spending their retries; an operator
-// pauses and resumes a handler too. A [Pause] ([PauseCause]) is kept by a
-// [PauseStore], which [PauseRequest] and [ResumeRequest] ask
-// ([ErrPaused], [ErrNotPaused]).
+// pauses and resumes a handler too, whole or only its jobs of a provider,
+// a tenant or event types (a [PauseScope]), and every handler at once
+// ([EveryHandler]). A [Pause] ([PauseCause]) is kept by a [PauseStore],
+// which [PauseRequest] and [ResumeRequest] ask ([ErrPaused],
+// [ErrNotPaused]).
 //
 //	processor, err := webhooks.NewProcessor(store, webhooks.Handlers{
 //		{Name: "ledger", Dispatcher: ledgerMux, Ordered: true},
@@ -166,7 +168,8 @@
 // [AcquireRequest.Fair] (visiting up to [AcquireRequest.FairVisits]
 // tenants), as its [FlowSupport] says ([FlowOf] asks); a
 // [PauseStore] leases nothing of a paused handler but a breaker's probe
-// ([Lease.Probe]). Every
+// ([Lease.Probe]), and parks the jobs a scoped pause holds
+// ([PauseScope.Holds]). Every
 // method takes its time from its
 // request, so a store never reads a clock of its own. Package storetest is
 // the conformance suite every store runs; memstore and pgstore pass it.

@@ -71,6 +71,19 @@ func (p *patterns[T]) match(eventType string) (T, bool) {
 	return p.any, p.hasAny
 }
 
+// typeMatches reports whether pattern, which checkPattern accepts,
+// matches eventType as patterns.match would.
+func typeMatches(pattern, eventType string) bool {
+	switch {
+	case pattern == "*":
+		return true
+	case strings.HasSuffix(pattern, ".*"):
+		prefix := pattern[:len(pattern)-1]
+		return len(eventType) > len(prefix) && strings.HasPrefix(eventType, prefix)
+	}
+	return pattern == eventType
+}
+
 // checkPattern reports why pattern cannot be registered, or nil.
 func checkPattern(pattern string) error {
 	bad := func(why string) error {

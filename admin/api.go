@@ -221,14 +221,23 @@ func (h *Handler) servePauseOrResume(w http.ResponseWriter, r *http.Request, pau
 		h.storeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, adminjson.PauseResult{Handler: req.Handler, Paused: pause, Actor: actor, At: now.UTC()})
+	writeJSON(w, http.StatusOK, adminjson.PauseResult{Handler: req.Handler, Scope: req.Scope, Paused: pause, Actor: actor, At: now.UTC()})
 }
 
-// pauseOrResume pauses req's handler (an operator's pause), or ends its
-// pause, for actor, at the handler's clock's now, which it returns: what
-// the API's endpoints and the page's forms do.
+// pauseOrResume pauses req's handler (or every handler) in its scope (an
+// operator's pause), or ends that pause, for actor, at the handler's
+// clock's now, which it returns: what the API's endpoints and the page's
+// forms do.
 func (h *Handler) pauseOrResume(r *http.Request, pause bool, actor string, req adminjson.PauseRequest) (time.Time, error) {
-	if err := errors.Join(needReason(req.Reason), checkHandler("handler", req.Handler)); err != nil {
+	scope := req.PauseScope()
+	var handlerErr, scopeErr error
+	if req.Handler != webhooks.EveryHandler {
+		handlerErr = checkHandler("handler", req.Handler)
+	}
+	if err := scope.Check(); err != nil {
+		scopeErr = badf("scope: %v", err)
+	}
+	if err := errors.Join(needReason(req.Reason), handlerErr, scopeErr); err != nil {
 		return time.Time{}, err
 	}
 	ps, ok := h.store.(webhooks.PauseStore)
@@ -240,9 +249,9 @@ func (h *Handler) pauseOrResume(r *http.Request, pause bool, actor string, req a
 		reason += " (ticket " + req.Ticket + ")"
 	}
 	if pause {
-		return now, ps.Pause(r.Context(), webhooks.PauseRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
+		return now, ps.Pause(r.Context(), webhooks.PauseRequest{Handler: req.Handler, Scope: scope, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
 	}
-	return now, ps.Resume(r.Context(), webhooks.ResumeRequest{Handler: req.Handler, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
+	return now, ps.Resume(r.Context(), webhooks.ResumeRequest{Handler: req.Handler, Scope: scope, Cause: webhooks.PauseOperator, Actor: actor, Reason: reason, Now: now})
 }
 
 // checkToHandler validates a replay to another handler.

@@ -44,8 +44,8 @@
 //
 //	GET  {prefix}                  the page: stats and dead letters, filtered and paged
 //	GET  {prefix}item?provider=…&tenant=…&event_id=…   the page of one item
-//	POST {prefix}pause             the page's pause form (handler, reason) → 303 to the page
-//	POST {prefix}resume            the page's resume form (handler, reason) → 303 to the page
+//	POST {prefix}pause             the page's pause form (handler, provider, tenant, types, reason) → 303 to the page
+//	POST {prefix}resume            the page's resume form (handler, provider, tenant, types, reason) → 303 to the page
 //	GET  {prefix}api/stats         Stats
 //	GET  {prefix}api/dead-letters  Page of dead letters (state=closed: closed ones)
 //	GET  {prefix}api/item?provider=…&tenant=…&event_id=…   Detail
@@ -56,14 +56,17 @@
 //	POST {prefix}api/resume        PauseRequest → PauseResult
 //
 // (The objects are those of the JSON section below.) api/pause pauses a
-// handler over every processor (an operator's webhooks.Pause: its jobs
-// are stored and wait, spending no attempts), api/resume ends its pause,
-// an operator's or a breaker's; both are audited with the actor and the
-// reason, in the pauses' trail (webhooks.PauseStore.Pauses, hookinbox
-// pauses). A resume of a handler that is not paused answers 409
-// not_paused; on a store that cannot pause, both answer 501
-// not_implemented. The stats' paused lists the pauses in force; the page
-// shows them, with a Resume button each and a form to pause a handler.
+// handler, or every handler ("*"), over every processor (an operator's
+// webhooks.Pause: its jobs are stored and wait, spending no attempts),
+// whole or only its jobs in a scope (a provider, one of its tenants, an
+// event-type pattern: webhooks.PauseScope); api/resume ends the pause of
+// that handler and scope, an operator's or a breaker's; both are audited
+// with the actor and the reason, in the pauses' trail
+// (webhooks.PauseStore.Pauses, hookinbox pauses). A resume of a handler
+// and scope that is not paused answers 409 not_paused; on a store that
+// cannot pause, both answer 501 not_implemented. The stats' paused lists
+// the pauses in force; the page shows them, with a Resume button each and
+// a form to pause a handler or a scope.
 //
 // # Handlers and ordering keys
 //
@@ -165,15 +168,20 @@
 //	Page               items ([Item]), next? (the after of the next page)
 //	Stats              as_of, states (state: items; succeeded may be estimated),
 //	                   succeeded_estimated, due (the backlog), oldest_due?,
-//	                   oldest_due_age_seconds, retrying, leases_held,
+//	                   oldest_due_age_seconds, parked (held by a scoped pause),
+//	                   retrying, leases_held,
 //	                   dead_letters ([Count], the largest groups first),
 //	                   more_dead_letters (More), handlers ([HandlerStats]),
 //	                   held_keys ([HeldKey], the deepest first), more_held_keys,
-//	                   paused ([Pause], by handler)
-//	Pause              handler, cause (operator, breaker), actor, reason, since,
-//	                   until? (a breaker's cool-down), probe_until? (its probe's lease)
+//	                   paused ([Pause], by handler, then scope)
+//	Pause              handler ("*": every handler), Scope, cause (operator, breaker),
+//	                   actor, reason, since, until? (a breaker's cool-down),
+//	                   probe_until? (its probe's lease)
+//	Scope              provider?, tenant? (needs provider), types? (an event-type
+//	                   pattern: "invoice.paid", "invoice.*"; without any, every job)
 //	HandlerStats       handler, states (state: jobs, succeeded left out), due,
-//	                   oldest_due?, oldest_due_age_seconds, retrying, leases_held
+//	                   oldest_due?, oldest_due_age_seconds, parked, retrying,
+//	                   leases_held
 //	HeldKey            handler, provider, tenant, key, depth (the head and those waiting),
 //	                   head_event_id, head_attempts, head_error? (ErrorRecord),
 //	                   next_event_id?, next_received_at?, waiting_seconds (since then)
@@ -191,8 +199,8 @@
 //	Replayed           Key, handler, due_at
 //	CloseRequest       Key, handler?, reason, ticket?
 //	CloseResult        Key, handler, state, actor
-//	PauseRequest       handler, reason, ticket?
-//	PauseResult        handler, paused (whether it is paused now), actor, at
+//	PauseRequest       handler ("*": every handler), Scope, reason, ticket?
+//	PauseResult        handler, Scope, paused (whether it is paused now), actor, at
 //	ErrorResponse      error (a code), message
 //
 // A request's reason is required; its actor comes from the host

@@ -44,6 +44,7 @@ var jsonShapes = map[string]reflect.Type{
 	"Pause":             reflect.TypeFor[adminjson.Pause](),
 	"PauseRequest":      reflect.TypeFor[adminjson.PauseRequest](),
 	"PauseResult":       reflect.TypeFor[adminjson.PauseResult](),
+	"Scope":             reflect.TypeFor[adminjson.Scope](),
 }
 
 // documentedShapes reads the objects the package doc's JSON section lists:

@@ -51,13 +51,19 @@ var funcs = template.FuncMap{
 	},
 	"clip":  clip,
 	"deref": func(s *string) string { return *s },
-	// handler names a handler for the page: its name, or "default".
+	// handler names a handler for the page: its name, "default", or
+	// "every handler" for a pause's webhooks.EveryHandler.
 	"handler": func(name string) string {
-		if name == "" {
+		switch name {
+		case "":
 			return "default"
+		case webhooks.EveryHandler:
+			return "every handler"
 		}
 		return clip(name, 64)
 	},
+	// scope describes a pause's scope: "every job" for none.
+	"scope":  func(s adminjson.Scope) string { return clip(s.PauseScope().String(), 160) },
 	"pretty": indentJSON,
 	"base64": base64.StdEncoding.EncodeToString,
 }

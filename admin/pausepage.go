@@ -13,7 +13,8 @@ import (
 // only to a request the host names an actor for, on a PauseStore.
 type pauseForms struct {
 	// Handlers are those the pause form offers: the handlers with jobs
-	// (the default one when there are none), less those paused.
+	// (the default one when there are none), less those paused whole,
+	// then every handler (webhooks.EveryHandler), unless it is.
 	Handlers []string
 }
 
@@ -34,8 +35,8 @@ func (h *Handler) pauseFormsFor(r *http.Request, st *adminjson.Stats) *pauseForm
 			names = append(names, hs.Handler)
 		}
 	}
-	for _, name := range names {
-		if !slices.ContainsFunc(st.Paused, func(p adminjson.Pause) bool { return p.Handler == name }) {
+	for _, name := range append(names, webhooks.EveryHandler) {
+		if !slices.ContainsFunc(st.Paused, func(p adminjson.Pause) bool { return p.Handler == name && p.Scope == adminjson.Scope{} }) {
 			f.Handlers = append(f.Handlers, name)
 		}
 	}
@@ -54,11 +55,16 @@ func (h *Handler) serveResumeForm(w http.ResponseWriter, r *http.Request) {
 	h.servePauseOrResumeForm(w, r, false)
 }
 
+// pauseFields are the fields of the page's pause and resume forms: each
+// at most once, handler and reason required; an empty or missing
+// provider, tenant or types narrows nothing.
+var pauseFields = []string{"handler", "provider", "tenant", "types", "reason"}
+
 // servePauseOrResumeForm does what the API's pause or resume does, for a
-// form of the page (application/x-www-form-urlencoded: handler and
-// reason, once each), answering with the page again (303) or an error
-// page. It refuses what the API refuses: a cross-origin request, one
-// without an actor, no reason.
+// form of the page (application/x-www-form-urlencoded: pauseFields),
+// answering with the page again (303) or an error page. It refuses what
+// the API refuses: a cross-origin request, one without an actor, no
+// reason, a scope webhooks.PauseScope.Check refuses.
 func (h *Handler) servePauseOrResumeForm(w http.ResponseWriter, r *http.Request, pause bool) {
 	actor, refusal := h.actorOf(r)
 	if refusal != "" {
@@ -75,12 +81,18 @@ func (h *Handler) servePauseOrResumeForm(w http.ResponseWriter, r *http.Request,
 		return
 	}
 	for field, vs := range r.PostForm {
-		if field != "handler" && field != "reason" || len(vs) != 1 {
-			h.pageError(w, http.StatusBadRequest, "the form has handler and reason, once each; the actor comes from the request's authentication")
+		if !slices.Contains(pauseFields, field) || len(vs) != 1 {
+			h.pageError(w, http.StatusBadRequest, "the form has handler and reason, and may have provider, tenant and types, once each; the actor comes from the request's authentication")
 			return
 		}
 	}
-	req := adminjson.PauseRequest{Handler: r.PostForm.Get("handler"), Reason: r.PostForm.Get("reason")}
+	if !r.PostForm.Has("handler") {
+		h.pageError(w, http.StatusBadRequest, "the form needs a handler")
+		return
+	}
+	f := r.PostForm.Get
+	req := adminjson.PauseRequest{Handler: f("handler"), Reason: f("reason"),
+		Scope: adminjson.Scope{Provider: f("provider"), Tenant: f("tenant"), Types: f("types")}}
 	if _, err := h.pauseOrResume(r, pause, actor, req); err != nil {
 		h.pageStoreError(w, r, err)
 		return

@@ -43,8 +43,11 @@ type Inbox struct {
 	buckets map[string]time.Time
 	// pauses are the handlers' pauses in force; pauseTrail those that
 	// ended, in the order they did.
-	pauses     map[string]*webhooks.Pause
+	pauses     map[pauseKey]*webhooks.Pause
 	pauseTrail []webhooks.Pause
+	// parked are the pending jobs a scoped pause holds, out of their
+	// due queues (see dueLocked).
+	parked map[*entry]struct{}
 }
 
 // event is one stored event: what its jobs share. Its payload and headers
@@ -142,7 +145,8 @@ func NewInbox() *Inbox {
 		keys:          make(map[keyID]*keyState),
 		byAcquisition: make(map[string][]*entry),
 		buckets:       make(map[string]time.Time),
-		pauses:        make(map[string]*webhooks.Pause),
+		pauses:        make(map[pauseKey]*webhooks.Pause),
+		parked:        make(map[*entry]struct{}),
 	}
 }
 
@@ -304,6 +308,29 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 
 	var leases []*webhooks.Lease
 	q := s.due[req.Handler]
+	// next returns the entry of from due the longest at now. A pending
+	// job a scoped pause holds is parked, not queued, but one leased when
+	// the pause began is in the queue: once its lease expired, it is set
+	// aside until the acquisition ends.
+	var aside []*entry
+	defer func() {
+		for _, e := range aside {
+			q.update(e)
+		}
+	}()
+	next := func(from interface{ peekDue(time.Time) *entry }) *entry {
+		for {
+			e := from.peekDue(req.Now)
+			if e == nil || !s.heldLocked(e) {
+				return e
+			}
+			q.remove(e)
+			aside = append(aside, e)
+		}
+	}
+	if q != nil {
+		next(q) // so that the pause's probe sees only the jobs it may lease
+	}
 	n := req.Max
 	if !req.Limits.IsZero() {
 		n = s.allowedLocked(q, req, n)
@@ -322,7 +349,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		for len(leases) < n && len(tenants) > 0 {
 			left := tenants[:0]
 			for _, t := range tenants {
-				if e := t.peekDue(req.Now); e != nil && len(leases) < n {
+				if e := next(t); e != nil && len(leases) < n {
 					lease(e)
 					left = append(left, t)
 				}
@@ -333,7 +360,7 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 		// The longest due first; as above, the loop never takes one entry
 		// twice.
 		for len(leases) < n {
-			e := q.peekDue(req.Now)
+			e := next(q)
 			if e == nil {
 				break
 			}
@@ -379,7 +406,7 @@ func (s *Inbox) acquiredLocked(id, handler string, now time.Time) []*webhooks.Le
 			l := s.leaseOf(e)
 			// The probe's lease expires when the pause's claim of it
 			// does, until it is extended.
-			p := s.pauses[handler]
+			p := s.pauses[pauseKey{handler: handler}]
 			l.Probe = p != nil && p.Cause == webhooks.PauseBreaker && p.ProbeUntil.Equal(e.item.LeaseExpiresAt)
 			leases = append(leases, l)
 		}
@@ -599,7 +626,7 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 		} else {
 			e.item.State = webhooks.StatePending
 			e.item.NextAttemptAt = st.RetryAt
-			s.queue(e.item.Handler).update(e)
+			s.dueLocked(e)
 		}
 	case webhooks.AttemptAbandoned:
 		e.item.State = webhooks.StatePending
@@ -607,7 +634,7 @@ func (s *Inbox) settleLocked(st webhooks.Settlement) error {
 			e.item.Attempts--
 		}
 		e.item.NextAttemptAt = now
-		s.queue(e.item.Handler).update(e)
+		s.dueLocked(e)
 	}
 	if st.Outcome == webhooks.AttemptSucceeded {
 		failure = st.Failure // a note for the history (FailureNoHandler), never LastError

@@ -343,7 +343,10 @@ func (s *Inbox) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		h.States[it.State]++
 		switch it.State {
 		case webhooks.StatePending, webhooks.StateLeased:
-			if !it.NextAttemptAt.After(req.Now) {
+			if _, parked := s.parked[e]; parked {
+				st.Parked++
+				h.Parked++
+			} else if !it.NextAttemptAt.After(req.Now) {
 				st.Due++
 				h.Due++
 				if st.OldestDue.IsZero() || it.NextAttemptAt.Before(st.OldestDue) {

@@ -50,7 +50,7 @@ func (s *Inbox) enterLocked(e *entry, now, due time.Time, arrived bool) {
 	if !keyed {
 		e.item.State = webhooks.StatePending
 		e.item.NextAttemptAt = due
-		s.queue(e.item.Handler).update(e)
+		s.dueLocked(e)
 		return
 	}
 	ks := s.keys[id]
@@ -87,6 +87,7 @@ func demotes(e, head *entry) bool {
 func (s *Inbox) demoteLocked(ks *keyState, now time.Time) {
 	h := ks.head
 	s.queue(h.item.Handler).remove(h)
+	delete(s.parked, h)
 	h.item.State = webhooks.StateWaiting
 	h.item.NextAttemptAt = time.Time{}
 	h.item.Overtook = ""
@@ -105,7 +106,7 @@ func (s *Inbox) headLocked(ks *keyState, e *entry, due time.Time) {
 	if d := overtaken(ks, e); d != nil {
 		e.item.Overtook = d.item.Key.EventID
 	}
-	s.queue(e.item.Handler).update(e)
+	s.dueLocked(e)
 }
 
 // overtaken returns the dead letter of ks that the job e, becoming the

@@ -505,6 +505,9 @@ type Stats struct {
 	// Due counts pending items due at Now, and leased ones whose lease
 	// expired (the backlog).
 	Due int64
+	// Parked counts the pending items a scoped pause holds (see
+	// webhooks.PauseScope): they are not due while it holds.
+	Parked int64
 	// Retrying counts pending items that failed before.
 	Retrying int64
 	// LeasesHeld counts leases that have not expired.
@@ -529,9 +532,9 @@ type Stats struct {
 	// out.
 	HeldKeys     []HeldKey
 	MoreHeldKeys int64
-	// Paused are the handlers' pauses in force, by handler, of a store
-	// that is a webhooks.PauseStore: while one holds, the handler's jobs
-	// are received and stored but not run (see webhooks.Pause).
+	// Paused are the handlers' pauses in force, by handler, then scope,
+	// of a store that is a webhooks.PauseStore: while one holds, the jobs
+	// it holds are received and stored but not run (see webhooks.Pause).
 	Paused []webhooks.Pause
 }
 
@@ -542,6 +545,7 @@ type HandlerStats struct {
 	Handler    string
 	States     map[webhooks.State]int64
 	Due        int64
+	Parked     int64
 	Retrying   int64
 	LeasesHeld int64
 	OldestDue  time.Time

@@ -50,7 +50,8 @@
 //	webhooks.handler.backlog  gauge  handler               jobs due now
 //	webhooks.handler.oldest_due.age  gauge  handler        seconds the handler's longest-waiting due job has waited
 //	webhooks.held_keys        gauge  handler               ordering keys whose failing head holds jobs back
-//	webhooks.handler.paused   gauge  handler, cause        1 per handler paused now (cause operator or breaker)
+//	webhooks.handler.paused   gauge  handler, cause, scoped  pauses in force (handler * for every handler; scoped: narrowed to a provider, tenant or types)
+//	webhooks.parked           gauge                        pending items a scoped pause holds
 //
 // The dead-letter gauge has a series for each group Stats lists (the
 // largest ops.DefaultDeadLetterGroups) and one, provider and event_type

@@ -125,18 +125,32 @@ func TestHandlerAndHeldKeyGauges(t *testing.T) {
 	}
 }
 
-// TestPausedGauge: a paused handler has a series of the paused gauge, 1,
-// with its cause.
+// TestPausedGauge: the paused gauge counts the pauses in force by
+// handler, cause and whether a scope narrows them (two scopes of one
+// handler: 2, with no scope value as a label); the parked gauge counts
+// the jobs a scoped pause holds.
 func TestPausedGauge(t *testing.T) {
 	t.Parallel()
 	inbox := memstore.NewInbox()
 	now := time.Now()
+	for _, tenant := range []string{"acct_1", "acct_2"} {
+		_, err := inbox.Enqueue(t.Context(), webhooks.Envelope{Key: webhooks.InboxKey{Provider: "stripe", Tenant: tenant, EventID: "e"},
+			EventType: "invoice.paid", Payload: []byte(`{}`), ReceivedAt: now, Jobs: []webhooks.Job{{Handler: "ledger"}}})
+		require.NoError(t, err)
+	}
 	require.NoError(t, inbox.Pause(t.Context(), webhooks.PauseRequest{Handler: "audit", Cause: webhooks.PauseBreaker, Actor: "w", Reason: "r",
 		Now: now, Until: now.Add(time.Minute)}))
 	require.NoError(t, inbox.Pause(t.Context(), webhooks.PauseRequest{Handler: "ledger", Cause: webhooks.PauseOperator, Actor: "w", Reason: "r", Now: now}))
+	for _, tenant := range []string{"acct_1", "acct_9"} {
+		require.NoError(t, inbox.Pause(t.Context(), webhooks.PauseRequest{Handler: "ledger", Scope: webhooks.PauseScope{Provider: "stripe", Tenant: tenant},
+			Cause: webhooks.PauseOperator, Actor: "w", Reason: "r", Now: now}))
+	}
 	s := newSDK(t)
 	_, err := otelwebhooks.New(otelwebhooks.WithMeterProvider(s.meters), otelwebhooks.WithStats(inbox))
 	require.NoError(t, err)
-	assert.Equal(t, map[string]float64{"cause=breaker,handler=audit": 1, "cause=operator,handler=ledger": 1},
-		counts(t, find(t, s.collect(t), "webhooks.handler.paused")))
+	metrics := s.collect(t)
+	assert.Equal(t, map[string]float64{"cause=breaker,handler=audit,scoped=false": 1, "cause=operator,handler=ledger,scoped=false": 1,
+		"cause=operator,handler=ledger,scoped=true": 2},
+		counts(t, find(t, metrics, "webhooks.handler.paused")))
+	assert.Equal(t, map[string]float64{"": 1}, counts(t, find(t, metrics, "webhooks.parked")), "acct_1's job is held")
 }

@@ -54,6 +54,7 @@ const (
 	labelState      = attribute.Key("state")
 	labelHandler    = attribute.Key("handler")
 	labelCause      = attribute.Key("cause")
+	labelScoped     = attribute.Key("scoped")
 )
 
 // HandlerOther is the handler label value of the attempts, and gauges, of

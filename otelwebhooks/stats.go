@@ -59,8 +59,9 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 	hbacklog, err8 := m.Int64ObservableGauge("webhooks.handler.backlog", metric.WithUnit("{job}"), metric.WithDescription("Handlers' jobs due now, by handler."))
 	holdest, err9 := m.Float64ObservableGauge("webhooks.handler.oldest_due.age", metric.WithUnit("s"), metric.WithDescription("How long each handler's longest-waiting due job has waited; 0 when none is due."))
 	held, err10 := m.Int64ObservableGauge("webhooks.held_keys", metric.WithUnit("{key}"), metric.WithDescription("Ordering keys whose failing head holds jobs back, by handler: the keys Stats lists, and the rest as handler other."))
-	paused, err11 := m.Int64ObservableGauge("webhooks.handler.paused", metric.WithUnit("{handler}"), metric.WithDescription("Handlers paused now, by handler and cause (operator, breaker): their jobs are stored and wait."))
-	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11); err != nil {
+	paused, err11 := m.Int64ObservableGauge("webhooks.handler.paused", metric.WithUnit("{pause}"), metric.WithDescription("Pauses in force, by handler (* for every handler), cause (operator, breaker) and whether a scope narrows them: the jobs they hold are stored and wait."))
+	parked, err12 := m.Int64ObservableGauge("webhooks.parked", metric.WithUnit("{item}"), metric.WithDescription("Pending items a scoped pause holds: not due while it holds."))
+	if err := errors.Join(err1, err2, err3, err4, err5, err6, err7, err8, err9, err10, err11, err12); err != nil {
 		return nil, err
 	}
 	return m.RegisterCallback(func(ctx context.Context, o metric.Observer) error {
@@ -82,6 +83,7 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 		o.ObserveFloat64(oldest, age)
 		o.ObserveInt64(retrying, st.Retrying)
 		o.ObserveInt64(leases, st.LeasesHeld)
+		o.ObserveInt64(parked, st.Parked)
 		for _, g := range st.DeadLetters {
 			if g.Handler == "" {
 				o.ObserveInt64(dead, g.N, metric.WithAttributes(labelProvider.String(g.Provider), labelEventType.String(g.EventType)))
@@ -95,19 +97,23 @@ func (c *statsCache) register(m metric.Meter) (metric.Registration, error) {
 			o.ObserveInt64(dead, st.MoreDeadLetters.N, metric.WithAttributes(labelProvider.String(otherGroups), labelEventType.String(otherGroups)))
 		}
 		return nil
-	}, items, backlog, oldest, retrying, leases, dead, jobs, hbacklog, holdest, held, paused)
+	}, items, backlog, oldest, retrying, leases, dead, jobs, hbacklog, holdest, held, paused, parked)
 }
 
-// observePaused observes a series per paused handler and cause, 1 each:
-// the first webhooks.MaxHandlers pauses Stats lists have one of their
-// own, the others are counted under HandlerOther (an operator may pause
-// any name).
+// observePaused counts the pauses in force by handler, cause and whether
+// a scope narrows them (the scope itself, a provider's tenant, is not a
+// label): the handlers of the first webhooks.MaxHandlers pauses Stats
+// lists have series of their own, the others are counted under
+// HandlerOther (an operator may pause any name).
 func observePaused(o metric.Observer, st *ops.Stats, paused metric.Int64ObservableGauge) {
-	type series struct{ handler, cause string }
+	type series struct {
+		handler, cause string
+		scoped         bool
+	}
 	n := map[series]int64{}
 	var order []series
 	for i, p := range st.Paused {
-		k := series{p.Handler, string(p.Cause)}
+		k := series{p.Handler, string(p.Cause), !p.Scope.IsZero()}
 		if i >= webhooks.MaxHandlers {
 			k.handler = HandlerOther
 		}
@@ -117,7 +123,7 @@ func observePaused(o metric.Observer, st *ops.Stats, paused metric.Int64Observab
 		n[k]++
 	}
 	for _, k := range order {
-		o.ObserveInt64(paused, n[k], metric.WithAttributes(labelHandler.String(k.handler), labelCause.String(k.cause)))
+		o.ObserveInt64(paused, n[k], metric.WithAttributes(labelHandler.String(k.handler), labelCause.String(k.cause), labelScoped.Bool(k.scoped)))
 	}
 }
 

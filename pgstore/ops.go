@@ -733,7 +733,8 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		hkErrorAts                                     []*time.Time
 		hkNexts                                        []string
 		hkNextReceived                                 []time.Time
-		moreHeld                                       int64
+		moreHeld, parked                               int64
+		phParked                                       []int64
 	)
 	var (
 		pending, leased, due, retrying, held, closed, succeeded int64
@@ -749,7 +750,7 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 		&handlers, &providers, &eventTypes, &counts, &more.Groups, &more.N,
 		&phHandlers, &phPending, &phLeased, &phDue, &phRetrying, &phHeld, &phOldest, &phWaiting, &phDead, &phClosed,
 		&hkHandlers, &hkProviders, &hkTenants, &hkKeys, &hkDepths, &hkHeads, &hkAttempts, &hkClasses, &hkMessages, &hkErrorAts,
-		&hkNexts, &hkNextReceived, &moreHeld)
+		&hkNexts, &hkNextReceived, &moreHeld, &parked, &phParked)
 	if err != nil {
 		return ops.Stats{}, wrapErr("stats", err)
 	}
@@ -759,6 +760,7 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 			webhooks.StateClosed: closed,
 		},
 		Due:        due,
+		Parked:     parked,
 		Retrying:   retrying,
 		LeasesHeld: held,
 		OldestDue:  timeOrZero(oldest),
@@ -784,7 +786,7 @@ func (s *Store) Stats(ctx context.Context, req ops.StatsRequest) (ops.Stats, err
 			Handler: h,
 			States: map[webhooks.State]int64{webhooks.StatePending: phPending[i], webhooks.StateLeased: phLeased[i],
 				webhooks.StateDead: phDead[i], webhooks.StateClosed: phClosed[i]},
-			Due: phDue[i], Retrying: phRetrying[i], LeasesHeld: phHeld[i], OldestDue: timeOrZero(phOldest[i]),
+			Due: phDue[i], Parked: phParked[i], Retrying: phRetrying[i], LeasesHeld: phHeld[i], OldestDue: timeOrZero(phOldest[i]),
 		}
 		if phWaiting[i] > 0 {
 			hs.States[webhooks.StateWaiting] = phWaiting[i]

@@ -171,7 +171,7 @@ WITH target AS (
 	FROM target AS t
 	LEFT JOIN keyed AS k ON k.handler = t.handler
 	WHERE j.provider = t.provider AND j.tenant = t.tenant AND j.event_id = t.event_id AND j.handler = t.handler
-	RETURNING j.handler, coalesce(j.next_attempt_at, $4::timestamptz, now()) AS next_attempt_at
+	RETURNING j.handler, coalesce(j.paused_due, j.next_attempt_at, $4::timestamptz, now()) AS next_attempt_at
 ), audited AS (
 	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
 	SELECT $1, $2, $3, handler, $6, coalesce($4::timestamptz, now()), $7, $8, $9
@@ -226,7 +226,7 @@ WITH batch AS (
 	FROM batch
 	WHERE i.provider = batch.provider AND i.tenant = batch.tenant AND i.event_id = batch.event_id
 		AND i.handler = batch.handler
-	RETURNING i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_at
+	RETURNING i.provider, i.tenant, i.event_id, i.handler, coalesce(i.paused_due, i.next_attempt_at) AS next_attempt_at
 ), audited AS (
 	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
 	SELECT provider, tenant, event_id, handler, $7, coalesce($5::timestamptz, now()), $8, $9, $10
@@ -312,7 +312,8 @@ const statsSQL = `
 WITH per_handler AS (
 	SELECT handler, sum(pending)::bigint AS pending, sum(leased)::bigint AS leased, sum(due)::bigint AS due,
 		sum(retrying)::bigint AS retrying, sum(held)::bigint AS held, min(oldest_due) AS oldest_due,
-		sum(waiting)::bigint AS waiting, sum(dead)::bigint AS dead, sum(closed)::bigint AS closed
+		sum(waiting)::bigint AS waiting, sum(dead)::bigint AS dead, sum(closed)::bigint AS closed,
+		sum(parked)::bigint AS parked
 	FROM (
 		SELECT handler, count(*) FILTER (WHERE state = 'pending') AS pending,
 			count(*) FILTER (WHERE state = 'leased') AS leased,
@@ -320,16 +321,16 @@ WITH per_handler AS (
 			count(*) FILTER (WHERE state = 'pending' AND last_error_class IS NOT NULL) AS retrying,
 			count(*) FILTER (WHERE state = 'leased' AND next_attempt_at > coalesce($1::timestamptz, now())) AS held,
 			min(next_attempt_at) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS oldest_due,
-			0 AS waiting, 0 AS dead, 0 AS closed
+			0 AS waiting, 0 AS dead, 0 AS closed, count(*) FILTER (WHERE paused_due IS NOT NULL) AS parked
 		FROM {{schema}}.inbox_jobs WHERE state IN ('pending', 'leased') GROUP BY handler
 		UNION ALL
-		SELECT handler, 0, 0, 0, 0, 0, NULL, count(*), 0, 0
+		SELECT handler, 0, 0, 0, 0, 0, NULL, count(*), 0, 0, 0
 		FROM {{schema}}.inbox_jobs WHERE state = 'waiting' GROUP BY handler
 		UNION ALL
-		SELECT handler, 0, 0, 0, 0, 0, NULL, 0, count(*), 0
+		SELECT handler, 0, 0, 0, 0, 0, NULL, 0, count(*), 0, 0
 		FROM {{schema}}.inbox_jobs WHERE state = 'dead' GROUP BY handler
 		UNION ALL
-		SELECT handler, 0, 0, 0, 0, 0, NULL, 0, 0, count(*)
+		SELECT handler, 0, 0, 0, 0, 0, NULL, 0, 0, count(*), 0
 		FROM {{schema}}.inbox_jobs WHERE state = 'closed' GROUP BY handler
 	) AS parts
 	GROUP BY handler
@@ -370,7 +371,7 @@ SELECT a.pending, a.leased, a.due, a.retrying, a.held, a.oldest_due,
 	d.handlers, d.providers, d.event_types, d.counts, d.more_groups, d.more_items,
 	ph.handlers, ph.pending, ph.leased, ph.due, ph.retrying, ph.held, ph.oldest_due, ph.waiting, ph.dead, ph.closed,
 	hk.handlers, hk.providers, hk.tenants, hk.keys, hk.depths, hk.heads, hk.attempts, hk.classes, hk.messages, hk.error_ats,
-	hk.nexts, hk.next_received, (SELECT count(*) FROM held_keys WHERE rank > $5)
+	hk.nexts, hk.next_received, (SELECT count(*) FROM held_keys WHERE rank > $5), a.parked, ph.parked
 FROM (
 	SELECT coalesce(array_agg(handler ORDER BY handler), '{}') AS handlers,
 		coalesce(array_agg(pending ORDER BY handler), '{}') AS pending,
@@ -381,7 +382,8 @@ FROM (
 		coalesce(array_agg(oldest_due ORDER BY handler), '{}') AS oldest_due,
 		coalesce(array_agg(waiting ORDER BY handler), '{}') AS waiting,
 		coalesce(array_agg(dead ORDER BY handler), '{}') AS dead,
-		coalesce(array_agg(closed ORDER BY handler), '{}') AS closed
+		coalesce(array_agg(closed ORDER BY handler), '{}') AS closed,
+		coalesce(array_agg(parked ORDER BY handler), '{}') AS parked
 	FROM per_handler
 ) AS ph, (
 	SELECT coalesce(array_agg(handler ORDER BY rank), '{}') AS handlers,
@@ -403,7 +405,8 @@ FROM (
 		count(*) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS due,
 		count(*) FILTER (WHERE state = 'pending' AND last_error_class IS NOT NULL) AS retrying,
 		count(*) FILTER (WHERE state = 'leased' AND next_attempt_at > coalesce($1::timestamptz, now())) AS held,
-		min(next_attempt_at) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS oldest_due
+		min(next_attempt_at) FILTER (WHERE next_attempt_at <= coalesce($1::timestamptz, now())) AS oldest_due,
+		count(*) FILTER (WHERE paused_due IS NOT NULL) AS parked
 	FROM {{schema}}.inbox_jobs
 	WHERE state IN ('pending', 'leased')
 ) AS a, (
@@ -473,7 +476,7 @@ WITH existing AS (
 		CASE WHEN k.depth = 1 THEN k.applied_version END
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON true
-	RETURNING coalesce(next_attempt_at, $4::timestamptz, now()) AS due
+	RETURNING coalesce(paused_due, next_attempt_at, $4::timestamptz, now()) AS due
 ), audited AS (
 	INSERT INTO {{schema}}.inbox_audit (provider, tenant, event_id, handler, action, at, actor, reason, ticket)
 	SELECT $1, $2, $3, $11::text, $6, coalesce($4::timestamptz, now()), $7, $8, $9

@@ -15,9 +15,10 @@ import (
 var _ webhooks.PauseStore = (*Store)(nil)
 
 // Pause implements webhooks.PauseStore in a transaction: it locks the
-// handler's pause in force, if any (pauseInForceSQL), then keeps an
-// operator's, ends a breaker's (endPauseSQL) and inserts the new one
-// (insertPauseSQL). Two pauses of a handler with none in force meet at
+// handler's pause in force of req.Scope, if any (pauseInForceSQL), then
+// keeps an operator's, ends a breaker's (endPauseSQL) and inserts the new
+// one (insertPauseSQL); a scoped pause parks the jobs it holds (parkSQL).
+// Two pauses of a handler and scope with none in force meet at
 // inbox_pauses_in_force_idx: the one that loses starts again, and finds
 // the other's.
 func (s *Store) Pause(ctx context.Context, req webhooks.PauseRequest) error {
@@ -29,11 +30,12 @@ func (s *Store) Pause(ctx context.Context, req webhooks.PauseRequest) error {
 			return err
 		}
 	}
+	sc := req.Scope
 	for try := 0; ; try++ {
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 			var cause *string
 			var id int64
-			err := tx.QueryRow(ctx, s.sql.pauseInForce, req.Handler).Scan(&id, &cause)
+			err := tx.QueryRow(ctx, s.sql.pauseInForce, req.Handler, sc.Provider, sc.Tenant, sc.Types).Scan(&id, &cause)
 			switch {
 			case errors.Is(err, pgx.ErrNoRows):
 			case err != nil:
@@ -55,7 +57,12 @@ func (s *Store) Pause(ctx context.Context, req webhooks.PauseRequest) error {
 			if !req.Until.IsZero() {
 				until = &req.Until
 			}
-			_, err = tx.Exec(ctx, s.sql.insertPause, req.Handler, string(req.Cause), req.Actor, req.Reason, s.now(req.Now), until)
+			_, err = tx.Exec(ctx, s.sql.insertPause, req.Handler, string(req.Cause), req.Actor, req.Reason, s.now(req.Now), until,
+				sc.Provider, sc.Tenant, sc.Types)
+			if err != nil || sc.IsZero() {
+				return err
+			}
+			_, err = tx.Exec(ctx, s.sql.park, req.Handler, sc.Provider, sc.Tenant, sc.Types)
 			return err
 		})
 		var pgErr *pgconn.PgError
@@ -69,8 +76,9 @@ func (s *Store) Pause(ctx context.Context, req webhooks.PauseRequest) error {
 	}
 }
 
-// Resume implements webhooks.PauseStore in one statement (endPauseSQL's
-// kin, resumeSQL).
+// Resume implements webhooks.PauseStore: in one statement (resumeSQL) for
+// a whole handler's pause; with the unparking of its jobs (unparkSQL), in
+// a transaction, for a scoped one.
 func (s *Store) Resume(ctx context.Context, req webhooks.ResumeRequest) error {
 	if err := req.Check(); err != nil {
 		return fmt.Errorf("pgstore: Resume: %w", err)
@@ -80,14 +88,36 @@ func (s *Store) Resume(ctx context.Context, req webhooks.ResumeRequest) error {
 			return err
 		}
 	}
-	tag, err := s.pool.Exec(ctx, s.sql.resume, req.Handler, string(req.Cause), s.now(req.Now), req.Actor, req.Reason)
-	if err != nil {
+	sc := req.Scope
+	resume := func(q interface {
+		Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+	}) error {
+		tag, err := q.Exec(ctx, s.sql.resume, req.Handler, string(req.Cause), s.now(req.Now), req.Actor, req.Reason,
+			sc.Provider, sc.Tenant, sc.Types)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("pgstore: Resume(%q, %s, %s): %w", req.Handler, sc, req.Cause, webhooks.ErrNotPaused)
+		}
+		return nil
+	}
+	var err error
+	if sc.IsZero() {
+		err = resume(s.pool)
+	} else {
+		err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := resume(tx); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, s.sql.unpark, req.Handler, sc.Provider, sc.Tenant, sc.Types)
+			return err
+		})
+	}
+	if err != nil && !errors.Is(err, webhooks.ErrNotPaused) {
 		return wrapErr("Resume", err)
 	}
-	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("pgstore: Resume(%q, %s): %w", req.Handler, req.Cause, webhooks.ErrNotPaused)
-	}
-	return nil
+	return err
 }
 
 // Pauses implements webhooks.PauseStore in one statement (pausesSQL).
@@ -103,7 +133,7 @@ func (s *Store) Pauses(ctx context.Context, ended int) ([]webhooks.Pause, error)
 			until, probe, endedAt *time.Time
 			endedBy, endReason    *string
 		)
-		err := row.Scan(&p.Handler, &cause, &p.Actor, &p.Reason, &p.Since, &until, &probe, &endedAt, &endedBy, &endReason)
+		err := row.Scan(&p.Handler, &p.Scope.Provider, &p.Scope.Tenant, &p.Scope.Types, &cause, &p.Actor, &p.Reason, &p.Since, &until, &probe, &endedAt, &endedBy, &endReason)
 		p.Cause = webhooks.PauseCause(cause)
 		for _, t := range []struct {
 			dst *time.Time

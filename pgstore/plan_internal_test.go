@@ -141,6 +141,13 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		{"start leases", s.sql.start, []string{"Index Scan using inbox_jobs_pkey"},
 			[]any{[]string{"p", "p"}, []string{"t", "t"}, []string{"e", "f"}, []pgtype.UUID{tok, tok}, now, int64(60e6), []string{"", ""}}, false},
 		{"lease lost", s.sql.leaseLost, []string{"inbox_attempts_pkey"}, lostArgs, false},
+		// A scoped pause parks the jobs it holds, from the index of
+		// tenants' due jobs when it names a provider; its resume reads the
+		// parked jobs from their own index.
+		{"park a tenant's jobs", s.sql.park, []string{"inbox_jobs_tenant_due_idx"}, []any{"h", "p", "t", ""}, false},
+		{"park a type's jobs", s.sql.park, []string{"Index Cond: (handler = 'h'::text)"}, []any{"h", "", "", "invoice.*"}, false},
+		{"unpark", s.sql.unpark, []string{"inbox_jobs_parked_idx"}, []any{"h", "p", "", "invoice.*"}, false},
+		{"pause in force", s.sql.pauseInForce, []string{"inbox_pauses_in_force_idx"}, []any{"h", "p", "t", ""}, false},
 		{"stats", s.sql.stats, []string{"inbox_jobs_due_idx", "inbox_jobs_closed_idx", "inbox_jobs_dead_type_idx", "inbox_jobs_succeeded_idx",
 			"inbox_jobs_waiting_idx", "inbox_jobs_held_idx"},
 			[]any{now, SucceededCountedExactly, quoteSchema(s.schema) + ".inbox_jobs_succeeded_idx", ops.DefaultDeadLetterGroups, ops.DefaultHeldKeys}, true},
@@ -574,4 +581,80 @@ func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 		}
 		assert.Less(t, total, 1500, "%s: pages touched beside a backlog of %d", c.name, backlog)
 	}
+}
+
+// TestAcquirePlanBesideParkedJobs: a scoped pause of a tenant with a
+// backlog of 50,000 due jobs (1,000,000 with WEBHOOKS_TEST_LONG=1) parks
+// them (from inbox_jobs_tenant_due_idx), and 100 expired leases of the
+// tenant that began before the pause, which stay in the due range, are
+// passed over; beside them, ANALYZEd, every kind of acquisition leases
+// 10 of the other tenant's 2,000 due jobs reading few rows and pages,
+// without a scan of the parked ones; the resume gives them back from
+// inbox_jobs_parked_idx.
+func TestAcquirePlanBesideParkedJobs(t *testing.T) {
+	t.Parallel()
+	backlog := 50_000
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		backlog = 1_000_000
+	}
+	pool := pgtest.NewPool(t, 1)
+	s := newMigratedStore(t, pool)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	// g <= backlog: tenant held, due; then 100 of its expired leases;
+	// then 2,000 of tenant free, due.
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, next_attempt_at, lease_expires_at, lease_token, last_seen_at, received_at, updated_at`,
+		`SELECT 'acme', tenant, 'e_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', CASE WHEN expired THEN 'leased' ELSE 'pending' END,
+			CASE WHEN expired THEN $1::timestamptz - interval '2 hours' ELSE $1::timestamptz - interval '1 hour' END,
+			CASE WHEN expired THEN $1::timestamptz - interval '2 hours' END,
+			CASE WHEN expired THEN gen_random_uuid() END,
+			$1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM (SELECT g, CASE WHEN g <= $2 + 100 THEN 'held' ELSE 'free' END AS tenant, g > $2 AND g <= $2 + 100 AS expired
+			FROM generate_series(1, $2::int + 2100) AS g) AS src`), now, backlog)
+	require.NoError(t, err)
+	scope := webhooks.PauseScope{Provider: "acme", Tenant: "held"}
+	pause := webhooks.PauseRequest{Scope: scope, Cause: webhooks.PauseOperator, Actor: "op", Reason: "test", Now: now}
+	require.NoError(t, s.Pause(ctx, pause))
+	var parked int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE paused_due IS NOT NULL AND next_attempt_at = 'infinity'`).Scan(&parked))
+	require.Equal(t, backlog, parked, "the pause parked the tenant's pending jobs")
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events")
+	require.NoError(t, err)
+	args := []any{now, int64(60e6), 10, "w", "v", nil, false, 10, ""}
+	for _, c := range []struct {
+		name, sql string
+		args      []any
+		leased    string
+	}{
+		{"Acquire", s.sql.acquire, args, "rows=10 loops=1"},
+		{"Acquire under a cap", s.sql.acquireLimited, append(slices.Clone(args), 200, int64(0), 0), "rows=10 loops=1"},
+		// The walk finds the held tenant by its expired leases, and gives
+		// it a turn it cannot take: 9 for the other.
+		{"Fair acquisition", s.sql.acquireFair, append(slices.Clone(args), 0, int64(0), 0, 104), "rows=9 loops=1"},
+	} {
+		plan, total := analyzed(t, pool, c.sql, c.args)
+		t.Logf("%s beside %d parked jobs: %d pages\n%s", c.name, backlog, total, plan)
+		assert.NotRegexp(t, `Seq Scan on inbox_jobs \w+ \(actual`, plan, "plan:\n%s", plan)
+		assert.Contains(t, plan, c.leased, "leased items")
+		// The planner may join the candidates to the 2,100 due jobs by a
+		// hash; no step reads the parked ones.
+		for _, m := range regexp.MustCompile(`actual rows=(\d+)`).FindAllStringSubmatch(plan, -1) {
+			n, _ := strconv.Atoi(m[1])
+			assert.LessOrEqual(t, n, 2100, "%s: a step of the plan reads %d rows beside %d parked jobs", c.name, n, backlog)
+		}
+		assert.Less(t, total, 1000, "%s: pages touched beside %d parked jobs", c.name, backlog)
+	}
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 100})
+	require.NoError(t, err)
+	for _, l := range leases {
+		require.Equal(t, "free", l.Item.Key.Tenant, "a held job was leased")
+	}
+	plan := explain(t, s, s.sql.unpark, []any{"", scope.Provider, scope.Tenant, scope.Types}, true)
+	assert.Contains(t, plan, "inbox_jobs_parked_idx", "plan:\n%s", plan)
+	require.NoError(t, s.Resume(ctx, webhooks.ResumeRequest{Scope: scope, Cause: webhooks.PauseOperator, Actor: "op", Reason: "test", Now: now}))
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE paused_due IS NOT NULL OR next_attempt_at = 'infinity'`).Scan(&parked))
+	require.Zero(t, parked, "the resume gave every parked job back")
 }

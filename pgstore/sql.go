@@ -23,9 +23,11 @@ import (
 
 // itemColumns lists the columns itemRow.dest scans, in order (getSQL, and
 // acquireSQL and repeatSQL after their own five): a job (alias i, a row
-// of inbox_jobs) and its event (alias e, inbox_events).
+// of inbox_jobs) and its event (alias e, inbox_events). A parked job's
+// due time is its paused_due (see migration 0009). No column holds a
+// comma of its own: itemColumnCount counts them.
 const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, e.payload, e.headers,
-	e.payload_sha256, e.key_id, i.state, i.attempts, i.next_attempt_at, i.lease_expires_at,
+	e.payload_sha256, e.key_id, i.state, i.attempts, CASE WHEN i.paused_due IS NULL THEN i.next_attempt_at ELSE i.paused_due END, i.lease_expires_at,
 	i.last_error_class, i.last_error_message, i.last_error_at, e.duplicate_count, e.last_seen_at,
 	e.occurred_at, e.received_at, i.updated_at, i.completed_at, i.dead_at, e.api_version, i.closed_at,
 	e.trace_link, i.handler, e.ordering_key, e.order_version, i.ordering_key IS NOT NULL, i.seq,
@@ -514,20 +516,24 @@ WITH `
 WITH RECURSIVE ` + head[len("\nWITH "):]
 		due, rankOrder = fairCTEs, `d.turn, d.step`
 	}
-	return head + `probe AS (
+	return head + heldCTE + `, probe AS (
 	UPDATE {{schema}}.inbox_pauses AS p SET probe_until = coalesce($1::timestamptz, now()) + $2::bigint * interval '1 microsecond'
-	WHERE p.handler = $9::text AND p.ended_at IS NULL AND p.cause = 'breaker'
+	WHERE p.handler = $9::text AND p.provider = '' AND p.event_types = '' AND p.ended_at IS NULL AND p.cause = 'breaker'
 		AND p.until <= coalesce($1::timestamptz, now())
 		AND (p.probe_until IS NULL OR p.probe_until <= coalesce($1::timestamptz, now()))
 		AND ` + most + ` > 0
+		AND NOT EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses AS o
+			WHERE o.handler = '*' AND o.provider = '' AND o.event_types = '' AND o.ended_at IS NULL)
 		AND NOT EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS r
 			WHERE r.handler = p.handler AND r.state = 'leased' AND r.lease_expires_at > coalesce($1::timestamptz, now()))
 		AND EXISTS (SELECT 1 FROM {{schema}}.inbox_jobs AS j
-			WHERE j.handler = p.handler AND j.state IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now()))
+			WHERE j.handler = p.handler AND j.state IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now())
+				AND ` + notHeld("j") + `)
 	RETURNING 1
 ), gate AS (
 	SELECT CASE WHEN EXISTS (SELECT 1 FROM probe) THEN 1
-		WHEN EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses WHERE handler = $9::text AND ended_at IS NULL) THEN 0
+		WHEN EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses
+			WHERE handler IN ($9::text, '*') AND provider = '' AND event_types = '' AND ended_at IS NULL) THEN 0
 		ELSE ` + most + ` END AS n
 ), ` + due + `, ranked AS (
 	SELECT d.*,
@@ -572,35 +578,99 @@ JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
 `
 }
 
-// pauseInForceSQL locks the pause in force of the handler $1, and
-// returns its ID and cause.
+// heldCTE is every acquisition's first CTE after the Limits': the scopes
+// of the pauses in force of the handler $9 (or of every handler), whose
+// jobs it leases none of. The store parks such jobs (migration 0009's
+// trigger), out of the due range, but one that became due in a statement
+// that took its snapshot before the pause committed is not parked, nor is
+// a lease that began before the pause: notHeld passes over them while the
+// pause holds.
+const heldCTE = `held AS MATERIALIZED (
+	SELECT provider, tenant, event_types FROM {{schema}}.inbox_pauses
+	WHERE handler IN ($9::text, '*') AND ended_at IS NULL AND (provider <> '' OR event_types <> '')
+)`
+
+// notHeld is the condition that no scope of heldCTE holds the job j (as
+// webhooks.PauseScope.Holds says). It is a CASE so that the planner keeps
+// it a filter of the scan, evaluated per row only when a scope is in
+// force: an EXISTS of its own in the WHERE clause is planned as an anti
+// join, which cannot stop early, so the scan in due order under a LIMIT
+// became a scan of every due job and a sort.
+func notHeld(j string) string {
+	return `CASE WHEN NOT EXISTS (SELECT 1 FROM held) THEN true
+			ELSE NOT EXISTS (SELECT 1 FROM held AS h WHERE ` + scopeHolds("h", j) + `) END`
+}
+
+// scopeHolds is the condition that the scope of the pause p (its
+// provider, tenant and event_types columns) holds the job j, as
+// webhooks.PauseScope.Holds says and migration 0009's inbox_park does.
+func scopeHolds(p, j string) string {
+	return `(` + p + `.provider = '' OR ` + p + `.provider = ` + j + `.provider)
+		AND (` + p + `.tenant = '' OR ` + p + `.tenant = ` + j + `.tenant)
+		AND (` + p + `.event_types = '' OR ` + p + `.event_types = ` + j + `.event_type
+			OR right(` + p + `.event_types, 2) = '.*' AND starts_with(` + j + `.event_type, left(` + p + `.event_types, -1))
+				AND length(` + j + `.event_type) > length(` + p + `.event_types) - 1)`
+}
+
+// pauseInForceSQL locks the pause in force of the handler $1 and the
+// scope $2 (provider), $3 (tenant), $4 (event_types), and returns its ID
+// and cause.
 const pauseInForceSQL = `
-SELECT id, cause FROM {{schema}}.inbox_pauses WHERE handler = $1::text AND ended_at IS NULL FOR UPDATE`
+SELECT id, cause FROM {{schema}}.inbox_pauses
+WHERE handler = $1::text AND provider = $2::text AND tenant = $3::text AND event_types = $4::text AND ended_at IS NULL
+FOR UPDATE`
 
 // endPauseSQL ends the pause $1 at $2, by $3, for the reason $4.
 const endPauseSQL = `
 UPDATE {{schema}}.inbox_pauses SET ended_at = $2, ended_by = $3, end_reason = $4, probe_until = NULL WHERE id = $1`
 
-// insertPauseSQL starts a pause of the handler $1: cause $2, actor $3,
-// reason $4, at $5, until $6 (NULL for an operator's).
+// insertPauseSQL starts a pause of the handler $1 and the scope $7
+// (provider), $8 (tenant), $9 (event_types): cause $2, actor $3, reason
+// $4, at $5, until $6 (NULL for an operator's).
 const insertPauseSQL = `
-INSERT INTO {{schema}}.inbox_pauses (handler, cause, actor, reason, since, until)
-VALUES ($1::text, $2::text, $3::text, $4::text, $5, $6)`
+INSERT INTO {{schema}}.inbox_pauses (handler, cause, actor, reason, since, until, provider, tenant, event_types)
+VALUES ($1::text, $2::text, $3::text, $4::text, $5, $6, $7::text, $8::text, $9::text)`
 
-// resumeSQL ends the pause in force of the handler $1 at $3, by $4, for
-// the reason $5: any pause when $2 is 'operator', a breaker's only when
-// it is 'breaker'.
+// parkSQL parks the pending jobs, due or not, that the scope $2
+// (provider), $3 (tenant), $4 (event_types) holds of the handler $1 ('*':
+// of every handler), for a new scoped pause, in its transaction (see
+// migration 0009). With a provider, it reads inbox_jobs_tenant_due_idx
+// (whose predicate it names); a scope of types alone reads every job of
+// the handler that is pending or leased.
+var parkSQL = `
+UPDATE {{schema}}.inbox_jobs AS j SET paused_due = j.next_attempt_at, next_attempt_at = 'infinity'
+FROM (SELECT $2::text AS provider, $3::text AS tenant, $4::text AS event_types) AS p
+WHERE (j.handler = $1::text OR $1::text = '*')
+	AND j.state COLLATE "C" IN ('pending', 'leased') AND j.state = 'pending' AND j.next_attempt_at <> 'infinity'
+	AND ($2::text = '' OR j.provider = $2::text) AND ($3::text = '' OR j.tenant = $3::text)
+	AND ` + scopeHolds("p", "j")
+
+// unparkSQL gives the jobs parked by the scope $2, $3, $4 of the handler
+// $1 (as parkSQL) their due times back, after the pause's end, in its
+// transaction; migration 0009's trigger parks again those another pause
+// in force holds. It reads inbox_jobs_parked_idx.
+var unparkSQL = `
+UPDATE {{schema}}.inbox_jobs AS j SET next_attempt_at = j.paused_due
+FROM (SELECT $2::text AS provider, $3::text AS tenant, $4::text AS event_types) AS p
+WHERE j.paused_due IS NOT NULL AND (j.handler = $1::text OR $1::text = '*')
+	AND ($2::text = '' OR j.provider = $2::text) AND ($3::text = '' OR j.tenant = $3::text)
+	AND ` + scopeHolds("p", "j")
+
+// resumeSQL ends the pause in force of the handler $1 and the scope $6,
+// $7, $8 (as pauseInForceSQL's) at $3, by $4, for the reason $5: any
+// pause when $2 is 'operator', a breaker's only when it is 'breaker'.
 const resumeSQL = `
 UPDATE {{schema}}.inbox_pauses SET ended_at = $3, ended_by = $4::text, end_reason = $5::text, probe_until = NULL
-WHERE handler = $1::text AND ended_at IS NULL AND ($2::text = 'operator' OR cause = 'breaker')`
+WHERE handler = $1::text AND provider = $6::text AND tenant = $7::text AND event_types = $8::text
+	AND ended_at IS NULL AND ($2::text = 'operator' OR cause = 'breaker')`
 
-// pausesSQL lists the pauses in force by handler, then the $1 that ended
-// last, the latest first.
+// pausesSQL lists the pauses in force by handler and scope, then the $1
+// that ended last, the latest first.
 const pausesSQL = `
-(SELECT handler, cause, actor, reason, since, until, probe_until, ended_at, ended_by, end_reason
-	FROM {{schema}}.inbox_pauses WHERE ended_at IS NULL ORDER BY handler)
+(SELECT handler, provider, tenant, event_types, cause, actor, reason, since, until, probe_until, ended_at, ended_by, end_reason
+	FROM {{schema}}.inbox_pauses WHERE ended_at IS NULL ORDER BY handler, provider, tenant, event_types)
 UNION ALL
-(SELECT handler, cause, actor, reason, since, until, probe_until, ended_at, ended_by, end_reason
+(SELECT handler, provider, tenant, event_types, cause, actor, reason, since, until, probe_until, ended_at, ended_by, end_reason
 	FROM {{schema}}.inbox_pauses WHERE ended_at IS NOT NULL ORDER BY ended_at DESC, id DESC LIMIT $1)`
 
 // lockLimitsSQL takes the transaction-level advisory lock of the handler
@@ -653,12 +723,13 @@ func spent(limited bool) string {
 
 // dueCTE is acquireSQL's due CTE: the handler's due jobs, the longest
 // due first, locked.
-const dueCTE = `due AS (
+var dueCTE = `due AS (
 	SELECT ` + dueColumns + `
 	FROM {{schema}}.inbox_jobs AS i
 	WHERE i.handler = $9::text AND i.state IN ('pending', 'leased')
 		AND i.next_attempt_at <= coalesce($1::timestamptz, now())
 		AND (SELECT n FROM gate) > 0
+		AND ` + notHeld("i") + `
 	ORDER BY i.next_attempt_at
 	LIMIT $3
 	FOR UPDATE SKIP LOCKED
@@ -695,7 +766,7 @@ const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_
 var acquireFairSQL = acquireStatement(fairAcquisition)
 
 // fairCTEs are acquireFairSQL's in place of dueCTE.
-const fairCTEs = `cursor AS (
+var fairCTEs = `cursor AS (
 	SELECT coalesce((SELECT provider FROM {{schema}}.inbox_fair WHERE handler = $9::text), '') AS provider,
 		coalesce((SELECT tenant FROM {{schema}}.inbox_fair WHERE handler = $9::text), '') AS tenant
 ), walk AS (
@@ -730,6 +801,7 @@ const fairCTEs = `cursor AS (
 		FROM {{schema}}.inbox_jobs AS j
 		WHERE j.handler = $9::text AND j.provider = w.provider AND j.tenant = w.tenant
 			AND j.state COLLATE "C" IN ('pending', 'leased') AND j.next_attempt_at <= coalesce($1::timestamptz, now())
+			AND ` + notHeld("j") + `
 		ORDER BY j.next_attempt_at
 		LIMIT (SELECT n FROM gate) - (SELECT max(found) FROM walk) + 1
 	) AS c
@@ -1267,7 +1339,7 @@ type statements struct {
 	enqueue, enqueueNotify, enqueueBatch             string
 	acquire, acquireLimited, acquireFair, lockLimits string
 	pauseInForce, endPause, insertPause              string
-	resume, pauses                                   string
+	resume, pauses, park, unpark                     string
 	repeat, release                                  string
 	succeed, retry, deadLetter, abandon, extend      string
 	settleBatch, start, lockKeys                     string
@@ -1300,6 +1372,8 @@ func renderStatements(quotedSchema string) statements {
 		insertPause:             r.Replace(insertPauseSQL),
 		resume:                  r.Replace(resumeSQL),
 		pauses:                  r.Replace(pausesSQL),
+		park:                    r.Replace(parkSQL),
+		unpark:                  r.Replace(unparkSQL),
 		repeat:                  r.Replace(repeatSQL),
 		succeed:                 r.Replace(succeedSQL),
 		retry:                   r.Replace(retrySQL),

@@ -122,7 +122,7 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	fairProcs := inboxCase{"TwoProcessorsNewcomer", func(t *testing.T, s webhooks.InboxStore) { testFairProcessors(t, s, f.FairBacklog) }}
 	group("Fairness", append(slices.Clip(fairCases), fairProcs), hasFair, "the store does not lease by tenant in turns (webhooks.FlowOf(store).Fair is false): the fairness cases are skipped")
 	outage := inboxCase{"BreakerRidesOutAnOutage", func(t *testing.T, s webhooks.InboxStore) { testBreakerRidesOutAnOutage(t, s, f.Outage) }}
-	group("Pauses", append(slices.Clip(pauseCases), outage), is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
+	group("Pauses", slices.Concat(pauseCases, scopedPauseCases, []inboxCase{outage}), is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
 	if len(f.Groups) > 0 && !slices.Contains(f.Groups, "CompleteInTx") {
 		return

@@ -29,6 +29,7 @@ var statsCmd = opsSpec{
 	about: []string{
 		"Prints items by state (the succeeded count is estimated beyond a thousand),",
 		"how many are due now and how long the oldest has waited, retries, leases held,",
+		"the pending jobs a scoped pause holds, the pauses in force,",
 		"and dead letters by provider and event type. -json prints the admin API's stats.",
 		"With named handlers it counts each handler's jobs (waiting ones: queued behind",
 		"their ordering key's head) and lists the held ordering keys, whose failing head",
@@ -63,6 +64,9 @@ var statsCmd = opsSpec{
 			fmt.Fprintf(tw, "due now\t%d\t(%s)\n", st.Due, oldest)
 			fmt.Fprintf(tw, "retrying\t%d\n", st.Retrying)
 			fmt.Fprintf(tw, "leases held\t%d\n", st.LeasesHeld)
+			if st.Parked > 0 {
+				fmt.Fprintf(tw, "held by a pause\t%d\n", st.Parked)
+			}
 			named := slices.ContainsFunc(st.Handlers, func(h ops.HandlerStats) bool { return h.Handler != "" })
 			if len(st.DeadLetters) > 0 {
 				fmt.Fprintln(tw)
@@ -129,9 +133,10 @@ var statsCmd = opsSpec{
 			if len(s.Paused) > 0 {
 				fmt.Fprintln(c.stdout)
 				tw = table(c.stdout)
-				fmt.Fprintln(tw, "PAUSED\tCAUSE\tSINCE\tBY\tUNTIL\tREASON")
+				fmt.Fprintln(tw, "PAUSED\tSCOPE\tCAUSE\tSINCE\tBY\tUNTIL\tREASON")
 				for _, p := range s.Paused {
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", handlerName(p.Handler), clean(p.Cause), when(p.Since), oneLine(p.Actor, 40), when(p.Until), oneLine(p.Reason, 80))
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", handlerName(p.Handler), oneLine(p.PauseScope().String(), 80), clean(p.Cause), when(p.Since),
+						oneLine(p.Actor, 40), when(p.Until), oneLine(p.Reason, 80))
 				}
 				if err := tw.Flush(); err != nil {
 					return err

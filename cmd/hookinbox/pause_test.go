@@ -37,13 +37,13 @@ func TestPauseResume(t *testing.T) {
 	assert.Zero(t, acquire(now.Add(time.Minute)), "ledger is paused")
 	out, errOut, code = runOn(t, s, now, "stats")
 	require.Equal(t, exitOK, code, errOut)
-	assert.Regexp(t, `PAUSED\s+CAUSE\s+SINCE\s+BY\s+UNTIL\s+REASON\nledger\s+operator\s+2026-03-01 12:00:00Z\s+alice\s+-\s+the ledger API`, out)
+	assert.Regexp(t, `PAUSED\s+SCOPE\s+CAUSE\s+SINCE\s+BY\s+UNTIL\s+REASON\nledger\s+every job\s+operator\s+2026-03-01 12:00:00Z\s+alice\s+-\s+the ledger API`, out)
 
 	out, errOut, code = runOn(t, s, now, "pauses")
 	require.Equal(t, exitOK, code, errOut)
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 2, out)
-	assert.Regexp(t, `^ledger\s+operator\s+2026-03-01 12:00:00Z\s+-\s+alice\s+the ledger API is in maintenance \(ticket OPS-7\)\s+-`, lines[1])
+	assert.Regexp(t, `^ledger\s+every job\s+operator\s+2026-03-01 12:00:00Z\s+-\s+alice\s+the ledger API is in maintenance \(ticket OPS-7\)\s+-`, lines[1])
 
 	out, errOut, code = runOn(t, s, now.Add(time.Hour), "resume", "-handler", "ledger", "-actor", "bob", "-reason", "maintenance over")
 	require.Equal(t, exitOK, code, errOut)
@@ -58,6 +58,54 @@ func TestPauseResume(t *testing.T) {
 	require.Equal(t, exitOK, code, errOut)
 	assert.Contains(t, out, `"EndedBy": "bob"`)
 	assert.Contains(t, out, `"EndReason": "maintenance over"`)
+}
+
+// TestScopedPauseResume: pause with -provider, -tenant and -types holds
+// only those jobs, of one handler or of every handler ('*'); stats counts
+// the held jobs and shows the scope; resume of another scope exits 4,
+// resume of the same scope gives them back; a scope the store refuses is
+// a usage error.
+func TestScopedPauseResume(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	s := memstore.NewInbox()
+	for i, k := range []webhooks.InboxKey{{Provider: "stripe", Tenant: "acct_1", EventID: "e1"}, {Provider: "stripe", Tenant: "acct_2", EventID: "e2"}} {
+		_, err := s.Enqueue(t.Context(), webhooks.Envelope{Key: k, EventType: "invoice.paid", Payload: []byte(`{}`),
+			ReceivedAt: now.Add(time.Duration(i) * time.Second), Jobs: []webhooks.Job{{Handler: "ledger"}}})
+		require.NoError(t, err)
+	}
+	leased := func(at time.Time) []string {
+		t.Helper()
+		leases, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: at, LeaseDuration: time.Minute, Max: 10, Handler: "ledger"})
+		require.NoError(t, err)
+		var ids []string
+		for _, l := range leases {
+			ids = append(ids, l.Key().EventID)
+		}
+		return ids
+	}
+	for _, args := range [][]string{{"-tenant", "acct_1"}, {"-types", "*"}, {"-types", "in*voice"}, {"-handler", "Ledger*"}} {
+		_, errOut, code := runOn(t, s, now, append([]string{"pause", "-actor", "alice", "-reason", "r"}, args...)...)
+		assert.Equal(t, exitUsage, code, "pause %v: %s", args, errOut)
+	}
+	out, errOut, code := runOn(t, s, now, "pause", "-handler", "*", "-provider", "stripe", "-tenant", "acct_1", "-types", "invoice.*",
+		"-actor", "alice", "-reason", "acct_1 is migrating")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "paused handler (every handler) (stripe/acct_1 invoice.*) at 2026-03-01 12:00:00Z\n", out)
+	out, errOut, code = runOn(t, s, now, "stats")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Regexp(t, `held by a pause\s+1\n`, out)
+	assert.Regexp(t, `\(every handler\)\s+stripe/acct_1 invoice\.\*\s+operator`, out)
+	assert.Equal(t, []string{"e2"}, leased(now.Add(time.Minute)), "acct_1's job is held")
+
+	_, errOut, code = runOn(t, s, now, "resume", "-handler", "*", "-provider", "stripe", "-actor", "bob", "-reason", "done")
+	assert.Equal(t, exitRefused, code, "resume of another scope: %s", errOut)
+	assert.Contains(t, errOut, "handler (every handler) (stripe) is not paused")
+	out, errOut, code = runOn(t, s, now, "resume", "-handler", "*", "-provider", "stripe", "-tenant", "acct_1", "-types", "invoice.*",
+		"-actor", "bob", "-reason", "done")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "resumed handler (every handler) (stripe/acct_1 invoice.*) at 2026-03-01 12:00:00Z\n", out)
+	assert.Equal(t, []string{"e1"}, leased(now.Add(time.Minute)), "acct_1's job runs again")
 }
 
 // TestPauseOnPostgres runs pause, pauses and resume through the binary on
@@ -75,12 +123,23 @@ func TestPauseOnPostgres(t *testing.T) {
 	assert.Contains(t, out, "paused handler audit")
 	out, errOut, code = runBinary(t, bin, db, "pauses", "-schema", schema)
 	require.Equal(t, 0, code, errOut)
-	assert.Regexp(t, `audit\s+operator\s+\S+ \S+\s+-\s+alice\s+noisy\s+-`, out)
+	assert.Regexp(t, `audit\s+every job\s+operator\s+\S+ \S+\s+-\s+alice\s+noisy\s+-`, out)
 	_, errOut, code = runBinary(t, bin, db, "resume", "-schema", schema, "-handler", "audit", "-actor", "bob", "-reason", "quiet")
 	require.Equal(t, 0, code, errOut)
 	_, _, code = runBinary(t, bin, db, "resume", "-schema", schema, "-handler", "audit", "-actor", "bob", "-reason", "quiet")
 	assert.Equal(t, exitRefused, code)
 	out, errOut, code = runBinary(t, bin, db, "pauses", "-schema", schema)
 	require.Equal(t, 0, code, errOut)
-	assert.Regexp(t, `audit\s+operator.*bob\s+quiet`, out)
+	assert.Regexp(t, `audit\s+every job\s+operator.*bob\s+quiet`, out)
+
+	out, errOut, code = runBinary(t, bin, db, "pause", "-schema", schema, "-handler", "*", "-provider", "stripe", "-types", "invoice.*",
+		"-actor", "alice", "-reason", "stripe replays")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "paused handler (every handler) (stripe invoice.*)")
+	out, errOut, code = runBinary(t, bin, db, "pauses", "-schema", schema, "-ended", "0")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `\(every handler\)\s+stripe invoice\.\*\s+operator\s+.*alice\s+stripe replays`, out)
+	_, errOut, code = runBinary(t, bin, db, "resume", "-schema", schema, "-handler", "*", "-provider", "stripe", "-types", "invoice.*",
+		"-actor", "bob", "-reason", "done")
+	require.Equal(t, 0, code, errOut)
 }

@@ -207,8 +207,11 @@ func describeJob(k webhooks.InboxKey, handler string) string {
 
 // handlerName shows a handler's name, the default handler as "(default)".
 func handlerName(h string) string {
-	if h == "" {
+	switch h {
+	case "":
 		return "(default)"
+	case webhooks.EveryHandler:
+		return "(every handler)"
 	}
 	return clean(h)
 }

@@ -303,8 +303,10 @@ type Stats struct {
 	Due                 int64     `json:"due"`
 	OldestDue           time.Time `json:"oldest_due,omitzero"`
 	OldestDueAgeSeconds float64   `json:"oldest_due_age_seconds"`
-	Retrying            int64     `json:"retrying"`
-	LeasesHeld          int64     `json:"leases_held"`
+	// Parked counts the pending items a scoped pause holds.
+	Parked     int64 `json:"parked"`
+	Retrying   int64 `json:"retrying"`
+	LeasesHeld int64 `json:"leases_held"`
 	// DeadLetters counts dead letters by provider and event type, the
 	// largest groups first, at most ops.DefaultDeadLetterGroups of them;
 	// MoreDeadLetters counts the groups left out and their dead letters.
@@ -318,18 +320,20 @@ type Stats struct {
 	// MoreHeldKeys counts those left out.
 	HeldKeys     []HeldKey `json:"held_keys"`
 	MoreHeldKeys int64     `json:"more_held_keys"`
-	// Paused are the handlers paused now, by handler: by an operator or
-	// by their breaker.
+	// Paused are the pauses in force, by handler, then scope: by an
+	// operator or by a handler's breaker.
 	Paused []Pause `json:"paused"`
 }
 
-// Pause is a handler's pause in force (webhooks.Pause).
+// Pause is a pause in force (webhooks.Pause): of a handler, or of every
+// handler ("*"), in a Scope.
 type Pause struct {
-	Handler string    `json:"handler"`
-	Cause   string    `json:"cause"`
-	Actor   string    `json:"actor"`
-	Reason  string    `json:"reason"`
-	Since   time.Time `json:"since"`
+	Handler string `json:"handler"`
+	Scope
+	Cause  string    `json:"cause"`
+	Actor  string    `json:"actor"`
+	Reason string    `json:"reason"`
+	Since  time.Time `json:"since"`
 	// Until is the end of a breaker's cool-down; ProbeUntil, while its
 	// probe runs, when the probe's lease expires.
 	Until      time.Time `json:"until,omitzero"`
@@ -344,6 +348,7 @@ type HandlerStats struct {
 	Due                 int64            `json:"due"`
 	OldestDue           time.Time        `json:"oldest_due,omitzero"`
 	OldestDueAgeSeconds float64          `json:"oldest_due_age_seconds"`
+	Parked              int64            `json:"parked"`
 	Retrying            int64            `json:"retrying"`
 	LeasesHeld          int64            `json:"leases_held"`
 }
@@ -388,6 +393,7 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 		States:             make(map[string]int64, len(s.States)),
 		SucceededEstimated: s.SucceededEstimated,
 		Due:                s.Due,
+		Parked:             s.Parked,
 		OldestDue:          utc(s.OldestDue),
 		Retrying:           s.Retrying,
 		LeasesHeld:         s.LeasesHeld,
@@ -405,7 +411,7 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 	}
 	out.Handlers = make([]HandlerStats, 0, len(s.Handlers))
 	for _, h := range s.Handlers {
-		hs := HandlerStats{Handler: h.Handler, States: make(map[string]int64, len(h.States)), Due: h.Due,
+		hs := HandlerStats{Handler: h.Handler, States: make(map[string]int64, len(h.States)), Due: h.Due, Parked: h.Parked,
 			OldestDue: utc(h.OldestDue), Retrying: h.Retrying, LeasesHeld: h.LeasesHeld}
 		for st, n := range h.States {
 			hs.States[string(st)] = n
@@ -428,7 +434,7 @@ func NewStats(s *ops.Stats, now time.Time) Stats {
 	out.MoreHeldKeys = s.MoreHeldKeys
 	out.Paused = make([]Pause, 0, len(s.Paused))
 	for _, p := range s.Paused {
-		out.Paused = append(out.Paused, Pause{Handler: p.Handler, Cause: string(p.Cause), Actor: p.Actor, Reason: p.Reason,
+		out.Paused = append(out.Paused, Pause{Handler: p.Handler, Scope: ScopeOf(p.Scope), Cause: string(p.Cause), Actor: p.Actor, Reason: p.Reason,
 			Since: utc(p.Since), Until: utc(p.Until), ProbeUntil: utc(p.ProbeUntil)})
 	}
 	return out
@@ -569,20 +575,41 @@ type CloseResult struct {
 	Actor   string `json:"actor"`
 }
 
-// PauseRequest asks to pause a handler, or to resume it.
-type PauseRequest struct {
-	Handler string `json:"handler"`
-	Reason  string `json:"reason"`
-	Ticket  string `json:"ticket,omitempty"`
+// Scope narrows a pause (webhooks.PauseScope); none of its fields, all
+// of a handler's jobs.
+type Scope struct {
+	Provider string `json:"provider,omitempty"`
+	Tenant   string `json:"tenant,omitempty"`
+	Types    string `json:"types,omitempty"`
 }
 
-// PauseResult answers a pause or a resume: the handler is paused now, or
-// not.
+// ScopeOf returns the JSON of s.
+func ScopeOf(s webhooks.PauseScope) Scope {
+	return Scope{Provider: s.Provider, Tenant: s.Tenant, Types: s.Types}
+}
+
+// PauseScope returns the webhooks.PauseScope of s.
+func (s Scope) PauseScope() webhooks.PauseScope {
+	return webhooks.PauseScope{Provider: s.Provider, Tenant: s.Tenant, Types: s.Types}
+}
+
+// PauseRequest asks to pause a handler (or every handler, "*") in a
+// Scope, or to resume it.
+type PauseRequest struct {
+	Handler string `json:"handler"`
+	Scope
+	Reason string `json:"reason"`
+	Ticket string `json:"ticket,omitempty"`
+}
+
+// PauseResult answers a pause or a resume: the handler's jobs in the
+// Scope are paused now, or not.
 type PauseResult struct {
-	Handler string    `json:"handler"`
-	Paused  bool      `json:"paused"`
-	Actor   string    `json:"actor"`
-	At      time.Time `json:"at"`
+	Handler string `json:"handler"`
+	Scope
+	Paused bool      `json:"paused"`
+	Actor  string    `json:"actor"`
+	At     time.Time `json:"at"`
 }
 
 // ErrorResponse is the body of every error answer. Error is a code

@@ -1,0 +1,77 @@
+-- Scoped pauses (webhooks.PauseScope): a pause of a handler, or of every
+-- handler ('*', webhooks.EveryHandler), narrowed to a provider, one of
+-- its tenants, or event types; and the parking of the jobs one holds.
+--
+-- Instances of the previous version (0008) keep working beside it until
+-- an operator makes a scoped pause: from then on they cannot read a
+-- parked job (its next_attempt_at is 'infinity', which they do not
+-- expect) and fail the reads of Item, Stats and List that meet one.
+-- Stop them before pausing a scope. Adding the column and the trigger
+-- rewrites nothing; building inbox_jobs_parked_idx reads inbox_jobs once
+-- under a SHARE lock: writes to it wait that long.
+
+-- A pause's scope: '' narrows nothing. event_types is a pattern as
+-- webhooks.Mux.Handle takes ('invoice.paid', 'invoice.*'), never '*'. A
+-- handler has one pause in force per scope.
+ALTER TABLE {{schema}}.inbox_pauses
+    ADD COLUMN provider    text COLLATE "C" NOT NULL DEFAULT '',
+    ADD COLUMN tenant      text COLLATE "C" NOT NULL DEFAULT '',
+    ADD COLUMN event_types text COLLATE "C" NOT NULL DEFAULT '';
+DROP INDEX {{schema}}.inbox_pauses_in_force_idx;
+CREATE UNIQUE INDEX inbox_pauses_in_force_idx
+    ON {{schema}}.inbox_pauses (handler, provider, tenant, event_types)
+    WHERE ended_at IS NULL;
+
+-- A parked job: pending, held by a scoped pause in force. Its due time
+-- moves to paused_due and next_attempt_at becomes 'infinity', past every
+-- acquisition's now, so that the due-order scans of inbox_jobs_due_idx
+-- and inbox_jobs_tenant_due_idx stop before it however many are parked.
+-- NULL for every other job.
+ALTER TABLE {{schema}}.inbox_jobs ADD COLUMN paused_due timestamptz;
+
+-- Resuming a scope reads its parked jobs from here.
+CREATE INDEX inbox_jobs_parked_idx
+    ON {{schema}}.inbox_jobs (handler, provider, tenant)
+    WHERE paused_due IS NOT NULL;
+
+-- inbox_park parks a job that becomes pending and due (a new job, a
+-- retry, an abandoned lease, the next job of an ordering key, a replay, a
+-- job a resume let go) while a scoped pause in force holds it, and clears
+-- paused_due of one that is no longer parked. It runs in the writing
+-- statement, whichever it is, so no path that makes a job due can miss
+-- it; a pause whose transaction commits after that statement's snapshot
+-- is not seen, and acquisitions skip such a job while the pause holds
+-- (see heldCTE in sql.go). The pattern match is webhooks.PauseScope.Holds.
+CREATE FUNCTION {{schema}}.inbox_park() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    IF NEW.state = 'pending' AND NEW.next_attempt_at <> 'infinity' THEN
+        IF EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses AS p
+            WHERE p.ended_at IS NULL AND p.handler IN (NEW.handler, '*')
+                AND (p.provider <> '' OR p.event_types <> '')
+                AND (p.provider = '' OR p.provider = NEW.provider)
+                AND (p.tenant = '' OR p.tenant = NEW.tenant)
+                AND (p.event_types = '' OR p.event_types = NEW.event_type
+                    OR right(p.event_types, 2) = '.*'
+                        AND starts_with(NEW.event_type, left(p.event_types, -1))
+                        AND length(NEW.event_type) > length(p.event_types) - 1)) THEN
+            NEW.paused_due := NEW.next_attempt_at;
+            NEW.next_attempt_at := 'infinity';
+        ELSE
+            NEW.paused_due := NULL;
+        END IF;
+    ELSIF NEW.state <> 'pending' THEN
+        NEW.paused_due := NULL;
+    END IF;
+    RETURN NEW;
+END
+$$;
+
+-- The WHEN clause runs without calling the function: only a job that
+-- becomes pending and due, or leaves pending while parked, calls it.
+CREATE TRIGGER inbox_jobs_park
+    BEFORE INSERT OR UPDATE OF state, next_attempt_at ON {{schema}}.inbox_jobs
+    FOR EACH ROW
+    WHEN (NEW.state = 'pending' AND NEW.next_attempt_at <> 'infinity'
+        OR NEW.paused_due IS NOT NULL AND NEW.state <> 'pending')
+    EXECUTE FUNCTION {{schema}}.inbox_park();
