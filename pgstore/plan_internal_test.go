@@ -583,14 +583,18 @@ func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 	}
 }
 
-// TestAcquirePlanBesideParkedJobs: a scoped pause of a tenant with a
-// backlog of 50,000 due jobs (1,000,000 with WEBHOOKS_TEST_LONG=1) parks
-// them (from inbox_jobs_tenant_due_idx), and 100 expired leases of the
-// tenant that began before the pause, which stay in the due range, are
-// passed over; beside them, ANALYZEd, every kind of acquisition leases
-// 10 of the other tenant's 2,000 due jobs reading few rows and pages,
-// without a scan of the parked ones; the resume gives them back from
-// inbox_jobs_parked_idx.
+// TestAcquirePlanBesideParkedJobs: with a scoped pause of a tenant in
+// force, its 50,000 due jobs (1,000,000 with WEBHOOKS_TEST_LONG=1) are
+// parked as they are stored (by the trigger), and 100 expired leases of
+// the tenant that began before the pause, which stay in the due range,
+// are passed over; beside them, ANALYZEd, every kind of acquisition
+// leases 10 of the other tenant's 2,000 due jobs reading few rows and
+// pages, without a scan of the parked ones; the resume gives them back
+// from inbox_jobs_parked_idx. (The jobs are parked as they are stored,
+// not by the pause, so that the test does not depend on VACUUM removing
+// the versions from before the parking, which it cannot while another
+// test's transaction is open: right after a pause parks a backlog, the
+// due index holds them until vacuum, and acquisitions pass over them.)
 func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	t.Parallel()
 	backlog := 50_000
@@ -602,6 +606,9 @@ func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q := quoteSchema(s.schema)
+	scope := webhooks.PauseScope{Provider: "acme", Tenant: "held"}
+	pause := webhooks.PauseRequest{Scope: scope, Cause: webhooks.PauseOperator, Actor: "op", Reason: "test", Now: now}
+	require.NoError(t, s.Pause(ctx, pause))
 	// g <= backlog: tenant held, due; then 100 of its expired leases;
 	// then 2,000 of tenant free, due.
 	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
@@ -615,12 +622,9 @@ func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 		FROM (SELECT g, CASE WHEN g <= $2 + 100 THEN 'held' ELSE 'free' END AS tenant, g > $2 AND g <= $2 + 100 AS expired
 			FROM generate_series(1, $2::int + 2100) AS g) AS src`), now, backlog)
 	require.NoError(t, err)
-	scope := webhooks.PauseScope{Provider: "acme", Tenant: "held"}
-	pause := webhooks.PauseRequest{Scope: scope, Cause: webhooks.PauseOperator, Actor: "op", Reason: "test", Now: now}
-	require.NoError(t, s.Pause(ctx, pause))
 	var parked int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE paused_due IS NOT NULL AND next_attempt_at = 'infinity'`).Scan(&parked))
-	require.Equal(t, backlog, parked, "the pause parked the tenant's pending jobs")
+	require.Equal(t, backlog, parked, "the trigger parked the tenant's pending jobs")
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events")
 	require.NoError(t, err)
 	args := []any{now, int64(60e6), 10, "w", "v", nil, false, 10, ""}
@@ -640,12 +644,14 @@ func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 		assert.NotRegexp(t, `Seq Scan on inbox_jobs \w+ \(actual`, plan, "plan:\n%s", plan)
 		assert.Contains(t, plan, c.leased, "leased items")
 		// The planner may join the candidates to the 2,100 due jobs by a
-		// hash; no step reads the parked ones.
+		// hash; no step reads the parked ones. Each of the 100 expired
+		// leases passed over is looked up in inbox_pauses (inbox_held: a
+		// few pages each).
 		for _, m := range regexp.MustCompile(`actual rows=(\d+)`).FindAllStringSubmatch(plan, -1) {
 			n, _ := strconv.Atoi(m[1])
 			assert.LessOrEqual(t, n, 2100, "%s: a step of the plan reads %d rows beside %d parked jobs", c.name, n, backlog)
 		}
-		assert.Less(t, total, 1000, "%s: pages touched beside %d parked jobs", c.name, backlog)
+		assert.Less(t, total, 1500, "%s: pages touched beside %d parked jobs", c.name, backlog)
 	}
 	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 100})
 	require.NoError(t, err)

@@ -34,6 +34,31 @@ CREATE INDEX inbox_jobs_parked_idx
     ON {{schema}}.inbox_jobs (handler, provider, tenant)
     WHERE paused_due IS NOT NULL;
 
+-- inbox_held reports whether a scoped pause in force holds the job of
+-- the handler h of an event of provider p, tenant t and type et (as
+-- webhooks.PauseScope.Holds says). Its first query has no parameter, so
+-- its plan is made once per session: with no scoped pause in force, the
+-- usual case, that is all it runs. PL/pgSQL, never inlined: the
+-- statements that call it plan one function call.
+CREATE FUNCTION {{schema}}.inbox_held(h text, p text, t text, et text) RETURNS boolean
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses
+        WHERE ended_at IS NULL AND (provider <> '' OR event_types <> '')) THEN
+        RETURN false;
+    END IF;
+    RETURN EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses AS s
+        WHERE s.ended_at IS NULL AND s.handler IN (h, '*')
+            AND (s.provider <> '' OR s.event_types <> '')
+            AND (s.provider = '' OR s.provider = p)
+            AND (s.tenant = '' OR s.tenant = t)
+            AND (s.event_types = '' OR s.event_types = et
+                OR right(s.event_types, 2) = '.*'
+                    AND starts_with(et, left(s.event_types, -1))
+                    AND length(et) > length(s.event_types) - 1));
+END
+$$;
+
 -- inbox_park parks a job that becomes pending and due (a new job, a
 -- retry, an abandoned lease, the next job of an ordering key, a replay, a
 -- job a resume let go) while a scoped pause in force holds it, and clears
@@ -41,20 +66,14 @@ CREATE INDEX inbox_jobs_parked_idx
 -- statement, whichever it is, so no path that makes a job due can miss
 -- it; a pause whose transaction commits after that statement's snapshot
 -- is not seen, and acquisitions skip such a job while the pause holds
--- (see heldCTE in sql.go). The pattern match is webhooks.PauseScope.Holds.
+-- (see heldCTE in sql.go).
 CREATE FUNCTION {{schema}}.inbox_park() RETURNS trigger
 LANGUAGE plpgsql AS $$
 BEGIN
     IF NEW.state = 'pending' AND NEW.next_attempt_at <> 'infinity' THEN
-        IF EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses AS p
-            WHERE p.ended_at IS NULL AND p.handler IN (NEW.handler, '*')
-                AND (p.provider <> '' OR p.event_types <> '')
-                AND (p.provider = '' OR p.provider = NEW.provider)
-                AND (p.tenant = '' OR p.tenant = NEW.tenant)
-                AND (p.event_types = '' OR p.event_types = NEW.event_type
-                    OR right(p.event_types, 2) = '.*'
-                        AND starts_with(NEW.event_type, left(p.event_types, -1))
-                        AND length(NEW.event_type) > length(p.event_types) - 1)) THEN
+        IF EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses
+                WHERE ended_at IS NULL AND (provider <> '' OR event_types <> ''))
+            AND {{schema}}.inbox_held(NEW.handler, NEW.provider, NEW.tenant, NEW.event_type) THEN
             NEW.paused_due := NEW.next_attempt_at;
             NEW.next_attempt_at := 'infinity';
         ELSE
