@@ -584,7 +584,7 @@ func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 }
 
 // TestAcquirePlanBesideParkedJobs: with a scoped pause of a tenant in
-// force, its 50,000 due jobs (1,000,000 with WEBHOOKS_TEST_LONG=1) are
+// force, its 20,000 due jobs (1,000,000 with WEBHOOKS_TEST_LONG=1) are
 // parked as they are stored (by the trigger), and 100 expired leases of
 // the tenant that began before the pause, which stay in the due range,
 // are passed over; beside them, ANALYZEd, every kind of acquisition
@@ -597,7 +597,7 @@ func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 // due index holds them until vacuum, and acquisitions pass over them.)
 func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	t.Parallel()
-	backlog := 50_000
+	backlog := 20_000
 	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
 		backlog = 1_000_000
 	}
