@@ -388,6 +388,11 @@ func TestPageEscapesOrderingKeys(t *testing.T) {
 	assert.NotContains(t, body, ">"+strings.Repeat("k", 100), "only the title holds it whole")
 }
 
+// asCarol posts body, JSON, to path as the actor carol.
+func asCarol(h http.Handler, path, body string) *httptest.ResponseRecorder {
+	return do(h, http.MethodPost, path, body, "Content-Type", "application/json", "X-Test-User", "carol")
+}
+
 // TestPauseAndResumeThroughTheAPI: api/pause pauses a handler, audited
 // with the request's actor and reason; api/resume ends it; a second
 // resume is 409 not_paused; without an actor both are refused.
@@ -395,12 +400,9 @@ func TestPauseAndResumeThroughTheAPI(t *testing.T) {
 	t.Parallel()
 	f := newFanOut(t)
 	h := newHandler(t, f.s)
-	as := func(path, body string) *httptest.ResponseRecorder {
-		return do(h, http.MethodPost, path, body, "Content-Type", "application/json", "X-Test-User", "carol")
-	}
 	e := decode[adminjson.ErrorResponse](t, do(h, http.MethodPost, "/api/pause", `{"handler":"audit","reason":"r"}`, "Content-Type", "application/json"), http.StatusForbidden)
 	assert.Equal(t, "forbidden", e.Error, "no actor: refused")
-	res := decode[adminjson.PauseResult](t, as("/api/pause", `{"handler":"audit","reason":"crm maintenance","ticket":"OPS-9"}`), http.StatusOK)
+	res := decode[adminjson.PauseResult](t, asCarol(h, "/api/pause", `{"handler":"audit","reason":"crm maintenance","ticket":"OPS-9"}`), http.StatusOK)
 	assert.Equal(t, "audit", res.Handler)
 	assert.True(t, res.Paused)
 	assert.Equal(t, "carol", res.Actor)
@@ -411,11 +413,11 @@ func TestPauseAndResumeThroughTheAPI(t *testing.T) {
 	leases, err := f.s.Acquire(t.Context(), webhooks.AcquireRequest{Now: base.Add(time.Hour), LeaseDuration: time.Minute, Max: 10, Handler: "audit"})
 	require.NoError(t, err)
 	assert.Empty(t, leases, "audit is paused")
-	decode[adminjson.ErrorResponse](t, as("/api/pause", `{"handler":"audit"}`), http.StatusBadRequest)
+	decode[adminjson.ErrorResponse](t, asCarol(h, "/api/pause", `{"handler":"audit"}`), http.StatusBadRequest)
 
-	res = decode[adminjson.PauseResult](t, as("/api/resume", `{"handler":"audit","reason":"done"}`), http.StatusOK)
+	res = decode[adminjson.PauseResult](t, asCarol(h, "/api/resume", `{"handler":"audit","reason":"done"}`), http.StatusOK)
 	assert.False(t, res.Paused)
-	e = decode[adminjson.ErrorResponse](t, as("/api/resume", `{"handler":"audit","reason":"again"}`), http.StatusConflict)
+	e = decode[adminjson.ErrorResponse](t, asCarol(h, "/api/resume", `{"handler":"audit","reason":"again"}`), http.StatusConflict)
 	assert.Equal(t, "not_paused", e.Error)
 	pauses, err = f.s.Pauses(t.Context(), 10)
 	require.NoError(t, err)
@@ -433,9 +435,6 @@ func TestScopedPauses(t *testing.T) {
 	t.Parallel()
 	f := newFanOut(t)
 	h := newHandler(t, f.s)
-	as := func(path, body string) *httptest.ResponseRecorder {
-		return do(h, http.MethodPost, path, body, "Content-Type", "application/json", "X-Test-User", "carol")
-	}
 	form := func(path, body string) *httptest.ResponseRecorder {
 		return do(h, http.MethodPost, path, body, "Content-Type", "application/x-www-form-urlencoded", "X-Test-User", "carol")
 	}
@@ -451,10 +450,10 @@ func TestScopedPauses(t *testing.T) {
 		`{"handler":"audit","types":"in*voice","reason":"r"}`,
 		`{"handler":"Audit*","provider":"github","reason":"r"}`,
 	} {
-		decode[adminjson.ErrorResponse](t, as("/api/pause", body), http.StatusBadRequest)
+		decode[adminjson.ErrorResponse](t, asCarol(h, "/api/pause", body), http.StatusBadRequest)
 		assert.Empty(t, inForce(), "%s: nothing paused", body)
 	}
-	res := decode[adminjson.PauseResult](t, as("/api/pause", `{"handler":"*","provider":"github","reason":"github outage"}`), http.StatusOK)
+	res := decode[adminjson.PauseResult](t, asCarol(h, "/api/pause", `{"handler":"*","provider":"github","reason":"github outage"}`), http.StatusOK)
 	assert.Equal(t, adminjson.PauseResult{Handler: "*", Scope: adminjson.Scope{Provider: "github"}, Paused: true, Actor: "carol", At: res.At}, res)
 	ps := inForce()
 	require.Len(t, ps, 1)

@@ -176,6 +176,19 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 	}
 }
 
+// planStore returns a migrated store on a pool of one connection, for a
+// plan test beside a table of rows: quick of them, or long with
+// WEBHOOKS_TEST_LONG=1 (.ci/run's long steps).
+func planStore(t *testing.T, quick, long int) (*Store, *pgxpool.Pool, int) {
+	t.Helper()
+	rows := quick
+	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
+		rows = long
+	}
+	pool := pgtest.NewPool(t, 1)
+	return newMigratedStore(t, pool), pool, rows
+}
+
 // TestStatsPlanBesideManySucceeded: with many succeeded rows (1,000,000 with
 // WEBHOOKS_TEST_LONG=1, 100,000 otherwise, to keep the package's tests
 // quick), ANALYZEd, the planner left to itself reads every part of Stats
@@ -183,12 +196,7 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 // estimate close to the truth, every other count exact.
 func TestStatsPlanBesideManySucceeded(t *testing.T) {
 	t.Parallel()
-	succeeded := 100_000
-	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
-		succeeded = 1_000_000
-	}
-	pool := pgtest.NewPool(t, 1)
-	s := newMigratedStore(t, pool)
+	s, pool, succeeded := planStore(t, 100_000, 1_000_000)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	table := quoteSchema(s.schema) + ".inbox_jobs"
@@ -309,12 +317,7 @@ func analyzed(t *testing.T, pool *pgxpool.Pool, sql string, args []any) (plan st
 // the succeeded rows.
 func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	t.Parallel()
-	succeeded := 100_000
-	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
-		succeeded = 1_000_000
-	}
-	pool := pgtest.NewPool(t, 1)
-	s := newMigratedStore(t, pool)
+	s, pool, succeeded := planStore(t, 100_000, 1_000_000)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	table := quoteSchema(s.schema) + ".inbox_jobs"
@@ -474,12 +477,7 @@ func TestPlansBesideManyWaitingJobs(t *testing.T) {
 // statement's pages stay few.
 func TestLimitedAcquirePlanBesidePendingBacklog(t *testing.T) {
 	t.Parallel()
-	pending := 20_000
-	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
-		pending = 200_000
-	}
-	pool := pgtest.NewPool(t, 1)
-	s := newMigratedStore(t, pool)
+	s, pool, pending := planStore(t, 20_000, 200_000)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q := quoteSchema(s.schema)
@@ -525,12 +523,7 @@ func TestLimitedAcquirePlanBesidePendingBacklog(t *testing.T) {
 // tenants, two probes each).
 func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 	t.Parallel()
-	backlog := 50_000
-	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
-		backlog = 1_000_000
-	}
-	pool := pgtest.NewPool(t, 1)
-	s := newMigratedStore(t, pool)
+	s, pool, backlog := planStore(t, 50_000, 1_000_000)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q := quoteSchema(s.schema)
@@ -597,12 +590,7 @@ func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 // due index holds them until vacuum, and acquisitions pass over them.)
 func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	t.Parallel()
-	backlog := 20_000
-	if os.Getenv("WEBHOOKS_TEST_LONG") == "1" {
-		backlog = 1_000_000
-	}
-	pool := pgtest.NewPool(t, 1)
-	s := newMigratedStore(t, pool)
+	s, pool, backlog := planStore(t, 20_000, 1_000_000)
 	ctx := t.Context()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	q := quoteSchema(s.schema)
