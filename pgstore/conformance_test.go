@@ -30,7 +30,8 @@ func TestInboxConformance(t *testing.T) {
 }
 
 // TestInboxConformanceOneStatementEnqueue runs the inbox suite's groups
-// of jobs and ordering keys, on stores that store each Enqueue in a statement of its
+// of jobs, ordering keys and pauses (whose scoped cases park what the
+// enqueue stores), on stores that store each Enqueue in a statement of its
 // own (WithEnqueueBatch(1): enqueueSQL, whose jobsCTE keeps the ordering
 // keys' bookkeeping apart from the group commit's enqueueBatchSQL, as
 // EnqueueTx does).
@@ -48,7 +49,7 @@ func TestInboxConformanceOneStatementEnqueue(t *testing.T) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
-	}, storetest.Features{OrderRace: struct{ Events, Keys int }{400, 20}, Groups: []string{"Handlers", "OrderingKeys"}})
+	}, storetest.Features{OrderRace: struct{ Events, Keys int }{400, 20}, Groups: []string{"Handlers", "OrderingKeys", "Pauses"}})
 }
 
 // runInboxConformance runs storetest's inbox suite on stores in schemas.

@@ -159,7 +159,11 @@ WITH target AS (
 ), replayed AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET
 		state = CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
-		next_attempt_at = CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		next_attempt_at = CASE WHEN k.depth > 1 THEN NULL
+			WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN 'infinity'::timestamptz
+			ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		paused_due = CASE WHEN k.depth > 1 THEN NULL
+			WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN coalesce($10::timestamptz, $4::timestamptz, now()) END,
 		dead_at = NULL,
 		closed_at = NULL,
 		completed_at = NULL,
@@ -205,7 +209,7 @@ SELECT (SELECT state FROM {{schema}}.inbox_jobs
 //
 // $5 now, $6 reset attempts, $7 action, $8 actor, $9 reason, $10 ticket,
 // $11 the state replayed, $12 handlers.
-const replayBatchSQL = `
+var replayBatchSQL = `
 WITH batch AS (
 	SELECT i.provider, i.tenant, i.event_id, i.handler, b.offset_us
 	FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $12::text[]) AS b(provider, tenant, event_id, offset_us, handler)
@@ -217,7 +221,10 @@ WITH batch AS (
 ), replayed AS (
 	UPDATE {{schema}}.inbox_jobs AS i SET
 		state = 'pending',
-		next_attempt_at = coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond',
+		next_attempt_at = CASE WHEN ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + ` THEN 'infinity'::timestamptz
+			ELSE coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond' END,
+		paused_due = CASE WHEN ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + `
+			THEN coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond' END,
 		dead_at = NULL,
 		closed_at = NULL,
 		completed_at = NULL,
@@ -464,11 +471,15 @@ WITH existing AS (
 	RETURNING k.depth, k.dead_ahead, k.last_dead_event_id, k.applied_version
 ), created AS (
 	INSERT INTO {{schema}}.inbox_jobs (
-		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, paused_due, updated_at,
 		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT w.provider, w.tenant, w.event_id, $11::text, w.event_type,
 		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN k.depth > 1 THEN NULL ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		CASE WHEN k.depth > 1 THEN NULL
+			WHEN ` + parks("$11::text", "w.provider", "w.tenant", "w.event_type") + ` THEN 'infinity'::timestamptz
+			ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		CASE WHEN k.depth > 1 THEN NULL
+			WHEN ` + parks("$11::text", "w.provider", "w.tenant", "w.event_type") + ` THEN coalesce($10::timestamptz, $4::timestamptz, now()) END,
 		coalesce($4::timestamptz, now()),
 		w.okey, CASE WHEN w.okey IS NOT NULL THEN w.order_version ELSE 0 END,
 		CASE WHEN k.depth = 1 THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id", "$11::text", "w.provider",

@@ -578,16 +578,16 @@ func TestFairAcquirePlanBesideBacklogs(t *testing.T) {
 
 // TestAcquirePlanBesideParkedJobs: with a scoped pause of a tenant in
 // force, its 20,000 due jobs (1,000,000 with WEBHOOKS_TEST_LONG=1) are
-// parked as they are stored (by the trigger), and 100 expired leases of
+// parked (stored so, as an enqueue would), and 100 expired leases of
 // the tenant that began before the pause, which stay in the due range,
 // are passed over; beside them, ANALYZEd, every kind of acquisition
 // leases 10 of the other tenant's 2,000 due jobs reading few rows and
 // pages, without a scan of the parked ones; the resume gives them back
-// from inbox_jobs_parked_idx. (The jobs are parked as they are stored,
-// not by the pause, so that the test does not depend on VACUUM removing
-// the versions from before the parking, which it cannot while another
-// test's transaction is open: right after a pause parks a backlog, the
-// due index holds them until vacuum, and acquisitions pass over them.)
+// from inbox_jobs_parked_idx. (The jobs are stored parked, not parked by
+// the pause, so that the test does not depend on VACUUM removing the
+// versions from before the parking, which it cannot while another test's
+// transaction is open: right after a pause parks a backlog, the due index
+// holds them until vacuum, and acquisitions pass over them.)
 func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	t.Parallel()
 	s, pool, backlog := planStore(t, 20_000, 1_000_000)
@@ -600,10 +600,12 @@ func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	// g <= backlog: tenant held, due; then 100 of its expired leases;
 	// then 2,000 of tenant free, due.
 	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
-			key_id, state, next_attempt_at, lease_expires_at, lease_token, last_seen_at, received_at, updated_at`,
+			key_id, state, next_attempt_at, paused_due, lease_expires_at, lease_token, last_seen_at, received_at, updated_at`,
 		`SELECT 'acme', tenant, 'e_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
 			'k1', CASE WHEN expired THEN 'leased' ELSE 'pending' END,
-			CASE WHEN expired THEN $1::timestamptz - interval '2 hours' ELSE $1::timestamptz - interval '1 hour' END,
+			CASE WHEN expired THEN $1::timestamptz - interval '2 hours' WHEN tenant = 'held' THEN 'infinity'
+				ELSE $1::timestamptz - interval '1 hour' END,
+			CASE WHEN tenant = 'held' AND NOT expired THEN $1::timestamptz - interval '1 hour' END,
 			CASE WHEN expired THEN $1::timestamptz - interval '2 hours' END,
 			CASE WHEN expired THEN gen_random_uuid() END,
 			$1::timestamptz, $1::timestamptz, $1::timestamptz
@@ -612,7 +614,7 @@ func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	require.NoError(t, err)
 	var parked int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE paused_due IS NOT NULL AND next_attempt_at = 'infinity'`).Scan(&parked))
-	require.Equal(t, backlog, parked, "the trigger parked the tenant's pending jobs")
+	require.Equal(t, backlog, parked, "the tenant's pending jobs are parked")
 	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events")
 	require.NoError(t, err)
 	args := []any{now, int64(60e6), 10, "w", "v", nil, false, 10, ""}

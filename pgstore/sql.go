@@ -151,11 +151,15 @@ wanted AS (
 	RETURNING j.handler
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
-		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, paused_due, updated_at,
 		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT $1, $2, $3, w.handler, $4,
 		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL ELSE coalesce($11::timestamptz, now()) END,
+		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL
+			WHEN ` + parks("w.handler", "$1", "$2", "$4") + ` THEN 'infinity'::timestamptz
+			ELSE coalesce($11::timestamptz, now()) END,
+		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL
+			WHEN ` + parks("w.handler", "$1", "$2", "$4") + ` THEN coalesce($11::timestamptz, now()) END,
 		coalesce($11::timestamptz, now()),
 		w.okey, $17::bigint,
 		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id",
@@ -194,7 +198,7 @@ func demotable(alias, version string) string {
 // due, and flags no overtaking nor applied version (it copies both again
 // when promoted).
 func demoteSet(now string) string {
-	return `state = 'waiting', next_attempt_at = NULL, overtook_event_id = NULL, applied_version = NULL, updated_at = ` + now
+	return `state = 'waiting', next_attempt_at = NULL, paused_due = NULL, overtook_event_id = NULL, applied_version = NULL, updated_at = ` + now
 }
 
 // overtookSQL is overtook_event_id for a job that becomes the head of
@@ -371,11 +375,15 @@ WITH input AS (
 		ON k.handler = r.handler AND k.provider = r.provider AND k.tenant = r.tenant AND k.ordering_key = r.okey
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
-		provider, tenant, event_id, handler, event_type, state, next_attempt_at, updated_at,
+		provider, tenant, event_id, handler, event_type, state, next_attempt_at, paused_due, updated_at,
 		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
 		CASE WHEN h.head IS false THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN h.head IS false THEN NULL ELSE coalesce(r.due_at, now()) END,
+		CASE WHEN h.head IS false THEN NULL
+			WHEN ` + parks("r.handler", "r.provider", "r.tenant", "r.event_type") + ` THEN 'infinity'::timestamptz
+			ELSE coalesce(r.due_at, now()) END,
+		CASE WHEN h.head IS false THEN NULL
+			WHEN ` + parks("r.handler", "r.provider", "r.tenant", "r.event_type") + ` THEN coalesce(r.due_at, now()) END,
 		coalesce(r.due_at, now()),
 		r.okey, r.order_version,
 		CASE WHEN h.head THEN h.overtook END,
@@ -580,11 +588,10 @@ JOIN {{schema}}.inbox_events AS e ON ` + jobOfEvent + `
 
 // heldCTE is every acquisition's first CTE after the Limits': how many
 // scoped pauses are in force of the handler $9 (or of every handler),
-// whose jobs it leases none of. The store parks such jobs (migration
-// 0009's trigger), out of the due range, but one that became due in a
-// statement that took its snapshot before the pause committed is not
-// parked, nor is a lease that began before the pause: notHeld passes
-// over them while the pause holds.
+// whose jobs it leases none of. The store parks such jobs (parks), out
+// of the due range, but one that became due in a statement that took its
+// snapshot before the pause committed is not parked, nor is a lease that
+// began before the pause: notHeld passes over them while the pause holds.
 const heldCTE = `held AS MATERIALIZED (
 	SELECT count(*) AS n FROM {{schema}}.inbox_pauses
 	WHERE handler IN ($9::text, '*') AND ended_at IS NULL AND (provider <> '' OR event_types <> '')
@@ -613,6 +620,39 @@ func scopeHolds(p, j string) string {
 				AND length(` + j + `.event_type) > length(` + p + `.event_types) - 1)`
 }
 
+// parks is the condition that the job of the handler h, of an event of
+// provider p, tenant t and type et, that becomes pending and due in the
+// statement, is parked: a scoped pause in force holds it (see migration
+// 0009). Its EXISTS reads no column of the row, so PostgreSQL runs it
+// once per statement, and calls inbox_held only while a scoped pause is
+// in force: with none, the usual case, parking costs a look at a table
+// of a few rows per statement. Every statement that makes a job due
+// parks it so (the enqueues, the retries and give-backs of settlements,
+// promotions, replays, the resume of another pause); an acquisition
+// leases no held job even when one was not parked (notHeld).
+func parks(h, p, t, et string) string {
+	return `(CASE WHEN NOT EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses
+			WHERE ended_at IS NULL AND (provider <> '' OR event_types <> '')) THEN false
+		ELSE {{schema}}.inbox_held(` + h + `, ` + p + `, ` + t + `, ` + et + `) END)`
+}
+
+// dueOrParked returns the values of next_attempt_at and paused_due of a
+// job that becomes pending, due at due, and is parked when park holds:
+// due at 'infinity', with its due time kept in paused_due.
+func dueOrParked(due, park string) (next, pausedDue string) {
+	return `CASE WHEN ` + park + ` THEN 'infinity'::timestamptz ELSE ` + due + ` END`,
+		`CASE WHEN ` + park + ` THEN ` + due + ` END`
+}
+
+// parkedSet is the SET list of next_attempt_at and paused_due for a job
+// of the row being updated (its own columns) that becomes pending, due at
+// due.
+func parkedSet(due string) string {
+	next, paused := dueOrParked(due, parks("handler", "provider", "tenant", "event_type"))
+	return `next_attempt_at = ` + next + `,
+	paused_due = ` + paused
+}
+
 // pauseInForceSQL locks the pause in force of the handler $1 and the
 // scope $2 (provider), $3 (tenant), $4 (event_types), and returns its ID
 // and cause.
@@ -635,7 +675,7 @@ VALUES ($1::text, $2::text, $3::text, $4::text, $5, $6, $7::text, $8::text, $9::
 // parkSQL parks the pending jobs, due or not, that the scope $2
 // (provider), $3 (tenant), $4 (event_types) holds of the handler $1 ('*':
 // of every handler), for a new scoped pause, in its transaction (see
-// migration 0009). With a provider, it reads inbox_jobs_tenant_due_idx
+// parks). With a provider, it reads inbox_jobs_tenant_due_idx
 // (whose predicate it names); a scope of types alone reads every job of
 // the handler that is pending or leased.
 var parkSQL = `
@@ -648,10 +688,13 @@ WHERE (j.handler = $1::text OR $1::text = '*')
 
 // unparkSQL gives the jobs parked by the scope $2, $3, $4 of the handler
 // $1 (as parkSQL) their due times back, after the pause's end, in its
-// transaction; migration 0009's trigger parks again those another pause
-// in force holds. It reads inbox_jobs_parked_idx.
+// transaction, but those another pause in force holds, which stay
+// parked. It reads inbox_jobs_parked_idx.
 var unparkSQL = `
-UPDATE {{schema}}.inbox_jobs AS j SET next_attempt_at = j.paused_due
+UPDATE {{schema}}.inbox_jobs AS j SET
+	next_attempt_at = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN 'infinity'::timestamptz
+		ELSE j.paused_due END,
+	paused_due = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN j.paused_due END
 FROM (SELECT $2::text AS provider, $3::text AS tenant, $4::text AS event_types) AS p
 WHERE j.paused_due IS NOT NULL AND (j.handler = $1::text OR $1::text = '*')
 	AND ($2::text = '' OR j.provider = $2::text) AND ($3::text = '' OR j.tenant = $3::text)
@@ -957,7 +1000,7 @@ var succeedSQL = settleSQL(ranSet+`
 // delay from now (µs), $9 error class, $10 error message.
 var retrySQL = settleSQL(ranSet+`
 	state = 'pending',
-	next_attempt_at = coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond'),
+	`+parkedSet("coalesce($7::timestamptz, now() + $8::bigint * interval '1 microsecond')")+`,
 	last_error_class = $9,
 	last_error_message = $10,
 	last_error_at = coalesce($6::timestamptz, now()),
@@ -979,7 +1022,7 @@ var deadLetterSQL = settleSQL(`
 var abandonSQL = settleSQL(`
 	state = 'pending',
 	attempts = CASE WHEN `+held+` THEN attempts ELSE greatest(attempts - 1, 0) END,
-	next_attempt_at = coalesce($6::timestamptz, now()),
+	`+parkedSet("coalesce($6::timestamptz, now())")+`,
 	updated_at = coalesce($6::timestamptz, now()),`+strings.Replace(settledSet, "lease_reclaimed = false",
 	"lease_reclaimed = "+held+" AND lease_reclaimed", 1), "abandoned", "NULL", "NULL")
 
@@ -1020,9 +1063,14 @@ WITH input AS (
 		attempt_seq = i.attempt_seq + (b.outcome IN ('succeeded', 'retried') AND ` + heldI + `)::int,
 		lease_started_at = CASE WHEN b.outcome IN ('succeeded', 'retried') AND ` + heldI + `
 			THEN coalesce(b.now, now()) ELSE i.lease_started_at END,
-		next_attempt_at = CASE b.outcome
-			WHEN 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
-			WHEN 'abandoned' THEN coalesce(b.now, now()) END,
+		next_attempt_at = CASE WHEN b.outcome NOT IN ('retried', 'abandoned') THEN NULL
+			WHEN ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + ` THEN 'infinity'::timestamptz
+			WHEN b.outcome = 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
+			ELSE coalesce(b.now, now()) END,
+		paused_due = CASE WHEN b.outcome NOT IN ('retried', 'abandoned')
+				OR NOT ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + ` THEN NULL
+			WHEN b.outcome = 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
+			ELSE coalesce(b.now, now()) END,
 		completed_at = CASE b.outcome WHEN 'succeeded' THEN coalesce(b.now, now()) ELSE i.completed_at END,
 		dead_at = CASE b.outcome WHEN 'dead_lettered' THEN coalesce(b.now, now()) ELSE i.dead_at END,
 		last_error_class = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_class
@@ -1080,7 +1128,9 @@ WITH input AS (
 ), promoted AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET
 		state = 'pending',
-		next_attempt_at = coalesce(n.now, now()),
+		next_attempt_at = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN 'infinity'::timestamptz
+			ELSE coalesce(n.now, now()) END,
+		paused_due = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN coalesce(n.now, now()) END,
 		updated_at = coalesce(n.now, now()),
 		overtook_event_id = ` + overtookSQL("n.dead_ahead", "n.last_dead_event_id", "n.handler", "n.provider", "n.tenant",
 	"n.ordering_key", "(d.order_version, d.seq) < (n.order_version, n.seq)") + `,
@@ -1189,12 +1239,12 @@ WHERE provider = $1 AND tenant = $2 AND event_id = $3 AND handler = $5::text
 // and not charged the attempt, since no handler ran; its attempt number is
 // given back too (a held lease had neither). Its token was never handed
 // out, so it is not kept. $6 now.
-const releaseSQL = `
+var releaseSQL = `
 UPDATE {{schema}}.inbox_jobs SET
 	state = 'pending',
 	attempts = greatest(attempts - (NOT ` + held + `)::int, 0),
 	attempt_seq = greatest(attempt_seq - (NOT ` + held + `)::int, 0),
-	next_attempt_at = lease_expires_at,
+	` + parkedSet("lease_expires_at") + `,
 	updated_at = coalesce($6::timestamptz, now()),
 	acquisition_id = NULL,
 	lease_token = NULL,

@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -93,6 +94,18 @@ func wantParked(t *testing.T, s webhooks.InboxStore, k webhooks.InboxKey, handle
 	}
 }
 
+// wantParkedCount requires Stats.Parked at now to be n, when the store is
+// an ops.Store: the held jobs are parked, out of the due range, not only
+// passed over by acquisitions.
+func wantParkedCount(t *testing.T, s webhooks.InboxStore, now time.Time, n int64, why string) {
+	t.Helper()
+	if o, ok := s.(opsStore); ok {
+		if st := mustStats(t, o, now); st.Parked != n {
+			t.Errorf("Stats.Parked at %s: %d; want %d: %s", fmtTime(now), st.Parked, n, why)
+		}
+	}
+}
+
 // testScopeHoldsItsJobs: a pause of ledger's jobs of one tenant's
 // invoice events holds those only (its other jobs, and audit's, run),
 // keeps them pending with no attempt and their due times, holds an
@@ -173,19 +186,27 @@ func testScopeHoldsRetriesAndExpiredLeases(t *testing.T, s webhooks.InboxStore) 
 	scope := webhooks.PauseScope{Provider: "acme"}
 	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "r", "invoice.paid", base, ledger))
 	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "x", "invoice.paid", at(time.Second), ledger))
+	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "a", "invoice.paid", at(time.Second), ledger))
+	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "b", "invoice.paid", at(time.Second), ledger))
 	mustEnqueue(t, s, scopedEnvelope("other", "t1", "o", "invoice.paid", at(time.Hour), ledger))
-	leases := wantLeased(t, s, ledger, at(2*time.Second), false, "nothing is paused yet", "r", "x")
+	leases := wantLeased(t, s, ledger, at(2*time.Second), false, "nothing is paused yet", "r", "x", "a", "b")
 	if err := ps.Pause(t.Context(), scopedPause(ledger, scope, at(3*time.Second))); err != nil {
 		t.Fatalf("Pause(ledger, %s): %v", scope, err)
 	}
 	mustSettle(t, s, retry(leases["r"], transient, at(5*time.Second), at(4*time.Second)))
+	mustSettle(t, s, abandon(leases["a"], at(4*time.Second)))
+	// b's retry, in a batch where the store settles so.
+	settleEither(t, s, retry(leases["b"], transient, at(6*time.Second), at(4*time.Second)), is[webhooks.BatchSettler](s))
+	wantParkedCount(t, s, at(4*time.Second), 3, "r's and b's retries and a's abandoned lease are parked")
 	// x's lease expires at 2 s + leaseFor.
-	wantRan(t, s, ledger, at(time.Hour), false, "r's retry and x's expired lease are held", "o")
+	wantRan(t, s, ledger, at(time.Hour), false, "the retries, a's abandoned lease and x's expired lease are held", "o")
 	wantParked(t, s, webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: "r"}, ledger, 1, at(5*time.Second))
+	wantParked(t, s, webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: "a"}, ledger, 0, at(4*time.Second))
 	if err := ps.Resume(t.Context(), scopedResume(ledger, scope, at(2*time.Hour))); err != nil {
 		t.Fatalf("Resume(ledger, %s): %v", scope, err)
 	}
-	got := wantLeased(t, s, ledger, at(2*time.Hour), true, "the pause ended: r's retry (due at 5 s), then x's expired lease (at 62 s), in due order", "r", "x")
+	got := wantLeased(t, s, ledger, at(2*time.Hour), true,
+		"the pause ended: a's give-back (due at 4 s), r's retry (at 5 s), b's (at 6 s), then x's expired lease (at 62 s), in due order", "a", "r", "b", "x")
 	if got["r"].Attempt != 2 {
 		t.Errorf("r's lease after the resume: Attempt %d; want 2 (its first failed)", got["r"].Attempt)
 	}
@@ -215,9 +236,11 @@ func testScopesOfEveryHandlerOverlap(t *testing.T, s webhooks.InboxStore) {
 	if p := mustPauses(t, ps, 0); len(p) != 2 || p[0].Handler != webhooks.EveryHandler || p[0].Scope != acme || p[1].Handler != ledger || p[1].Scope != paid {
 		t.Errorf("Pauses: %+v; want every handler's of %s, then ledger's of %s", p, acme, paid)
 	}
+	wantParkedCount(t, s, at(time.Minute), 5, "every job of acme (two events, two handlers) and ledger's o-paid")
 	if err := ps.Resume(t.Context(), scopedResume(webhooks.EveryHandler, acme, at(time.Hour))); err != nil {
 		t.Fatalf("Resume(every handler, %s): %v", acme, err)
 	}
+	wantParkedCount(t, s, at(time.Hour), 2, "ledger's invoice.paid jobs stay parked (a-paid, o-paid)")
 	wantRan(t, s, audit, at(time.Hour), false, "acme's pause ended", "a-paid", "a-cus")
 	wantRan(t, s, ledger, at(time.Hour), false, "invoice.paid is still held for ledger", "a-cus")
 	if err := ps.Resume(t.Context(), scopedResume(ledger, paid, at(2*time.Hour))); err != nil {
@@ -266,7 +289,29 @@ func testScopeHoldsAnOrderingKey(t *testing.T, s webhooks.InboxStore) {
 	}
 	got := wantLeased(t, s, ledger, at(time.Hour), false, "the pause ended: k's head", "k-1")
 	mustSettle(t, s, succeed(got["k-1"], at(time.Hour)))
-	wantLeased(t, s, ledger, at(time.Hour), false, "k-1 succeeded: k-2 is next", "k-2")
+	wantRan(t, s, ledger, at(time.Hour), false, "k-1 succeeded: k-2 is next", "k-2")
+
+	// A key's next job that the pause holds is parked when it becomes the
+	// head, and its later jobs wait behind it.
+	if err := ps.Pause(t.Context(), scopedPause(ledger, scope, at(2*time.Hour))); err != nil {
+		t.Fatalf("Pause(ledger, %s) again: %v", scope, err)
+	}
+	for i, typ := range []string{"customer.updated", "invoice.paid", "customer.deleted"} {
+		env := ordered(fmt.Sprintf("m-%d", i+1), "m", int64(i+1), at(2*time.Hour+time.Duration(i)*time.Second))
+		env.EventType = typ
+		mustEnqueue(t, s, env)
+	}
+	got = wantLeased(t, s, ledger, at(3*time.Hour), false, "m's head is not held", "m-1")
+	mustSettle(t, s, succeed(got["m-1"], at(3*time.Hour)))
+	wantNoJobDue(t, s, ledger, at(4*time.Hour), "m-2, m's head now, is held, and m-3 waits behind it")
+	wantParkedCount(t, s, at(4*time.Hour), 1, "the promoted m-2 is parked")
+	wantState(t, s, "m-3", ledger, webhooks.StateWaiting, "its key's head is held")
+	if err := ps.Resume(t.Context(), scopedResume(ledger, scope, at(5*time.Hour))); err != nil {
+		t.Fatalf("Resume(ledger, %s) again: %v", scope, err)
+	}
+	got = wantLeased(t, s, ledger, at(5*time.Hour), false, "the pause ended: m-2", "m-2")
+	mustSettle(t, s, succeed(got["m-2"], at(5*time.Hour)))
+	wantLeased(t, s, ledger, at(5*time.Hour), false, "then m-3", "m-3")
 }
 
 // testProbePassesOverHeldJobs: while a breaker's pause of ledger waits for
@@ -332,6 +377,25 @@ func testScopeHoldsReplays(t *testing.T, s webhooks.InboxStore) {
 		t.Fatalf("bulk Replay while acme is held: %+v, %v; want d2, due at %s", res, err, fmtTime(at(4*time.Minute)))
 	}
 	wantNoJobDue(t, s, ledger, at(time.Hour), "the replayed jobs are held")
+	wantParkedCount(t, s, at(time.Hour), 2, "both replays are parked")
+	// A replay to another handler makes that handler's job, parked while
+	// a pause of its handler holds it.
+	if webhooks.FanOutOf(s).Handlers {
+		if err := ps.Pause(t.Context(), scopedPause(audit, scope, at(5*time.Minute))); err != nil {
+			t.Fatalf("Pause(audit, %s): %v", scope, err)
+		}
+		to := replayOf(acme("d1"), at(6*time.Minute))
+		to.Handler, to.ToHandler = ledger, audit
+		if res, err := o.Replay(t.Context(), to); err != nil || len(res.Items) != 1 || !res.Items[0].DueAt.Equal(at(6*time.Minute)) {
+			t.Fatalf("Replay(d1, ToHandler audit) while acme is held for audit: %+v, %v; want audit's job due at %s", res, err, fmtTime(at(6*time.Minute)))
+		}
+		wantNoJobDue(t, s, audit, at(time.Hour), "audit's new job is held")
+		wantParkedCount(t, s, at(time.Hour), 3, "the job the replay made for audit is parked")
+		if err := ps.Resume(t.Context(), scopedResume(audit, scope, at(2*time.Hour))); err != nil {
+			t.Fatalf("Resume(audit, %s): %v", scope, err)
+		}
+		wantLeased(t, s, audit, at(2*time.Hour), false, "audit's pause ended", "d1")
+	}
 	wantParked(t, s, acme("d1"), ledger, 0, at(3*time.Minute))
 	wantParked(t, s, acme("d2"), ledger, 0, at(4*time.Minute))
 	if err := ps.Resume(t.Context(), scopedResume(ledger, scope, at(2*time.Hour))); err != nil {

@@ -1,14 +1,17 @@
 -- Scoped pauses (webhooks.PauseScope): a pause of a handler, or of every
 -- handler ('*', webhooks.EveryHandler), narrowed to a provider, one of
--- its tenants, or event types; and the parking of the jobs one holds.
+-- its tenants, or event types; and the parking of the jobs one holds: the
+-- statements that make a job pending and due park it while a scoped pause
+-- in force holds it (see parks in sql.go), and acquisitions lease none
+-- of the jobs one holds, parked or not (notHeld).
 --
 -- Instances of the previous version (0008) keep working beside it until
 -- an operator makes a scoped pause: from then on they cannot read a
 -- parked job (its next_attempt_at is 'infinity', which they do not
 -- expect) and fail the reads of Item, Stats and List that meet one.
--- Stop them before pausing a scope. Adding the column and the trigger
--- rewrites nothing; building inbox_jobs_parked_idx reads inbox_jobs once
--- under a SHARE lock: writes to it wait that long.
+-- Stop them before pausing a scope. Adding the columns rewrites nothing;
+-- building inbox_jobs_parked_idx reads inbox_jobs once under a SHARE
+-- lock: writes to it wait that long.
 
 -- A pause's scope: '' narrows nothing. event_types is a pattern as
 -- webhooks.Mux.Handle takes ('invoice.paid', 'invoice.*'), never '*'. A
@@ -36,10 +39,11 @@ CREATE INDEX inbox_jobs_parked_idx
 
 -- inbox_held reports whether a scoped pause in force holds the job of
 -- the handler h of an event of provider p, tenant t and type et (as
--- webhooks.PauseScope.Holds says). Its first query has no parameter, so
--- its plan is made once per session: with no scoped pause in force, the
--- usual case, that is all it runs. PL/pgSQL, never inlined: the
--- statements that call it plan one function call.
+-- webhooks.PauseScope.Holds says). The statements call it only while a
+-- scoped pause is in force (they look for one first, once each); its
+-- own first query, which has no parameter, says the same for a caller
+-- that did not. PL/pgSQL, never inlined: a statement that calls it plans
+-- one function call.
 CREATE FUNCTION {{schema}}.inbox_held(h text, p text, t text, et text) RETURNS boolean
 LANGUAGE plpgsql STABLE AS $$
 BEGIN
@@ -58,39 +62,3 @@ BEGIN
                     AND length(et) > length(s.event_types) - 1));
 END
 $$;
-
--- inbox_park parks a job that becomes pending and due (a new job, a
--- retry, an abandoned lease, the next job of an ordering key, a replay, a
--- job a resume let go) while a scoped pause in force holds it, and clears
--- paused_due of one that is no longer parked. It runs in the writing
--- statement, whichever it is, so no path that makes a job due can miss
--- it; a pause whose transaction commits after that statement's snapshot
--- is not seen, and acquisitions skip such a job while the pause holds
--- (see heldCTE in sql.go).
-CREATE FUNCTION {{schema}}.inbox_park() RETURNS trigger
-LANGUAGE plpgsql AS $$
-BEGIN
-    IF NEW.state = 'pending' AND NEW.next_attempt_at <> 'infinity' THEN
-        IF EXISTS (SELECT 1 FROM {{schema}}.inbox_pauses
-                WHERE ended_at IS NULL AND (provider <> '' OR event_types <> ''))
-            AND {{schema}}.inbox_held(NEW.handler, NEW.provider, NEW.tenant, NEW.event_type) THEN
-            NEW.paused_due := NEW.next_attempt_at;
-            NEW.next_attempt_at := 'infinity';
-        ELSE
-            NEW.paused_due := NULL;
-        END IF;
-    ELSIF NEW.state <> 'pending' THEN
-        NEW.paused_due := NULL;
-    END IF;
-    RETURN NEW;
-END
-$$;
-
--- The WHEN clause runs without calling the function: only a job that
--- becomes pending and due, or leaves pending while parked, calls it.
-CREATE TRIGGER inbox_jobs_park
-    BEFORE INSERT OR UPDATE OF state, next_attempt_at ON {{schema}}.inbox_jobs
-    FOR EACH ROW
-    WHEN (NEW.state = 'pending' AND NEW.next_attempt_at <> 'infinity'
-        OR NEW.paused_due IS NOT NULL AND NEW.state <> 'pending')
-    EXECUTE FUNCTION {{schema}}.inbox_park();
