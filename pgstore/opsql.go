@@ -159,11 +159,7 @@ WITH target AS (
 ), replayed AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET
 		state = CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
-		next_attempt_at = CASE WHEN k.depth > 1 THEN NULL
-			WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN 'infinity'::timestamptz
-			ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
-		paused_due = CASE WHEN k.depth > 1 THEN NULL
-			WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		` + dueOrParkedSet("k.depth > 1", "coalesce($10::timestamptz, $4::timestamptz, now())", parks("j.handler", "j.provider", "j.tenant", "j.event_type")) + `,
 		dead_at = NULL,
 		closed_at = NULL,
 		completed_at = NULL,
@@ -221,10 +217,8 @@ WITH batch AS (
 ), replayed AS (
 	UPDATE {{schema}}.inbox_jobs AS i SET
 		state = 'pending',
-		next_attempt_at = CASE WHEN ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + ` THEN 'infinity'::timestamptz
-			ELSE coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond' END,
-		paused_due = CASE WHEN ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + `
-			THEN coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond' END,
+		` + dueOrParkedSet("false", "coalesce($5::timestamptz, now()) + batch.offset_us * interval '1 microsecond'",
+	parks("i.handler", "i.provider", "i.tenant", "i.event_type")) + `,
 		dead_at = NULL,
 		closed_at = NULL,
 		completed_at = NULL,
@@ -475,11 +469,7 @@ WITH existing AS (
 		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT w.provider, w.tenant, w.event_id, $11::text, w.event_type,
 		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN k.depth > 1 THEN NULL
-			WHEN ` + parks("$11::text", "w.provider", "w.tenant", "w.event_type") + ` THEN 'infinity'::timestamptz
-			ELSE coalesce($10::timestamptz, $4::timestamptz, now()) END,
-		CASE WHEN k.depth > 1 THEN NULL
-			WHEN ` + parks("$11::text", "w.provider", "w.tenant", "w.event_type") + ` THEN coalesce($10::timestamptz, $4::timestamptz, now()) END,
+		` + dueOrParked("k.depth > 1", "coalesce($10::timestamptz, $4::timestamptz, now())", parks("$11::text", "w.provider", "w.tenant", "w.event_type")) + `,
 		coalesce($4::timestamptz, now()),
 		w.okey, CASE WHEN w.okey IS NOT NULL THEN w.order_version ELSE 0 END,
 		CASE WHEN k.depth = 1 THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id", "$11::text", "w.provider",

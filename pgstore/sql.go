@@ -155,11 +155,7 @@ wanted AS (
 		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT $1, $2, $3, w.handler, $4,
 		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL
-			WHEN ` + parks("w.handler", "$1", "$2", "$4") + ` THEN 'infinity'::timestamptz
-			ELSE coalesce($11::timestamptz, now()) END,
-		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN NULL
-			WHEN ` + parks("w.handler", "$1", "$2", "$4") + ` THEN coalesce($11::timestamptz, now()) END,
+		` + dueOrParked("k.depth > 1 AND d.handler IS NULL", "coalesce($11::timestamptz, now())", parks("w.handler", "$1", "$2", "$4")) + `,
 		coalesce($11::timestamptz, now()),
 		w.okey, $17::bigint,
 		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id",
@@ -379,11 +375,7 @@ WITH input AS (
 		ordering_key, order_version, overtook_event_id, applied_version)
 	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
 		CASE WHEN h.head IS false THEN 'waiting' ELSE 'pending' END,
-		CASE WHEN h.head IS false THEN NULL
-			WHEN ` + parks("r.handler", "r.provider", "r.tenant", "r.event_type") + ` THEN 'infinity'::timestamptz
-			ELSE coalesce(r.due_at, now()) END,
-		CASE WHEN h.head IS false THEN NULL
-			WHEN ` + parks("r.handler", "r.provider", "r.tenant", "r.event_type") + ` THEN coalesce(r.due_at, now()) END,
+		` + dueOrParked("h.head IS false", "coalesce(r.due_at, now())", parks("r.handler", "r.provider", "r.tenant", "r.event_type")) + `,
 		coalesce(r.due_at, now()),
 		r.okey, r.order_version,
 		CASE WHEN h.head THEN h.overtook END,
@@ -636,21 +628,34 @@ func parks(h, p, t, et string) string {
 		ELSE {{schema}}.inbox_held(` + h + `, ` + p + `, ` + t + `, ` + et + `) END)`
 }
 
-// dueOrParked returns the values of next_attempt_at and paused_due of a
-// job that becomes pending, due at due, and is parked when park holds:
-// due at 'infinity', with its due time kept in paused_due.
-func dueOrParked(due, park string) (next, pausedDue string) {
-	return `CASE WHEN ` + park + ` THEN 'infinity'::timestamptz ELSE ` + due + ` END`,
-		`CASE WHEN ` + park + ` THEN ` + due + ` END`
+// dueOrParked returns the values of next_attempt_at and paused_due, in
+// that order and comma-separated, of a job that waits (not due: both
+// NULL) when the condition waiting holds, and otherwise is pending, due
+// at due, or parked when park holds: due at 'infinity', its due time kept
+// in paused_due.
+func dueOrParked(waiting, due, park string) string {
+	next, paused := dueOrParkedValues(waiting, due, park)
+	return next + `,
+		` + paused
 }
 
-// parkedSet is the SET list of next_attempt_at and paused_due for a job
-// of the row being updated (its own columns) that becomes pending, due at
-// due.
-func parkedSet(due string) string {
-	next, paused := dueOrParked(due, parks("handler", "provider", "tenant", "event_type"))
+// dueOrParkedSet is dueOrParked as the items of a SET list.
+func dueOrParkedSet(waiting, due, park string) string {
+	next, paused := dueOrParkedValues(waiting, due, park)
 	return `next_attempt_at = ` + next + `,
-	paused_due = ` + paused
+		paused_due = ` + paused
+}
+
+// dueOrParkedValues returns dueOrParked's two values.
+func dueOrParkedValues(waiting, due, park string) (next, paused string) {
+	return `CASE WHEN ` + waiting + ` THEN NULL WHEN ` + park + ` THEN 'infinity'::timestamptz ELSE ` + due + ` END`,
+		`CASE WHEN ` + waiting + ` THEN NULL WHEN ` + park + ` THEN ` + due + ` END`
+}
+
+// parkedSet is dueOrParkedSet for a job, the row being updated (its own
+// columns), that becomes pending, due at due.
+func parkedSet(due string) string {
+	return dueOrParkedSet("false", due, parks("handler", "provider", "tenant", "event_type"))
 }
 
 // pauseInForceSQL locks the pause in force of the handler $1 and the
@@ -692,9 +697,7 @@ WHERE (j.handler = $1::text OR $1::text = '*')
 // parked. It reads inbox_jobs_parked_idx.
 var unparkSQL = `
 UPDATE {{schema}}.inbox_jobs AS j SET
-	next_attempt_at = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN 'infinity'::timestamptz
-		ELSE j.paused_due END,
-	paused_due = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN j.paused_due END
+	` + dueOrParkedSet("false", "j.paused_due", parks("j.handler", "j.provider", "j.tenant", "j.event_type")) + `
 FROM (SELECT $2::text AS provider, $3::text AS tenant, $4::text AS event_types) AS p
 WHERE j.paused_due IS NOT NULL AND (j.handler = $1::text OR $1::text = '*')
 	AND ($2::text = '' OR j.provider = $2::text) AND ($3::text = '' OR j.tenant = $3::text)
@@ -1063,14 +1066,9 @@ WITH input AS (
 		attempt_seq = i.attempt_seq + (b.outcome IN ('succeeded', 'retried') AND ` + heldI + `)::int,
 		lease_started_at = CASE WHEN b.outcome IN ('succeeded', 'retried') AND ` + heldI + `
 			THEN coalesce(b.now, now()) ELSE i.lease_started_at END,
-		next_attempt_at = CASE WHEN b.outcome NOT IN ('retried', 'abandoned') THEN NULL
-			WHEN ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + ` THEN 'infinity'::timestamptz
-			WHEN b.outcome = 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
-			ELSE coalesce(b.now, now()) END,
-		paused_due = CASE WHEN b.outcome NOT IN ('retried', 'abandoned')
-				OR NOT ` + parks("i.handler", "i.provider", "i.tenant", "i.event_type") + ` THEN NULL
-			WHEN b.outcome = 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond')
-			ELSE coalesce(b.now, now()) END,
+		` + dueOrParkedSet("b.outcome NOT IN ('retried', 'abandoned')",
+	"CASE b.outcome WHEN 'retried' THEN coalesce(b.retry_at, now() + b.retry_us * interval '1 microsecond') ELSE coalesce(b.now, now()) END",
+	parks("i.handler", "i.provider", "i.tenant", "i.event_type")) + `,
 		completed_at = CASE b.outcome WHEN 'succeeded' THEN coalesce(b.now, now()) ELSE i.completed_at END,
 		dead_at = CASE b.outcome WHEN 'dead_lettered' THEN coalesce(b.now, now()) ELSE i.dead_at END,
 		last_error_class = CASE b.outcome WHEN 'succeeded' THEN NULL WHEN 'abandoned' THEN i.last_error_class
@@ -1128,9 +1126,7 @@ WITH input AS (
 ), promoted AS (
 	UPDATE {{schema}}.inbox_jobs AS j SET
 		state = 'pending',
-		next_attempt_at = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN 'infinity'::timestamptz
-			ELSE coalesce(n.now, now()) END,
-		paused_due = CASE WHEN ` + parks("j.handler", "j.provider", "j.tenant", "j.event_type") + ` THEN coalesce(n.now, now()) END,
+		` + dueOrParkedSet("false", "coalesce(n.now, now())", parks("j.handler", "j.provider", "j.tenant", "j.event_type")) + `,
 		updated_at = coalesce(n.now, now()),
 		overtook_event_id = ` + overtookSQL("n.dead_ahead", "n.last_dead_event_id", "n.handler", "n.provider", "n.tenant",
 	"n.ordering_key", "(d.order_version, d.seq) < (n.order_version, n.seq)") + `,

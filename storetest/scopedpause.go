@@ -324,7 +324,9 @@ func testProbePassesOverHeldJobs(t *testing.T, s webhooks.InboxStore) {
 	ps := s.(webhooks.PauseStore)
 	scope := webhooks.PauseScope{Provider: "acme"}
 	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "held", "invoice.paid", base, ledger))
-	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "parked", "invoice.paid", base, ledger))
+	// Due a millisecond later: which of two jobs due at one instant
+	// Acquire(Max 1) leases is the store's to choose.
+	mustEnqueue(t, s, scopedEnvelope("acme", "t1", "parked", "invoice.paid", at(time.Millisecond), ledger))
 	mustAcquireJob(t, s, ledger, webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: "held"}, base, leaseFor)
 	if err := ps.Pause(t.Context(), scopedPause(ledger, scope, at(time.Second))); err != nil {
 		t.Fatalf("Pause(ledger, %s): %v", scope, err)
