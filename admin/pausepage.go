@@ -55,9 +55,10 @@ func (h *Handler) serveResumeForm(w http.ResponseWriter, r *http.Request) {
 	h.servePauseOrResumeForm(w, r, false)
 }
 
-// pauseFields are the fields of the page's pause and resume forms: each
-// at most once, handler and reason required; an empty or missing
-// provider, tenant or types narrows nothing.
+// pauseFields are the fields of the page's pause and resume forms, each
+// at most once, as the API's PauseRequest has them: a missing handler is
+// the default one, and an empty or missing provider, tenant or types
+// narrows nothing.
 var pauseFields = []string{"handler", "provider", "tenant", "types", "reason"}
 
 // servePauseOrResumeForm does what the API's pause or resume does, for a
@@ -85,10 +86,6 @@ func (h *Handler) servePauseOrResumeForm(w http.ResponseWriter, r *http.Request,
 			h.pageError(w, http.StatusBadRequest, "the form has handler and reason, and may have provider, tenant and types, once each; the actor comes from the request's authentication")
 			return
 		}
-	}
-	if !r.PostForm.Has("handler") {
-		h.pageError(w, http.StatusBadRequest, "the form needs a handler")
-		return
 	}
 	f := r.PostForm.Get
 	req := adminjson.PauseRequest{Handler: f("handler"), Reason: f("reason"),

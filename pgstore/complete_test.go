@@ -13,6 +13,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -283,7 +284,7 @@ func TestProcessorWithCompleteTx(t *testing.T) {
 	p, err := webhooks.NewProcessor(store, mux,
 		webhooks.WithWorkers(1),
 		webhooks.WithPollInterval(time.Hour), // woken by the test only
-		webhooks.WithLogger(testLogger(t)),
+		webhooks.WithLogger(testlog.Logger(t)),
 	)
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())

@@ -13,6 +13,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/storetest"
 )
@@ -204,7 +205,7 @@ func (r *recycledSchemas) store(t *testing.T) (*pgstore.Store, *pgxpool.Pool) {
 		r.mu.Unlock()
 	})
 	pool := pgtest.NewPoolAt(t, r.dsn, storePoolConns, r.configure)
-	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t))}, r.options...)...)
+	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t))}, r.options...)...)
 	require.NoError(t, err)
 	return s, pool
 }

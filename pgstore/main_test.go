@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"context"
 	"crypto/sha256"
-	"log/slog"
 	"net/http"
 	"os"
 	"testing"
@@ -34,7 +33,7 @@ func newStore(t testing.TB, opts ...pgstore.Option) *pgstore.Store {
 // newStoreOn returns a migrated store for schema on pool.
 func newStoreOn(t testing.TB, pool *pgxpool.Pool, schema string, opts ...pgstore.Option) *pgstore.Store {
 	t.Helper()
-	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t))}, opts...)...)
+	s, err := pgstore.New(pool, append([]pgstore.Option{pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t))}, opts...)...)
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -58,12 +57,6 @@ func testEnvelope(k webhooks.InboxKey, payload string, receivedAt time.Time) web
 		KeyID:         "k1",
 		ReceivedAt:    receivedAt,
 	}
-}
-
-// testLogger logs to the test's output, which go test shows for a failed
-// test or with -v.
-func testLogger(t testing.TB) *slog.Logger {
-	return testlog.Logger(t)
 }
 
 // baseTime is a fixed time at microsecond precision.

@@ -13,6 +13,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -69,9 +70,9 @@ func TestMigrateConcurrentInstances(t *testing.T) {
 	poolA := pgtest.NewPool(t, 2)
 	poolB := pgtest.NewPool(t, 2)
 	schema := pgtest.NewSchema(t, poolA)
-	a, err := pgstore.New(poolA, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	a, err := pgstore.New(poolA, pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
-	b, err := pgstore.New(poolB, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	b, err := pgstore.New(poolB, pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 
 	for round := range 3 {
@@ -173,7 +174,7 @@ func TestMigrateWithoutDatabaseCreatePrivilege(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(pool.Close)
 
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(ctx))
 	require.NoError(t, s.Migrate(ctx))

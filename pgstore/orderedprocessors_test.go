@@ -15,6 +15,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 )
 
 // TestOrderedHandlerAcrossInstances runs two real Processors, each on its
@@ -98,7 +99,7 @@ func TestOrderedHandlerAcrossInstances(t *testing.T) {
 	for range 2 {
 		store := newStoreOn(t, pgtest.NewPool(t, 4), schema)
 		p, err := webhooks.NewProcessor(store, hs, webhooks.WithWorkers(16), webhooks.WithPollInterval(20*time.Millisecond),
-			webhooks.WithWakeSource(store.Listener()), webhooks.WithLogger(testLogger(t)))
+			webhooks.WithWakeSource(store.Listener()), webhooks.WithLogger(testlog.Logger(t)))
 		require.NoError(t, err)
 		instances.Go(func() { assert.NoError(t, p.Run(ctx)) })
 	}

@@ -482,7 +482,7 @@ func runTwoInstances(t *testing.T, b *pgtest.PgBouncer, mode string, directListe
 		wakes := s
 		if directListener {
 			var err error
-			wakes, err = pgstore.New(pgtest.NewPool(t, 2), pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+			wakes, err = pgstore.New(pgtest.NewPool(t, 2), pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 			require.NoError(t, err)
 		}
 		mux := webhooks.NewMux()
@@ -493,7 +493,7 @@ func runTwoInstances(t *testing.T, b *pgtest.PgBouncer, mode string, directListe
 			webhooks.WithRetryPolicy(policy),
 			webhooks.WithPollInterval(200*time.Millisecond),
 			webhooks.WithWakeSource(wakes.Listener()),
-			webhooks.WithLogger(testLogger(t)),
+			webhooks.WithLogger(testlog.Logger(t)),
 			webhooks.WithWorkerIdentity(fmt.Sprintf("instance-%d", i), "test"))
 		require.NoError(t, err)
 		receivers[i], err = webhooks.NewReceiver(registry, s, webhooks.WithReplayStore(s), webhooks.WithProcessor(p))

@@ -14,6 +14,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 	"github.com/hookinbox/webhooks/webhookstest"
@@ -80,7 +81,7 @@ func TestProcessorsOnSeparatePools(t *testing.T) {
 			webhooks.WithRetryPolicy(policy),
 			webhooks.WithPollInterval(200*time.Millisecond),
 			webhooks.WithWakeSource(store.Listener()),
-			webhooks.WithLogger(testLogger(t)),
+			webhooks.WithLogger(testlog.Logger(t)),
 		)
 		require.NoError(t, err)
 		running.Go(func() { assert.NoError(t, p.Run(ctx)) })
@@ -147,7 +148,7 @@ func TestProcessorLosesExpiredLeaseToAnotherInstance(t *testing.T) {
 		webhooks.WithLeaseDuration(lease),
 		webhooks.WithWorkers(1),
 		webhooks.WithPollInterval(time.Hour), // nothing but the start-up acquisition
-		webhooks.WithLogger(testLogger(t)),
+		webhooks.WithLogger(testlog.Logger(t)),
 		webhooks.WithWorkerIdentity("instance-a", "v9"),
 	)
 	require.NoError(t, err)

@@ -15,6 +15,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -45,7 +46,7 @@ func TestUnmigratedSchemaRefusesToServe(t *testing.T) {
 	t.Parallel()
 	pool := pgtest.NewPool(t, 2)
 	schema := pgtest.NewSchema(t, pool)
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	ctx := t.Context()
 	now := time.Now().UTC().Truncate(time.Microsecond)
@@ -113,7 +114,7 @@ func TestCheckSchemaTakesAHostsOwnMigrations(t *testing.T) {
 		_, err := pool.Exec(ctx, m.SQL)
 		require.NoError(t, err, "migration %d", m.Version)
 	}
-	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	s, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	require.NoError(t, s.CheckSchema(ctx))
 }

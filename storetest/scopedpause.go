@@ -23,6 +23,7 @@ var scopedPauseCases = []inboxCase{
 	{"ScopeHoldsAnOrderingKey", testScopeHoldsAnOrderingKey},
 	{"ScopeHoldsReplays", testScopeHoldsReplays},
 	{"ProbePassesOverHeldJobs", testProbePassesOverHeldJobs},
+	{"EveryHandlerHoldsTheProbe", testEveryHandlerHoldsTheProbe},
 }
 
 // scopedEnvelope returns an envelope of the event id of provider and
@@ -404,4 +405,32 @@ func testScopeHoldsReplays(t *testing.T, s webhooks.InboxStore) {
 		t.Fatalf("Resume(ledger, %s): %v", scope, err)
 	}
 	wantLeased(t, s, ledger, at(2*time.Hour), true, "the pause ended: the replays, in due order", "d1", "d2")
+}
+
+// testEveryHandlerHoldsTheProbe: a pause of every handler's jobs holds a
+// breaker's probe too: past the cool-down, nothing is leased and no probe
+// claimed until it ends; then the probe runs. Mutation: the probe claimed
+// (and a job leased) under the pause of every handler.
+func testEveryHandlerHoldsTheProbe(t *testing.T, s webhooks.InboxStore) {
+	ps := s.(webhooks.PauseStore)
+	enqueueJobs(t, s, "l", 1, base, ledger)
+	if err := ps.Pause(t.Context(), pauseOf(ledger, webhooks.PauseBreaker, base, at(10*time.Second))); err != nil {
+		t.Fatalf("Pause(ledger, breaker): %v", err)
+	}
+	if err := ps.Pause(t.Context(), scopedPause(webhooks.EveryHandler, webhooks.PauseScope{}, at(time.Second))); err != nil {
+		t.Fatalf("Pause(every handler): %v", err)
+	}
+	wantNoJobDue(t, s, ledger, at(time.Minute), "every handler is paused, past ledger's cool-down")
+	for _, p := range mustPauses(t, ps, 0) {
+		if p.Cause == webhooks.PauseBreaker && !p.ProbeUntil.IsZero() {
+			t.Errorf("the breaker's pause claimed a probe (ProbeUntil %s) while every handler is paused; want none", fmtTime(p.ProbeUntil))
+		}
+	}
+	if err := ps.Resume(t.Context(), scopedResume(webhooks.EveryHandler, webhooks.PauseScope{}, at(2*time.Minute))); err != nil {
+		t.Fatalf("Resume(every handler): %v", err)
+	}
+	leases := acquireFor(t, s, ledger, at(2*time.Minute), leaseFor, 10)
+	if len(leases) != 1 || !leases[0].Probe {
+		t.Fatalf("Acquire(ledger) after the pause of every handler ended leased %s; want its one job as the breaker's probe", leaseKeys(leases))
+	}
 }

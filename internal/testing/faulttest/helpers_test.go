@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -59,7 +58,7 @@ func newInbox(t *testing.T, dsn string) *inbox {
 	t.Helper()
 	pool := newPool(t, dsn, 4)
 	schema := pgtest.NewSchema(t, pool)
-	store, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testLogger(t)))
+	store, err := pgstore.New(pool, pgstore.WithSchema(schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -147,9 +146,6 @@ func (in *inbox) awaitSettled(t *testing.T, within time.Duration) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
-
-// testLogger logs to the test's output, shown when it fails or with -v.
-func testLogger(t *testing.T) *slog.Logger { return testlog.Logger(t) }
 
 // lineLog collects a process's output, line by line, and lets a test wait
 // for a line instead of sleeping.

@@ -15,6 +15,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/pgstore"
 )
 
@@ -60,12 +61,12 @@ func TestInstancesShareOneDatabase(t *testing.T) {
 	var running sync.WaitGroup
 	urls := make([]string, instances)
 	for i := range instances {
-		store, err := pgstore.New(newPool(t, dsn, 4), pgstore.WithSchema(in.schema), pgstore.WithLogger(testLogger(t)))
+		store, err := pgstore.New(newPool(t, dsn, 4), pgstore.WithSchema(in.schema), pgstore.WithLogger(testlog.Logger(t)))
 		require.NoError(t, err)
 		proc, err := webhooks.NewProcessor(store, mux, webhooks.WithWorkers(2), webhooks.WithWakeSource(store.Listener()),
-			webhooks.WithWorkerIdentity(fmt.Sprint("instance-", i), "faulttest"), webhooks.WithLogger(testLogger(t)))
+			webhooks.WithWorkerIdentity(fmt.Sprint("instance-", i), "faulttest"), webhooks.WithLogger(testlog.Logger(t)))
 		require.NoError(t, err)
-		rcv, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), webhooks.WithProcessor(proc), webhooks.WithLogger(testLogger(t)))
+		rcv, err := webhooks.NewReceiver(registry, store, webhooks.WithReplayStore(store), webhooks.WithProcessor(proc), webhooks.WithLogger(testlog.Logger(t)))
 		require.NoError(t, err)
 		srv := httptest.NewServer(rcv)
 		t.Cleanup(srv.Close)

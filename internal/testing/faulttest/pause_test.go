@@ -15,6 +15,7 @@ import (
 
 	webhooks "github.com/hookinbox/webhooks"
 	"github.com/hookinbox/webhooks/internal/testing/pgtest"
+	"github.com/hookinbox/webhooks/internal/testing/testlog"
 	"github.com/hookinbox/webhooks/ops"
 	"github.com/hookinbox/webhooks/pgstore"
 )
@@ -105,7 +106,7 @@ func TestPausedWorkerCannotSettle(t *testing.T) {
 // reports true, and returns how many times its handler ran each event.
 func takeOver(t *testing.T, in *inbox, done func() bool) map[string]int {
 	t.Helper()
-	store, err := pgstore.New(newPool(t, in.dsn, 4), pgstore.WithSchema(in.schema), pgstore.WithLogger(testLogger(t)))
+	store, err := pgstore.New(newPool(t, in.dsn, 4), pgstore.WithSchema(in.schema), pgstore.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	var (
 		mu   sync.Mutex
@@ -119,7 +120,7 @@ func takeOver(t *testing.T, in *inbox, done func() bool) map[string]int {
 		return nil
 	})
 	proc, err := webhooks.NewProcessor(store, mux, webhooks.WithPollInterval(50*time.Millisecond),
-		webhooks.WithWorkerIdentity("takeover", "faulttest"), webhooks.WithLogger(testLogger(t)))
+		webhooks.WithWorkerIdentity("takeover", "faulttest"), webhooks.WithLogger(testlog.Logger(t)))
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
 	stopped := make(chan error, 1)
