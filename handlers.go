@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 )
 
@@ -56,6 +58,22 @@ type Handler struct {
 	// handler's when both wait. Handlers of one Priority (all of them,
 	// at the default 0) take turns.
 	Priority int
+	// TypePriorities order the handler's own due jobs by event type:
+	// when several are due, those of a higher priority are leased first,
+	// over every processor, so a payment event starts before an
+	// analytics one of the same handler however long the analytics
+	// backlog; among jobs of one priority, the longest due first. Keys
+	// are Mux patterns (an exact type, a prefix "invoice.*", or "*"), the
+	// most specific matching one giving a type its priority; a type none
+	// matches has 0. Priorities are from 0 to MaxTypePriority, with at
+	// most MaxTypePriorities distinct ones above 0. A job keeps the
+	// priority the Receiver gave it when it was stored (Job.Priority): a
+	// change here applies to events stored after it, and a job of a
+	// priority the handler no longer has is leased with those of 0. It
+	// needs a store with FlowSupport.Priorities, and cannot be given with
+	// Fair (whose turns go by tenant); give every Receiver and processor
+	// the same TypePriorities.
+	TypePriorities map[string]int
 }
 
 // Handlers are the handlers a Processor runs, each event going to every
@@ -113,10 +131,61 @@ func (hs Handlers) Jobs(provider, eventType string) []Job {
 	var jobs []Job
 	for i := range hs {
 		if h := &hs[i]; !h.Retired && handles(h.Dispatcher, eventType) {
-			jobs = append(jobs, Job{Handler: h.Name, Ordered: h.Ordered})
+			jobs = append(jobs, Job{Handler: h.Name, Ordered: h.Ordered, Priority: typePriority(h.TypePriorities, eventType)})
 		}
 	}
 	return jobs
+}
+
+// typePriority returns the priority of eventType by priorities (see
+// Handler.TypePriorities): that of the most specific pattern matching it,
+// as patterns.match finds it, or 0.
+func typePriority(priorities map[string]int, eventType string) int {
+	if len(priorities) == 0 {
+		return 0
+	}
+	if p, ok := priorities[eventType]; ok {
+		return p // a type that is itself a pattern: the pattern matches it
+	}
+	for i := len(eventType) - 1; i > 0; i-- {
+		if eventType[i] == '.' && i+1 < len(eventType) {
+			if p, ok := priorities[eventType[:i+1]+"*"]; ok {
+				return p
+			}
+		}
+	}
+	return priorities["*"]
+}
+
+// acquirePriorities returns the distinct priorities above 0 of
+// priorities, highest first: an AcquireRequest's Priorities.
+func acquirePriorities(priorities map[string]int) []int {
+	var levels []int
+	for _, p := range priorities {
+		if p > 0 && !slices.Contains(levels, p) {
+			levels = append(levels, p)
+		}
+	}
+	slices.SortFunc(levels, func(a, b int) int { return b - a })
+	return levels
+}
+
+// checkTypePriorities reports what makes priorities invalid (see
+// Handler.TypePriorities).
+func checkTypePriorities(priorities map[string]int) error {
+	var problems []error
+	for _, pattern := range slices.Sorted(maps.Keys(priorities)) {
+		if err := checkPattern(pattern); err != nil {
+			problems = append(problems, fmt.Errorf("TypePriorities: %w", err))
+		}
+		if p := priorities[pattern]; p < 0 || p > MaxTypePriority {
+			problems = append(problems, fmt.Errorf("webhooks: TypePriorities[%q] is %d; it must be from 0 to %d (webhooks.MaxTypePriority)", pattern, p, MaxTypePriority))
+		}
+	}
+	if n := len(acquirePriorities(priorities)); n > MaxTypePriorities {
+		problems = append(problems, fmt.Errorf("webhooks: TypePriorities has %d distinct priorities above 0; at most %d (webhooks.MaxTypePriorities)", n, MaxTypePriorities))
+	}
+	return errors.Join(problems...)
 }
 
 // handles reports what d says about eventType when it is a HandledTypes,
@@ -130,7 +199,8 @@ func handles(d Dispatcher, eventType string) bool {
 
 // Check reports what makes hs unusable: no handler, more than MaxHandlers,
 // a name CheckHandlerName refuses or given twice, a nil Dispatcher,
-// Limits or a Breaker their Check refuses, or every handler retired.
+// Limits or a Breaker their Check refuses, TypePriorities that are not
+// valid or given to a Fair handler, or every handler retired.
 func (hs Handlers) Check() error {
 	var problems []error
 	if len(hs) == 0 {
@@ -160,6 +230,12 @@ func (hs Handlers) Check() error {
 		}
 		if err := h.Breaker.Check(); err != nil {
 			problems = append(problems, fmt.Errorf("handler %q: %w", h.Name, err))
+		}
+		if err := checkTypePriorities(h.TypePriorities); err != nil {
+			problems = append(problems, fmt.Errorf("handler %q: %w", h.Name, err))
+		}
+		if h.Fair && len(acquirePriorities(h.TypePriorities)) > 0 {
+			problems = append(problems, fmt.Errorf("webhooks: handler %q is Fair and has TypePriorities above 0: a Fair handler's jobs are leased by tenant, in turns; give one", h.Name))
 		}
 	}
 	if live == 0 {
@@ -204,11 +280,15 @@ func checkFanOut(who string, store any, need FanOutSupport, hs Handlers) error {
 	return nil
 }
 
-// checkFlow refuses Limits, Fair or a Breaker on a store that cannot keep
-// them across instances, naming the handlers that have them.
+// checkFlow refuses Limits, Fair, TypePriorities or a Breaker on a store
+// that cannot keep them across instances, naming the handlers that have
+// them.
 func checkFlow(who string, store any, hs Handlers) error {
-	var limited, breakers, fair []string
+	var limited, breakers, fair, prioritized []string
 	for _, h := range hs {
+		if len(acquirePriorities(h.TypePriorities)) > 0 && !h.Retired {
+			prioritized = append(prioritized, fmt.Sprintf("%q", h.Name))
+		}
 		if h.Fair && !h.Retired {
 			fair = append(fair, fmt.Sprintf("%q", h.Name))
 		}
@@ -230,6 +310,10 @@ func checkFlow(who string, store any, hs Handlers) error {
 	if len(fair) > 0 && !FlowOf(store).Fair {
 		return fmt.Errorf("webhooks: %s: the store (%T) does not lease by tenant in turns: handlers %s are Fair; use memstore or pgstore, or no Fair",
 			who, store, strings.Join(fair, ", "))
+	}
+	if len(prioritized) > 0 && !FlowOf(store).Priorities {
+		return fmt.Errorf("webhooks: %s: the store (%T) does not keep jobs' priorities: handlers %s have TypePriorities; use memstore or pgstore, or no TypePriorities",
+			who, store, strings.Join(prioritized, ", "))
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -161,6 +162,9 @@ type Item struct {
 	// Ordering); Ordered says whether this job runs in that order.
 	Ordering Ordering
 	Ordered  bool
+	// Priority is the job's priority among its handler's due jobs, as it
+	// was stored (Job.Priority; see Handler.TypePriorities); 0 for most.
+	Priority int
 	// Seq is the job's arrival order in the store, increasing; stores
 	// without FanOutStore may leave it 0.
 	Seq int64
@@ -271,6 +275,12 @@ type AcquireRequest struct {
 	// FlowSupport.Fair), instead of the longest due first. Stores
 	// without the capability ignore it.
 	Fair bool
+	// Priorities leases Handler's due jobs of these priorities
+	// (Job.Priority) first, those of the first before those of the
+	// second and so on, then the others (see FlowSupport.Priorities);
+	// each above 0, highest first, at most MaxTypePriorities. A Fair
+	// acquisition takes none. Stores without the capability ignore it.
+	Priorities []int
 }
 
 // FairVisits is the most tenants a Fair acquisition visits, for Max: four
@@ -279,8 +289,10 @@ func (req *AcquireRequest) FairVisits() int { return 4*req.Max + 64 }
 
 // Check reports what makes req invalid, for a store to refuse it before
 // changing anything: a LeaseDuration that is not positive, a Max below 1,
-// or, with Hold, a Start outside [0, Max], or Limits that Limits.Check
-// refuses. A store adds the bounds of its own (pgstore keeps
+// or, with Hold, a Start outside [0, Max], Limits that Limits.Check
+// refuses, or Priorities that are not above 0, at most MaxTypePriority,
+// in decreasing order, at most MaxTypePriorities of them, or given with
+// Fair. A store adds the bounds of its own (pgstore keeps
 // microseconds) after it.
 func (req *AcquireRequest) Check() error {
 	switch {
@@ -290,6 +302,15 @@ func (req *AcquireRequest) Check() error {
 		return fmt.Errorf("webhooks: AcquireRequest.Max is %d; it must be at least 1", req.Max)
 	case req.Hold && (req.Start < 0 || req.Start > req.Max):
 		return fmt.Errorf("webhooks: AcquireRequest.Start is %d; it must be between 0 and Max (%d)", req.Start, req.Max)
+	case len(req.Priorities) > MaxTypePriorities:
+		return fmt.Errorf("webhooks: AcquireRequest.Priorities has %d; at most %d (webhooks.MaxTypePriorities)", len(req.Priorities), MaxTypePriorities)
+	case len(req.Priorities) > 0 && req.Fair:
+		return errors.New("webhooks: AcquireRequest has Priorities and Fair; a Fair acquisition leases by tenant, so give one")
+	}
+	for i, p := range req.Priorities {
+		if p < 1 || p > MaxTypePriority || i > 0 && p >= req.Priorities[i-1] {
+			return fmt.Errorf("webhooks: AcquireRequest.Priorities is %v; each must be from 1 to %d (webhooks.MaxTypePriority), highest first, none twice", req.Priorities, MaxTypePriority)
+		}
 	}
 	return req.Limits.Check()
 }

@@ -34,12 +34,14 @@ func (k JobKey) Compare(o JobKey) int {
 	return cmp.Or(k.InboxKey.Compare(o.InboxKey), cmp.Compare(k.Handler, o.Handler))
 }
 
-// Job is one job an event is stored with: the handler it is for and
-// whether that handler runs the jobs of one ordering key one at a time, in
-// order (see Ordering).
+// Job is one job an event is stored with: the handler it is for, whether
+// that handler runs the jobs of one ordering key one at a time, in order
+// (see Ordering), and the job's priority among the handler's due jobs
+// (see Handler.TypePriorities), kept with the job when it is stored.
 type Job struct {
-	Handler string
-	Ordered bool
+	Handler  string
+	Ordered  bool
+	Priority int
 }
 
 // Ordering is where an event stands among the events of one object: Key
@@ -116,8 +118,9 @@ func containsNUL(s string) bool {
 // CheckJobs reports what makes env's jobs and ordering invalid, for a
 // store to refuse the envelope before storing anything: a handler name
 // CheckHandlerName refuses, a handler named twice, more than MaxHandlers
-// jobs, a non-nil empty Jobs (an event with no job would be stored for
-// nothing: the Receiver stores no such event), or an Ordering
+// jobs, a priority outside [0, MaxTypePriority], a non-nil empty Jobs
+// (an event with no job would be stored for nothing: the Receiver stores
+// no such event), or an Ordering
 // CheckOrdering refuses. Nil Jobs is the default handler's one unordered
 // job.
 func (env *Envelope) CheckJobs() error {
@@ -130,6 +133,10 @@ func (env *Envelope) CheckJobs() error {
 	for i, j := range env.Jobs {
 		if err := CheckHandlerName(j.Handler); err != nil {
 			return fmt.Errorf("envelope %s: %w", env.Key, err)
+		}
+		if j.Priority < 0 || j.Priority > MaxTypePriority {
+			return fmt.Errorf("webhooks: envelope %s: the job of handler %q has priority %d; it must be from 0 to %d (webhooks.MaxTypePriority)",
+				env.Key, j.Handler, j.Priority, MaxTypePriority)
 		}
 		for _, k := range env.Jobs[:i] {
 			if k.Handler == j.Handler {

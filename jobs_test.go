@@ -44,6 +44,9 @@ func TestEnvelopeCheckJobs(t *testing.T) {
 		{"longest key", webhooks.Envelope{Key: key, Ordering: webhooks.Ordering{Key: strings.Repeat("k", webhooks.MaxOrderingKeyBytes)}}, true},
 		{"key not UTF-8", webhooks.Envelope{Key: key, Ordering: webhooks.Ordering{Key: "\xff"}}, false},
 		{"key with NUL", webhooks.Envelope{Key: key, Ordering: webhooks.Ordering{Key: "a\x00b"}}, false},
+		{"priorities", webhooks.Envelope{Key: key, Jobs: []webhooks.Job{{Handler: "a", Priority: webhooks.MaxTypePriority}, {Handler: "b"}}}, true},
+		{"negative priority", webhooks.Envelope{Key: key, Jobs: []webhooks.Job{{Handler: "a", Priority: -1}}}, false},
+		{"priority too high", webhooks.Envelope{Key: key, Jobs: []webhooks.Job{{Priority: webhooks.MaxTypePriority + 1}}}, false},
 		{"negative version", webhooks.Envelope{Key: key, Ordering: webhooks.Ordering{Key: "k", Version: -1}}, false},
 	} {
 		err := tc.env.CheckJobs()

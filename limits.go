@@ -37,6 +37,15 @@ const (
 	MaxLimitCount = 1_000_000
 )
 
+// Bounds on Handler.TypePriorities.
+const (
+	// MaxTypePriority is the highest priority of a type.
+	MaxTypePriority = 1000
+	// MaxTypePriorities is the most distinct priorities above 0 one
+	// handler's types may have.
+	MaxTypePriorities = 32
+)
+
 // IsZero reports whether l bounds nothing.
 func (l Limits) IsZero() bool { return l.MaxRunning == 0 && l.Rate == 0 && l.Burst == 0 }
 
@@ -113,6 +122,17 @@ type FlowSupport struct {
 	// acquisitions of one handler are counted one after the other, as
 	// those under Limits.
 	Fair bool
+	// Priorities: the store keeps each job's Job.Priority (Item.Priority
+	// reads it), and an acquisition with AcquireRequest.Priorities leases
+	// the handler's due jobs of its first priority, the longest due
+	// first, before those of the second, and so on, then the others (of
+	// priority 0, or of one not listed), the longest due first; the due
+	// jobs of a priority are found without reading those of another, so
+	// a backlog of one priority costs the acquisition of another nothing.
+	// An acquisition without Priorities leases by due time alone,
+	// whatever the jobs' priorities. Limits, pauses and probes count the
+	// jobs of every priority alike.
+	Priorities bool
 }
 
 // FlowOf returns what store supports: its Flow, or nothing when it is not

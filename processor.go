@@ -472,6 +472,7 @@ func (p *Processor) acquireLoop(ctx, detached context.Context, r *run, jobs chan
 	acqs := make([]acquisition, len(p.handlers))
 	for i, h := range p.handlers {
 		acqs[i].handler, acqs[i].limits, acqs[i].fair, acqs[i].priority = h.Name, h.Limits, h.Fair, h.Priority
+		acqs[i].levels = acquirePriorities(h.TypePriorities)
 	}
 	slices.SortStableFunc(acqs, func(a, b acquisition) int { return cmp.Compare(b.priority, a.priority) })
 	var tiers [][]acquisition // of one priority each, sharing acqs
@@ -590,6 +591,7 @@ type acquisition struct {
 	limits   Limits
 	fair     bool
 	priority int
+	levels   []int     // AcquireRequest.Priorities
 	id       string    // the acquisition to make, or to ask for again
 	failed   time.Time // when the acquisition id first failed
 	// again is when to look at a rate-limited handler again after an
@@ -699,6 +701,7 @@ func (p *Processor) acquire(ctx context.Context, a *acquisition, n, start int, r
 		Handler:       a.handler,
 		Limits:        a.limits,
 		Fair:          a.fair,
+		Priorities:    a.levels,
 	})
 }
 

@@ -73,6 +73,7 @@ func TestNewProcessorChecksHandlers(t *testing.T) {
 		{webhooks.Handler{Name: "ledger", Limits: webhooks.Limits{MaxRunning: 2}}, `handlers "ledger" have them`},
 		{webhooks.Handler{Name: "ledger", Breaker: webhooks.Breaker{Failures: 3}}, `handlers "ledger" have a Breaker`},
 		{webhooks.Handler{Name: "ledger", Fair: true}, `handlers "ledger" are Fair`},
+		{webhooks.Handler{Name: "ledger", TypePriorities: map[string]int{"payment.*": 10}}, `handlers "ledger" have TypePriorities`},
 	} {
 		c.h.Dispatcher = d
 		_, err = webhooks.NewProcessor(handlersOnly{store}, webhooks.Handlers{c.h})

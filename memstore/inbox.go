@@ -92,6 +92,9 @@ type entry struct {
 	leased bool
 	seq    uint64 // enqueue order, breaks ties between equal due times
 	index  int    // position in its handler's due queue or its key's waiting queue, -1 when in neither
+	// levelIndex is the position in its priority's heap of its handler's
+	// due queue (see dueQueue), -1 when in none.
+	levelIndex int
 
 	// The current (or last) started lease, as the attempt history
 	// records it: its number, when it started and by whom.
@@ -229,6 +232,7 @@ func (s *Inbox) Enqueue(ctx context.Context, env webhooks.Envelope) (webhooks.En
 			TraceLink:     env.TraceLink,
 			Ordering:      env.Ordering,
 			Ordered:       j.Ordered,
+			Priority:      j.Priority,
 			OccurredAt:    env.OccurredAt,
 			ReceivedAt:    env.ReceivedAt,
 		}, env.ReceivedAt, env.ReceivedAt, true)
@@ -244,7 +248,7 @@ func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now, due time.Time, ar
 	s.seq++
 	it.Seq = int64(s.seq)
 	it.UpdatedAt = now
-	e := &entry{ev: ev, seq: s.seq, index: -1, item: it}
+	e := &entry{ev: ev, seq: s.seq, index: -1, levelIndex: -1, item: it}
 	s.jobs[e.job()] = e
 	i, _ := slices.BinarySearchFunc(ev.jobs, it.Handler, func(e *entry, h string) int { return cmp.Compare(e.item.Handler, h) })
 	ev.jobs = slices.Insert(ev.jobs, i, e)
@@ -357,8 +361,22 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 			tenants = left
 		}
 	default:
-		// The longest due first; as above, the loop never takes one entry
-		// twice.
+		// The longest due first, of each of req.Priorities in turn (those
+		// of a priority left are the due ones of the others), then of
+		// all; as above, the loop never takes one entry twice.
+		for _, p := range req.Priorities {
+			for len(leases) < n {
+				l := q.level(p)
+				if l == nil {
+					break
+				}
+				e := next(l)
+				if e == nil {
+					break
+				}
+				lease(e)
+			}
+		}
 		for len(leases) < n {
 			e := next(q)
 			if e == nil {

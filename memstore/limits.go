@@ -8,8 +8,11 @@ import (
 
 // Flow implements webhooks.FlowStore: the Inbox keeps each handler's
 // Limits, and the tenant its Fair acquisitions visited last, over every
-// caller, one acquisition at a time.
-func (s *Inbox) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits: true, Fair: true} }
+// caller, one acquisition at a time, and the jobs of each priority in
+// due order of their own.
+func (s *Inbox) Flow() webhooks.FlowSupport {
+	return webhooks.FlowSupport{Limits: true, Fair: true, Priorities: true}
+}
 
 // allowedLocked returns how many of the want leases the Limits of req
 // allow for its handler at req.Now: the room under MaxRunning (the

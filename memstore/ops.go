@@ -225,7 +225,8 @@ func (s *Inbox) replayBulk(req ops.ReplayRequest, audit ops.Audit) (ops.ReplayRe
 }
 
 // replayToLocked replays the event ev to req.ToHandler, due at due: its
-// job of that handler is created (ordered when req.ToOrdered) or, finished,
+// job of that handler is created (ordered when req.ToOrdered, of priority
+// req.ToPriority) or, finished,
 // replayed with a fresh attempt budget; a is recorded on that job.
 func (s *Inbox) replayToLocked(ev *event, req ops.ReplayRequest, due time.Time, a ops.Audit) {
 	src := ev.jobs[0].item
@@ -243,6 +244,7 @@ func (s *Inbox) replayToLocked(ev *event, req ops.ReplayRequest, due time.Time, 
 		TraceLink:     src.TraceLink,
 		Ordering:      src.Ordering,
 		Ordered:       req.ToOrdered,
+		Priority:      req.ToPriority,
 		OccurredAt:    src.OccurredAt,
 		ReceivedAt:    src.ReceivedAt,
 	}, req.Now, due, false)

@@ -193,6 +193,8 @@ func (byVersion) less(a, b *entry) bool {
 	return a.seq < b.seq
 }
 
+func (byVersion) at(e *entry) *int { return &e.index }
+
 // waitQueue is a min-heap of a key's waiting jobs, the next to run first.
 type waitQueue = entryHeap[byVersion]
 

@@ -10,10 +10,15 @@ import (
 )
 
 // entryHeap is a min-heap of entries in the order O gives. Each entry
-// keeps its index in the heap, so it can be fixed or removed in place; an
-// entry is in one heap at most: the due queue while pending or leased,
-// its key's waiting queue while waiting.
-type entryHeap[O interface{ less(a, b *entry) bool }] []*entry
+// keeps its index in the heap, at the field O names, so it can be fixed
+// or removed in place: an entry is in one heap of index at most (its
+// tenant's in the due queue while pending or leased, its key's waiting
+// queue while waiting), and, of a priority above 0, in its priority's
+// heap of the due queue (levelIndex) while pending or leased.
+type entryHeap[O interface {
+	less(a, b *entry) bool
+	at(e *entry) *int
+}] []*entry
 
 func (q entryHeap[O]) Len() int { return len(q) }
 
@@ -23,25 +28,36 @@ func (q entryHeap[O]) Less(i, j int) bool {
 }
 
 func (q entryHeap[O]) Swap(i, j int) {
+	var o O
 	q[i], q[j] = q[j], q[i]
-	q[i].index = i
-	q[j].index = j
+	*o.at(q[i]) = i
+	*o.at(q[j]) = j
 }
 
 func (q *entryHeap[O]) Push(x any) {
+	var o O
 	e := x.(*entry)
-	e.index = len(*q)
+	*o.at(e) = len(*q)
 	*q = append(*q, e)
 }
 
 func (q *entryHeap[O]) Pop() any {
+	var o O
 	old := *q
 	n := len(old) - 1
 	e := old[n]
 	old[n] = nil
-	e.index = -1
+	*o.at(e) = -1
 	*q = old[:n]
 	return e
+}
+
+// peekDue returns q's first entry if it is due at now, else nil.
+func (q entryHeap[O]) peekDue(now time.Time) *entry {
+	if len(q) == 0 || q[0].item.NextAttemptAt.After(now) {
+		return nil
+	}
+	return q[0]
 }
 
 // byDue orders entries by due time (Item.NextAttemptAt, which equals
@@ -54,6 +70,14 @@ func (byDue) less(a, b *entry) bool {
 	}
 	return a.seq < b.seq
 }
+
+func (byDue) at(e *entry) *int { return &e.index }
+
+// levelByDue is byDue for the heaps of one priority, which keep their
+// index in levelIndex.
+type levelByDue struct{ byDue }
+
+func (levelByDue) at(e *entry) *int { return &e.levelIndex }
 
 // tenantID names a tenant: an event's provider and tenant.
 type tenantID struct{ provider, tenant string }
@@ -106,17 +130,20 @@ func (h *headHeap) Pop() any {
 // by tenant: a min-heap of each tenant's entries, a min-heap of the
 // tenants by their longest-due entry (so the longest due of all is the
 // first tenant's first), and the tenants in byte order, for Fair
-// acquisitions, with where the last one ended. Succeeded, dead and
-// waiting entries are not in it.
+// acquisitions, with where the last one ended; and the entries of each
+// priority above 0 in a min-heap of their own, for acquisitions with
+// Priorities. Succeeded, dead and waiting entries are not in it.
 type dueQueue struct {
 	tenants map[tenantID]*tenantQueue // those with entries
 	heads   headHeap
 	sorted  []tenantID // the keys of tenants, in order
 	cursor  tenantID   // the tenant the last Fair acquisition visited last
+	levels  map[int]*entryHeap[levelByDue]
 }
 
 var (
 	_ heap.Interface = (*entryHeap[byDue])(nil)
+	_ heap.Interface = (*entryHeap[levelByDue])(nil)
 	_ heap.Interface = (*headHeap)(nil)
 )
 
@@ -129,12 +156,11 @@ func (q *dueQueue) peekDue(now time.Time) *entry {
 }
 
 // peekDue returns t's entry due the longest if it is due at now, else nil.
-func (t *tenantQueue) peekDue(now time.Time) *entry {
-	if len(t.jobs) == 0 || t.jobs[0].item.NextAttemptAt.After(now) {
-		return nil
-	}
-	return t.jobs[0]
-}
+func (t *tenantQueue) peekDue(now time.Time) *entry { return t.jobs.peekDue(now) }
+
+// level returns the heap of q's entries of priority p (above 0), nil when
+// it has none.
+func (q *dueQueue) level(p int) *entryHeap[levelByDue] { return q.levels[p] }
 
 // update restores heap order after e's due time changed, adding e if it is
 // not queued.
@@ -160,12 +186,33 @@ func (q *dueQueue) update(e *entry) {
 	} else {
 		heap.Fix(&q.heads, t.index)
 	}
+	if p := e.item.Priority; p > 0 {
+		l := q.levels[p]
+		if l == nil {
+			if q.levels == nil {
+				q.levels = make(map[int]*entryHeap[levelByDue])
+			}
+			l = new(entryHeap[levelByDue])
+			q.levels[p] = l
+		}
+		if e.levelIndex < 0 {
+			heap.Push(l, e)
+		} else {
+			heap.Fix(l, e.levelIndex)
+		}
+	}
 }
 
 // remove takes e out of the queue if it is in it.
 func (q *dueQueue) remove(e *entry) {
 	if e.index < 0 {
 		return
+	}
+	if l := q.levels[e.item.Priority]; e.levelIndex >= 0 {
+		heap.Remove(l, e.levelIndex)
+		if len(*l) == 0 {
+			delete(q.levels, e.item.Priority)
+		}
 	}
 	id := tenantOf(e)
 	t := q.tenants[id]

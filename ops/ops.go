@@ -325,7 +325,11 @@ type ReplayRequest struct {
 	// ToOrdered makes the jobs ToHandler creates ordered (see
 	// webhooks.Job); it applies to created jobs only.
 	ToOrdered bool
-	Now       time.Time
+	// ToPriority is the priority of the jobs ToHandler creates (see
+	// webhooks.Job, webhooks.Handler.TypePriorities), from 0 to
+	// webhooks.MaxTypePriority; it applies to created jobs only.
+	ToPriority int
+	Now        time.Time
 }
 
 // Check reports what makes req invalid, with an error wrapping
@@ -356,6 +360,10 @@ func (req *ReplayRequest) Check() error {
 		return invalid("ToHandler and KeepAttempts are both set; a job created for another handler has no attempts to keep")
 	case req.ToOrdered && req.ToHandler == "":
 		return invalid("ToOrdered is set without ToHandler")
+	case req.ToPriority != 0 && req.ToHandler == "":
+		return invalid("ToPriority is set without ToHandler")
+	case req.ToPriority < 0 || req.ToPriority > webhooks.MaxTypePriority:
+		return invalid("ToPriority is %d; it must be from 0 to %d (webhooks.MaxTypePriority)", req.ToPriority, webhooks.MaxTypePriority)
 	case req.Query == nil:
 		return nil
 	case req.Handler != "":

@@ -50,7 +50,7 @@ func TestInboxConformanceOneStatementEnqueue(t *testing.T) {
 	storetest.RunInbox(t, func(t *testing.T) webhooks.InboxStore {
 		s, pool := schemas.store(t)
 		return txStore{s, pool}
-	}, storetest.Features{OrderRace: struct{ Events, Keys int }{400, 20}, Groups: []string{"Handlers", "OrderingKeys", "Pauses"}})
+	}, storetest.Features{OrderRace: struct{ Events, Keys int }{400, 20}, Groups: []string{"Handlers", "OrderingKeys", "Pauses", "Priorities"}})
 }
 
 // runInboxConformance runs storetest's inbox suite on stores in schemas.

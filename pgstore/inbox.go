@@ -143,6 +143,7 @@ func enqueueBatchArgs(reqs []*enqueueRequest) []any {
 		jobEnvelopes                             []int32
 		jobHandlers                              []string
 		jobOrdered                               []bool
+		jobPriorities                            []int32
 	)
 	for i, r := range reqs {
 		providers[i], tenants[i], eventIDs[i] = r.key.Provider, r.key.Tenant, r.key.EventID
@@ -154,10 +155,11 @@ func enqueueBatchArgs(reqs []*enqueueRequest) []any {
 			jobEnvelopes = append(jobEnvelopes, int32(i+1))
 			jobHandlers = append(jobHandlers, j.Handler)
 			jobOrdered = append(jobOrdered, j.Ordered && r.ordering.Key != "")
+			jobPriorities = append(jobPriorities, int32(j.Priority))
 		}
 	}
 	return []any{providers, tenants, eventIDs, eventTypes, payloads, headers, digests, keyIDs,
-		occurred, received, due, apiVersions, traceLinks, keys, versions, jobEnvelopes, jobHandlers, jobOrdered}
+		occurred, received, due, apiVersions, traceLinks, keys, versions, jobEnvelopes, jobHandlers, jobOrdered, jobPriorities}
 }
 
 // orderingKeyArg is an event's ordering key as a statement's parameter:
@@ -170,14 +172,15 @@ func orderingKeyArg(o webhooks.Ordering) *string {
 }
 
 // jobArgs are the parameters of an envelope's jobs in enqueueSQL: the
-// handlers and whether each is ordered (only with an ordering key).
-func jobArgs(env *webhooks.Envelope) ([]string, []bool) {
+// handlers, whether each is ordered (only with an ordering key) and the
+// priorities.
+func jobArgs(env *webhooks.Envelope) ([]string, []bool, []int32) {
 	jobs := webhooks.EnvelopeJobs(env)
-	handlers, ordered := make([]string, len(jobs)), make([]bool, len(jobs))
+	handlers, ordered, priorities := make([]string, len(jobs)), make([]bool, len(jobs)), make([]int32, len(jobs))
 	for i, j := range jobs {
-		handlers[i], ordered[i] = j.Handler, j.Ordered && env.Ordering.Key != ""
+		handlers[i], ordered[i], priorities[i] = j.Handler, j.Ordered && env.Ordering.Key != "", int32(j.Priority)
 	}
-	return handlers, ordered
+	return handlers, ordered, priorities
 }
 
 // enqueueBatch stores reqs, whose keys are distinct, in one statement
@@ -274,12 +277,12 @@ func (s *Store) enqueue(ctx context.Context, q querier, env webhooks.Envelope, n
 		notified             int64
 	)
 	k := env.Key
-	handlers, ordered := jobArgs(&env)
+	handlers, ordered, priorities := jobArgs(&env)
 	args := []any{
 		k.Provider, k.Tenant, k.EventID, env.EventType,
 		payload, headers, env.PayloadSHA256[:], env.KeyID,
 		occurredAt(env.OccurredAt), env.ReceivedAt, s.now(env.ReceivedAt), env.APIVersion, env.TraceLink,
-		handlers, ordered, orderingKeyArg(env.Ordering), env.Ordering.Version,
+		handlers, ordered, orderingKeyArg(env.Ordering), env.Ordering.Version, priorities,
 	}
 	if notify {
 		err = q.QueryRow(ctx, s.sql.enqueueNotify, append(args, s.channel)...).Scan(&inserted, &sameDigest, &state, &notified)

@@ -40,6 +40,7 @@ type itemRow struct {
 	ordered                              bool
 	seq                                  int64
 	overtook                             *string
+	priority                             int32
 }
 
 // dest returns lead, then the scan destinations in itemColumns order, in
@@ -60,7 +61,7 @@ func (r *itemRow) columns(lead []any, body ...any) []any {
 		&r.errClass, &r.errMessage, &r.errAt, &r.duplicateCount, &r.lastSeenAt,
 		&r.occurredAt, &r.receivedAt, &r.updatedAt, &r.completedAt, &r.deadAt,
 		&r.apiVersion, &r.closedAt, &r.traceLink,
-		&r.handler, &r.orderingKey, &r.orderVersion, &r.ordered, &r.seq, &r.overtook,
+		&r.handler, &r.orderingKey, &r.orderVersion, &r.ordered, &r.seq, &r.overtook, &r.priority,
 	)
 }
 
@@ -108,6 +109,7 @@ func (r *itemRow) item() (webhooks.Item, error) {
 		Ordered:        r.ordered,
 		Seq:            r.seq,
 		Overtook:       deref(r.overtook),
+		Priority:       int(r.priority),
 	}
 	if it.Payload == nil {
 		it.Payload = []byte{}

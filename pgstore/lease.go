@@ -31,7 +31,9 @@ import (
 // req.Max items while more are due.
 //
 // With req.ID, the leases are granted under that ID, for
-// RepeatAcquisition. With req.Limits, no more than they allow (see Flow).
+// RepeatAcquisition. With req.Limits, no more than they allow (see Flow);
+// with req.Priorities, the jobs of those priorities first
+// (acquirePrioritizedSQL).
 //
 // A leased row that cannot be read into a webhooks.Item (only a row changed
 // outside pgstore, or written by a newer version of it, can be unreadable)
@@ -67,6 +69,12 @@ func (s *Store) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 	query := func() (pgx.Rows, func() error, error) {
 		rows, err := s.pool.Query(ctx, s.sql.acquire, args...)
 		return rows, nil, err
+	}
+	if len(req.Priorities) > 0 {
+		query = func() (pgx.Rows, func() error, error) {
+			rows, err := s.pool.Query(ctx, s.sql.acquirePrioritized, append(args, req.Priorities)...)
+			return rows, nil, err
+		}
 	}
 	if !req.Limits.IsZero() || req.Fair {
 		query = func() (pgx.Rows, func() error, error) { return s.acquireLimited(ctx, req, args) }

@@ -19,8 +19,12 @@ var _ webhooks.FlowStore = (*Store)(nil)
 // one after the other; those without Limits take no lock and run as
 // before. A Fair acquisition takes the same lock and makes its turns
 // among the tenants in the same statement (acquireFairSQL), which moves
-// the handler's row of inbox_fair.
-func (s *Store) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits: true, Fair: true} }
+// the handler's row of inbox_fair. Each job keeps its priority in a
+// column (migration 0010), and an acquisition with Priorities reads the
+// due jobs of each from inbox_jobs_priority_idx (prioritizedDue).
+func (s *Store) Flow() webhooks.FlowSupport {
+	return webhooks.FlowSupport{Limits: true, Fair: true, Priorities: true}
+}
 
 // limitsClass is the first key of the advisory locks of the store's
 // limits (the second is the handler's hashtext), one per schema, so two
@@ -29,7 +33,8 @@ func (s *Store) Flow() webhooks.FlowSupport { return webhooks.FlowSupport{Limits
 func limitsClass(schema string) int32 { return int32(fnv64("hookinbox limits " + schema)) }
 
 // acquireLimited runs acquireLimitedSQL (acquireFairSQL for a Fair
-// acquisition) with args after lockLimitsSQL, in
+// acquisition, acquireLimitedPrioritizedSQL for one with Priorities) with
+// args after lockLimitsSQL, in
 // one transaction sent as a batch: the rows of the second statement are
 // read while the transaction is open, and it commits when they are.
 func (s *Store) acquireLimited(ctx context.Context, req webhooks.AcquireRequest, args []any) (pgx.Rows, func() error, error) {
@@ -37,9 +42,12 @@ func (s *Store) acquireLimited(ctx context.Context, req webhooks.AcquireRequest,
 	b.Queue(s.sql.lockLimits, s.limitsClass, req.Handler)
 	l := req.Limits
 	args = append(args, l.MaxRunning, l.TokenInterval().Microseconds(), l.BucketSize())
-	if req.Fair {
+	switch {
+	case req.Fair:
 		b.Queue(s.sql.acquireFair, append(args, req.FairVisits())...)
-	} else {
+	case len(req.Priorities) > 0:
+		b.Queue(s.sql.acquireLimitedPrioritized, append(args, req.Priorities)...)
+	default:
 		b.Queue(s.sql.acquireLimited, args...)
 	}
 	br := s.pool.SendBatch(ctx, b)

@@ -623,7 +623,7 @@ func (s *Store) replayTo(ctx context.Context, key webhooks.InboxKey, req ops.Rep
 		}
 		found = true
 		if err := tx.QueryRow(ctx, s.sql.replayTo, key.Provider, key.Tenant, key.EventID, s.now(req.Now), req.ToOrdered,
-			a.Action, a.Actor, a.Reason, a.Ticket, dueAt, req.ToHandler).Scan(&due, &state); err != nil {
+			a.Action, a.Actor, a.Reason, a.Ticket, dueAt, req.ToHandler, req.ToPriority).Scan(&due, &state); err != nil {
 			return err
 		}
 		if due != nil || state == nil || !slices.Contains(operatorReplays, *state) {

@@ -440,7 +440,8 @@ FOR UPDATE`
 // locked by lockEventSQL, when it has none: pending with no attempts,
 // due at $10 (NULL: now), or, when $5 (ToOrdered) and the event has an
 // ordering key, an ordered job entering its key as an enqueue's does
-// (jobsCTE, overtookSQL); the creation is audited on it. It returns the new job's due
+// (jobsCTE, overtookSQL), of priority $12 (ToPriority); the creation is
+// audited on it. It returns the new job's due
 // time (now for a waiting one) when it made it; otherwise NULL and the
 // existing job's state (NULL: no job of that handler).
 //
@@ -466,7 +467,7 @@ WITH existing AS (
 ), created AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, paused_due, updated_at,
-		ordering_key, order_version, overtook_event_id, applied_version)
+		ordering_key, order_version, overtook_event_id, applied_version, priority)
 	SELECT w.provider, w.tenant, w.event_id, $11::text, w.event_type,
 		CASE WHEN k.depth > 1 THEN 'waiting' ELSE 'pending' END,
 		` + dueOrParked("k.depth > 1", "coalesce($10::timestamptz, $4::timestamptz, now())", parks("$11::text", "w.provider", "w.tenant", "w.event_type")) + `,
@@ -474,7 +475,8 @@ WITH existing AS (
 		w.okey, CASE WHEN w.okey IS NOT NULL THEN w.order_version ELSE 0 END,
 		CASE WHEN k.depth = 1 THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id", "$11::text", "w.provider",
 	"w.tenant", "w.okey", arrivedBefore("w.order_version")) + ` END,
-		CASE WHEN k.depth = 1 THEN k.applied_version END
+		CASE WHEN k.depth = 1 THEN k.applied_version END,
+		$12::int
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON true
 	RETURNING coalesce(paused_due, next_attempt_at, $4::timestamptz, now()) AS due

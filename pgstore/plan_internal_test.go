@@ -92,6 +92,12 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		// square over four) by turn.
 		{"acquire fair", s.sql.acquireFair, []string{"inbox_jobs_tenant_due_idx", "inbox_fair_pkey"},
 			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", 0, int64(0), 0, 104}, true},
+		// With priorities, the due jobs of each are read from their
+		// index, the others from the due index.
+		{"acquire with priorities", s.sql.acquirePrioritized, []string{"inbox_jobs_priority_idx", "inbox_jobs_due_idx"},
+			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", []int{10, 5}}, true},
+		{"acquire under limits with priorities", s.sql.acquireLimitedPrioritized, []string{"inbox_jobs_priority_idx", "inbox_jobs_due_idx", "inbox_jobs_leased_idx"},
+			[]any{now, int64(60e6), 10, "w", "v", nil, true, 5, "", 2, int64(20_000), 10, []int{10}}, true},
 		{"acquire with an ID", s.sql.acquire, []string{"inbox_jobs_due_idx"}, []any{now, int64(60e6), 10, "w", "v", "acq-1", true, 5, ""}, true},
 		// A repeat looks the leases held under its ID up among the rows
 		// not yet due, through the same index, and their Reclaimed in the
@@ -653,4 +659,72 @@ func TestAcquirePlanBesideParkedJobs(t *testing.T) {
 	require.NoError(t, s.Resume(ctx, webhooks.ResumeRequest{Scope: scope, Cause: webhooks.PauseOperator, Actor: "op", Reason: "test", Now: now}))
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+q+`.inbox_jobs WHERE paused_due IS NOT NULL OR next_attempt_at = 'infinity'`).Scan(&parked))
 	require.Zero(t, parked, "the resume gave every parked job back")
+}
+
+// TestPrioritizedAcquirePlanBesideBacklogs: beside a backlog of due jobs
+// of priority 0 and one of priority 5 not yet due (20,000 in all in make
+// test, 1,000,000 with WEBHOOKS_TEST_LONG=1), and three due jobs of
+// priority 10, ANALYZEd, an acquisition of 100 with priorities reads the
+// three, nothing of the scheduled backlog, and 97 of the others (past
+// the three): no scan of inbox_jobs, no step over a few hundred rows, and
+// it touches about as many pages as a plain acquisition of 100, however
+// large the backlogs.
+func TestPrioritizedAcquirePlanBesideBacklogs(t *testing.T) {
+	t.Parallel()
+	s, pool, backlog := planStore(t, 20_000, 1_000_000)
+	ctx := t.Context()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	q := quoteSchema(s.schema)
+	// g <= 3: priority 10, due; then half the backlog of priority 5, due
+	// in an hour; then the other half of priority 0, due an hour ago.
+	_, err := pool.Exec(ctx, pgtest.InsertItemsSQL(s.schema, `provider, tenant, event_id, event_type, payload, payload_sha256,
+			key_id, state, next_attempt_at, priority, last_seen_at, received_at, updated_at`,
+		`SELECT 'acme', 't', 'e_' || g, 'invoice.paid', '\x7b7d', decode(repeat('00', 32), 'hex'),
+			'k1', 'pending',
+			CASE WHEN g > 3 AND g <= 3 + $2 / 2 THEN $1::timestamptz + interval '1 hour'
+				ELSE $1::timestamptz - interval '1 hour' + g * interval '1 millisecond' END,
+			CASE WHEN g <= 3 THEN 10 WHEN g <= 3 + $2 / 2 THEN 5 ELSE 0 END,
+			$1::timestamptz, $1::timestamptz, $1::timestamptz
+		FROM generate_series(1, $2::int + 3) AS g`), now, backlog)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, "VACUUM ANALYZE "+q+".inbox_jobs, "+q+".inbox_events")
+	require.NoError(t, err)
+	args := []any{now, int64(60e6), 100, "w", "v", nil, false, 100, ""}
+	plain := 0 // the pages of the first, plain, acquisition
+	for _, c := range []struct {
+		name, sql string
+		args      []any
+	}{
+		{"Acquire", s.sql.acquire, args},
+		{"Acquire with priorities 10, 5", s.sql.acquirePrioritized, append(slices.Clone(args), []int{10, 5})},
+		{"Acquire with priority 5", s.sql.acquirePrioritized, append(slices.Clone(args), []int{5})},
+		{"Acquire under a cap with priorities 10, 5", s.sql.acquireLimitedPrioritized, append(slices.Clone(args), 500, int64(0), 0, []int{10, 5})},
+	} {
+		plan, total := analyzed(t, pool, c.sql, c.args)
+		t.Logf("%s beside %d jobs: %d pages\n%s", c.name, backlog, total, plan)
+		assert.NotRegexp(t, `Seq Scan on inbox_jobs \w+ \(actual`, plan, "plan:\n%s", plan)
+		assert.Contains(t, plan, "rows=100 loops=1", "%s: leased items", c.name)
+		for _, m := range regexp.MustCompile(`actual rows=(\d+)`).FindAllStringSubmatch(plan, -1) {
+			n, _ := strconv.Atoi(m[1])
+			assert.LessOrEqual(t, n, 300, "%s: a step of the plan reads %d rows beside a backlog of %d", c.name, n, backlog)
+		}
+		// The leases' writes are most of the pages (about 20 a lease: the
+		// row, its event, the indexes): the priorities' reads add few to
+		// those of a plain acquisition of as many.
+		if plain == 0 {
+			plain = total
+		}
+		assert.Less(t, total, plain+150, "%s: pages touched beside a backlog of %d; a plain acquisition touched %d", c.name, backlog, plain)
+		assert.Less(t, total, 3000, "%s: pages touched beside a backlog of %d", c.name, backlog)
+	}
+	leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 100, Priorities: []int{10, 5}})
+	require.NoError(t, err)
+	require.Len(t, leases, 100)
+	for i, l := range leases {
+		want := 0
+		if i < 3 {
+			want = 10
+		}
+		require.Equal(t, want, l.Item.Priority, "lease %d (%s)", i, l.Key())
+	}
 }

@@ -31,7 +31,7 @@ const itemColumns = `i.provider, i.tenant, i.event_id, i.event_type, e.payload, 
 	i.last_error_class, i.last_error_message, i.last_error_at, e.duplicate_count, e.last_seen_at,
 	e.occurred_at, e.received_at, i.updated_at, i.completed_at, i.dead_at, e.api_version, i.closed_at,
 	e.trace_link, i.handler, e.ordering_key, e.order_version, i.ordering_key IS NOT NULL, i.seq,
-	i.overtook_event_id`
+	i.overtook_event_id, i.priority`
 
 // itemColumnCount is the number of columns in itemColumns.
 var itemColumnCount = strings.Count(itemColumns, ",") + 1
@@ -129,8 +129,8 @@ quarantined AS (
 // to waiting, and the job is the head.
 var jobsCTE = `
 wanted AS (
-	SELECT h.handler, h.o, CASE WHEN h.ordered THEN $16::text END AS okey
-	FROM upsert, unnest($14::text[], $15::boolean[]) WITH ORDINALITY AS h(handler, ordered, o)
+	SELECT h.handler, h.o, CASE WHEN h.ordered THEN $16::text END AS okey, h.priority
+	FROM upsert, unnest($14::text[], $15::boolean[], $18::int[]) WITH ORDINALITY AS h(handler, ordered, priority, o)
 	WHERE upsert.inserted
 ), keyed AS (
 	INSERT INTO {{schema}}.inbox_keys AS k (handler, provider, tenant, ordering_key, depth, updated_at)
@@ -152,7 +152,7 @@ wanted AS (
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, paused_due, updated_at,
-		ordering_key, order_version, overtook_event_id, applied_version)
+		ordering_key, order_version, overtook_event_id, applied_version, priority)
 	SELECT $1, $2, $3, w.handler, $4,
 		CASE WHEN k.depth > 1 AND d.handler IS NULL THEN 'waiting' ELSE 'pending' END,
 		` + dueOrParked("k.depth > 1 AND d.handler IS NULL", "coalesce($11::timestamptz, now())", parks("w.handler", "$1", "$2", "$4")) + `,
@@ -160,7 +160,8 @@ wanted AS (
 		w.okey, $17::bigint,
 		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN ` + overtookSQL("k.dead_ahead", "k.last_dead_event_id",
 	"w.handler", "$1", "$2", "w.okey", arrivedBefore("$17::bigint")) + ` END,
-		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN k.applied_version END
+		CASE WHEN k.depth = 1 OR d.handler IS NOT NULL THEN k.applied_version END,
+		w.priority
 	FROM wanted AS w
 	LEFT JOIN keyed AS k ON k.handler = w.handler
 	LEFT JOIN demoted AS d ON d.handler = w.handler
@@ -251,14 +252,14 @@ WITH upsert AS (` + upsertSQL + `
 ),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `,` + jobsCTE + `
 SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1", "$2", "$3")) + ` FROM upsert`
 
-// enqueueNotifySQL is enqueueSQL that also notifies $18 for a new event,
+// enqueueNotifySQL is enqueueSQL that also notifies $19 for a new event,
 // for EnqueueTx in the host's transaction: NOTIFY is delivered when that
 // transaction commits, never when it rolls back.
 var enqueueNotifySQL = `
 WITH upsert AS (` + upsertSQL + `
 ),` + quarantineCTE("$5", "$6", "$7", "$8", "$10") + `,` + jobsCTE + `,
 notified AS (
-	SELECT pg_notify($18, '') FROM upsert WHERE inserted
+	SELECT pg_notify($19, '') FROM upsert WHERE inserted
 )
 SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1", "$2", "$3")) + `,
 	(SELECT count(*) FROM notified) FROM upsert`
@@ -291,7 +292,7 @@ SELECT inserted, same_digest, ` + fmt.Sprintf(enqueueState, jobStateSummary("$1"
 // $11 due and updated time (NULL elements: the database's now),
 // $12 api_version, $13 trace_link, $14 ordering key (NULL elements for
 // none), $15 ordering version; $16 each job's envelope, $17 its handler,
-// $18 whether it is ordered.
+// $18 whether it is ordered, $19 its priority.
 var enqueueBatchSQL = `
 WITH input AS (
 	SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],
@@ -331,8 +332,8 @@ WITH input AS (
 	FROM matched
 	WHERE NOT inserted AND NOT same_digest AND conflicts <= ` + strconv.Itoa(ops.QuarantineLimit) + `
 ), wanted AS (
-	SELECT m.*, j.handler, j.o, CASE WHEN j.ordered THEN m.ordering_key END AS okey
-	FROM unnest($16::int[], $17::text[], $18::boolean[]) WITH ORDINALITY AS j(n, handler, ordered, o)
+	SELECT m.*, j.handler, j.o, CASE WHEN j.ordered THEN m.ordering_key END AS okey, j.priority
+	FROM unnest($16::int[], $17::text[], $18::boolean[], $19::int[]) WITH ORDINALITY AS j(n, handler, ordered, priority, o)
 	JOIN matched AS m ON m.n = j.n
 	WHERE m.inserted
 ), ranked AS (
@@ -372,14 +373,15 @@ WITH input AS (
 ), jobs AS (
 	INSERT INTO {{schema}}.inbox_jobs (
 		provider, tenant, event_id, handler, event_type, state, next_attempt_at, paused_due, updated_at,
-		ordering_key, order_version, overtook_event_id, applied_version)
+		ordering_key, order_version, overtook_event_id, applied_version, priority)
 	SELECT r.provider, r.tenant, r.event_id, r.handler, r.event_type,
 		CASE WHEN h.head IS false THEN 'waiting' ELSE 'pending' END,
 		` + dueOrParked("h.head IS false", "coalesce(r.due_at, now())", parks("r.handler", "r.provider", "r.tenant", "r.event_type")) + `,
 		coalesce(r.due_at, now()),
 		r.okey, r.order_version,
 		CASE WHEN h.head THEN h.overtook END,
-		CASE WHEN h.head THEN h.applied_version END
+		CASE WHEN h.head THEN h.applied_version END,
+		r.priority
 	FROM ranked AS r
 	LEFT JOIN heads AS h ON h.o = r.o
 	ORDER BY r.o
@@ -487,7 +489,7 @@ const appliedSQL = `i.applied_version AS applied`
 //
 // $1 now, $2 lease duration (µs), $3 limit, $4 worker, $5 version,
 // $6 acquisition ID, $7 hold, $8 how many to start, $9 handler.
-var acquireSQL = acquireStatement(plainAcquisition)
+var acquireSQL = acquireStatement(plainAcquisition, false)
 
 // An acquisition's kind: which statement acquireStatement makes.
 type acquisitionKind int
@@ -498,8 +500,9 @@ const (
 	fairAcquisition                           // acquireFairSQL
 )
 
-// acquireStatement makes acquireSQL, acquireLimitedSQL or acquireFairSQL.
-func acquireStatement(kind acquisitionKind) string {
+// acquireStatement makes acquireSQL, acquireLimitedSQL or acquireFairSQL,
+// or, prioritized, acquirePrioritizedSQL or acquireLimitedPrioritizedSQL.
+func acquireStatement(kind acquisitionKind, prioritized bool) string {
 	limited := kind != plainAcquisition
 	// most is how many may be leased, before the pause: Max, or what the
 	// Limits allow.
@@ -511,6 +514,10 @@ WITH `
 		head += limitsCTEs + `, `
 	}
 	due, rankOrder := dueCTE, `d.due_at, d.provider, d.tenant, d.event_id, d.handler`
+	if prioritized {
+		// The priorities follow the statement's other parameters.
+		due, rankOrder = prioritizedDue(map[bool]string{false: `$10`, true: `$13`}[limited]), `d.level, `+rankOrder
+	}
 	if kind == fairAcquisition {
 		head = `
 WITH RECURSIVE ` + head[len("\nWITH "):]
@@ -734,7 +741,7 @@ const lockLimitsSQL = `SELECT pg_advisory_xact_lock($1::int, hashtext($2::text))
 // MaxRunning ($10, 0 none; its leased rows not expired, counted from
 // inbox_jobs_leased_idx) and the tokens of its bucket (inbox_limits:
 // $12 tokens, one every $11 µs, 0 none), and spends a token per lease.
-var acquireLimitedSQL = acquireStatement(limitedAcquisition)
+var acquireLimitedSQL = acquireStatement(limitedAcquisition, false)
 
 // limitsCTEs are acquireLimitedSQL's first: the handler's bucket, and
 // how many its Limits allow (allowance.n).
@@ -782,6 +789,59 @@ var dueCTE = `due AS (
 	FOR UPDATE SKIP LOCKED
 )`
 
+// acquirePrioritizedSQL is acquireSQL with webhooks.AcquireRequest.Priorities
+// ($10), and acquireLimitedPrioritizedSQL acquireLimitedSQL with them
+// ($13): their due CTE is prioritizedDue's.
+var (
+	acquirePrioritizedSQL        = acquireStatement(plainAcquisition, true)
+	acquireLimitedPrioritizedSQL = acquireStatement(limitedAcquisition, true)
+)
+
+// prioritizedDue is the due CTE of an acquisition with the priorities p
+// (an int array, each above 0, highest first; see
+// webhooks.FlowSupport.Priorities): dueCTE's jobs, those of p[1] first,
+// the longest due first, then those of p[2], and so on, then the others
+// (level: the priority's place in p, and one past it for the others). A
+// priority's due jobs are read from inbox_jobs_priority_idx (whose
+// predicate the scan names), one LIMIT each, in the order of p; the
+// others from inbox_jobs_due_idx, past the due jobs of p's priorities:
+// those are fewer than $3 (else the scan does not run) and the ones other
+// acquisitions hold locked. The scans run one after the other, in that
+// order, under due's LIMIT, and stop once it has its rows: a backlog of
+// one priority costs the jobs of another nothing to find, and those of
+// priority 0 only the due ones of the others. A job of a priority p does
+// not list (the handler's TypePriorities changed) is among the others.
+func prioritizedDue(p string) string {
+	return `due AS (
+	SELECT * FROM ((
+		SELECT ` + dueColumns + `, l.o AS level
+		FROM unnest(` + p + `::int[]) WITH ORDINALITY AS l(priority, o)
+		CROSS JOIN LATERAL (
+			SELECT i.* FROM {{schema}}.inbox_jobs AS i
+			WHERE i.handler = $9::text AND i.priority = l.priority
+				AND i.state IN ('pending', 'leased') AND i.priority <> 0
+				AND i.next_attempt_at <= coalesce($1::timestamptz, now())
+				AND (SELECT n FROM gate) > 0
+				AND ` + notHeld("i") + `
+			ORDER BY i.next_attempt_at
+			LIMIT $3
+			FOR UPDATE SKIP LOCKED) AS i
+	) UNION ALL (
+		SELECT ` + dueColumns + `, cardinality(` + p + `::int[]) + 1 AS level
+		FROM (
+			SELECT i.* FROM {{schema}}.inbox_jobs AS i
+			WHERE i.handler = $9::text AND i.state IN ('pending', 'leased') AND i.priority <> ALL (` + p + `::int[])
+				AND i.next_attempt_at <= coalesce($1::timestamptz, now())
+				AND (SELECT n FROM gate) > 0
+				AND ` + notHeld("i") + `
+			ORDER BY i.next_attempt_at
+			LIMIT $3
+			FOR UPDATE SKIP LOCKED) AS i
+	)) AS d
+	LIMIT $3
+)`
+}
+
 // dueColumns are the columns of a due CTE, of the job i.
 const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_at AS due_at, i.state = 'leased' AS expired,
 		NOT ` + heldI + ` AS was_started, i.lease_reclaimed,
@@ -810,7 +870,7 @@ const dueColumns = `i.provider, i.tenant, i.event_id, i.handler, i.next_attempt_
 // walk and cand name the state's collation as the index's predicate does
 // (see migration 0008), so that they read that index whatever the
 // table's statistics say.
-var acquireFairSQL = acquireStatement(fairAcquisition)
+var acquireFairSQL = acquireStatement(fairAcquisition, false)
 
 // fairCTEs are acquireFairSQL's in place of dueCTE.
 var fairCTEs = `cursor AS (
@@ -1385,6 +1445,7 @@ SELECT coalesce((SELECT state = 'succeeded' AND xmin = pg_current_xact_id()::xid
 type statements struct {
 	enqueue, enqueueNotify, enqueueBatch             string
 	acquire, acquireLimited, acquireFair, lockLimits string
+	acquirePrioritized, acquireLimitedPrioritized    string
 	pauseInForce, endPause, insertPause              string
 	resume, pauses, park, unpark                     string
 	repeat, release                                  string
@@ -1406,51 +1467,53 @@ type statements struct {
 func renderStatements(quotedSchema string) statements {
 	r := strings.NewReplacer("{{schema}}", quotedSchema)
 	return statements{
-		enqueue:                 r.Replace(enqueueSQL),
-		enqueueNotify:           r.Replace(enqueueNotifySQL),
-		enqueueBatch:            r.Replace(enqueueBatchSQL),
-		release:                 r.Replace(releaseSQL),
-		acquire:                 r.Replace(acquireSQL),
-		acquireLimited:          r.Replace(acquireLimitedSQL),
-		acquireFair:             r.Replace(acquireFairSQL),
-		lockLimits:              r.Replace(lockLimitsSQL),
-		pauseInForce:            r.Replace(pauseInForceSQL),
-		endPause:                r.Replace(endPauseSQL),
-		insertPause:             r.Replace(insertPauseSQL),
-		resume:                  r.Replace(resumeSQL),
-		pauses:                  r.Replace(pausesSQL),
-		park:                    r.Replace(parkSQL),
-		unpark:                  r.Replace(unparkSQL),
-		repeat:                  r.Replace(repeatSQL),
-		succeed:                 r.Replace(succeedSQL),
-		retry:                   r.Replace(retrySQL),
-		deadLetter:              r.Replace(deadLetterSQL),
-		abandon:                 r.Replace(abandonSQL),
-		settleBatch:             r.Replace(settleBatchSQL),
-		lockKeys:                r.Replace(lockKeysSQL),
-		start:                   r.Replace(startSQL),
-		extend:                  r.Replace(extendSQL),
-		leaseLost:               r.Replace(leaseLostSQL),
-		get:                     r.Replace(getSQL),
-		history:                 r.Replace(historySQL),
-		audit:                   r.Replace(auditSQL),
-		quarantine:              r.Replace(quarantineSQL),
-		listDead:                r.Replace(listSQL(summaryColumns, "dead")),
-		listClosed:              r.Replace(listSQL(summaryColumns, "closed")),
-		selectReplay:            replayStatements(r),
-		replayOne:               r.Replace(replayOneSQL),
-		replayBatch:             r.Replace(replayBatchSQL),
-		peek:                    r.Replace(peekSQL),
-		closeOne:                r.Replace(closeSQL),
-		stats:                   r.Replace(statsSQL),
-		register:                r.Replace(registerSQL),
-		deleteSucceeded:         r.Replace(deleteSucceededSQL),
-		deleteClosed:            r.Replace(deleteClosedSQL),
-		deleteEvents:            r.Replace(deleteEventsSQL),
-		sweepKeys:               r.Replace(sweepKeysSQL),
-		lockEvent:               r.Replace(lockEventSQL),
-		replayTo:                r.Replace(replayToSQL),
-		deleteExpiredReplayKeys: r.Replace(deleteExpiredReplayKeysSQL),
-		settledHere:             r.Replace(settledHereSQL),
+		enqueue:                   r.Replace(enqueueSQL),
+		enqueueNotify:             r.Replace(enqueueNotifySQL),
+		enqueueBatch:              r.Replace(enqueueBatchSQL),
+		release:                   r.Replace(releaseSQL),
+		acquire:                   r.Replace(acquireSQL),
+		acquireLimited:            r.Replace(acquireLimitedSQL),
+		acquireFair:               r.Replace(acquireFairSQL),
+		acquirePrioritized:        r.Replace(acquirePrioritizedSQL),
+		acquireLimitedPrioritized: r.Replace(acquireLimitedPrioritizedSQL),
+		lockLimits:                r.Replace(lockLimitsSQL),
+		pauseInForce:              r.Replace(pauseInForceSQL),
+		endPause:                  r.Replace(endPauseSQL),
+		insertPause:               r.Replace(insertPauseSQL),
+		resume:                    r.Replace(resumeSQL),
+		pauses:                    r.Replace(pausesSQL),
+		park:                      r.Replace(parkSQL),
+		unpark:                    r.Replace(unparkSQL),
+		repeat:                    r.Replace(repeatSQL),
+		succeed:                   r.Replace(succeedSQL),
+		retry:                     r.Replace(retrySQL),
+		deadLetter:                r.Replace(deadLetterSQL),
+		abandon:                   r.Replace(abandonSQL),
+		settleBatch:               r.Replace(settleBatchSQL),
+		lockKeys:                  r.Replace(lockKeysSQL),
+		start:                     r.Replace(startSQL),
+		extend:                    r.Replace(extendSQL),
+		leaseLost:                 r.Replace(leaseLostSQL),
+		get:                       r.Replace(getSQL),
+		history:                   r.Replace(historySQL),
+		audit:                     r.Replace(auditSQL),
+		quarantine:                r.Replace(quarantineSQL),
+		listDead:                  r.Replace(listSQL(summaryColumns, "dead")),
+		listClosed:                r.Replace(listSQL(summaryColumns, "closed")),
+		selectReplay:              replayStatements(r),
+		replayOne:                 r.Replace(replayOneSQL),
+		replayBatch:               r.Replace(replayBatchSQL),
+		peek:                      r.Replace(peekSQL),
+		closeOne:                  r.Replace(closeSQL),
+		stats:                     r.Replace(statsSQL),
+		register:                  r.Replace(registerSQL),
+		deleteSucceeded:           r.Replace(deleteSucceededSQL),
+		deleteClosed:              r.Replace(deleteClosedSQL),
+		deleteEvents:              r.Replace(deleteEventsSQL),
+		sweepKeys:                 r.Replace(sweepKeysSQL),
+		lockEvent:                 r.Replace(lockEventSQL),
+		replayTo:                  r.Replace(replayToSQL),
+		deleteExpiredReplayKeys:   r.Replace(deleteExpiredReplayKeysSQL),
+		settledHere:               r.Replace(settledHereSQL),
 	}
 }

@@ -39,6 +39,7 @@ func diffItem(got, want webhooks.Item) []string {
 	add("Handler", got.Handler == want.Handler, fmt.Sprintf("%q", got.Handler), fmt.Sprintf("%q", want.Handler))
 	add("Ordering", got.Ordering == want.Ordering, fmt.Sprintf("%+v", got.Ordering), fmt.Sprintf("%+v", want.Ordering))
 	add("Ordered", got.Ordered == want.Ordered, got.Ordered, want.Ordered)
+	add("Priority", got.Priority == want.Priority, got.Priority, want.Priority)
 	add("Overtook", got.Overtook == want.Overtook, fmt.Sprintf("%q", got.Overtook), fmt.Sprintf("%q", want.Overtook))
 	add("EventType", got.EventType == want.EventType, fmt.Sprintf("%q", got.EventType), fmt.Sprintf("%q", want.EventType))
 	add("Payload", bytes.Equal(got.Payload, want.Payload), fmt.Sprintf("%q", got.Payload), fmt.Sprintf("%q", want.Payload))

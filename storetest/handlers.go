@@ -51,7 +51,7 @@ func jobItem(env webhooks.Envelope, handler string) webhooks.Item {
 	it.Ordering = env.Ordering
 	for _, j := range env.Jobs {
 		if j.Handler == handler {
-			it.Ordered = j.Ordered
+			it.Ordered, it.Priority = j.Ordered, j.Priority
 		}
 	}
 	return it

@@ -78,7 +78,8 @@ type opsStore interface {
 // returned by newStore, each case on a store of its own, and the cases of
 // every capability the store has: [ops.Store] (the operators' cases),
 // [webhooks.BatchSettler], [webhooks.LeaseStarter],
-// [webhooks.AcquisitionRepeater], [webhooks.FlowStore] (Limits, Fair),
+// [webhooks.AcquisitionRepeater], [webhooks.FlowStore] (Limits, Fair,
+// Priorities),
 // [webhooks.PauseStore], and those f describes. See the package
 // documentation for what newStore must do.
 func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f Features) {
@@ -121,6 +122,7 @@ func RunInbox(t *testing.T, newStore func(t *testing.T) webhooks.InboxStore, f F
 	group("Limits", limitsCases, hasLimits, "the store does not keep Limits over its callers (webhooks.FlowOf(store).Limits is false): the limits cases are skipped")
 	fairProcs := inboxCase{"TwoProcessorsNewcomer", func(t *testing.T, s webhooks.InboxStore) { testFairProcessors(t, s, f.FairBacklog) }}
 	group("Fairness", append(slices.Clip(fairCases), fairProcs), hasFair, "the store does not lease by tenant in turns (webhooks.FlowOf(store).Fair is false): the fairness cases are skipped")
+	group("Priorities", priorityCases, hasPriorities, "the store does not keep jobs' priorities (webhooks.FlowOf(store).Priorities is false): the priority cases are skipped")
 	outage := inboxCase{"BreakerRidesOutAnOutage", func(t *testing.T, s webhooks.InboxStore) { testBreakerRidesOutAnOutage(t, s, f.Outage) }}
 	group("Pauses", slices.Concat(pauseCases, scopedPauseCases, []inboxCase{outage}), is[webhooks.PauseStore], "the store is not a webhooks.PauseStore: the pause cases are skipped")
 	group("Operators", operatorCases, is[ops.Store], "the store is not an ops.Store: the operators' cases (history, audit, quarantine, list, replay, close, stats) are skipped")
@@ -233,7 +235,7 @@ func envelope(k webhooks.InboxKey, payload string, receivedAt time.Time) webhook
 // enqueuedItem is the item the contract requires right after env was
 // enqueued as new.
 func enqueuedItem(env webhooks.Envelope) webhooks.Item {
-	return webhooks.Item{
+	it := webhooks.Item{
 		Key:           env.Key,
 		EventType:     env.EventType,
 		Payload:       env.Payload,
@@ -249,6 +251,12 @@ func enqueuedItem(env webhooks.Envelope) webhooks.Item {
 		ReceivedAt:    env.ReceivedAt,
 		UpdatedAt:     env.ReceivedAt,
 	}
+	for _, j := range env.Jobs {
+		if j.Handler == "" {
+			it.Priority = j.Priority
+		}
+	}
+	return it
 }
 
 // leasedItem returns want as an acquisition at now for d must leave it.

@@ -22,7 +22,7 @@ var columnTypes = map[string]string{
 	"lease_token": "uuid", "lease_expires_at": "timestamptz", "settled_token": "uuid",
 	"lease_reclaimed": "boolean", "lease_started_at": "timestamptz", "last_error_at": "timestamptz",
 	"updated_at": "timestamptz", "completed_at": "timestamptz", "dead_at": "timestamptz", "closed_at": "timestamptz",
-	"paused_due": "timestamptz",
+	"paused_due": "timestamptz", "priority": "integer",
 }
 
 // InsertItemsSQL returns a statement that stores, in pgstore's schema,
