@@ -107,6 +107,10 @@
 // its share of the workers; they need a [FlowStore]. A Fair handler's
 // jobs are leased by tenant in turns, so one tenant's backlog delays
 // another's new event by one acquisition, not by the backlog. A handler's
+// TypePriorities lease its due jobs of some event types before the others
+// (up to [MaxTypePriority], at most [MaxTypePriorities] distinct ones),
+// over every processor: each job keeps the priority it was stored with
+// ([Job.Priority]). A handler's
 // [Breaker] pauses it over every processor when its dependency seems
 // down, so its jobs wait instead of spending their retries; an operator
 // pauses and resumes a handler too, whole or only its jobs of a provider,
@@ -166,7 +170,8 @@
 // default handler's for nil. A [FlowStore] keeps [AcquireRequest.Limits]
 // over every caller, and leases by tenant in turns for
 // [AcquireRequest.Fair] (visiting up to [AcquireRequest.FairVisits]
-// tenants), as its [FlowSupport] says ([FlowOf] asks); a
+// tenants) and by priority for [AcquireRequest.Priorities], as its
+// [FlowSupport] says ([FlowOf] asks); a
 // [PauseStore] leases nothing of a paused handler but a breaker's probe
 // ([Lease.Probe]), and parks the jobs a scoped pause holds
 // ([PauseScope.Holds]). Every

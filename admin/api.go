@@ -70,7 +70,7 @@ func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := errors.Join(checkKey(req.Key), needReason(req.Reason), checkHandler("handler", req.Handler),
-		checkToHandler(req.ToHandler, req.ToOrdered, req.KeepAttempts)); err != nil {
+		checkToHandler(req.ToHandler, req.ToOrdered, req.ToPriority, req.KeepAttempts)); err != nil {
 		h.storeError(w, r, err)
 		return
 	}
@@ -87,6 +87,7 @@ func (h *Handler) serveReplay(w http.ResponseWriter, r *http.Request) {
 		KeepAttempts: req.KeepAttempts,
 		ToHandler:    req.ToHandler,
 		ToOrdered:    req.ToOrdered,
+		ToPriority:   req.ToPriority,
 		Now:          h.cfg.clock.Now(),
 	})
 	if err != nil {
@@ -130,7 +131,7 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 	default:
 		errs = append(errs, badf("state %q: give dead (the default), closed or succeeded", req.State))
 	}
-	errs = append(errs, needReason(req.Reason), checkFilter(&req.Filter), checkToHandler(req.ToHandler, req.ToOrdered, req.KeepAttempts))
+	errs = append(errs, needReason(req.Reason), checkFilter(&req.Filter), checkToHandler(req.ToHandler, req.ToOrdered, req.ToPriority, req.KeepAttempts))
 	if req.Rate != 0 && (req.Spread != "" || req.Rate < 0 || req.Rate > webhooks.MaxLimitRate || float64(limit)/req.Rate > ops.MaxReplaySpread.Seconds()) {
 		errs = append(errs, badf("rate %v: give items a second, above 0 and at most %g, without spread, so that limit (%d) items fit in %v",
 			req.Rate, float64(webhooks.MaxLimitRate), limit, ops.MaxReplaySpread))
@@ -155,6 +156,7 @@ func (h *Handler) serveBulkReplay(w http.ResponseWriter, r *http.Request) {
 		Rate:         req.Rate,
 		ToHandler:    req.ToHandler,
 		ToOrdered:    req.ToOrdered,
+		ToPriority:   req.ToPriority,
 		Now:          h.cfg.clock.Now(),
 	})
 	if err != nil {
@@ -255,12 +257,16 @@ func (h *Handler) pauseOrResume(r *http.Request, pause bool, actor string, req a
 }
 
 // checkToHandler validates a replay to another handler.
-func checkToHandler(to string, ordered, keepAttempts bool) error {
+func checkToHandler(to string, ordered bool, priority int, keepAttempts bool) error {
 	switch {
 	case to != "" && keepAttempts:
 		return badf("to_handler and keep_attempts: a job replayed to another handler has no attempts of its own to keep")
 	case ordered && to == "":
 		return badf("to_ordered without to_handler: it makes the jobs a replay to another handler creates ordered")
+	case priority != 0 && to == "":
+		return badf("to_priority without to_handler: it is the priority of the jobs a replay to another handler creates")
+	case priority < 0 || priority > webhooks.MaxTypePriority:
+		return badf("to_priority %d: give the priority of the jobs the replay creates, from 0 to %d", priority, webhooks.MaxTypePriority)
 	}
 	return checkHandler("to_handler", to)
 }

@@ -82,8 +82,10 @@
 // handler's with neither (as tenant and no_tenant select tenants: an
 // empty handler parameter, which a form sends, is no filter). A replay
 // with to_handler replays the selected events to that handler: its job is
-// created, pending (ordered with to_ordered, so it waits behind its key),
-// or replayed if it exists and is finished; a bulk replay with to_handler
+// created, pending (ordered with to_ordered, so it waits behind its key;
+// of priority to_priority, from 0 to webhooks.MaxTypePriority, see
+// webhooks.Handler.TypePriorities), or replayed if it exists and is
+// finished; a bulk replay with to_handler
 // needs a filter of one handler, so that it takes each event once. This is
 // how old events reach a handler added after them.
 //
@@ -151,7 +153,8 @@
 //	                   duplicate_count, occurred_at?, received_at?, last_seen_at?,
 //	                   updated_at?, completed_at?, dead_at?, closed_at?,
 //	                   ordering_key?, ordering_version?, ordered?, seq? (arrival order),
-//	                   overtook? (the dead letter of its key it ran past)
+//	                   overtook? (the dead letter of its key it ran past),
+//	                   priority? (among the handler's due jobs; left out when 0)
 //	ErrorRecord        class, message, at?
 //	Detail             Item, payload? (Body), headers? (name: [values]),
 //	                   payloads_shown, history ([Attempt]), audit ([Audit]),
@@ -188,9 +191,10 @@
 //	Count              handler, provider, event_type, count
 //	More               groups, count (both zero when the list is complete)
 //	ReplayRequest      Key, handler?, reason, ticket?, keep_attempts?, to_handler?,
-//	                   to_ordered?
+//	                   to_ordered?, to_priority?
 //	BulkReplayRequest  filter (Filter), state?, limit?, reason, ticket?,
-//	                   keep_attempts?, dry_run?, spread?, rate?, after?, to_handler?, to_ordered?
+//	                   keep_attempts?, dry_run?, spread?, rate?, after?, to_handler?, to_ordered?,
+//	                   to_priority?
 //	Filter             provider?, tenant?, no_tenant?, event_type?, error_class?,
 //	                   api_version?, from? (included), to? (excluded), handler?,
 //	                   default_handler?

@@ -302,14 +302,26 @@ func TestReplayAndCloseOneHandler(t *testing.T) {
 	assert.Equal(t, "closed", state(d1, "ledger"))
 
 	// Replay one event to a handler it never had.
-	res = decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"github","tenant":"","event_id":"plain","to_handler":"archive","to_ordered":true,"reason":"new handler"}`), http.StatusOK)
+	res = decode[adminjson.ReplayResult](t, post(h, "/api/replay", `{"provider":"github","tenant":"","event_id":"plain","to_handler":"archive","to_ordered":true,"to_priority":7,"reason":"new handler"}`), http.StatusOK)
 	assert.Equal(t, "archive", res.Items[0].Handler)
 	assert.Equal(t, "pending", state(plain, "archive"))
+	pd := decode[adminjson.Detail](t, do(h, http.MethodGet, "/api/item?provider=github&event_id=plain", ""), http.StatusOK)
+	for _, j := range pd.Jobs {
+		if j.Handler == "archive" {
+			assert.Equal(t, 7, j.Priority, "to_priority: the created job's priority, shown by api/item")
+		} else {
+			assert.Zero(t, j.Priority)
+		}
+	}
+	page := do(h, http.MethodGet, "/item?provider=github&event_id=plain", "")
+	assert.Contains(t, page.Body.String(), `<dd class="priority">7: leased before`, "the item's page shows the job's priority")
 
 	for body, want := range map[string]string{
 		`{"provider":"stripe","event_id":"c1","handler":"Audit","reason":"r"}`:                     `handler: webhooks: handler name "Audit"`,
 		`{"provider":"stripe","event_id":"c1","to_handler":"x y","reason":"r"}`:                    `to_handler: webhooks: handler name "x y"`,
 		`{"provider":"stripe","event_id":"c1","to_ordered":true,"reason":"r"}`:                     "to_ordered without to_handler",
+		`{"provider":"stripe","event_id":"c1","to_priority":3,"reason":"r"}`:                       "to_priority without to_handler",
+		`{"provider":"stripe","event_id":"c1","to_handler":"x","to_priority":1001,"reason":"r"}`:   "to_priority 1001: give",
 		`{"provider":"stripe","event_id":"c1","to_handler":"x","keep_attempts":true,"reason":"r"}`: "to_handler and keep_attempts",
 		`{"provider":"stripe","event_id":"c1","handler":"audit","to_handler":"x","reason":"r"}`:    `handler "audit" and to_handler "x"`,
 	} {

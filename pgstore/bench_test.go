@@ -201,6 +201,14 @@ func keyedEnvelope(keys string, i int) webhooks.Envelope {
 	case "tenants10":
 		env.Key.Tenant = fmt.Sprintf("tenant-%04d", i%10)
 		env.Jobs[0].Ordered = false
+	case "priorities":
+		env.Jobs[0].Ordered = false
+		switch i % 10 {
+		case 0:
+			env.Jobs[0].Priority = 10
+		case 1:
+			env.Jobs[0].Priority = 5
+		}
 	case "distinct":
 		env.Ordering = webhooks.Ordering{Key: fmt.Sprint("obj-", i), Version: int64(i)}
 	case "100":
@@ -323,25 +331,34 @@ func BenchmarkAcquireKeys(b *testing.B) {
 // the walk's worst case) or 10 (ten jobs each), and acquire with Fair,
 // which walks the tenants: those of the running leases and those of the
 // new batch (none,tenants=… is the plain acquisition of the same
-// events). The gates: limited ≥ 0.8× plain, and Fair with
-// caps among many tenants ≥ 0.8× plain.
+// events). The priorities cases give a tenth of the jobs priority 10 and
+// a tenth 5, and acquire with Priorities 10, 5 (none,priorities: the
+// plain acquisition of the same jobs). The gates: limited ≥ 0.8×
+// plain, and Fair with caps among many tenants ≥ 0.8× plain.
 func BenchmarkAcquireLimits(b *testing.B) {
 	all := webhooks.Limits{MaxRunning: webhooks.MaxLimitCount, Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}
+	levels := []int{10, 5}
 	for _, c := range []struct {
-		name   string
-		limits webhooks.Limits
-		fair   bool
-		keys   string // keyedEnvelope's
+		name       string
+		limits     webhooks.Limits
+		fair       bool
+		keys       string // keyedEnvelope's
+		priorities []int
 	}{
-		{"none", webhooks.Limits{}, false, "none"},
-		{"cap", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount}, false, "none"},
-		{"rate", webhooks.Limits{Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}, false, "none"},
-		{"cap+rate", all, false, "none"},
-		{"none,tenants=1000", webhooks.Limits{}, false, "tenants"},
-		{"fair,tenants=1000", webhooks.Limits{}, true, "tenants"},
-		{"fair+cap+rate,tenants=1000", all, true, "tenants"},
-		{"none,tenants=10", webhooks.Limits{}, false, "tenants10"},
-		{"fair+cap+rate,tenants=10", all, true, "tenants10"},
+		{"none", webhooks.Limits{}, false, "none", nil},
+		{"cap", webhooks.Limits{MaxRunning: webhooks.MaxLimitCount}, false, "none", nil},
+		{"rate", webhooks.Limits{Rate: webhooks.MaxLimitRate, Burst: webhooks.MaxLimitCount}, false, "none", nil},
+		{"cap+rate", all, false, "none", nil},
+		{"none,tenants=1000", webhooks.Limits{}, false, "tenants", nil},
+		{"fair,tenants=1000", webhooks.Limits{}, true, "tenants", nil},
+		{"fair+cap+rate,tenants=1000", all, true, "tenants", nil},
+		{"none,tenants=10", webhooks.Limits{}, false, "tenants10", nil},
+		{"fair+cap+rate,tenants=10", all, true, "tenants10", nil},
+		// A tenth of the jobs of priority 10, a tenth of 5: acquired by
+		// due time alone, then with those priorities first.
+		{"none,priorities", webhooks.Limits{}, false, "priorities", nil},
+		{"priorities", webhooks.Limits{}, false, "priorities", levels},
+		{"priorities+cap+rate", all, false, "priorities", levels},
 	} {
 		b.Run("limits="+c.name, func(b *testing.B) {
 			pool := pgtest.NewPool(b, 2)
@@ -354,7 +371,7 @@ func BenchmarkAcquireLimits(b *testing.B) {
 				enqueueKeyed(b, pool, s, c.keys, next, batch)
 				next += batch
 				req := acquireReq(now, time.Minute, batch)
-				req.Handler, req.Limits, req.Fair = "ledger", c.limits, c.fair
+				req.Handler, req.Limits, req.Fair, req.Priorities = "ledger", c.limits, c.fair, c.priorities
 				leases, err := s.Acquire(b.Context(), req)
 				if err != nil || len(leases) != batch {
 					b.Fatalf("Acquire: %d leases, %v", len(leases), err)

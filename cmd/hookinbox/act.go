@@ -35,7 +35,7 @@ func (a *auditFlags) check() error {
 var replayCmd = opsSpec{
 	name:     "replay",
 	summary:  "replay one item, or the dead letters a query selects, audited with an actor and a reason",
-	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID [-handler H] | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-to-handler H [-to-ordered]] [-dry-run] [-spread D | -rate R] [-keep-attempts] [-json]",
+	synopsis: "-actor WHO -reason WHY [-ticket T] (-provider P [-tenant T] -event-id ID [-handler H] | [-limit N] [filters] [-closed | -succeeded] [-after CURSOR]) [-to-handler H [-to-ordered] [-to-priority N]] [-dry-run] [-spread D | -rate R] [-keep-attempts] [-json]",
 	about: []string{
 		"With -event-id, replays that item: it becomes pending, due now, and runs again with",
 		"the retry policy's whole budget (-keep-attempts: only what is left of it); the",
@@ -60,7 +60,8 @@ var replayCmd = opsSpec{
 		"-handler names the job (default: the default handler's); a query replays the jobs",
 		"of -handler only when it is given (-handler '' the default handler's). -to-handler",
 		"replays the selected events to another handler instead, creating its job when the",
-		"event has none (ordered with -to-ordered) or replaying it when it is finished: how",
+		"event has none (ordered with -to-ordered, of priority -to-priority among the",
+		"handler's due jobs) or replaying it when it is finished: how",
 		"old events reach a handler added after them. A query with -to-handler needs",
 		"-handler, so that each event is taken once.",
 	},
@@ -79,6 +80,7 @@ var replayCmd = opsSpec{
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's replay result)")
 		toHandler := fs.String("to-handler", "", "replay the selected events to this handler, creating its job where the event has none")
 		toOrdered := fs.Bool("to-ordered", false, "with -to-handler: the jobs it creates run in their ordering key's order")
+		toPriority := fs.Int("to-priority", 0, "with -to-handler: the priority of the jobs it creates (see webhooks.Handler.TypePriorities), from 0 to 1000")
 		return func(c *opsContext) error {
 			if err := a.check(); err != nil {
 				return err
@@ -91,6 +93,10 @@ var replayCmd = opsSpec{
 				return usagef("-to-handler and -keep-attempts: a job replayed to another handler has no attempts of its own to keep")
 			case *toOrdered && *toHandler == "":
 				return usagef("-to-ordered needs -to-handler")
+			case *toPriority != 0 && *toHandler == "":
+				return usagef("-to-priority needs -to-handler")
+			case *toPriority < 0 || *toPriority > webhooks.MaxTypePriority:
+				return usagef("-to-priority %d: give a priority from 0 to %d", *toPriority, webhooks.MaxTypePriority)
 			}
 			if *spread < 0 || *spread > ops.MaxReplaySpread {
 				return usagef("-spread %v: give a duration from 0 to %v", *spread, ops.MaxReplaySpread)
@@ -99,7 +105,7 @@ var replayCmd = opsSpec{
 				return usagef("-rate %v: give items a second, above 0 and at most %g, and not with -spread", *rate, float64(webhooks.MaxLimitRate))
 			}
 			req := ops.ReplayRequest{Actor: a.actor, Reason: a.reason, Ticket: a.ticket, KeepAttempts: *keep, DryRun: *dryRun, Spread: *spread, Rate: *rate,
-				ToHandler: *toHandler, ToOrdered: *toOrdered, Now: c.now}
+				ToHandler: *toHandler, ToOrdered: *toOrdered, ToPriority: *toPriority, Now: c.now}
 			if *eventID != "" {
 				if given := append(f.given(c.fs), givenFlags(c.fs, "limit", "closed", "succeeded", "after")...); len(given) > 0 {
 					return usagef("-event-id replays one item: %s select the items of a query, without -event-id", strings.Join(given, ", "))

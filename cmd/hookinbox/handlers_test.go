@@ -176,7 +176,7 @@ func TestReplayAndCloseByHandler(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "would replay 1 dead letter as alice")
 	assert.Contains(t, out, "plain")
-	out, errOut, code = run(append([]string{"replay", "-handler", "", "-to-handler", "archive", "-to-ordered"}, who...)...)
+	out, errOut, code = run(append([]string{"replay", "-handler", "", "-to-handler", "archive", "-to-ordered", "-to-priority", "7"}, who...)...)
 	require.Equal(t, 0, code, errOut)
 	assert.Regexp(t, `(?m)^DUE\s+HANDLER\s+PROVIDER\s+TENANT\s+EVENT ID$`, out)
 	assert.Regexp(t, `(?m)^\S+ \S+\s+archive\s+stripe\s+\(none\)\s+plain$`, out)
@@ -185,6 +185,10 @@ func TestReplayAndCloseByHandler(t *testing.T) {
 	require.Len(t, d.Jobs, 2)
 	assert.Equal(t, "archive", d.Jobs[1].Handler)
 	assert.True(t, d.Jobs[1].Ordered, "-to-ordered")
+	assert.Equal(t, 7, d.Jobs[1].Priority, "-to-priority")
+	out, errOut, code = run("show", "-provider", "stripe", "-event-id", "plain")
+	require.Equal(t, 0, code, errOut)
+	assert.Regexp(t, `(?m)^priority\s+7$`, out, "show prints the job's priority")
 	assert.Equal(t, webhooks.StateDead, d.Jobs[0].State, "the default handler's job is left dead")
 
 	for _, tc := range []struct {
@@ -193,6 +197,8 @@ func TestReplayAndCloseByHandler(t *testing.T) {
 	}{
 		{[]string{"replay", "-to-handler", "archive"}, "-to-handler archive needs -handler"},
 		{[]string{"replay", "-to-ordered"}, "-to-ordered needs -to-handler"},
+		{[]string{"replay", "-to-priority", "2"}, "-to-priority needs -to-handler"},
+		{[]string{"replay", "-handler", "audit", "-to-handler", "x", "-to-priority", "-1"}, "-to-priority -1: give a priority from 0 to 1000"},
 		{[]string{"replay", "-handler", "audit", "-to-handler", "x", "-keep-attempts"}, "-to-handler and -keep-attempts"},
 		{[]string{"replay", "-to-handler", "X"}, `-to-handler: webhooks: handler name "X"`},
 		{[]string{"replay", "-provider", "stripe", "-event-id", "c1", "-handler", "audit", "-to-handler", "x"}, "-handler and -to-handler"},

@@ -380,6 +380,9 @@ func printJob(w io.Writer, j *adminjson.Job) {
 	if j.Ordered {
 		field("ordered", "yes")
 	}
+	if j.Priority != 0 {
+		field("priority", fmt.Sprint(j.Priority))
+	}
 	if j.Overtook != "" {
 		field("overtook", "ran past the dead letter "+oneLine(j.Overtook, 200)+" of its key")
 	}

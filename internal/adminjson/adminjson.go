@@ -70,6 +70,9 @@ type Item struct {
 	Ordered         bool   `json:"ordered,omitempty"`
 	Seq             int64  `json:"seq,omitempty"`
 	Overtook        string `json:"overtook,omitempty"`
+	// Priority is the job's priority among its handler's due jobs
+	// (webhooks.Item.Priority), left out when 0.
+	Priority int `json:"priority,omitempty"`
 }
 
 // ErrorRecord is an item's last failure.
@@ -108,6 +111,7 @@ func NewItem(it *webhooks.Item) Item {
 		Ordered:         it.Ordered,
 		Seq:             it.Seq,
 		Overtook:        it.Overtook,
+		Priority:        it.Priority,
 	}
 	out.LastError = newErrorRecord(it.LastError)
 	return out
@@ -488,7 +492,8 @@ func (f *Filter) Query() ops.Query {
 // ReplayRequest is the body of POST api/replay: replay one job, dead,
 // closed (undoing the closing) or succeeded (running it again): the job of
 // Handler ("" the default handler), or, with ToHandler, the event's job of
-// that handler, created (ordered with ToOrdered) when the event has none.
+// that handler, created (ordered with ToOrdered, of priority ToPriority)
+// when the event has none.
 // Reason is required; the actor comes from the host (WithActor). The job
 // gets the retry policy's whole budget again unless KeepAttempts.
 type ReplayRequest struct {
@@ -499,6 +504,7 @@ type ReplayRequest struct {
 	KeepAttempts bool   `json:"keep_attempts,omitempty"`
 	ToHandler    string `json:"to_handler,omitempty"`
 	ToOrdered    bool   `json:"to_ordered,omitempty"`
+	ToPriority   int    `json:"to_priority,omitempty"`
 }
 
 // BulkReplayRequest is the body of POST api/bulk-replay (see package
@@ -519,9 +525,11 @@ type BulkReplayRequest struct {
 	After string  `json:"after,omitempty"`
 	// ToHandler replays the selected events to that handler (see
 	// ops.ReplayRequest.ToHandler), ToOrdered making the jobs it creates
-	// ordered; it needs the filter to select one handler.
-	ToHandler string `json:"to_handler,omitempty"`
-	ToOrdered bool   `json:"to_ordered,omitempty"`
+	// ordered and ToPriority giving them a priority; it needs the filter
+	// to select one handler.
+	ToHandler  string `json:"to_handler,omitempty"`
+	ToOrdered  bool   `json:"to_ordered,omitempty"`
+	ToPriority int    `json:"to_priority,omitempty"`
 }
 
 // ReplayResult lists the items a request replayed (on a dry run: would
