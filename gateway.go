@@ -485,6 +485,9 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, opts ...ReceiverOption) (*Re
 		if err := checkFanOut("NewReceiver", inbox, n.needs(), hs); err != nil {
 			return nil, err
 		}
+		if err := checkPriorities("NewReceiver", inbox, hs); err != nil {
+			return nil, err
+		}
 		cfg.routerChecked = true
 	}
 	if err := cfg.limits.resolve(cfg.maxBodyBytes); err != nil {
@@ -770,6 +773,8 @@ func (g *Receiver) checkJobs(jobs []Job, ordering Ordering) error {
 			return fmt.Errorf("the JobRouter asks for handler %q's job, and the inbox (%T) keeps one job per event: use memstore or pgstore", j.Handler, g.inbox)
 		case j.Ordered && !g.cfg.fanOut.OrderingKeys:
 			return fmt.Errorf("the JobRouter asks for an ordered job of handler %q, and the inbox (%T) does not run ordering keys: use memstore or pgstore", j.Handler, g.inbox)
+		case j.Priority != 0 && !FlowOf(g.inbox).Priorities:
+			return fmt.Errorf("the JobRouter asks for a job of handler %q of priority %d, and the inbox (%T) does not keep jobs' priorities: use memstore or pgstore", j.Handler, j.Priority, g.inbox)
 		}
 	}
 	return nil

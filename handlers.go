@@ -284,11 +284,8 @@ func checkFanOut(who string, store any, need FanOutSupport, hs Handlers) error {
 // that cannot keep them across instances, naming the handlers that have
 // them.
 func checkFlow(who string, store any, hs Handlers) error {
-	var limited, breakers, fair, prioritized []string
+	var limited, breakers, fair []string
 	for _, h := range hs {
-		if len(acquirePriorities(h.TypePriorities)) > 0 && !h.Retired {
-			prioritized = append(prioritized, fmt.Sprintf("%q", h.Name))
-		}
 		if h.Fair && !h.Retired {
 			fair = append(fair, fmt.Sprintf("%q", h.Name))
 		}
@@ -310,6 +307,20 @@ func checkFlow(who string, store any, hs Handlers) error {
 	if len(fair) > 0 && !FlowOf(store).Fair {
 		return fmt.Errorf("webhooks: %s: the store (%T) does not lease by tenant in turns: handlers %s are Fair; use memstore or pgstore, or no Fair",
 			who, store, strings.Join(fair, ", "))
+	}
+	return checkPriorities(who, store, hs)
+}
+
+// checkPriorities refuses TypePriorities above 0 on a store that does not
+// keep jobs' priorities, naming the handlers that have them: the Receiver
+// would store their jobs without them, and the Processor could not lease
+// by them.
+func checkPriorities(who string, store any, hs Handlers) error {
+	var prioritized []string
+	for _, h := range hs {
+		if len(acquirePriorities(h.TypePriorities)) > 0 && !h.Retired {
+			prioritized = append(prioritized, fmt.Sprintf("%q", h.Name))
+		}
 	}
 	if len(prioritized) > 0 && !FlowOf(store).Priorities {
 		return fmt.Errorf("webhooks: %s: the store (%T) does not keep jobs' priorities: handlers %s have TypePriorities; use memstore or pgstore, or no TypePriorities",

@@ -318,6 +318,9 @@ func TestReceiverStoresTheJobsOfTheHandlersThatTakeTheType(t *testing.T) {
 	// Built with Handlers the store cannot keep: refused at construction.
 	_, err = webhooks.NewReceiver(reg, pipelineOnly{memstore.NewInbox()}, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithHandledTypes(hs))
 	assert.ErrorContains(t, err, "one job per event")
+	prioritized := webhooks.Handlers{{Dispatcher: auditMux, TypePriorities: map[string]int{"invoice.*": 3}}}
+	_, err = webhooks.NewReceiver(reg, pipelineOnly{memstore.NewInbox()}, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithHandledTypes(prioritized))
+	assert.ErrorContains(t, err, "does not keep jobs' priorities")
 
 	// A JobRouter of the host's own is checked at each receive: no job is
 	// ignored; jobs the store cannot keep are a 500, never fewer jobs.
@@ -329,6 +332,8 @@ func TestReceiverStoresTheJobsOfTheHandlersThatTakeTheType(t *testing.T) {
 			return []webhooks.Job{{}}
 		case "bad":
 			return []webhooks.Job{{Handler: "x"}, {Handler: "x"}}
+		case "prioritized":
+			return []webhooks.Job{{Priority: 3}}
 		}
 		return []webhooks.Job{{Handler: "ledger"}, {Handler: "audit"}}
 	})
@@ -336,7 +341,7 @@ func TestReceiverStoresTheJobsOfTheHandlersThatTakeTheType(t *testing.T) {
 	rcv2, err := webhooks.NewReceiver(reg, plain, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithHandledTypes(router), webhooks.WithLogger(discard))
 	require.NoError(t, err)
 	for typ, want := range map[string]webhooks.ReceiveStatus{"none": webhooks.StatusIgnored, "default": webhooks.StatusAccepted,
-		"bad": webhooks.StatusInternalError, "two": webhooks.StatusInternalError} {
+		"bad": webhooks.StatusInternalError, "two": webhooks.StatusInternalError, "prioritized": webhooks.StatusInternalError} {
 		res, err := rcv2.Receive(context.Background(), webhooks.Route{Provider: "acme"}, &webhooks.Request{
 			Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"id-" + typ}, "X-Type": {typ}}, Body: []byte(`{}`)})
 		assert.Equal(t, want, res.Status, "type %q: %v", typ, err)
