@@ -3,6 +3,8 @@ package webhooks_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
@@ -17,7 +19,16 @@ import (
 // BenchmarkProcessorMemstore measures the lease loop per event: acquire (in
 // batches), dispatch to a no-op handler, complete; memstore, 4 workers, a
 // backlog of b.N due events.
-func BenchmarkProcessorMemstore(b *testing.B) {
+func BenchmarkProcessorMemstore(b *testing.B) { benchmarkProcessorMemstore(b, discard) }
+
+// BenchmarkProcessorMemstoreJSONLog is BenchmarkProcessorMemstore with
+// the logger a host runs in production: JSON at the Info level (to
+// io.Discard), which logs nothing of a successful event.
+func BenchmarkProcessorMemstoreJSONLog(b *testing.B) {
+	benchmarkProcessorMemstore(b, slog.New(slog.NewJSONHandler(io.Discard, nil)))
+}
+
+func benchmarkProcessorMemstore(b *testing.B, logger *slog.Logger) {
 	store := memstore.NewInbox()
 	var wg sync.WaitGroup
 	mux := webhooks.NewMux()
@@ -26,7 +37,7 @@ func BenchmarkProcessorMemstore(b *testing.B) {
 	}
 	// Four workers, as before DefaultWorkers became 100, so results stay
 	// comparable with benchstat.
-	p, err := webhooks.NewProcessor(store, mux, webhooks.WithLogger(discard), webhooks.WithWorkers(4))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithLogger(logger), webhooks.WithWorkers(4))
 	if err != nil {
 		b.Fatal(err)
 	}

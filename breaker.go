@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sync"
 	"time"
 )
@@ -106,7 +105,7 @@ func (p *Processor) breakerHolds(lease *Lease) bool {
 // counted, since the job ran only to test the dependency; otherwise the
 // same job, the longest due, would be the probe of every cool-down and
 // spend its whole budget during a long outage.
-func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement, log *slog.Logger) (reopened bool) {
+func (p *Processor) noteBreaker(ctx context.Context, lease *Lease, st Settlement, log *jobLog) (reopened bool) {
 	b := p.breakers[lease.Item.Handler]
 	if b == nil && !lease.Probe || st.Outcome == AttemptAbandoned {
 		return false

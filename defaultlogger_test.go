@@ -2,6 +2,7 @@ package webhooks_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"net/http"
@@ -9,7 +10,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -98,4 +101,57 @@ func TestProcessorNamesItsWorkerByDefault(t *testing.T) {
 			assert.Equal(t, tc.version, d.History[0].Version)
 		})
 	}
+}
+
+// withCounter is a slog.Handler that counts the WithAttrs calls that name
+// an event (event_id).
+type withCounter struct {
+	slog.Handler
+	n *atomic.Int64
+}
+
+func (h withCounter) WithAttrs(as []slog.Attr) slog.Handler {
+	for _, a := range as {
+		if a.Key == "event_id" {
+			h.n.Add(1)
+		}
+	}
+	return withCounter{h.Handler.WithAttrs(as), h.n}
+}
+
+// TestJobLogsNameTheirJob: what the Processor logs of a job carries the
+// job's attributes and the source line of the call that logged it; a job
+// that logs nothing at the logger's level (here, successes at Warn) costs
+// no Logger.With. Mutation: the attributes are added for every job.
+func TestJobLogsNameTheirJob(t *testing.T) {
+	t.Parallel()
+	logs := new(syncBuffer)
+	var with atomic.Int64
+	logger := slog.New(withCounter{slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn, AddSource: true}), &with})
+	store := memstore.NewInbox()
+	mux := webhooks.NewMux()
+	require.NoError(t, mux.HandleFunc("ok", func(context.Context, webhooks.Event) error { return nil }))
+	require.NoError(t, mux.HandleFunc("bad", func(context.Context, webhooks.Event) error { return errors.New("downstream refused") }))
+	p, err := webhooks.NewProcessor(store, mux, webhooks.WithLogger(logger), webhooks.WithWorkers(1))
+	require.NoError(t, err)
+	for i, typ := range []string{"ok", "ok", "ok", "bad"} {
+		_, err := store.Enqueue(t.Context(), webhooks.Envelope{Key: webhooks.InboxKey{Provider: "acme", Tenant: "t1", EventID: "e" + strconv.Itoa(i)},
+			EventType: typ, ReceivedAt: time.Now().Add(time.Duration(i-10) * time.Second)})
+		require.NoError(t, err)
+	}
+	defer runProcessor(t, p)()
+	logs.waitFor(t, "event failed; will retry")
+	var line map[string]any
+	for l := range strings.Lines(logs.String()) {
+		if strings.Contains(l, "event failed; will retry") {
+			require.NoError(t, json.Unmarshal([]byte(l), &line))
+		}
+	}
+	for k, v := range map[string]any{"provider": "acme", "tenant": "t1", "event_id": "e3", "event_type": "bad", "attempt": float64(1), "err": "downstream refused"} {
+		assert.Equal(t, v, line[k], k)
+	}
+	assert.NotContains(t, line, "handler", "one unnamed handler: no handler attribute")
+	src, _ := line["source"].(map[string]any)
+	assert.Contains(t, src["file"], "settle.go", "the source is the line that logged, not the job logger's")
+	assert.EqualValues(t, 1, with.Load(), "only the failed job's logger took its attributes")
 }

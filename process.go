@@ -10,6 +10,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -18,13 +19,7 @@ import (
 // settled.
 func (p *Processor) process(r *run, lease *Lease) {
 	ev := eventFromLease(lease)
-	log := p.cfg.logger.With("provider", ev.Provider, "tenant", ev.Tenant, "event_id", ev.ID, "event_type", ev.Type, "attempt", ev.Attempt)
-	if ev.Handler != "" || len(p.handlers) > 1 {
-		log = log.With("handler", ev.Handler)
-	}
-	if lease.Item.Ordered && ev.Ordering.Key != "" {
-		log = log.With("ordering_key", ev.Ordering.Key, "seq", ev.Seq)
-	}
+	log := p.jobLog(lease)
 
 	// A suspect, taken over from a crashed attempt, may be what crashed:
 	// it runs alone (see isolation), queued there since its acquisition.
@@ -204,7 +199,7 @@ func (p *Processor) process(r *run, lease *Lease) {
 // deadLetterUnrun settles a lease as dead-lettered without running its
 // handler (a crash loop's end, a retired handler's job), telling the
 // observer, and takes a suspect out of the isolation queue.
-func (p *Processor) deadLetterUnrun(r *run, lease *Lease, ev Event, suspect bool, log *slog.Logger, failure Failure, d RetryDecision) {
+func (p *Processor) deadLetterUnrun(r *run, lease *Lease, ev Event, suspect bool, log *jobLog, failure Failure, d RetryDecision) {
 	if suspect {
 		r.iso.unqueue()
 	}
@@ -257,7 +252,7 @@ func (p *Processor) decide(lease *Lease, attempt int, failure Failure) RetryDeci
 }
 
 // failed is the settlement of a failed attempt.
-func (p *Processor) failed(lease *Lease, failure Failure, decision RetryDecision, log *slog.Logger) settleJob {
+func (p *Processor) failed(lease *Lease, failure Failure, decision RetryDecision, log *jobLog) settleJob {
 	failure.Message = storableMessage(failure.Message)
 	s := Settlement{Lease: lease, Outcome: AttemptRetried, Failure: failure, RetryAt: decision.RetryAt}
 	if decision.DeadLetter {
@@ -269,7 +264,7 @@ func (p *Processor) failed(lease *Lease, failure Failure, decision RetryDecision
 // dispatch calls the dispatcher, turning a panic into a failure whose
 // message carries the panic's value and where it happened (panicStack),
 // both bounded; the log gets the whole stack.
-func (p *Processor) dispatch(ctx context.Context, ev Event, log *slog.Logger) (failure Failure, err error) {
+func (p *Processor) dispatch(ctx context.Context, ev Event, log *jobLog) (failure Failure, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			log.ErrorContext(ctx, "handler panicked", "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
@@ -349,4 +344,71 @@ func cutUTF8(s string, n int) string {
 		n--
 	}
 	return s[:n]
+}
+
+// jobLog logs for one leased job: through the processor's logger, with the
+// job's attributes (provider, tenant, event ID and type, attempt, and its
+// handler and ordering key where they say something), which it adds only
+// when a record is logged, so that a job that logs nothing (a success
+// below the logger's level, the usual case) costs no Logger.With. A nil
+// lease logs with none. It is safe for concurrent use.
+type jobLog struct {
+	base  *slog.Logger
+	lease *Lease
+	multi bool // the processor runs several handlers: name the handler
+	once  sync.Once
+	l     *slog.Logger
+}
+
+// jobLog returns lease's jobLog.
+func (p *Processor) jobLog(lease *Lease) *jobLog {
+	return &jobLog{base: p.cfg.logger, lease: lease, multi: len(p.handlers) > 1}
+}
+
+// logger returns the processor's logger with the job's attributes.
+func (j *jobLog) logger() *slog.Logger {
+	j.once.Do(func() {
+		j.l = j.base
+		if j.lease == nil {
+			return
+		}
+		it := &j.lease.Item
+		j.l = j.base.With("provider", it.Key.Provider, "tenant", it.Key.Tenant, "event_id", it.Key.EventID, "event_type", it.EventType,
+			"attempt", j.lease.Attempt)
+		if it.Handler != "" || j.multi {
+			j.l = j.l.With("handler", it.Handler)
+		}
+		if it.Ordered && it.Ordering.Key != "" {
+			j.l = j.l.With("ordering_key", it.Ordering.Key, "seq", it.Seq)
+		}
+	})
+	return j.l
+}
+
+// log logs msg with args at level, from its caller's caller (the level's
+// method), when the logger is enabled at level.
+func (j *jobLog) log(ctx context.Context, level slog.Level, msg string, args ...any) {
+	if !j.base.Enabled(ctx, level) {
+		return
+	}
+	var pc [1]uintptr
+	runtime.Callers(3, pc[:]) // runtime.Callers, log, the level's method
+	r := slog.NewRecord(time.Now(), level, msg, pc[0])
+	r.Add(args...)
+	_ = j.logger().Handler().Handle(ctx, r)
+}
+
+// DebugContext, InfoContext, WarnContext and ErrorContext log at their
+// level, as slog.Logger's do.
+func (j *jobLog) DebugContext(ctx context.Context, msg string, args ...any) {
+	j.log(ctx, slog.LevelDebug, msg, args...)
+}
+func (j *jobLog) InfoContext(ctx context.Context, msg string, args ...any) {
+	j.log(ctx, slog.LevelInfo, msg, args...)
+}
+func (j *jobLog) WarnContext(ctx context.Context, msg string, args ...any) {
+	j.log(ctx, slog.LevelWarn, msg, args...)
+}
+func (j *jobLog) ErrorContext(ctx context.Context, msg string, args ...any) {
+	j.log(ctx, slog.LevelError, msg, args...)
 }

@@ -636,7 +636,7 @@ func (p *Processor) acquireFor(ctx, detached context.Context, r *run, jobs chan<
 		p.cfg.logger.WarnContext(ctx, "a repeated acquisition returned more leases than there are free workers; giving the rest back unrun, without counting their attempt",
 			"acquisition_id", a.id, "leases", len(leases), "free", want)
 		for _, l := range leases[want:] {
-			r.settler.submit(settleJob{s: Settlement{Lease: l, Outcome: AttemptAbandoned}, log: p.cfg.logger})
+			r.settler.submit(settleJob{s: Settlement{Lease: l, Outcome: AttemptAbandoned}, log: p.jobLog(l)})
 		}
 		leases = leases[:want]
 	}

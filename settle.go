@@ -3,7 +3,6 @@ package webhooks
 import (
 	"context"
 	"errors"
-	"log/slog"
 	"sync"
 )
 
@@ -35,7 +34,7 @@ const settleBatchesInFlight = 2
 
 type settleJob struct {
 	s   Settlement
-	log *slog.Logger
+	log *jobLog
 	// done, when set, is called once the settlement is over, applied or
 	// not (the lease leaves the isolation gate).
 	done func()
@@ -186,7 +185,7 @@ func (s *settler) finish(detached context.Context, j settleJob, err error) {
 	}
 }
 
-func (s *settler) logOutcome(ctx context.Context, log *slog.Logger, st Settlement) {
+func (s *settler) logOutcome(ctx context.Context, log *jobLog, st Settlement) {
 	switch st.Outcome {
 	case AttemptSucceeded:
 		if st.Failure.Class == FailureNoHandler {
