@@ -133,8 +133,9 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, query func
 		lease *webhooks.Lease
 	}
 	var (
-		got []acquired
-		bad []unreadable
+		got   []acquired
+		bad   []unreadable
+		plans = make([]pgtype.ScanPlan, 6+itemColumnCount) // decodeRow's, for every row
 	)
 	for rows.Next() {
 		// Each column is decoded on its own (decodeRow), so an unreadable
@@ -150,7 +151,7 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, query func
 		)
 		dest := r.dest(&a.rank, &reclaimed, &unstarted, &token, &probe, &applied)
 		const keyColumns = 9 // rank, reclaimed, unstarted, token, probe, applied, provider, tenant, event_id
-		failed, err := decodeRow(rows, dest)
+		failed, err := decodeRow(rows, dest, plans)
 		if err != nil && failed < keyColumns {
 			// Cannot happen for text and uuid columns; nothing to give back.
 			s.logger.ErrorContext(ctx, "pgstore: an acquired item could not be read, not even its key; it stays leased until its lease expires",
@@ -234,16 +235,22 @@ func (s *Store) release(ctx context.Context, op string, u unreadable, now time.T
 
 // decodeRow decodes the current row's columns into dest one by one, so a
 // column that cannot be decoded does not close rows (rows.Scan would). It
-// returns the index of the column that failed.
-func decodeRow(rows pgx.Rows, dest []any) (int, error) {
+// returns the index of the column that failed. plans holds each column's
+// scan plan, made at its first row: the rows of one query have the same
+// column types, and dest the same types at every row, so a plan serves
+// them all (as rows.Scan keeps its own).
+func decodeRow(rows pgx.Rows, dest []any, plans []pgtype.ScanPlan) (int, error) {
 	fds := rows.FieldDescriptions()
 	raw := rows.RawValues()
-	if len(fds) != len(dest) || len(raw) != len(dest) {
+	if len(fds) != len(dest) || len(raw) != len(dest) || len(plans) != len(dest) {
 		return 0, fmt.Errorf("the row has %d columns; want %d", len(raw), len(dest))
 	}
 	m := rows.TypeMap()
 	for i, d := range dest {
-		if err := m.Scan(fds[i].DataTypeOID, fds[i].Format, raw[i], d); err != nil {
+		if plans[i] == nil {
+			plans[i] = m.PlanScan(fds[i].DataTypeOID, fds[i].Format, d)
+		}
+		if err := plans[i].Scan(raw[i], d); err != nil {
 			return i, fmt.Errorf("column %s: %w", fds[i].Name, err)
 		}
 	}
