@@ -516,7 +516,11 @@ WITH `
 	due, rankOrder := dueCTE, `d.due_at, d.provider, d.tenant, d.event_id, d.handler`
 	if prioritized {
 		// The priorities follow the statement's other parameters.
-		due, rankOrder = prioritizedDue(map[bool]string{false: `$10`, true: `$13`}[limited]), `d.level, `+rankOrder
+		priorities := `$10`
+		if limited {
+			priorities = `$13`
+		}
+		due, rankOrder = prioritizedDue(priorities), `d.level, `+rankOrder
 	}
 	if kind == fairAcquisition {
 		head = `

@@ -39,72 +39,48 @@ func priorityEnvelope(id, eventType string, priority int, receivedAt time.Time) 
 	return env
 }
 
-// enqueuePriorities enqueues, for each "id:priority" of specs, the event
-// id with that priority, the i-th received at at(i ms).
-func enqueuePriorities(t *testing.T, s webhooks.InboxStore, specs ...string) {
+// pjob is a job a priority case enqueues: its event's ID, and its
+// priority.
+type pjob struct {
+	id       string
+	priority int
+}
+
+// enqueuePriorities enqueues, for each of jobs, the event of its ID with
+// its priority, the i-th received at at(i ms), requiring an ops.Store to
+// keep the priority.
+func enqueuePriorities(t *testing.T, s webhooks.InboxStore, jobs ...pjob) {
 	t.Helper()
-	for i, spec := range specs {
-		var (
-			id string
-			p  int
-		)
-		for j := len(spec) - 1; j >= 0; j-- {
-			if spec[j] == ':' {
-				id = spec[:j]
-				fmt.Sscan(spec[j+1:], &p)
-				break
-			}
-		}
-		env := priorityEnvelope(id, "invoice.paid", p, at(time.Duration(i)*time.Millisecond))
+	for i, j := range jobs {
+		env := priorityEnvelope(j.id, "invoice.paid", j.priority, at(time.Duration(i)*time.Millisecond))
 		mustEnqueue(t, s, env)
 		if o, ok := s.(ops.Store); ok {
-			if got := mustGet(t, o, env.Key).Priority; got != p {
-				t.Fatalf("Get(%s).Priority = %d after Enqueue with Job.Priority %d; want %d", fmtKey(env.Key), got, p, p)
+			if got := mustGet(t, o, env.Key).Priority; got != j.priority {
+				t.Fatalf("Get(%s).Priority = %d after Enqueue with Job.Priority %d; want %d", fmtKey(env.Key), got, j.priority, j.priority)
 			}
 		}
 	}
 }
 
 // wantPrioritized requires Acquire(Max max, Priorities priorities, Limits
-// l) at now to lease exactly ids, in that order, each lease's item with
-// the priority its ID ends in, and returns the leases.
-func wantPrioritized(t *testing.T, s webhooks.InboxStore, now time.Time, max int, priorities []int, l webhooks.Limits, why string, ids ...string) []*webhooks.Lease {
+// l) at now to lease exactly the jobs of want, in that order, each lease's
+// item with the job's priority, and returns the leases.
+func wantPrioritized(t *testing.T, s webhooks.InboxStore, now time.Time, max int, priorities []int, l webhooks.Limits, why string, want ...pjob) []*webhooks.Lease {
 	t.Helper()
 	leases, err := s.Acquire(t.Context(), webhooks.AcquireRequest{Now: now, LeaseDuration: leaseFor, Max: max,
 		Worker: worker, Version: version, Priorities: priorities, Limits: l})
 	if err != nil {
 		t.Fatalf("Acquire(Now %s, Max %d, Priorities %v, Limits %+v): %v; want no error", fmtTime(now), max, priorities, l, err)
 	}
-	got := make([]string, 0, len(leases))
+	got := make([]pjob, 0, len(leases))
 	for _, le := range leases {
-		got = append(got, le.Key().EventID)
+		got = append(got, pjob{le.Key().EventID, le.Item.Priority})
 	}
-	if !slices.Equal(got, ids) {
-		t.Fatalf("Acquire(Now %s, Max %d, Priorities %v, Limits %+v) leased %v; want %v, in that order: %s",
-			fmtTime(now), max, priorities, l, got, ids, why)
-	}
-	for _, le := range leases {
-		var want int
-		if id := le.Key().EventID; len(id) > 1 {
-			fmt.Sscan(trailingDigits(id), &want)
-		}
-		if le.Item.Priority != want {
-			t.Errorf("the lease of %s has Item.Priority %d; want %d, the job's", le.Key().EventID, le.Item.Priority, want)
-		}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Acquire(Now %s, Max %d, Priorities %v, Limits %+v) leased %v; want %v (event ID, Item.Priority), in that order: %s",
+			fmtTime(now), max, priorities, l, got, want, why)
 	}
 	return leases
-}
-
-// trailingDigits returns the digits id ends in, "0" when none.
-func trailingDigits(id string) string {
-	i := len(id)
-	for i > 0 && id[i-1] >= '0' && id[i-1] <= '9' {
-		i--
-	}
-	if i == len(id) {
-		return "0"
-	}
-	return id[i:]
 }
 
 // testPrioritiesHigherFirst: with Priorities 10, 5, 3, the due jobs of 10
@@ -113,27 +89,27 @@ func trailingDigits(id string) string {
 // one acquisition the leases come in that order. Mutation: the store
 // ignores Priorities; it reads the priorities in the wrong order.
 func testPrioritiesHigherFirst(t *testing.T, s webhooks.InboxStore) {
-	enqueuePriorities(t, s, "a-0:0", "b-0:0", "p-5:5", "q-10:10", "r-10:10", "s-3:3")
+	enqueuePriorities(t, s, pjob{"a-0", 0}, pjob{"b-0", 0}, pjob{"p-5", 5}, pjob{"q-10", 10}, pjob{"r-10", 10}, pjob{"s-3", 3})
 	levels := []int{10, 5, 3}
-	wantPrioritized(t, s, at(time.Second), 3, levels, webhooks.Limits{}, "10s first, by due, then 5", "q-10", "r-10", "p-5")
-	wantPrioritized(t, s, at(time.Second), 2, levels, webhooks.Limits{}, "then 3, then the others by due", "s-3", "a-0")
-	wantPrioritized(t, s, at(time.Second), 5, levels, webhooks.Limits{}, "the last", "b-0")
-	wantPrioritized(t, s, at(time.Second), 5, levels, webhooks.Limits{}, "every job is leased")
+	wantPrioritized(t, s, at(time.Second), 3, levels, webhooks.Limits{}, "10s first, by due, then 5", pjob{"q-10", 10}, pjob{"r-10", 10}, pjob{"p-5", 5})
+	wantPrioritized(t, s, at(time.Second), 2, levels, webhooks.Limits{}, "then 3, then the others by due", pjob{"s-3", 3}, pjob{"a-0", 0})
+	wantPrioritized(t, s, at(time.Second), 5, levels, webhooks.Limits{}, "the last", pjob{"b-0", 0})
+	wantPrioritized(t, s, at(time.Second), 5, levels, webhooks.Limits{}, "every job is leased already")
 }
 
 // testPrioritiesOthersByDue: a job of a priority the acquisition does not
 // list goes with the others (priority 0), by due time. Mutation: the
 // others' scan skips every job of a priority above 0.
 func testPrioritiesOthersByDue(t *testing.T, s webhooks.InboxStore) {
-	enqueuePriorities(t, s, "w-7:7", "y-0:0", "x-7:7", "z-10:10")
-	wantPrioritized(t, s, at(time.Second), 10, []int{10}, webhooks.Limits{}, "7 is not listed: it goes with 0, by due", "z-10", "w-7", "y-0", "x-7")
+	enqueuePriorities(t, s, pjob{"w-7", 7}, pjob{"y-0", 0}, pjob{"x-7", 7}, pjob{"z-10", 10})
+	wantPrioritized(t, s, at(time.Second), 10, []int{10}, webhooks.Limits{}, "7 is not listed: it goes with 0, by due", pjob{"z-10", 10}, pjob{"w-7", 7}, pjob{"y-0", 0}, pjob{"x-7", 7})
 }
 
 // testPrioritiesIgnoredWithout: without Priorities, an acquisition leases
 // by due time alone, whatever the jobs' priorities.
 func testPrioritiesIgnoredWithout(t *testing.T, s webhooks.InboxStore) {
-	enqueuePriorities(t, s, "w-7:7", "y-0:0", "x-7:7", "z-10:10")
-	wantPrioritized(t, s, at(time.Second), 10, nil, webhooks.Limits{}, "no Priorities: by due", "w-7", "y-0", "x-7", "z-10")
+	enqueuePriorities(t, s, pjob{"w-7", 7}, pjob{"y-0", 0}, pjob{"x-7", 7}, pjob{"z-10", 10})
+	wantPrioritized(t, s, at(time.Second), 10, nil, webhooks.Limits{}, "no Priorities: by due", pjob{"w-7", 7}, pjob{"y-0", 0}, pjob{"x-7", 7}, pjob{"z-10", 10})
 }
 
 // testPrioritiesNotDueWaits: a job of a higher priority that is not due
@@ -141,15 +117,15 @@ func testPrioritiesIgnoredWithout(t *testing.T, s webhooks.InboxStore) {
 // due again it goes first again. Mutation: the scan of a priority stops
 // the acquisition when its first job is not due.
 func testPrioritiesNotDueWaits(t *testing.T, s webhooks.InboxStore) {
-	enqueuePriorities(t, s, "h-10:10", "l-0:0", "m-0:0", "n-0:0")
+	enqueuePriorities(t, s, pjob{"h-10", 10}, pjob{"l-0", 0}, pjob{"m-0", 0}, pjob{"n-0", 0})
 	levels := []int{10}
-	h := wantPrioritized(t, s, at(time.Second), 1, levels, webhooks.Limits{}, "10 first", "h-10")
+	h := wantPrioritized(t, s, at(time.Second), 1, levels, webhooks.Limits{}, "10 first", pjob{"h-10", 10})
 	mustSettle(t, s, retry(h[0], transient, at(time.Minute), at(2*time.Second)))
-	wantPrioritized(t, s, at(3*time.Second), 1, levels, webhooks.Limits{}, "h-10 retries at 1 min: the others run", "l-0")
-	wantPrioritized(t, s, at(time.Minute), 2, levels, webhooks.Limits{}, "h-10 is due again: first again", "h-10", "m-0")
+	wantPrioritized(t, s, at(3*time.Second), 1, levels, webhooks.Limits{}, "h-10 retries at 1 min: the others run", pjob{"l-0", 0})
+	wantPrioritized(t, s, at(time.Minute), 2, levels, webhooks.Limits{}, "h-10 is due again: first again", pjob{"h-10", 10}, pjob{"m-0", 0})
 	// At 3 min the leases of h-10, l-0 and m-0 have expired: h-10 is
 	// taken over first, then n-0, due the longest of the others.
-	wantPrioritized(t, s, at(3*time.Minute), 2, levels, webhooks.Limits{}, "expired leases: the 10 first", "h-10", "n-0")
+	wantPrioritized(t, s, at(3*time.Minute), 2, levels, webhooks.Limits{}, "expired leases: the 10 first", pjob{"h-10", 10}, pjob{"n-0", 0})
 }
 
 // testPrioritiesWithinLimitsAndPauses: Limits bound an acquisition with
@@ -164,17 +140,14 @@ func testPrioritiesWithinLimitsAndPauses(t *testing.T, s webhooks.InboxStore) {
 	}{{"a-0", "analytics.viewed", 0}, {"b-0", "analytics.viewed", 0}, {"p-10", "payment.succeeded", 10}, {"q-10", "payment.succeeded", 10}, {"r-10", "payment.succeeded", 10}} {
 		mustEnqueue(t, s, priorityEnvelope(spec.id, spec.eventType, spec.priority, at(time.Duration(i)*time.Millisecond)))
 	}
-	levels, capped := []int{10}, webhooks.Limits{MaxRunning: 2}
+	// Under a cap of 2 (or, on a store without Limits, asked for 2): the
+	// first two 10s.
+	levels, max, limits := []int{10}, 2, webhooks.Limits{}
 	if hasLimits(s) {
-		two := wantPrioritized(t, s, at(time.Second), 10, levels, capped, "a cap of 2: the first two 10s", "p-10", "q-10")
-		for _, l := range two {
-			mustSettle(t, s, succeed(l, at(2*time.Second)))
-		}
-	} else {
-		two := wantPrioritized(t, s, at(time.Second), 2, levels, webhooks.Limits{}, "the first two 10s", "p-10", "q-10")
-		for _, l := range two {
-			mustSettle(t, s, succeed(l, at(2*time.Second)))
-		}
+		max, limits = 10, webhooks.Limits{MaxRunning: 2}
+	}
+	for _, l := range wantPrioritized(t, s, at(time.Second), max, levels, limits, "a cap of 2: the first two 10s", pjob{"p-10", 10}, pjob{"q-10", 10}) {
+		mustSettle(t, s, succeed(l, at(2*time.Second)))
 	}
 	ps, ok := s.(webhooks.PauseStore)
 	if !ok {
@@ -184,11 +157,11 @@ func testPrioritiesWithinLimitsAndPauses(t *testing.T, s webhooks.InboxStore) {
 	if err := ps.Pause(t.Context(), scopedPause("", scope, at(3*time.Second))); err != nil {
 		t.Fatalf("Pause(%s): %v", scope, err)
 	}
-	wantPrioritized(t, s, at(4*time.Second), 10, levels, webhooks.Limits{}, "the payments are held: the analytics run", "a-0", "b-0")
+	wantPrioritized(t, s, at(4*time.Second), 10, levels, webhooks.Limits{}, "the payments are held: the analytics run", pjob{"a-0", 0}, pjob{"b-0", 0})
 	if err := ps.Resume(t.Context(), scopedResume("", scope, at(5*time.Second))); err != nil {
 		t.Fatalf("Resume(%s): %v", scope, err)
 	}
-	wantPrioritized(t, s, at(6*time.Second), 10, levels, webhooks.Limits{}, "resumed", "r-10")
+	wantPrioritized(t, s, at(6*time.Second), 10, levels, webhooks.Limits{}, "resumed", pjob{"r-10", 10})
 }
 
 // testPrioritiesReplays: a replayed job keeps its priority, and goes
@@ -200,14 +173,14 @@ func testPrioritiesReplays(t *testing.T, s webhooks.InboxStore) {
 	if !ok {
 		t.Skip("the store is not an ops.Store: nothing replays")
 	}
-	enqueuePriorities(t, s, "d-10:10")
-	l := wantPrioritized(t, s, at(time.Second), 1, []int{10}, webhooks.Limits{}, "the only job", "d-10")
+	enqueuePriorities(t, s, pjob{"d-10", 10})
+	l := wantPrioritized(t, s, at(time.Second), 1, []int{10}, webhooks.Limits{}, "the only job", pjob{"d-10", 10})
 	mustSettle(t, s, deadLetter(l[0], permanent, at(2*time.Second)))
 	mustEnqueue(t, s, priorityEnvelope("e-0", "invoice.paid", 0, at(3*time.Second)))
 	if _, err := o.Replay(t.Context(), replayOf(key("d-10"), at(4*time.Second))); err != nil {
 		t.Fatalf("Replay(d-10): %v", err)
 	}
-	wantPrioritized(t, s, at(5*time.Second), 1, []int{10}, webhooks.Limits{}, "the replayed 10 before the 0 due before it", "d-10")
+	wantPrioritized(t, s, at(5*time.Second), 1, []int{10}, webhooks.Limits{}, "the replayed 10 before the 0 due before it", pjob{"d-10", 10})
 	if !hasHandlers(s) {
 		return
 	}
