@@ -40,9 +40,8 @@ import (
 // behind transaction pooling: those that keep no prepared statement on a
 // server connection past one round trip, for the pooler hands it to other
 // clients between transactions. exec, which pgstore's documentation
-// recommends there, runs always (with the other PgBouncer tests, 6 to 8 s
-// more for the package under -race); the others under
-// WEBHOOKS_TEST_LONG=1.
+// recommends there, runs always, the groups of pooledFeatures; the whole
+// suites, and the other modes, under WEBHOOKS_TEST_LONG=1.
 //
 // pgx's default, cache_statement, prepares named statements once per
 // client connection, and fails there (prepared statement "stmtcache_…"
@@ -70,17 +69,16 @@ func runConformance(t *testing.T, dsn string, f storetest.Features) {
 }
 
 // pooledFeatures are the suite's features through a pooler:
-// otherRunFeatures, and, without WEBHOOKS_TEST_LONG=1, the two-instance
-// races sized down (400 events over 20 keys, a backlog of 500): every case
-// runs, every statement goes through the pooler, and the races' full
-// sizes, most of the suite's time through the pooler and no statement of
-// another kind, run directly and, under WEBHOOKS_TEST_LONG=1, through the
-// pooler in every mode.
+// otherRunFeatures, and, without WEBHOOKS_TEST_LONG=1, only the groups
+// whose cases run each kind of the hot path's statements and the store's
+// own transactions through it (enqueue, every settlement, start, repeat,
+// the Limits acquisitions' advisory lock and batch, CompleteTx), to keep
+// make test within its two minutes; the whole suite runs through the
+// pooler in every mode under WEBHOOKS_TEST_LONG=1 (.ci/run's long steps).
 func pooledFeatures() storetest.Features {
 	f := otherRunFeatures()
 	if os.Getenv("WEBHOOKS_TEST_LONG") != "1" {
-		f.OrderRace.Events, f.OrderRace.Keys = 400, 20
-		f.FairBacklog = 500
+		f.Groups = []string{"Pipeline", "BatchSettler", "LeaseStarter", "AcquisitionRepeater", "Limits", "CompleteInTx"}
 	}
 	return f
 }
