@@ -478,9 +478,15 @@ func NewReceiver(resolver Resolver, inbox Enqueuer, opts ...ReceiverOption) (*Re
 		var hs Handlers
 		switch h := cfg.handled.(type) {
 		case Handlers:
-			hs = h
+			hs = h.clone()
+			cfg.handled = hs
 		case *Processor:
 			hs = h.handlers
+		}
+		for _, h := range hs {
+			if err := checkTypePriorities(h.TypePriorities); err != nil {
+				return nil, fmt.Errorf("webhooks: NewReceiver: handler %q: %w", h.Name, err)
+			}
 		}
 		if err := checkFanOut("NewReceiver", inbox, n.needs(), hs); err != nil {
 			return nil, err

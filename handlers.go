@@ -68,8 +68,10 @@ type Handler struct {
 	// matches has 0. Priorities are from 0 to MaxTypePriority, with at
 	// most MaxTypePriorities distinct ones above 0. A job keeps the
 	// priority the Receiver gave it when it was stored (Job.Priority): a
-	// change here applies to events stored after it, and a job of a
-	// priority the handler no longer has is leased with those of 0. It
+	// change (given to the Receivers and processors built after it;
+	// those built before keep a copy of their own) applies to events
+	// stored after it, and a job of a priority the handler no longer has
+	// is leased with those of 0. It
 	// needs a store with FlowSupport.Priorities, and cannot be given with
 	// Fair (whose turns go by tenant); give every Receiver and processor
 	// the same TypePriorities.
@@ -135,6 +137,17 @@ func (hs Handlers) Jobs(provider, eventType string) []Job {
 		}
 	}
 	return jobs
+}
+
+// clone returns a copy of hs whose TypePriorities are copies too, for a
+// Receiver or a Processor to keep: the host may change its own afterwards
+// (for the next Receiver and Processor it builds) without a race.
+func (hs Handlers) clone() Handlers {
+	out := slices.Clone(hs)
+	for i := range out {
+		out[i].TypePriorities = maps.Clone(out[i].TypePriorities)
+	}
+	return out
 }
 
 // typePriority returns the priority of eventType by priorities (see

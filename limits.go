@@ -126,9 +126,10 @@ type FlowSupport struct {
 	// reads it), and an acquisition with AcquireRequest.Priorities leases
 	// the handler's due jobs of its first priority, the longest due
 	// first, before those of the second, and so on, then the others (of
-	// priority 0, or of one not listed), the longest due first; the due
-	// jobs of a priority are found without reading those of another, so
-	// a backlog of one priority costs the acquisition of another nothing.
+	// priority 0, or of one not listed), the longest due first; a backlog
+	// of one priority costs the acquisition of another little (pgstore
+	// reads each listed priority's due jobs apart, and the others past
+	// only the listed ones' due jobs it did not take).
 	// An acquisition without Priorities leases by due time alone,
 	// whatever the jobs' priorities. Limits, pauses and probes count the
 	// jobs of every priority alike.

@@ -222,7 +222,10 @@ func NewProcessor(store LeaseStore, dispatcher Dispatcher, opts ...ProcessorOpti
 		return nil, errors.New("webhooks: NewProcessor needs a store and a dispatcher (a *Mux, or Handlers)")
 	}
 	handlers, named := dispatcher.(Handlers)
-	if !named {
+	if named {
+		handlers = handlers.clone()
+		dispatcher = handlers
+	} else {
 		handlers = Handlers{{Dispatcher: dispatcher}}
 	}
 	if err := handlers.Check(); err != nil {

@@ -274,6 +274,7 @@ func (r *recordingInbox) Enqueue(ctx context.Context, env webhooks.Envelope) (we
 }
 
 func (r *recordingInbox) FanOut() webhooks.FanOutSupport { return webhooks.FanOutOf(r.InboxStore) }
+func (r *recordingInbox) Flow() webhooks.FlowSupport     { return webhooks.FlowOf(r.InboxStore) }
 
 func (r *recordingInbox) last() webhooks.Envelope {
 	r.mu.Lock()
@@ -321,6 +322,22 @@ func TestReceiverStoresTheJobsOfTheHandlersThatTakeTheType(t *testing.T) {
 	prioritized := webhooks.Handlers{{Dispatcher: auditMux, TypePriorities: map[string]int{"invoice.*": 3}}}
 	_, err = webhooks.NewReceiver(reg, pipelineOnly{memstore.NewInbox()}, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithHandledTypes(prioritized))
 	assert.ErrorContains(t, err, "does not keep jobs' priorities")
+	_, err = webhooks.NewReceiver(reg, memstore.NewInbox(), webhooks.WithReplayStore(memstore.NewReplay()),
+		webhooks.WithHandledTypes(webhooks.Handlers{{Dispatcher: auditMux, TypePriorities: map[string]int{"payment.*": 5000}}}))
+	assert.ErrorContains(t, err, `TypePriorities["payment.*"] is 5000`, "a Receiver checks the priorities it gives")
+
+	// The Receiver keeps a copy of the Handlers' TypePriorities: the host's
+	// map, changed after, changes nothing of it.
+	mine := map[string]int{"invoice.*": 3}
+	kept := &recordingInbox{InboxStore: memstore.NewInbox()}
+	rcv3, err := webhooks.NewReceiver(reg, kept, webhooks.WithReplayStore(memstore.NewReplay()), webhooks.WithLogger(discard),
+		webhooks.WithHandledTypes(webhooks.Handlers{{Dispatcher: auditMux, TypePriorities: mine}}))
+	require.NoError(t, err)
+	mine["invoice.*"] = 9
+	_, err = rcv3.Receive(context.Background(), webhooks.Route{Provider: "acme"}, &webhooks.Request{
+		Header: http.Header{"X-Sig": {"ok"}, "X-Id": {"kept"}, "X-Type": {"invoice.paid"}}, Body: []byte(`{}`)})
+	require.NoError(t, err)
+	assert.Equal(t, []webhooks.Job{{Priority: 3}}, kept.last().Jobs)
 
 	// A JobRouter of the host's own is checked at each receive: no job is
 	// ignored; jobs the store cannot keep are a 500, never fewer jobs.

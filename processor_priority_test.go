@@ -103,6 +103,14 @@ func TestTypePriorities(t *testing.T) {
 		assert.Equal(t, webhooks.Job{Handler: "audit", Priority: c.audit}, jobs[1], c.eventType)
 	}
 
+	// A Processor keeps a copy: the host's map, changed after, changes
+	// none of its jobs.
+	mine := map[string]int{"invoice.*": 3}
+	proc, err := webhooks.NewProcessor(memstore.NewInbox(), webhooks.Handlers{{Name: "ledger", Dispatcher: d, TypePriorities: mine}})
+	require.NoError(t, err)
+	mine["invoice.*"] = 9
+	assert.Equal(t, []webhooks.Job{{Handler: "ledger", Priority: 3}}, proc.Jobs("stripe", "invoice.paid"))
+
 	levels := map[string]int{}
 	for i := range webhooks.MaxTypePriorities + 1 {
 		levels[fmt.Sprintf("t%d", i)] = i + 1

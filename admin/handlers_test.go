@@ -314,7 +314,7 @@ func TestReplayAndCloseOneHandler(t *testing.T) {
 		}
 	}
 	page := do(h, http.MethodGet, "/item?provider=github&event_id=plain", "")
-	assert.Contains(t, page.Body.String(), `<dd class="priority">7: leased before`, "the item's page shows the job's priority")
+	assert.Contains(t, page.Body.String(), `<dd class="priority">7: of the priorities`, "the item's page shows the job's priority")
 
 	for body, want := range map[string]string{
 		`{"provider":"stripe","event_id":"c1","handler":"Audit","reason":"r"}`:                     `handler: webhooks: handler name "Audit"`,

@@ -327,7 +327,9 @@ type ReplayRequest struct {
 	ToOrdered bool
 	// ToPriority is the priority of the jobs ToHandler creates (see
 	// webhooks.Job, webhooks.Handler.TypePriorities), from 0 to
-	// webhooks.MaxTypePriority; it applies to created jobs only.
+	// webhooks.MaxTypePriority: give the one ToHandler's TypePriorities
+	// give the events' types (a priority it does not list is leased with
+	// those of 0). It applies to created jobs only.
 	ToPriority int
 	Now        time.Time
 }

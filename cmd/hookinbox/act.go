@@ -80,7 +80,7 @@ var replayCmd = opsSpec{
 		asJSON := fs.Bool("json", false, "print JSON (the admin API's replay result)")
 		toHandler := fs.String("to-handler", "", "replay the selected events to this handler, creating its job where the event has none")
 		toOrdered := fs.Bool("to-ordered", false, "with -to-handler: the jobs it creates run in their ordering key's order")
-		toPriority := fs.Int("to-priority", 0, "with -to-handler: the priority of the jobs it creates (see webhooks.Handler.TypePriorities), from 0 to 1000")
+		toPriority := fs.Int("to-priority", 0, "with -to-handler: the priority of the jobs it creates, from 0 to 1000: the one the handler's TypePriorities give their types")
 		return func(c *opsContext) error {
 			if err := a.check(); err != nil {
 				return err
