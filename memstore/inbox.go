@@ -93,8 +93,9 @@ type entry struct {
 	seq    uint64 // enqueue order, breaks ties between equal due times
 	index  int    // position in its handler's due queue or its key's waiting queue, -1 when in neither
 	// levelIndex is the position in its priority's heap of its handler's
-	// due queue (see dueQueue), -1 when in none.
-	levelIndex int
+	// due queue (see dueQueue), -1 when in none; leaseIndex in the due
+	// queue's heap of leases, -1 unless leased.
+	levelIndex, leaseIndex int
 
 	// The current (or last) started lease, as the attempt history
 	// records it: its number, when it started and by whom.
@@ -248,7 +249,7 @@ func (s *Inbox) addJobLocked(ev *event, it webhooks.Item, now, due time.Time, ar
 	s.seq++
 	it.Seq = int64(s.seq)
 	it.UpdatedAt = now
-	e := &entry{ev: ev, seq: s.seq, index: -1, levelIndex: -1, item: it}
+	e := &entry{ev: ev, seq: s.seq, index: -1, levelIndex: -1, leaseIndex: -1, item: it}
 	s.jobs[e.job()] = e
 	i, _ := slices.BinarySearchFunc(ev.jobs, it.Handler, func(e *entry, h string) int { return cmp.Compare(e.item.Handler, h) })
 	ev.jobs = slices.Insert(ev.jobs, i, e)

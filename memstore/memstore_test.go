@@ -125,7 +125,16 @@ func BenchmarkEnqueue(b *testing.B) {
 // BenchmarkAcquireSettle leases and settles (succeeded) one item per
 // iteration from a backlog of 10,000 due items, topping the backlog up as
 // it drains.
-func BenchmarkAcquireSettle(b *testing.B) {
+func BenchmarkAcquireSettle(b *testing.B) { benchmarkAcquireSettle(b, webhooks.Limits{}) }
+
+// BenchmarkAcquireSettleUnderCap is BenchmarkAcquireSettle under a cap
+// (Limits.MaxRunning) that does not bind: each acquisition counts the
+// handler's running leases beside the backlog of 10,000.
+func BenchmarkAcquireSettleUnderCap(b *testing.B) {
+	benchmarkAcquireSettle(b, webhooks.Limits{MaxRunning: 100})
+}
+
+func benchmarkAcquireSettle(b *testing.B, limits webhooks.Limits) {
 	const backlog = 10_000
 	s := NewInbox()
 	ctx := b.Context()
@@ -148,7 +157,7 @@ func BenchmarkAcquireSettle(b *testing.B) {
 	}
 	fill()
 	for b.Loop() {
-		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1})
+		leases, err := s.Acquire(ctx, webhooks.AcquireRequest{Now: now, LeaseDuration: time.Minute, Max: 1, Limits: limits})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -14,7 +14,8 @@ import (
 // or removed in place: an entry is in one heap of index at most (its
 // tenant's in the due queue while pending or leased, its key's waiting
 // queue while waiting), and, of a priority above 0, in its priority's
-// heap of the due queue (levelIndex) while pending or leased.
+// heap of the due queue (levelIndex) while pending or leased, and in the
+// due queue's heap of leases (leaseIndex) while leased.
 type entryHeap[O interface {
 	less(a, b *entry) bool
 	at(e *entry) *int
@@ -72,6 +73,19 @@ func (byDue) less(a, b *entry) bool {
 }
 
 func (byDue) at(e *entry) *int { return &e.index }
+
+// byExpiry orders leased entries by lease expiry, ties broken by enqueue
+// order; its heap keeps their index in leaseIndex.
+type byExpiry struct{}
+
+func (byExpiry) less(a, b *entry) bool {
+	if !a.item.LeaseExpiresAt.Equal(b.item.LeaseExpiresAt) {
+		return a.item.LeaseExpiresAt.Before(b.item.LeaseExpiresAt)
+	}
+	return a.seq < b.seq
+}
+
+func (byExpiry) at(e *entry) *int { return &e.leaseIndex }
 
 // levelByDue is byDue for the heaps of one priority, which keep their
 // index in levelIndex.
@@ -139,11 +153,15 @@ type dueQueue struct {
 	sorted  []tenantID // the keys of tenants, in order
 	cursor  tenantID   // the tenant the last Fair acquisition visited last
 	levels  map[int]*entryHeap[levelByDue]
+	// leases are the leased entries by expiry, so that the running ones
+	// are counted without going through the pending ones (running).
+	leases entryHeap[byExpiry]
 }
 
 var (
 	_ heap.Interface = (*entryHeap[byDue])(nil)
 	_ heap.Interface = (*entryHeap[levelByDue])(nil)
+	_ heap.Interface = (*entryHeap[byExpiry])(nil)
 	_ heap.Interface = (*headHeap)(nil)
 )
 
@@ -186,6 +204,14 @@ func (q *dueQueue) update(e *entry) {
 	} else {
 		heap.Fix(&q.heads, t.index)
 	}
+	switch {
+	case e.item.State == webhooks.StateLeased && e.leaseIndex < 0:
+		heap.Push(&q.leases, e)
+	case e.item.State == webhooks.StateLeased:
+		heap.Fix(&q.leases, e.leaseIndex)
+	case e.leaseIndex >= 0:
+		heap.Remove(&q.leases, e.leaseIndex)
+	}
 	if p := e.item.Priority; p > 0 {
 		l := q.levels[p]
 		if l == nil {
@@ -205,6 +231,9 @@ func (q *dueQueue) update(e *entry) {
 
 // remove takes e out of the queue if it is in it.
 func (q *dueQueue) remove(e *entry) {
+	if e.leaseIndex >= 0 {
+		heap.Remove(&q.leases, e.leaseIndex)
+	}
 	if e.index < 0 {
 		return
 	}
@@ -228,17 +257,21 @@ func (q *dueQueue) remove(e *entry) {
 	}
 }
 
-// running counts the entries leased and unexpired at now.
+// running counts the entries leased and unexpired at now: the leases but
+// those expired, which are the heap's entries at or before now, a subtree
+// at its root (expired leases are few: they are taken over).
 func (q *dueQueue) running(now time.Time) int {
-	n := 0
-	for _, t := range q.tenants {
-		for _, e := range t.jobs {
-			if e.item.State == webhooks.StateLeased && e.item.LeaseExpiresAt.After(now) {
-				n++
-			}
+	expired := 0
+	var visit func(i int)
+	visit = func(i int) {
+		if i < len(q.leases) && !q.leases[i].item.LeaseExpiresAt.After(now) {
+			expired++
+			visit(2*i + 1)
+			visit(2*i + 2)
 		}
 	}
-	return n
+	visit(0)
+	return len(q.leases) - expired
 }
 
 // fairTenants returns the tenants a Fair acquisition of up to max leases
