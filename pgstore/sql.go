@@ -820,30 +820,29 @@ func prioritizedDue(p string) string {
 	SELECT * FROM ((
 		SELECT ` + dueColumns + `, l.o AS level
 		FROM unnest(` + p + `::int[]) WITH ORDINALITY AS l(priority, o)
-		CROSS JOIN LATERAL (
-			SELECT i.* FROM {{schema}}.inbox_jobs AS i
-			WHERE i.handler = $9::text AND i.priority = l.priority
-				AND i.state IN ('pending', 'leased') AND i.priority <> 0
-				AND i.next_attempt_at <= coalesce($1::timestamptz, now())
-				AND (SELECT n FROM gate) > 0
-				AND ` + notHeld("i") + `
-			ORDER BY i.next_attempt_at
-			LIMIT $3
-			FOR UPDATE SKIP LOCKED) AS i
+		CROSS JOIN LATERAL (` + lockedDue(`i.priority = l.priority AND i.state IN ('pending', 'leased') AND i.priority <> 0`) + `) AS i
 	) UNION ALL (
 		SELECT ` + dueColumns + `, cardinality(` + p + `::int[]) + 1 AS level
-		FROM (
-			SELECT i.* FROM {{schema}}.inbox_jobs AS i
-			WHERE i.handler = $9::text AND i.state IN ('pending', 'leased') AND i.priority <> ALL (` + p + `::int[])
-				AND i.next_attempt_at <= coalesce($1::timestamptz, now())
-				AND (SELECT n FROM gate) > 0
-				AND ` + notHeld("i") + `
-			ORDER BY i.next_attempt_at
-			LIMIT $3
-			FOR UPDATE SKIP LOCKED) AS i
+		FROM (` + lockedDue(`i.state IN ('pending', 'leased') AND i.priority <> ALL (`+p+`::int[])`) + `) AS i
 	)) AS d
 	LIMIT $3
 )`
+}
+
+// lockedDue is one of prioritizedDue's scans: the handler $9's due jobs
+// (alias i) that match, not held, the longest due first, up to $3,
+// locked, none while the gate is shut. Each locks in a subquery of its
+// own: FOR UPDATE is not allowed on an arm of a UNION.
+func lockedDue(match string) string {
+	return `
+			SELECT i.* FROM {{schema}}.inbox_jobs AS i
+			WHERE i.handler = $9::text AND ` + match + `
+				AND i.next_attempt_at <= coalesce($1::timestamptz, now())
+				AND (SELECT n FROM gate) > 0
+				AND ` + notHeld("i") + `
+			ORDER BY i.next_attempt_at
+			LIMIT $3
+			FOR UPDATE SKIP LOCKED`
 }
 
 // dueColumns are the columns of a due CTE, of the job i.
