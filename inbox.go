@@ -420,7 +420,9 @@ func (req *StartRequest) Check() error {
 // RepeatAcquisition returns the leases granted under req.ID (the
 // AcquireRequest.ID of an earlier acquisition) and unexpired at req.Now,
 // as they are (tokens, Attempt, Reclaimed, Held, the expiry of their
-// latest extension), in no particular order, and changes nothing. It
+// latest extension), those of a higher Item.Priority first (a caller
+// keeping only some keeps the most urgent), in no particular order
+// otherwise, and changes nothing. It
 // returns no leases and a nil error when none is: the acquisition granted
 // none, or they were settled, expired or taken over since. An empty ID
 // names nothing.

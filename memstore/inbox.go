@@ -394,8 +394,8 @@ func (s *Inbox) Acquire(ctx context.Context, req webhooks.AcquireRequest) ([]*we
 }
 
 // RepeatAcquisition implements webhooks.AcquisitionRepeater: it returns
-// the leases granted under req.ID and unexpired at req.Now, in the order
-// they were leased.
+// the leases granted under req.ID and unexpired at req.Now, the higher
+// priorities first, each in the order they were leased.
 func (s *Inbox) RepeatAcquisition(ctx context.Context, req webhooks.RepeatRequest) ([]*webhooks.Lease, error) {
 	if err := ctxErr(ctx); err != nil {
 		return nil, err
@@ -435,6 +435,7 @@ func (s *Inbox) acquiredLocked(id, handler string, now time.Time) []*webhooks.Le
 	} else {
 		s.byAcquisition[id] = still
 	}
+	slices.SortStableFunc(leases, func(a, b *webhooks.Lease) int { return cmp.Compare(b.Item.Priority, a.Item.Priority) })
 	return leases
 }
 

@@ -201,7 +201,8 @@ func (s *Store) leases(ctx context.Context, op string, now time.Time, query func
 			op, len(bad), bad[0].key, bad[0].err)
 	}
 	// RETURNING follows the plan; restore the order of the statement's
-	// rank, which chose the leases that started (a repeat's are all 0).
+	// rank, which chose the leases that started (a repeat's is the
+	// priority's, negated: the highest first).
 	slices.SortStableFunc(got, func(a, b acquired) int { return cmp.Compare(a.rank, b.rank) })
 	leases := make([]*webhooks.Lease, len(got))
 	for i, a := range got {

@@ -942,7 +942,8 @@ func moved(kind acquisitionKind) string {
 
 // repeatSQL returns the leases granted under the acquisition ID $2 and
 // still valid at $1 (webhooks.AcquisitionRepeater), in the columns of
-// acquireSQL's result, changing nothing: rows leased, due (their lease
+// acquireSQL's result, ranked by priority, the highest first, changing
+// nothing: rows leased, due (their lease
 // expiry) after now, whose acquisition_id is the ID followed by their
 // current token. It goes through the leased rows and the retries not yet
 // due of the handler $3 (inbox_jobs_due_idx from now on, or a scan of the
@@ -957,7 +958,7 @@ func moved(kind acquisitionKind) string {
 // the same expiry; a repeat follows an acquisition whose reply was lost,
 // so the lease was not extended since).
 var repeatSQL = `
-SELECT 0::bigint AS rank,
+SELECT (-i.priority)::bigint AS rank,
 	coalesce(i.lease_reclaimed, ` + legacyReclaimedSQL("i", "i.attempt_seq - (NOT "+heldI+")::int") + `) AS reclaimed,
 	` + heldI + ` AS unstarted,
 	i.lease_token::text AS token,

@@ -22,6 +22,31 @@ var repeatCases = []inboxCase{
 	{"RepeatKeepsReclaimed", testRepeatKeepsReclaimed},
 	{"RepeatAfterExtend", testRepeatAfterExtend},
 	{"RepeatKeepsHeld", testRepeatKeepsHeld},
+	{"RepeatHigherPriorityFirst", testRepeatHigherPriorityFirst},
+}
+
+// testRepeatHigherPriorityFirst: a repeat returns the leases of a higher
+// priority first, so that a caller with fewer free workers than leases,
+// which gives the rest back, keeps the most urgent; here of an
+// acquisition that leased by due time alone. Mutation: the store returns
+// them by expiry (pgstore) or as leased (memstore).
+func testRepeatHigherPriorityFirst(t *testing.T, s webhooks.InboxStore) {
+	if !hasPriorities(s) {
+		t.Skip("the store does not keep jobs' priorities")
+	}
+	enqueuePriorities(t, s, pjob{"a-0", 0}, pjob{"b-10", 10}, pjob{"c-0", 0}, pjob{"d-5", 5})
+	first := acquireID(t, s, "acq-p", at(time.Second), leaseFor, 4)
+	if len(first) != 4 {
+		t.Fatalf("Acquire(Max 4, ID acq-p) leased %d; want 4", len(first))
+	}
+	got := mustRepeat(t, repeater(s), "acq-p", at(2*time.Second))
+	var priorities []int
+	for _, l := range got {
+		priorities = append(priorities, l.Item.Priority)
+	}
+	if want := []int{10, 5, 0, 0}; !slices.Equal(priorities, want) {
+		t.Errorf("RepeatAcquisition(acq-p) returned leases of priorities %v; want %v, the highest first", priorities, want)
+	}
 }
 
 // acquireWith requires Acquire(req) to succeed, with no nil lease.
