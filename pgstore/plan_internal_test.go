@@ -316,9 +316,12 @@ func analyzed(t *testing.T, pool *pgxpool.Pool, sql string, args []any) (plan st
 // TestAcquirePlanBesideManySucceeded: with many succeeded rows (1,000,000
 // with WEBHOOKS_TEST_LONG=1, 100,000 otherwise), ANALYZEd, the planner
 // left to itself reaches the due items through inbox_jobs_due_idx alone
-// (and, under Limits, counts the running leases from
-// inbox_jobs_leased_idx),
-// whose predicate leaves succeeded rows out: no scan of the table, and
+// (and, under Limits, counts the running leases from an index whose
+// predicate leaves them out too: inbox_jobs_leased_idx, or, with no lease
+// and 50 pending rows, as cheaply inbox_jobs_due_idx, which the planner
+// chose once in .ci/run's run beside 1,000,000; beside a backlog of
+// pending jobs it must be the first, which
+// TestLimitedAcquirePlanBesidePendingBacklog pins): no scan of the table, and
 // the pages the statement touches (counted, not timed) do not grow with
 // the succeeded rows.
 func TestAcquirePlanBesideManySucceeded(t *testing.T) {
@@ -348,9 +351,9 @@ func TestAcquirePlanBesideManySucceeded(t *testing.T) {
 	}{
 		{"Acquire", s.sql.acquire, args, nil},
 		// Under Limits (a cap of 20, 50 tokens a second, a bucket of 100),
-		// the running leases are counted from their own index.
+		// the bucket is read by its key.
 		{"Acquire under Limits", s.sql.acquireLimited, append(slices.Clone(args), 20, int64(20_000), 100),
-			[]string{"inbox_jobs_leased_idx", "inbox_limits_pkey"}},
+			[]string{"inbox_limits_pkey"}},
 	} {
 		plan, total := analyzed(t, pool, c.sql, c.args)
 		t.Logf("%s (10 items) beside %d succeeded items:\n%s", c.name, succeeded, plan)
