@@ -189,7 +189,8 @@
 // the sender sees, never a secret; [HookError] passes on what a host's
 // hook returned. Optional capabilities, found by type assertion: a
 // [SecretHeaderVerifier] names the headers the Receiver must never store,
-// a [GETVerifier] answers GET challenges, a verifier whose secrets are
+// a [GETVerifier] answers GET challenges, a [GETDeliverer] is handed the
+// GET deliveries of a provider that signs them (Twilio), a verifier whose secrets are
 // per tenant is [TenantScoped] ([PerTenant] asks), and one that needs the
 // Receiver's replay store is [ReplayGuarded] ([NeedsReplayStore] asks).
 //

@@ -588,9 +588,10 @@ func (g *Receiver) Receive(ctx context.Context, route Route, req *Request) (res 
 	if ver.Handshake != nil {
 		return ReceiveResult{Status: StatusHandshake, Handshake: ver.Handshake, EventType: ver.EventType}, nil
 	}
-	if req.Method == http.MethodGet {
-		// GET carries challenges only; a verifier that found an event
-		// in one is broken, and nothing is stored.
+	if req.Method == http.MethodGet && !deliversByGET(v) {
+		// GET carries challenges only, but for a GETDeliverer; a
+		// verifier that found an event in one is broken, and nothing is
+		// stored.
 		return ReceiveResult{Status: StatusInternalError}, fmt.Errorf("webhooks: the verifier for %q accepted a GET request without answering it as a challenge", route.Provider)
 	}
 	if ver.EventID == "" {

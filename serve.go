@@ -22,7 +22,8 @@ import (
 // WithProcessor), 409 for an event ID reused with another payload, 401
 // when verification fails, 404 for an unknown provider or path, 400 for a
 // tenant, event ID or type that cannot be stored (valid UTF-8 without NUL, at most 512 bytes), 405 for
-// other methods, 413 for bodies over the limit, 408 for a body that did not
+// other methods (GET is handed to the verifier of a GETVerifier or a
+// GETDeliverer only), 413 for bodies over the limit, 408 for a body that did not
 // arrive in time (WithBodyTimeout), 503 with Retry-After when a store fails
 // or the request is over the in-flight bounds (WithMaxInFlight,
 // WithMaxInFlightBytes and the shares), and 500 if a verifier or store panics. A provider challenge
@@ -54,7 +55,8 @@ func (g *Receiver) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusOK)
 		return
 	case r.Method == http.MethodGet && g.acceptsGET(route.Provider):
-		// A provider's GET challenge: no body to read.
+		// A provider's GET challenge, or its GET delivery (GETDeliverer):
+		// no body to read.
 		r.Body = http.NoBody
 	default:
 		w.Header().Set("Allow", http.MethodPost)
@@ -146,7 +148,7 @@ func (g *Receiver) acceptsGET(provider string) bool {
 		return false
 	}
 	gv, ok := v.(GETVerifier)
-	return ok && gv.AcceptsGET()
+	return ok && gv.AcceptsGET() || deliversByGET(v)
 }
 
 // shed answers a request over an in-flight bound: 503 at once, without

@@ -176,6 +176,25 @@ type GETVerifier interface {
 	AcceptsGET() bool
 }
 
+// GETDeliverer is an optional Verifier capability for providers that may
+// deliver events with GET requests (Twilio, for a webhook configured for
+// GET: the signature covers the URL with its query, and there is no
+// body): when DeliversByGET reports true, a Receiver hands GET requests
+// for the provider to Verify and stores the event a verification of one
+// yields, as for a POST; a Handshake is answered as ever. GET requests of
+// a provider whose verifier is neither a GETDeliverer nor a GETVerifier
+// are answered 405, and a GETVerifier that is not a GETDeliverer may only
+// answer them with a Handshake.
+type GETDeliverer interface {
+	DeliversByGET() bool
+}
+
+// deliversByGET reports whether v says its provider delivers by GET.
+func deliversByGET(v Verifier) bool {
+	d, ok := v.(GETDeliverer)
+	return ok && d.DeliversByGET()
+}
+
 // TenantScoped is implemented by credentials whose secrets depend on the
 // route's tenant, each tenant holding its own (TenantSecrets), and by
 // verifiers built on them. A Receiver serves a tenant path segment

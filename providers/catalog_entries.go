@@ -401,13 +401,13 @@ var catalog = []Entry{
 		Name: "twilio", Title: "Twilio", Scheme: SchemeTwilioURL, NeedsPublicURL: true,
 		Docs:       "https://www.twilio.com/docs/usage/webhooks/webhooks-security",
 		Credential: "the account's auth token",
-		notes:      notes{headers: code(TwilioSignatureHeader), signed: "public URL + sorted POST parameters, HMAC-SHA-1 base64 (JSON: URL with `bodySHA256`)", window: windowNone, eventID: "SHA-256 of the signed parameters"},
+		notes:      notes{headers: code(TwilioSignatureHeader), signed: "public URL + sorted POST parameters, HMAC-SHA-1 base64 (JSON: URL with `bodySHA256`; GET: the URL with its query)", window: windowNone, eventID: "SHA-256 of the signed parameters"},
 		build: func(c Config) (webhooks.Verifier, error) {
 			v, err := NewTwilioVerifier(TwilioOptions{BaseURL: c.PublicURL}, c.Secrets)
 			if err != nil {
 				return nil, err
 			}
-			return &preset{inner: v}, nil
+			return &preset{inner: v, getDeliveries: true}, nil
 		},
 	},
 	{

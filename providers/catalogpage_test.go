@@ -87,7 +87,7 @@ func renderCatalog(t *testing.T) string {
 	b.WriteString("one is signed, a missing and a duplicated signature header, a duplicated timestamp or event ID\n")
 	b.WriteString("header where one is read from a header, a tampered, missing and duplicated credential where it\n")
 	b.WriteString("is in the body (mailgun, figma, msgraph), GET refused (405) unless the provider checks endpoints\n")
-	b.WriteString("with GET, HEAD answered 200 with no body, and its endpoint checks with the answers computed\n")
+	b.WriteString("with GET or delivers by GET (twilio), HEAD answered 200 with no body, and its endpoint checks with the answers computed\n")
 	b.WriteString("independently by `webhookstest`. \"**not signed**\" marks an event ID the signature does not\n")
 	b.WriteString("cover: a captured delivery can be replayed under a new ID there. The *Signed fields* column is\n")
 	b.WriteString("found by sending altered copies of a genuine delivery (`TestCatalogUnsignedFields`): where the\n")

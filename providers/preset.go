@@ -26,8 +26,10 @@ type preset struct {
 	// checks, handshakes that hand a secret over). It returns nil, nil
 	// for anything else.
 	challenge func(ctx context.Context, route webhooks.Route, req *webhooks.Request) (*webhooks.Response, error)
-	// get reports that the provider checks the endpoint with GET.
-	get bool
+	// get reports that the provider checks the endpoint with GET;
+	// getDeliveries that it may deliver events with GET, which are then
+	// the inner verifier's to verify (webhooks.GETDeliverer).
+	get, getDeliveries bool
 	// finish adjusts the verification of an authentic delivery; it may
 	// set Handshake to answer it without storing it.
 	finish func(req *webhooks.Request, v *webhooks.Verification) error
@@ -48,7 +50,7 @@ func (p *preset) Verify(ctx context.Context, route webhooks.Route, req *webhooks
 			return webhooks.Verification{Handshake: resp}, nil
 		}
 	}
-	if req.Method == http.MethodGet {
+	if req.Method == http.MethodGet && !p.getDeliveries {
 		return webhooks.Verification{}, webhooks.Reject(webhooks.ReasonMalformedPayload, "a GET request that is not the provider's challenge")
 	}
 	v, err := p.inner.Verify(ctx, route, req)
@@ -71,6 +73,9 @@ func (p *preset) Verify(ctx context.Context, route webhooks.Route, req *webhooks
 
 // AcceptsGET implements webhooks.GETVerifier.
 func (p *preset) AcceptsGET() bool { return p.get }
+
+// DeliversByGET implements webhooks.GETDeliverer.
+func (p *preset) DeliversByGET() bool { return p.getDeliveries }
 
 // SecretHeaders implements webhooks.SecretHeaderVerifier for the schemes
 // whose credential travels in a header.

@@ -123,8 +123,10 @@ type TwilioOptions struct {
 // The verification's KeyID is the matching secret's ID; OccurredAt is zero
 // because Twilio sends no time.
 //
-// The Receiver serves POST only; Twilio webhooks configured for GET can be
-// verified through webhooks.VerifyHTTPRequest or webhooks.VerifyMiddleware.
+// Twilio webhooks configured for GET are signed over the URL with its
+// query and have no body; the verifier is a webhooks.GETDeliverer, so a
+// Receiver serves them as it serves POSTs, and they verify through
+// webhooks.VerifyHTTPRequest and webhooks.VerifyMiddleware too.
 //
 //	providers.NewTwilioVerifier(providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets(os.Getenv("TWILIO_AUTH_TOKEN")))
 type TwilioVerifier struct {
@@ -138,6 +140,10 @@ type TwilioVerifier struct {
 // SecretHeaders implements webhooks.SecretHeaderVerifier:
 // TwilioSignatureHeader, which a Receiver never stores.
 func (v *TwilioVerifier) SecretHeaders() []string { return twilioSecretHeaders }
+
+// DeliversByGET implements webhooks.GETDeliverer: Twilio signs the GET
+// requests of webhooks configured for GET.
+func (v *TwilioVerifier) DeliversByGET() bool { return true }
 
 var twilioSecretHeaders = []string{TwilioSignatureHeader}
 

@@ -357,6 +357,91 @@ func TestTwilioThroughGateway(t *testing.T) {
 	}
 }
 
+// TestTwilioGETThroughGateway: a Receiver serves Twilio's GET deliveries
+// (webhooks configured for GET, signed over the URL with its query), the
+// verifier's and the catalog entry's alike: a signed GET is stored (its
+// event ID the SHA-256 of the signed query parameters), its replay is a
+// duplicate, and a changed, added or dropped query parameter, a wrong
+// token, a missing or repeated signature are refused; a GET to another
+// provider's path is still 405. Mutation: the Receiver answers every GET
+// without a GETDeliverer 405; it stores no GET event (the challenge-only
+// guard); the entry's preset refuses GETs.
+func TestTwilioGETThroughGateway(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name string
+		v    webhooks.Verifier
+	}{
+		{"verifier", newTwilioVerifier(t, providers.TwilioOptions{BaseURL: "https://hooks.example.com"}, webhooks.StaticSecrets("the-auth-token"))},
+		{"catalog entry", catalogTwilio(t)},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			gw, inbox, _ := nhGateway(t, "twilio", c.v, nil)
+			params := url.Values{"CallSid": {"CA1"}, "CallStatus": {"ringing"}, "From": {"+15550100"}}
+			msg := webhookstest.TwilioMessage{Method: http.MethodGet, URL: "https://hooks.example.com/webhooks/twilio", Params: params}
+			for i, want := range []int{http.StatusAccepted, http.StatusOK} {
+				rec := httptest.NewRecorder()
+				gw.ServeHTTP(rec, webhookstest.NewTwilioRequest(t, "the-auth-token", msg))
+				if rec.Code != want {
+					t.Fatalf("GET %d: status %d %s; want %d", i, rec.Code, rec.Body, want)
+				}
+			}
+			id := bodyID([]byte(webhookstest.TwilioParams(params)))
+			if _, err := inbox.Get(context.Background(), webhooks.InboxKey{Provider: "twilio", EventID: id}); err != nil {
+				t.Fatalf("the GET delivery is not stored as %s: %v", id, err)
+			}
+			signed := webhookstest.NewTwilioRequest(t, "the-auth-token", msg)
+			for name, edit := range map[string]func(r *http.Request){
+				"changed parameter": func(r *http.Request) { r.URL.RawQuery = strings.Replace(r.URL.RawQuery, "ringing", "completed", 1) },
+				"added parameter":   func(r *http.Request) { r.URL.RawQuery += "&Extra=1" },
+				"dropped parameter": func(r *http.Request) { r.URL.RawQuery = strings.Replace(r.URL.RawQuery, "CallSid=CA1&", "", 1) },
+				"no signature":      func(r *http.Request) { r.Header.Del(providers.TwilioSignatureHeader) },
+				"two signatures": func(r *http.Request) {
+					r.Header.Add(providers.TwilioSignatureHeader, r.Header.Get(providers.TwilioSignatureHeader))
+				},
+			} {
+				r := signed.Clone(context.Background())
+				u := *signed.URL
+				r.URL = &u
+				r.Header = signed.Header.Clone()
+				edit(r)
+				rec := httptest.NewRecorder()
+				gw.ServeHTTP(rec, r)
+				if rec.Code != http.StatusUnauthorized {
+					t.Errorf("GET, %s: status %d %s; want 401", name, rec.Code, rec.Body)
+				}
+			}
+			rec := httptest.NewRecorder()
+			gw.ServeHTTP(rec, webhookstest.NewTwilioRequest(t, "not-the-token", msg))
+			if rec.Code != http.StatusUnauthorized {
+				t.Errorf("GET, wrong token: status %d; want 401", rec.Code)
+			}
+		})
+	}
+	// Another provider's GET is refused before anything is read.
+	plain, err := providers.New("stripe", providers.Config{Secrets: webhooks.StaticSecrets("whsec_x")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw, _, _ := nhGateway(t, "plain", plain, nil)
+	rec := httptest.NewRecorder()
+	gw.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/webhooks/plain?CallSid=CA1", nil))
+	if rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("GET to a provider that is no GETDeliverer: status %d; want 405", rec.Code)
+	}
+}
+
+// catalogTwilio returns the catalog's twilio entry for the public URL
+// https://hooks.example.com and the auth token "the-auth-token".
+func catalogTwilio(t *testing.T) webhooks.Verifier {
+	t.Helper()
+	v, err := providers.New("twilio", providers.Config{PublicURL: "https://hooks.example.com", Secrets: webhooks.StaticSecrets("the-auth-token")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
 func TestTwilioPublicURLErrors(t *testing.T) {
 	t.Parallel()
 	down := newTwilioVerifier(t, providers.TwilioOptions{PublicURL: func(*webhooks.Request) (string, error) {
