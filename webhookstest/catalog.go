@@ -3,7 +3,9 @@ package webhookstest
 import (
 	"bytes"
 	"context"
+	"crypto"
 	"crypto/ecdsa"
+	"crypto/ed25519"
 	"crypto/elliptic"
 	"crypto/hmac"
 	"crypto/rand"
@@ -157,6 +159,47 @@ func NewEntryKeySigner(e providers.Entry) (*Signer, error) {
 		s.ed = NewEd25519KeyPair()
 	default:
 		s.secret = NewSecret(e.Name)
+	}
+	return s, nil
+}
+
+// NewPrivateKeySigner returns a signer for the named catalog entry that
+// signs with key, the caller's own: an *ecdsa.PrivateKey on P-256 for
+// "sendgrid", an ed25519.PrivateKey for the Ed25519 entries (Discord,
+// Standard Webhooks' asymmetric keys, …), for instance to sign with the
+// key of a published vector or one a test keeps across runs. Credential
+// gives the public key to configure. "sns" signs with a certificate: use
+// NewKeySigner and SNS.
+func NewPrivateKeySigner(name string, key crypto.PrivateKey) (*Signer, error) {
+	e, err := lookup(name)
+	if err != nil {
+		return nil, err
+	}
+	sp, ok := specs[e.Name]
+	if !ok {
+		return nil, fmt.Errorf("webhookstest: unknown catalog entry %q", e.Name)
+	}
+	s := &Signer{name: e.Name, entry: e, spec: sp}
+	_, ed := e.Ed25519Options()
+	switch k := key.(type) {
+	case *ecdsa.PrivateKey:
+		if e.Name != "sendgrid" {
+			return nil, fmt.Errorf("webhookstest: %s does not sign with an ECDSA key", e.Name)
+		}
+		if k == nil || k.Curve != elliptic.P256() {
+			return nil, errors.New("webhookstest: sendgrid signs with an ECDSA P-256 key")
+		}
+		s.ec = k
+	case ed25519.PrivateKey:
+		if !ed {
+			return nil, fmt.Errorf("webhookstest: %s does not sign with an Ed25519 key", e.Name)
+		}
+		if len(k) != ed25519.PrivateKeySize {
+			return nil, fmt.Errorf("webhookstest: an Ed25519 private key is %d bytes, not %d", ed25519.PrivateKeySize, len(k))
+		}
+		s.ed = Ed25519KeyPair{Public: k.Public().(ed25519.PublicKey), Private: k}
+	default:
+		return nil, fmt.Errorf("webhookstest: %s: a %T is not a key it signs with (sendgrid: *ecdsa.PrivateKey; Ed25519 entries: ed25519.PrivateKey)", e.Name, key)
 	}
 	return s, nil
 }
@@ -364,6 +407,7 @@ type spec struct {
 	secret int
 	keys   bool // a key pair of a fixed-format verifier (ECDSA, SNS)
 	noType bool // the entry reads no type (what a finish sets is not in the definition)
+	nanos  bool // an RFC 3339 timestamp is written to the nanosecond (SignedMessage.Nanoseconds)
 }
 
 func randomID(prefix string) func() string { return func() string { return prefix + rand16() } }
@@ -383,7 +427,7 @@ func hmacSpec(extra func(s *Signer, d *Delivery, m Message)) func(*Signer, *Deli
 		if !ok {
 			return fmt.Errorf("webhookstest: %s is not an HMAC entry", s.name)
 		}
-		hm := SignedMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType}
+		hm := SignedMessage{Body: d.Body, Timestamp: m.Timestamp, URL: requestURI(d.URL), ContentType: m.ContentType, Nanoseconds: s.spec.nanos}
 		hm.ID, hm.Type = headerEvent(o.Event, m)
 		h, err := SignHMAC(o, s.secret, hm)
 		if err != nil {
@@ -482,7 +526,7 @@ var specs = map[string]spec{
 		d.Header.Set("Twitch-Eventsub-Message-Type", "notification")
 		d.Header.Set("Twitch-Eventsub-Subscription-Version", "2")
 		d.Header.Set("Twitch-Eventsub-Message-Retry", "0")
-	}), newID: randomUUID},
+	}), newID: randomUUID, nanos: true},
 	"twitter":     {sign: hmacSpec(nil)},
 	"typeform":    {sign: hmacSpec(nil), newID: randomID("01")},
 	"vercel":      {sign: hmacSpec(nil), newID: randomID("evt_")},

@@ -62,10 +62,16 @@ type SignedMessage struct {
 	Type string
 	// Timestamp is when the webhook is signed; zero means time.Now(). It
 	// is written to the signature header (Timestamp.Key) or
-	// Timestamp.Header in Timestamp.Format (RFC 3339 to the second). When
-	// the options read the timestamp from the body (Timestamp.Path), the
-	// body must carry it and a non-zero Timestamp must equal it.
+	// Timestamp.Header in Timestamp.Format (RFC 3339 to the second, or
+	// with its nanoseconds under Nanoseconds). When the options read the
+	// timestamp from the body (Timestamp.Path), the body must carry it
+	// and a non-zero Timestamp must equal it.
 	Timestamp time.Time
+	// Nanoseconds writes an RFC 3339 Timestamp with its fraction of a
+	// second, to the nanosecond (time.RFC3339Nano), as Twitch writes
+	// Twitch-Eventsub-Message-Timestamp; the signed content holds it as
+	// written.
+	Nanoseconds bool
 	// Body is the raw request body, signed as it is.
 	Body []byte
 	// ContentType is the Content-Type header to send, for providers whose
@@ -118,7 +124,7 @@ func SignHMAC(opts webhooks.HMACOptions, secret string, msg SignedMessage) (http
 // sign's signatures of the signed content, encoded and laid out as r says.
 func signRequest(r webhooks.SignedRequest, msg SignedMessage, sign func(content []byte) [][]byte) (http.Header, error) {
 	h := contentTypeHeader(msg.ContentType, msg.Body)
-	timestamp, err := writeTimestamp(h, r.Timestamp, msg.Timestamp, msg.Body, "SignedMessage")
+	timestamp, err := writeTimestamp(h, r.Timestamp, msg.Timestamp, msg.Nanoseconds, msg.Body, "SignedMessage")
 	if err != nil {
 		return nil, err
 	}
@@ -218,23 +224,23 @@ func contentTypeHeader(contentType string, body []byte) http.Header {
 // writeTimestamp writes the signing time to the timestamp's header and
 // returns it as written, or checks the body's when the options read it
 // from there.
-func writeTimestamp(h http.Header, ts webhooks.TimestampSource, at time.Time, body []byte, msgType string) (string, error) {
+func writeTimestamp(h http.Header, ts webhooks.TimestampSource, at time.Time, nanos bool, body []byte, msgType string) (string, error) {
 	if at.IsZero() && ts.Path == "" {
 		at = time.Now()
 	}
 	switch {
 	case ts.Header != "":
-		timestamp := formatTimestamp(at, ts.Format)
+		timestamp := formatTimestamp(at, ts.Format, nanos)
 		h.Set(ts.Header, timestamp)
 		return timestamp, nil
 	case ts.Key != "":
-		return formatTimestamp(at, ts.Format), nil
+		return formatTimestamp(at, ts.Format, nanos), nil
 	case ts.Path != "":
 		raw, ok := bodyValue(body, ts.Path)
 		if !ok {
 			return "", fmt.Errorf("webhookstest: the options read the timestamp from the body at %q, but the body has none there", ts.Path)
 		}
-		if !at.IsZero() && raw != formatTimestamp(at, ts.Format) {
+		if !at.IsZero() && raw != formatTimestamp(at, ts.Format, nanos) {
 			return "", fmt.Errorf("webhookstest: the body's timestamp %s differs from %s.Timestamp", raw, msgType)
 		}
 	}
@@ -312,12 +318,15 @@ func hmacHashFunc(a crypto.Hash) func() hash.Hash {
 	return sha256.New
 }
 
-// formatTimestamp writes t in format f.
-func formatTimestamp(t time.Time, f webhooks.TimestampFormat) string {
-	switch f {
-	case webhooks.TimestampUnixMillis:
+// formatTimestamp writes t in format f, an RFC 3339 one with its
+// nanoseconds when nanos.
+func formatTimestamp(t time.Time, f webhooks.TimestampFormat, nanos bool) string {
+	switch {
+	case f == webhooks.TimestampUnixMillis:
 		return strconv.FormatInt(t.UnixMilli(), 10)
-	case webhooks.TimestampRFC3339:
+	case f == webhooks.TimestampRFC3339 && nanos:
+		return t.UTC().Format(time.RFC3339Nano)
+	case f == webhooks.TimestampRFC3339:
 		return t.UTC().Format(time.RFC3339)
 	}
 	return strconv.FormatInt(t.Unix(), 10)
