@@ -350,8 +350,8 @@ func cutUTF8(s string, n int) string {
 // job's attributes (provider, tenant, event ID and type, attempt, and its
 // handler and ordering key where they say something), which it adds only
 // when a record is logged, so that a job that logs nothing (a success
-// below the logger's level, the usual case) costs no Logger.With. A nil
-// lease logs with none. It is safe for concurrent use.
+// below the logger's level, the usual case) costs no Logger.With. It is
+// safe for concurrent use.
 type jobLog struct {
 	base  *slog.Logger
 	lease *Lease
@@ -368,10 +368,6 @@ func (p *Processor) jobLog(lease *Lease) *jobLog {
 // logger returns the processor's logger with the job's attributes.
 func (j *jobLog) logger() *slog.Logger {
 	j.once.Do(func() {
-		j.l = j.base
-		if j.lease == nil {
-			return
-		}
 		it := &j.lease.Item
 		j.l = j.base.With("provider", it.Key.Provider, "tenant", it.Key.Tenant, "event_id", it.Key.EventID, "event_type", it.EventType,
 			"attempt", j.lease.Attempt)
